@@ -1,0 +1,358 @@
+// The chat view's model: a pure reduction of agentd's `agent/session/update` notifications and
+// the extension's own events (prompt sent, turn ended, permission asked, daemon state). The
+// extension host and the webview run the same reducer: the host keeps the state to restore a
+// re-created view, the webview applies each event as it streams in.
+
+export interface Diff { path: string; oldText: string | null; newText: string }
+export interface PlanEntry { content: string; priority?: string; status?: string }
+export interface ConfigOptionValue { value: string; name: string; description?: string }
+export interface ConfigOption {
+  id: string;
+  name: string;
+  description?: string;
+  category?: string;
+  type?: string;
+  currentValue?: string;
+  options?: Array<ConfigOptionValue | { group?: string; name?: string; options: ConfigOptionValue[] }>;
+}
+export interface PermissionOption { optionId: string; name?: string; kind?: string; _meta?: Record<string, unknown> }
+
+export type ToolStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
+
+export type Item =
+  | { kind: 'user'; id: string; text: string }
+  | { kind: 'agent'; id: string; text: string; streaming: boolean }
+  | { kind: 'thought'; id: string; text: string; streaming: boolean }
+  | {
+    kind: 'tool'; id: string; title: string; toolKind?: string; status: ToolStatus;
+    diffs: Diff[]; output: string; rawInput?: unknown; command?: string; cwd?: string;
+  }
+  | { kind: 'notice'; id: string; severity: 'info' | 'warning' | 'error'; title: string; description?: string }
+  | {
+    kind: 'permission'; id: string; toolCallId?: string; title: string; toolKind?: string;
+    diffs: Diff[]; command?: string; cwd?: string; options: PermissionOption[]; answer?: string;
+  };
+
+export type DaemonStatus = 'starting' | 'ready' | 'stopped' | 'error';
+
+export interface ChatState {
+  sessionId?: string;
+  title?: string;
+  items: Item[];
+  running: boolean;
+  activePromptId?: string;
+  queued: Array<{ id: string; text: string }>;
+  plan: PlanEntry[];
+  usage?: { used: number; size: number; cost?: unknown };
+  mode?: string;
+  configOptions: ConfigOption[];
+  commands: Array<{ name: string; description?: string }>;
+  daemon: { status: DaemonStatus; message?: string };
+  /** Texts of prompts shown locally whose `user_message_chunk` echo is still to come. */
+  echoes: string[];
+  seq: number;
+}
+
+export type Event =
+  | { type: 'update'; sessionId?: string; update: Record<string, any> }
+  | { type: 'reset'; sessionId?: string; title?: string; configOptions?: ConfigOption[] }
+  | { type: 'configOptions'; configOptions: ConfigOption[] }
+  | { type: 'promptSent'; promptId: string; text: string }
+  | { type: 'turnEnded'; promptId: string; stopReason?: string; error?: string }
+  | { type: 'permissionAsked'; requestId: string; params: Record<string, any> }
+  | { type: 'permissionAnswered'; requestId: string; answer: string }
+  | { type: 'daemon'; status: DaemonStatus; message?: string }
+  | { type: 'notice'; severity: 'info' | 'warning' | 'error'; title: string; description?: string };
+
+export function initialState(): ChatState {
+  return { items: [], running: false, queued: [], plan: [], configOptions: [], commands: [], daemon: { status: 'starting' }, echoes: [], seq: 0 };
+}
+
+function textOf(content: any): string {
+  if (!content) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map(textOf).join('');
+  if (content.type === 'text') return String(content.text ?? '');
+  if (content.type === 'resource_link') return `[${content.name ?? content.uri}](${content.uri})`;
+  if (content.type === 'resource') return '';
+  if (content.type === 'content') return textOf(content.content);
+  return '';
+}
+
+function diffsOf(content: any): Diff[] {
+  if (!Array.isArray(content)) return [];
+  return content
+    .filter((c) => c && c.type === 'diff' && typeof c.path === 'string')
+    .map((c) => ({ path: c.path, oldText: c.oldText ?? null, newText: String(c.newText ?? '') }));
+}
+
+function outputOf(content: any): string {
+  if (!Array.isArray(content)) return '';
+  return content.filter((c) => c && c.type === 'content').map((c) => textOf(c.content)).join('\n');
+}
+
+/** The command line and cwd of a program-running tool call, from its rawInput. */
+export function commandOf(rawInput: any): { command?: string; cwd?: string } {
+  if (!rawInput || typeof rawInput !== 'object') return {};
+  let command: string | undefined;
+  if (typeof rawInput.command === 'string') command = rawInput.command;
+  if (Array.isArray(rawInput.args)) command = [command ?? rawInput.program ?? '', ...rawInput.args].filter(Boolean).join(' ');
+  else if (Array.isArray(rawInput.argv)) command = rawInput.argv.join(' ');
+  else if (typeof rawInput.program === 'string' && !command) command = rawInput.program;
+  const cwd = typeof rawInput.cwd === 'string' ? rawInput.cwd : undefined;
+  return { command, cwd };
+}
+
+function stopStreaming(s: ChatState) {
+  for (const it of s.items) if ((it.kind === 'agent' || it.kind === 'thought') && it.streaming) it.streaming = false;
+}
+
+function find<K extends Item['kind']>(s: ChatState, kind: K, id: string): Extract<Item, { kind: K }> | undefined {
+  for (let i = s.items.length - 1; i >= 0; i--) {
+    const it = s.items[i];
+    if (it.kind === kind && it.id === id) return it as Extract<Item, { kind: K }>;
+  }
+  return undefined;
+}
+
+function appendChunk(s: ChatState, kind: 'agent' | 'thought', messageId: string | undefined, text: string) {
+  // Chunks join the last block when it is of the same kind and message; anything in between
+  // (a tool call, a permission request) starts a new block so the transcript keeps its order.
+  const last = s.items[s.items.length - 1];
+  let it: Extract<Item, { kind: 'agent' | 'thought' }>;
+  if (last && last.kind === kind && (!messageId || last.id === messageId)) it = last;
+  else {
+    it = { kind, id: messageId ?? `${kind}-${++s.seq}`, text: '', streaming: s.running } as Extract<Item, { kind: 'agent' | 'thought' }>;
+    s.items.push(it);
+  }
+  it.text += text;
+  // A reply after thinking means the thought block is complete.
+  if (kind === 'agent') for (const x of s.items) if (x.kind === 'thought') x.streaming = false;
+}
+
+function modeFrom(options: ConfigOption[]): string | undefined {
+  const o = options.find((c) => c.category === 'mode' || c.id === 'mode');
+  return o?.currentValue;
+}
+
+export function reduce(s: ChatState, e: Event): ChatState {
+  switch (e.type) {
+    case 'reset': {
+      const daemon = s.daemon;
+      const fresh = initialState();
+      fresh.daemon = daemon;
+      fresh.sessionId = e.sessionId;
+      fresh.title = e.title;
+      fresh.configOptions = e.configOptions ?? [];
+      fresh.mode = modeFrom(fresh.configOptions);
+      return fresh;
+    }
+    case 'configOptions':
+      s.configOptions = e.configOptions;
+      s.mode = modeFrom(e.configOptions) ?? s.mode;
+      return s;
+    case 'daemon':
+      s.daemon = { status: e.status, message: e.message };
+      if (e.status !== 'ready' && e.status !== 'starting') {
+        s.running = false;
+        s.activePromptId = undefined;
+        s.queued = [];
+        stopStreaming(s);
+      }
+      return s;
+    case 'notice':
+      s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: e.severity, title: e.title, description: e.description });
+      return s;
+    case 'promptSent':
+      if (s.running) {
+        s.queued.push({ id: e.promptId, text: e.text });
+      } else {
+        s.running = true;
+        s.activePromptId = e.promptId;
+        s.items.push({ kind: 'user', id: e.promptId, text: e.text });
+        s.echoes.push(e.text);
+      }
+      return s;
+    case 'turnEnded': {
+      const q = s.queued.findIndex((x) => x.id === e.promptId);
+      if (q >= 0) { s.queued.splice(q, 1); return s; }
+      if (s.activePromptId !== e.promptId) return s;
+      stopStreaming(s);
+      for (const it of s.items) {
+        if (it.kind === 'tool' && (it.status === 'pending' || it.status === 'in_progress') && e.stopReason === 'cancelled') it.status = 'failed';
+        if (it.kind === 'permission' && !it.answer && e.stopReason === 'cancelled') it.answer = 'cancelled';
+      }
+      if (e.error) s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'error', title: e.error });
+      else if (e.stopReason && e.stopReason !== 'end_turn') {
+        s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: e.stopReason === 'cancelled' ? 'info' : 'warning', title: stopReasonText(e.stopReason) });
+      }
+      s.running = false;
+      s.activePromptId = undefined;
+      if (e.stopReason === 'cancelled') s.queued = [];
+      const next = s.queued.shift();
+      if (next) {
+        s.running = true;
+        s.activePromptId = next.id;
+        s.items.push({ kind: 'user', id: next.id, text: next.text });
+        s.echoes.push(next.text);
+      }
+      return s;
+    }
+    case 'permissionAsked': {
+      const p = e.params ?? {};
+      const tc = p.toolCall ?? {};
+      const cmd = commandOf(tc.rawInput);
+      s.items.push({
+        kind: 'permission', id: e.requestId, toolCallId: tc.toolCallId, title: String(tc.title ?? 'Permission requested'),
+        toolKind: tc.kind, diffs: diffsOf(tc.content), command: cmd.command, cwd: cmd.cwd,
+        options: Array.isArray(p.options) ? p.options : [],
+      });
+      return s;
+    }
+    case 'permissionAnswered': {
+      const it = find(s, 'permission', e.requestId);
+      if (it) it.answer = e.answer;
+      return s;
+    }
+    case 'update':
+      if (e.sessionId && s.sessionId && e.sessionId !== s.sessionId) return s;
+      return applyUpdate(s, e.update ?? {});
+  }
+  return s;
+}
+
+export function stopReasonText(r: string): string {
+  switch (r) {
+    case 'cancelled': return 'Stopped.';
+    case 'max_tokens': return 'The reply hit the output token limit.';
+    case 'max_turn_requests': return 'The turn hit the iteration limit.';
+    case 'refusal': return 'The model refused.';
+    default: return `Turn ended: ${r}`;
+  }
+}
+
+function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
+  switch (u.sessionUpdate) {
+    case 'user_message_chunk': {
+      const text = textOf(u.content);
+      const echo = s.echoes.indexOf(text);
+      if (echo >= 0) { s.echoes.splice(echo, 1); return s; }
+      const last = s.items[s.items.length - 1];
+      if (u.messageId && last && last.kind === 'user' && last.id === u.messageId) last.text += text;
+      else s.items.push({ kind: 'user', id: u.messageId ?? `user-${++s.seq}`, text });
+      return s;
+    }
+    case 'agent_message_chunk':
+      appendChunk(s, 'agent', u.messageId, textOf(u.content));
+      return s;
+    case 'agent_thought_chunk':
+      appendChunk(s, 'thought', u.messageId, textOf(u.content));
+      return s;
+    case 'tool_call': {
+      for (const x of s.items) if (x.kind === 'thought') x.streaming = false;
+      const existing = find(s, 'tool', u.toolCallId);
+      const cmd = commandOf(u.rawInput);
+      const it = existing ?? {
+        kind: 'tool' as const, id: String(u.toolCallId), title: String(u.title ?? ''), status: 'pending' as ToolStatus,
+        diffs: [], output: '',
+      };
+      it.title = String(u.title ?? it.title);
+      it.toolKind = u.kind ?? it.toolKind;
+      if (u.status) it.status = u.status;
+      if (u.rawInput !== undefined) { it.rawInput = u.rawInput; it.command = cmd.command; it.cwd = cmd.cwd; }
+      if (u.content) { it.diffs = diffsOf(u.content); it.output = outputOf(u.content); }
+      if (!existing) s.items.push(it);
+      return s;
+    }
+    case 'tool_call_update': {
+      let it = find(s, 'tool', u.toolCallId);
+      if (!it) {
+        it = { kind: 'tool', id: String(u.toolCallId), title: String(u.title ?? u.toolCallId), status: 'pending', diffs: [], output: '' };
+        s.items.push(it);
+      }
+      if (u.title) it.title = String(u.title);
+      if (u.kind) it.toolKind = u.kind;
+      if (u.status) it.status = u.status;
+      if (u.rawInput !== undefined) { it.rawInput = u.rawInput; const c = commandOf(u.rawInput); it.command = c.command; it.cwd = c.cwd; }
+      if (Array.isArray(u.content)) {
+        const d = diffsOf(u.content);
+        if (d.length) it.diffs = d;
+        const o = outputOf(u.content);
+        if (o) it.output = o;
+      }
+      return s;
+    }
+    case 'plan':
+      s.plan = Array.isArray(u.entries) ? u.entries : [];
+      return s;
+    case 'available_commands_update':
+      s.commands = Array.isArray(u.availableCommands) ? u.availableCommands : [];
+      return s;
+    case 'current_mode_update':
+      s.mode = u.modeId ?? u.currentModeId ?? s.mode;
+      for (const c of s.configOptions) if (c.category === 'mode' || c.id === 'mode') c.currentValue = s.mode;
+      return s;
+    case 'config_option_update':
+      if (Array.isArray(u.configOptions)) { s.configOptions = u.configOptions; s.mode = modeFrom(u.configOptions) ?? s.mode; }
+      return s;
+    case 'session_info_update':
+      if (typeof u.title === 'string') s.title = u.title;
+      return s;
+    case 'usage_update':
+      if (typeof u.used === 'number') s.usage = { used: u.used, size: Number(u.size) || 0, cost: u.cost };
+      return s;
+    case 'notice':
+      s.items.push({
+        kind: 'notice', id: `notice-${++s.seq}`,
+        severity: (['info', 'warning', 'error'].includes(u.severity) ? u.severity : 'info'),
+        title: String(u.title ?? ''), description: u.description,
+      });
+      return s;
+    case 'compaction_update':
+      if (u.status === 'completed' || u.status === 'done') {
+        s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'info', title: 'Earlier conversation was summarised to free context.' });
+      }
+      return s;
+  }
+  return s;
+}
+
+/** Flattened choices of a select config option. */
+export function optionValues(o: ConfigOption): ConfigOptionValue[] {
+  const out: ConfigOptionValue[] = [];
+  for (const x of o.options ?? []) {
+    if ((x as any).options) out.push(...(x as any).options);
+    else out.push(x as ConfigOptionValue);
+  }
+  return out;
+}
+
+/** Permission buttons, in the order shown, mapped to the options agentd offered. */
+export const PERMISSION_BUTTONS = ['Allow once', 'Allow for session', 'Always allow', 'Deny'] as const;
+export type PermissionButton = (typeof PERMISSION_BUTTONS)[number];
+
+export function optionForButton(options: PermissionOption[], button: PermissionButton): string | undefined {
+  const byId = (id: string) => options.find((o) => o.optionId === id)?.optionId;
+  const byKind = (k: string) => options.find((o) => o.kind === k)?.optionId;
+  switch (button) {
+    case 'Allow once': return byId('allow_once') ?? byKind('allow_once');
+    case 'Allow for session':
+      return byId('allow_session') ?? options.find((o) => o.kind === 'allow_always' && (o._meta as any)?.['agentd/scope'] === 'session')?.optionId;
+    case 'Always allow':
+      return byId('allow_always') ?? options.find((o) => o.kind === 'allow_always' && (o._meta as any)?.['agentd/scope'] !== 'session')?.optionId;
+    case 'Deny': return byId('reject_once') ?? byKind('reject_once') ?? byId('reject_always') ?? byKind('reject_always');
+  }
+}
+
+/** The buttons to show for a request: only those agentd offered an option for. */
+export function buttonsFor(options: PermissionOption[]): PermissionButton[] {
+  return PERMISSION_BUTTONS.filter((b) => optionForButton(options, b) !== undefined);
+}
+
+/** "12.3k / 200k (6%)" for the context meter. */
+export function usageText(u: { used: number; size: number } | undefined): string {
+  if (!u) return '';
+  const k = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(n >= 100000 ? 0 : 1)}k` : String(n));
+  if (!u.size) return `${k(u.used)} tokens`;
+  return `${k(u.used)} / ${k(u.size)} (${Math.round((100 * u.used) / u.size)}%)`;
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary act as the command, so the test runs the
+// real main without building a separate binary.
+func TestMain(m *testing.M) {
+	if os.Getenv("FAKEMODEL_BE_MAIN") == "1" {
+		os.Args = append([]string{"fakemodel"}, strings.Fields(os.Getenv("FAKEMODEL_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestCommandServesLogsAndExitsOnStdinClose(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script.json")
+	logf := filepath.Join(dir, "requests.jsonl")
+	os.WriteFile(script, []byte(`{"turns":[{"text":"hello there","chunkSize":4}]}`), 0o644)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FAKEMODEL_BE_MAIN=1", "FAKEMODEL_ARGS=--script "+script+" --log "+logf)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimSpace(line)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/v1") {
+		t.Fatalf("ready line %q", line)
+	}
+	resp, err := http.Post(url+"/chat/completions", "application/json", strings.NewReader("{\n\"stream\": true,\n\"messages\": []}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"content":"hell"`) || !strings.HasSuffix(string(body), "data: [DONE]\n\n") {
+		t.Errorf("stream body %s", body)
+	}
+	logged, err := os.ReadFile(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(logged)), "\n")
+	var v map[string]any
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &v) != nil || v["stream"] != true {
+		t.Errorf("log %q", logged)
+	}
+	if rest, _ := io.ReadAll(io.LimitReader(stdout, 1)); len(rest) != 0 {
+		t.Errorf("extra stdout %q", rest)
+	}
+
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not exit after stdin closed")
+	}
+}

@@ -1,0 +1,517 @@
+// Package fakemodel is a scripted stand-in for an OpenAI-compatible model
+// server. It speaks the real chat-completions wire format (SSE chunks with
+// role, content, reasoning_content and tool_calls deltas, a finish chunk, an
+// optional usage chunk and "data: [DONE]") so that end-to-end tests of agentd
+// and its editor clients exercise the same provider code a user's server
+// would, without any network beyond 127.0.0.1.
+//
+// Each chat request is answered by the next Turn of the Script, in order.
+// Text is streamed in small pieces with a delay between them so that a test
+// can cancel mid-stream; the server stops writing as soon as the client goes
+// away, like a real local server does.
+package fakemodel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ModelID is the only model the server lists and the one it reports in every
+// chunk.
+const ModelID = "fake-model"
+
+// ExhaustedText is the reply to a chat request that arrives after the script
+// has run out of turns (unless Script.RepeatLast is set).
+const ExhaustedText = "script exhausted"
+
+// Script is the sequence of replies the server gives.
+type Script struct {
+	Turns []Turn `json:"turns"`
+	// RepeatLast answers every request past the end of Turns with the last
+	// turn instead of ExhaustedText.
+	RepeatLast bool `json:"repeatLast,omitempty"`
+}
+
+// Turn is one model reply.
+type Turn struct {
+	Reasoning string     `json:"reasoning,omitempty"`
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ChunkDelayMs is the pause before each streamed chunk after the first.
+	ChunkDelayMs int `json:"chunkDelayMs,omitempty"`
+	// ChunkSize is how many runes of reasoning or text go in one chunk
+	// (default 4).
+	ChunkSize int `json:"chunkSize,omitempty"`
+	// FinishReason overrides the computed one ("tool_calls" when the turn
+	// has tool calls, else "stop"), e.g. "length".
+	FinishReason string `json:"finishReason,omitempty"`
+	// Status, when not 0 or 200, answers with that HTTP status and
+	// ErrorBody (or a generic OpenAI error object) instead of a stream.
+	Status    int             `json:"status,omitempty"`
+	ErrorBody json.RawMessage `json:"errorBody,omitempty"`
+	// Headers are added to the response (e.g. "retry-after").
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// ToolCall is one function call in a turn. Arguments is usually a JSON
+// object; a JSON string is sent verbatim as the arguments text, which lets a
+// script send malformed arguments.
+type ToolCall struct {
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// argumentsText is what goes on the wire in function.arguments.
+func (tc ToolCall) argumentsText() string {
+	raw := bytes.TrimSpace(tc.Arguments)
+	if len(raw) == 0 {
+		return "{}"
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			return s
+		}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// ParseScript decodes a script and checks it.
+func ParseScript(data []byte) (Script, error) {
+	var s Script
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Script{}, fmt.Errorf("fakemodel: bad script: %w", err)
+	}
+	for i, t := range s.Turns {
+		for j, tc := range t.ToolCalls {
+			if tc.Name == "" {
+				return Script{}, fmt.Errorf("fakemodel: turn %d tool call %d has no name", i, j)
+			}
+		}
+	}
+	return s, nil
+}
+
+// Server is the fake model server. The zero value is not usable; call New.
+type Server struct {
+	script Script
+
+	mu       sync.Mutex
+	next     int
+	requests [][]byte
+	onReq    func(body []byte)
+	changed  chan struct{} // closed and replaced on every recorded request
+
+	srv *http.Server
+	ln  net.Listener
+
+	// streamEnded, when set (by tests), learns how each stream ended.
+	streamEnded func(complete bool)
+}
+
+// New returns a server that answers with script.
+func New(script Script) *Server {
+	return &Server{script: script, changed: make(chan struct{})}
+}
+
+// OnRequest registers f to be called with every chat request body, after it
+// is recorded and before it is answered. Call it before Start.
+func (s *Server) OnRequest(f func(body []byte)) { s.onReq = f }
+
+// Handler returns the HTTP handler, for use with httptest.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("GET /v1/models", s.models)
+	return mux
+}
+
+// Start listens on addr (e.g. "127.0.0.1:0") and serves in the background.
+// It returns the base URL clients put in front of "/chat/completions",
+// e.g. "http://127.0.0.1:41234/v1".
+func (s *Server) Start(addr string) (string, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	s.ln = ln
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return "http://" + ln.Addr().String() + "/v1", nil
+}
+
+// Close stops the server and drops open connections, which ends any stream
+// in progress.
+func (s *Server) Close() {
+	if s.srv != nil {
+		s.srv.Close()
+	}
+}
+
+// Requests returns a copy of every chat request body received so far, in
+// arrival order.
+func (s *Server) Requests() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([][]byte, len(s.requests))
+	for i, r := range s.requests {
+		out[i] = append([]byte(nil), r...)
+	}
+	return out
+}
+
+// WaitRequests blocks until at least n chat requests have arrived or ctx
+// ends, and returns the requests seen.
+func (s *Server) WaitRequests(ctx context.Context, n int) ([][]byte, error) {
+	for {
+		s.mu.Lock()
+		have, ch := len(s.requests), s.changed
+		s.mu.Unlock()
+		if have >= n {
+			return s.Requests(), nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return s.Requests(), fmt.Errorf("fakemodel: %d of %d requests: %w", have, n, ctx.Err())
+		}
+	}
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","created":0,"owned_by":"fakemodel"}]}`+"\n", ModelID)
+}
+
+// chatRequest holds the request fields the server looks at.
+type chatRequest struct {
+	Stream        bool `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+func (s *Server) record(body []byte) (Turn, int) {
+	s.mu.Lock()
+	s.requests = append(s.requests, body)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	i := s.next
+	s.next++
+	s.mu.Unlock()
+	switch {
+	case i < len(s.script.Turns):
+		return s.script.Turns[i], i
+	case s.script.RepeatLast && len(s.script.Turns) > 0:
+		return s.script.Turns[len(s.script.Turns)-1], i
+	default:
+		return Turn{Text: ExhaustedText}, i
+	}
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := readAll(w, r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":null}}`+"\n", "fakemodel: body is not JSON: "+err.Error())
+		return
+	}
+	turn, n := s.record(body)
+	if s.onReq != nil {
+		s.onReq(body)
+	}
+	for k, v := range turn.Headers {
+		w.Header().Set(k, v)
+	}
+	if turn.Status != 0 && turn.Status != http.StatusOK {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(turn.Status)
+		if len(turn.ErrorBody) > 0 {
+			w.Write(turn.ErrorBody)
+		} else {
+			fmt.Fprintf(w, `{"error":{"message":"fakemodel: scripted status %d","type":"server_error","param":null,"code":null}}`, turn.Status)
+		}
+		return
+	}
+	id := fmt.Sprintf("chatcmpl-fake%d", n+1)
+	if !req.Stream {
+		s.whole(w, id, n, turn, len(body))
+		return
+	}
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	complete := s.stream(r.Context(), w, id, n, turn, includeUsage, len(body))
+	if s.streamEnded != nil {
+		s.streamEnded(complete)
+	}
+}
+
+func readAll(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	var buf bytes.Buffer
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, 64<<20))
+	return buf.Bytes(), err
+}
+
+// Wire shapes, kept as in OpenAI's streaming responses.
+type (
+	chunk struct {
+		ID                string   `json:"id"`
+		Object            string   `json:"object"`
+		Created           int64    `json:"created"`
+		Model             string   `json:"model"`
+		SystemFingerprint *string  `json:"system_fingerprint"`
+		Choices           []choice `json:"choices"`
+		Usage             *usage   `json:"usage"`
+	}
+	choice struct {
+		Index        int     `json:"index"`
+		Delta        delta   `json:"delta"`
+		Logprobs     *string `json:"logprobs"`
+		FinishReason *string `json:"finish_reason"`
+	}
+	delta struct {
+		Role             string          `json:"role,omitempty"`
+		Content          *string         `json:"content,omitempty"`
+		ReasoningContent *string         `json:"reasoning_content,omitempty"`
+		ToolCalls        []toolCallDelta `json:"tool_calls,omitempty"`
+	}
+	toolCallDelta struct {
+		Index    int           `json:"index"`
+		ID       string        `json:"id,omitempty"`
+		Type     string        `json:"type,omitempty"`
+		Function functionDelta `json:"function"`
+	}
+	functionDelta struct {
+		Name      string  `json:"name,omitempty"`
+		Arguments *string `json:"arguments,omitempty"`
+	}
+	usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+)
+
+func strp(s string) *string { return &s }
+
+// created is a fixed timestamp so that streams are reproducible.
+const created = 1782321890
+
+func (t Turn) finishReason() string {
+	if t.FinishReason != "" {
+		return t.FinishReason
+	}
+	if len(t.ToolCalls) > 0 {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func (t Turn) toolCallID(turn, i int) string {
+	if id := t.ToolCalls[i].ID; id != "" {
+		return id
+	}
+	return fmt.Sprintf("call_fake_%d_%d", turn+1, i)
+}
+
+// usageFor estimates token counts the way a rough tokenizer would (four
+// bytes a token), so that usage numbers grow with the conversation.
+func (t Turn) usageFor(requestBytes int) *usage {
+	completion := (len(t.Reasoning) + len(t.Text) + 3) / 4
+	for _, tc := range t.ToolCalls {
+		completion += (len(tc.Name) + len(tc.argumentsText()) + 3) / 4
+	}
+	prompt := (requestBytes + 3) / 4
+	return &usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+}
+
+// splitRunes cuts s into pieces of size runes.
+func splitRunes(s string, size int) []string {
+	if size <= 0 {
+		size = 4
+	}
+	var out []string
+	rs := []rune(s)
+	for len(rs) > 0 {
+		n := min(size, len(rs))
+		out = append(out, string(rs[:n]))
+		rs = rs[n:]
+	}
+	return out
+}
+
+// splitArgs cuts a tool call's arguments text into at most three pieces, as
+// providers do when they stream arguments.
+func splitArgs(s string) []string {
+	rs := []rune(s)
+	if len(rs) < 3 {
+		return []string{s}
+	}
+	a, b := len(rs)/3, 2*len(rs)/3
+	return []string{string(rs[:a]), string(rs[a:b]), string(rs[b:])}
+}
+
+var errGone = errors.New("fakemodel: client went away")
+
+// stream writes one turn as SSE and reports whether it got to the end.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, id string, n int, t Turn, includeUsage bool, reqBytes int) bool {
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+
+	delay := time.Duration(t.ChunkDelayMs) * time.Millisecond
+	first := true
+	send := func(c chunk) error {
+		if !first && delay > 0 {
+			timer := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return errGone
+			case <-timer.C:
+			}
+		}
+		if ctx.Err() != nil {
+			return errGone
+		}
+		first = false
+		c.ID, c.Object, c.Created, c.Model = id, "chat.completion.chunk", created, ModelID
+		b, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return errGone
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	one := func(d delta, finish *string) chunk {
+		return chunk{Choices: []choice{{Index: 0, Delta: d, FinishReason: finish}}}
+	}
+
+	if err := send(one(delta{Role: "assistant", Content: strp("")}, nil)); err != nil {
+		return false
+	}
+	for _, p := range splitRunes(t.Reasoning, t.ChunkSize) {
+		if err := send(one(delta{ReasoningContent: strp(p)}, nil)); err != nil {
+			return false
+		}
+	}
+	for _, p := range splitRunes(t.Text, t.ChunkSize) {
+		if err := send(one(delta{Content: strp(p)}, nil)); err != nil {
+			return false
+		}
+	}
+	for i, tc := range t.ToolCalls {
+		head := toolCallDelta{Index: i, ID: t.toolCallID(n, i), Type: "function",
+			Function: functionDelta{Name: tc.Name, Arguments: strp("")}}
+		if err := send(one(delta{ToolCalls: []toolCallDelta{head}}, nil)); err != nil {
+			return false
+		}
+		for _, p := range splitArgs(tc.argumentsText()) {
+			d := toolCallDelta{Index: i, Function: functionDelta{Arguments: strp(p)}}
+			if err := send(one(delta{ToolCalls: []toolCallDelta{d}}, nil)); err != nil {
+				return false
+			}
+		}
+	}
+	if err := send(one(delta{}, strp(t.finishReason()))); err != nil {
+		return false
+	}
+	if includeUsage {
+		if err := send(chunk{Choices: []choice{}, Usage: t.usageFor(reqBytes)}); err != nil {
+			return false
+		}
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+	return true
+}
+
+// whole answers a request with stream=false with one chat.completion object.
+func (s *Server) whole(w http.ResponseWriter, id string, n int, t Turn, reqBytes int) {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type call struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	type message struct {
+		Role             string  `json:"role"`
+		Content          *string `json:"content"`
+		ReasoningContent string  `json:"reasoning_content,omitempty"`
+		ToolCalls        []call  `json:"tool_calls,omitempty"`
+	}
+	msg := message{Role: "assistant", ReasoningContent: t.Reasoning}
+	if t.Text != "" || len(t.ToolCalls) == 0 {
+		msg.Content = strp(t.Text)
+	}
+	for i, tc := range t.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, call{ID: t.toolCallID(n, i), Type: "function",
+			Function: fn{Name: tc.Name, Arguments: tc.argumentsText()}})
+	}
+	resp := map[string]any{
+		"id": id, "object": "chat.completion", "created": created, "model": ModelID,
+		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": t.finishReason()}},
+		"usage":   t.usageFor(reqBytes),
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
+
+// TextOf returns the concatenated content deltas of an SSE body produced by
+// the server; tests use it to check what a client would see.
+func TextOf(sse string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(sse, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c chunk
+		if json.Unmarshal([]byte(data), &c) != nil {
+			continue
+		}
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != nil {
+				b.WriteString(*ch.Delta.Content)
+			}
+		}
+	}
+	return b.String()
+}

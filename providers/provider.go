@@ -1,0 +1,298 @@
+// Package providers owns the provider-neutral streaming model: the request the agent loop builds
+// (system prompt, history of messages made of typed parts, tool specs, limits, thinking), the one
+// flat event type every wire dialect normalizes its stream into, the error kinds a provider
+// failure is classified as, and a registry that maps an apiType to a constructor. Each wire
+// dialect lives in a package of its own below this one; only cmd/agentd names them.
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Role is who authored a message. Tool results travel in user messages, as Anthropic models them;
+// dialects that have a separate tool role map them there.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// PartType discriminates the content of a Part.
+type PartType string
+
+const (
+	PartText       PartType = "text"
+	PartImage      PartType = "image"
+	PartThinking   PartType = "thinking"
+	PartToolCall   PartType = "tool_call"
+	PartToolResult PartType = "tool_result"
+)
+
+// Part is one piece of a message. Only the fields of its Type are set.
+type Part struct {
+	Type PartType `json:"type"`
+
+	// Text is the text of a text part, the reasoning of a thinking part, or the output of a tool
+	// result.
+	Text string `json:"text,omitempty"`
+	// Signature is the opaque signature a provider attached to a thinking part (Anthropic's
+	// signature) or to a tool call (Gemini's thoughtSignature). It must be sent back verbatim.
+	Signature string `json:"signature,omitempty"`
+	// Redacted holds the opaque data of a redacted thinking block; it has no readable text.
+	Redacted string `json:"redacted,omitempty"`
+
+	// MimeType and Data carry an image.
+	MimeType string `json:"mimeType,omitempty"`
+	Data     []byte `json:"data,omitempty"`
+
+	// ToolCallID, ToolName and Args describe a tool call; ToolCallID and ToolName also tie a
+	// tool result to its call.
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	ToolName   string          `json:"toolName,omitempty"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	// IsError marks a tool result that reports a failure.
+	IsError bool `json:"isError,omitempty"`
+}
+
+// Message is one turn of the conversation.
+type Message struct {
+	Role  Role   `json:"role"`
+	Parts []Part `json:"parts"`
+}
+
+// ToolSpec declares a tool the model may call. Schema is a JSON Schema object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+}
+
+// Thinking asks for visible reasoning. BudgetTokens 0 means the provider's default.
+type Thinking struct {
+	Enabled      bool `json:"enabled"`
+	BudgetTokens int  `json:"budgetTokens,omitempty"`
+}
+
+// Request is everything a provider needs for one model call.
+type Request struct {
+	Model string
+	// System is the stable part of the system prompt; it changes rarely, so providers put their
+	// cache breakpoint after it.
+	System string
+	// Context is the live part (roots, open files, diagnostics) sent after System.
+	Context   string
+	Messages  []Message
+	Tools     []ToolSpec
+	MaxTokens int
+	Thinking  Thinking
+	// Temperature is optional; reasoning models that refuse it get none.
+	Temperature *float64
+}
+
+// EventType discriminates an Event.
+type EventType uint8
+
+const (
+	EventTextDelta EventType = iota + 1
+	EventThinkingDelta
+	EventToolCallStarted
+	EventToolCallArgsDelta
+	EventToolCallCompleted
+	EventUsage
+	EventCompleted
+	EventFailed
+	// EventNotice carries something the user should know that does not end the stream: a retry,
+	// a dropped malformed tool call, a fallback.
+	EventNotice
+)
+
+func (t EventType) String() string {
+	switch t {
+	case EventTextDelta:
+		return "text_delta"
+	case EventThinkingDelta:
+		return "thinking_delta"
+	case EventToolCallStarted:
+		return "tool_call_started"
+	case EventToolCallArgsDelta:
+		return "tool_call_args_delta"
+	case EventToolCallCompleted:
+		return "tool_call_completed"
+	case EventUsage:
+		return "usage"
+	case EventCompleted:
+		return "completed"
+	case EventFailed:
+		return "failed"
+	case EventNotice:
+		return "notice"
+	}
+	return fmt.Sprintf("event(%d)", t)
+}
+
+// StopReason is why the model stopped, normalized across dialects.
+type StopReason string
+
+const (
+	StopEndTurn   StopReason = "end_turn"
+	StopToolUse   StopReason = "tool_use"
+	StopMaxTokens StopReason = "max_tokens"
+	StopRefusal   StopReason = "refusal"
+	StopUnknown   StopReason = "unknown"
+)
+
+// Usage counts tokens of one model call. Input excludes cache reads and writes where the
+// provider reports them apart.
+type Usage struct {
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	CacheRead  int `json:"cacheRead,omitempty"`
+	CacheWrite int `json:"cacheWrite,omitempty"`
+	Thinking   int `json:"thinking,omitempty"`
+}
+
+// Event is the one flat type every dialect's stream is normalized into. Only the fields of its
+// Type are set:
+//
+//	TextDelta, ThinkingDelta: Text (and Signature, Redacted for thinking)
+//	ToolCallStarted:          Index, ToolCallID, ToolName
+//	ToolCallArgsDelta:        Index, ToolCallID, Text (a fragment of the JSON arguments)
+//	ToolCallCompleted:        Index, ToolCallID, ToolName, Args (whole, valid JSON), Signature
+//	Usage:                    Usage (cumulative for the call)
+//	Completed:                StopReason
+//	Failed:                   Err
+//	Notice:                   Text
+//
+// A stream ends with exactly one Completed or Failed event.
+type Event struct {
+	Type       EventType
+	Text       string
+	Signature  string
+	Redacted   string
+	Index      int
+	ToolCallID string
+	ToolName   string
+	Args       json.RawMessage
+	Usage      Usage
+	StopReason StopReason
+	Err        *Error
+}
+
+// Provider streams one model call. The returned sequence yields events until one Completed or
+// Failed event; breaking out of the range, or cancelling ctx, closes the underlying connection.
+type Provider interface {
+	Stream(ctx context.Context, req *Request) iter.Seq[Event]
+}
+
+// ModelLister is implemented by providers that can list their models; it backs
+// agent/providers/test.
+type ModelLister interface {
+	ListModels(ctx context.Context) ([]string, error)
+}
+
+// Config is a provider's resolved configuration: what the settings say plus the key that was
+// found for its origin. APIKey is empty when none is needed or none was found.
+type Config struct {
+	ID      string
+	APIType string
+	BaseURL string
+	Model   string
+	APIKey  string
+	Headers map[string]string
+}
+
+// Factory builds a provider from its configuration.
+type Factory func(cfg Config) (Provider, error)
+
+// Registry maps an apiType ("anthropic", "openai", "gemini", "replay") to its factory.
+type Registry struct {
+	mu        sync.RWMutex
+	factories map[string]Factory
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{factories: map[string]Factory{}} }
+
+// Register adds a dialect. Registering the same apiType twice is a programming error.
+func (r *Registry) Register(apiType string, f Factory) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.factories[apiType]; dup {
+		panic("providers: apiType registered twice: " + apiType)
+	}
+	r.factories[apiType] = f
+}
+
+// New builds the provider for cfg.APIType.
+func (r *Registry) New(cfg Config) (Provider, error) {
+	r.mu.RLock()
+	f, ok := r.factories[cfg.APIType]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown apiType %q (known: %v)", cfg.APIType, r.APITypes())
+	}
+	return f(cfg)
+}
+
+// APITypes lists the registered apiTypes, sorted.
+func (r *Registry) APITypes() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.factories))
+	for k := range r.factories {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ErrorKind classifies a provider failure so the loop and the user know what to do about it.
+type ErrorKind string
+
+const (
+	ErrAuth            ErrorKind = "auth"
+	ErrPermission      ErrorKind = "permission"
+	ErrRateLimit       ErrorKind = "rate_limit"
+	ErrQuota           ErrorKind = "quota"
+	ErrOverloaded      ErrorKind = "overloaded"
+	ErrContextOverflow ErrorKind = "context_overflow"
+	ErrInvalidRequest  ErrorKind = "invalid_request"
+	ErrNotFound        ErrorKind = "not_found"
+	ErrContentFilter   ErrorKind = "content_filter"
+	ErrServer          ErrorKind = "server"
+	ErrNetwork         ErrorKind = "network"
+	ErrCancelled       ErrorKind = "cancelled"
+)
+
+// Error is a classified provider failure. Message is one sentence a user can act on; Detail is
+// the provider's own text, for logs and traces.
+type Error struct {
+	Kind       ErrorKind
+	Message    string
+	Detail     string
+	Status     int
+	RequestID  string
+	RetryAfter time.Duration
+	// Param names the request parameter a 400 complained about, when the body says so.
+	Param string
+}
+
+func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }
+
+// Retryable reports whether the same request may succeed later.
+func (e *Error) Retryable() bool {
+	switch e.Kind {
+	case ErrRateLimit, ErrOverloaded, ErrNetwork:
+		return true
+	case ErrServer:
+		return e.Status >= 500
+	}
+	return false
+}

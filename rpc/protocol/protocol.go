@@ -1,0 +1,306 @@
+// Package protocol owns agentd's wire types: method names, the ACP-shaped params and results of
+// the agent/* methods under their agent/ prefix, the session update notification and its kinds,
+// and the agentd extensions (agent/x/*, _meta["agentd/..."]). It is a leaf: it imports nothing of
+// agentd, so clients of the wire (the server, the engine, the editor bridge, the fake editor)
+// share one vocabulary. JSON field names follow ACP v1: camelCase keys, snake_case values.
+package protocol
+
+import "encoding/json"
+
+// ProtocolVersion is the latest agent protocol version agentd speaks.
+const ProtocolVersion = 1
+
+// Client → agentd requests and notifications.
+const (
+	MethodSessionNew             = "agent/session/new"
+	MethodSessionLoad            = "agent/session/load"
+	MethodSessionResume          = "agent/session/resume"
+	MethodSessionList            = "agent/session/list"
+	MethodSessionClose           = "agent/session/close"
+	MethodSessionDelete          = "agent/session/delete"
+	MethodSessionPrompt          = "agent/session/prompt"
+	MethodSessionSetConfigOption = "agent/session/set_config_option"
+	MethodSessionCancel          = "agent/session/cancel" // notification
+	MethodProvidersList          = "agent/providers/list"
+	MethodProvidersSet           = "agent/providers/set"
+	MethodProvidersTest          = "agent/providers/test"
+)
+
+// agentd → client.
+const (
+	MethodSessionUpdate     = "agent/session/update" // notification
+	MethodRequestPermission = "agent/session/request_permission"
+	MethodReadTextFile      = "agent/fs/read_text_file"
+	MethodDirtyBuffers      = "agent/x/dirty_buffers"
+	MethodDiagnostics       = "agent/x/diagnostics"
+	MethodSecretsGet        = "agent/x/secrets/get"
+	MethodWorkspaceSymbols  = "agent/x/workspace_symbols"
+	MethodSaveBuffers       = "agent/x/save_buffers"
+	MethodApplyEdit         = "workspace/applyEdit"
+)
+
+// JSON-RPC error codes the contract uses.
+const (
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeServerNotInit    = -32002 // LSP ServerNotInitialized; also "unknown session" and "no such file" per the contract
+	CodeRequestCancelled = -32800
+)
+
+// Meta is the _meta object allowed everywhere.
+type Meta map[string]any
+
+// ---- initialize ----
+
+// AgentInitOptions is initializationOptions.agent.
+type AgentInitOptions struct {
+	ProtocolVersion    int                `json:"protocolVersion"`
+	ClientInfo         *ClientInfo        `json:"clientInfo,omitempty"`
+	ClientCapabilities ClientCapabilities `json:"clientCapabilities"`
+	Settings           json.RawMessage    `json:"settings,omitempty"`
+}
+
+type ClientInfo struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+type ClientCapabilities struct {
+	FS               FSCapabilities         `json:"fs"`
+	DirtyBuffers     bool                   `json:"dirtyBuffers,omitempty"`
+	Diagnostics      bool                   `json:"diagnostics,omitempty"`
+	Permissions      PermissionCapabilities `json:"permissions"`
+	Secrets          bool                   `json:"secrets,omitempty"`
+	SaveBuffers      bool                   `json:"saveBuffers,omitempty"`
+	WorkspaceSymbols bool                   `json:"workspaceSymbols,omitempty"`
+}
+
+type FSCapabilities struct {
+	ReadTextFile bool `json:"readTextFile,omitempty"`
+}
+
+type PermissionCapabilities struct {
+	UI bool `json:"ui,omitempty"`
+}
+
+// AgentServerCapabilities is capabilities.experimental.agent of the InitializeResult.
+type AgentServerCapabilities struct {
+	ProtocolVersion   int               `json:"protocolVersion"`
+	AgentCapabilities AgentCapabilities `json:"agentCapabilities"`
+	Providers         []ProviderInfo    `json:"providers"`
+}
+
+type AgentCapabilities struct {
+	LoadSession         bool                `json:"loadSession"`
+	SessionCapabilities SessionCapabilities `json:"sessionCapabilities"`
+	PromptCapabilities  PromptCapabilities  `json:"promptCapabilities"`
+	MCPCapabilities     MCPCapabilities     `json:"mcpCapabilities"`
+}
+
+type SessionCapabilities struct {
+	List   *struct{} `json:"list,omitempty"`
+	Resume *struct{} `json:"resume,omitempty"`
+	Close  *struct{} `json:"close,omitempty"`
+	Delete *struct{} `json:"delete,omitempty"`
+}
+
+type PromptCapabilities struct {
+	Image           bool `json:"image"`
+	Audio           bool `json:"audio"`
+	EmbeddedContext bool `json:"embeddedContext"`
+}
+
+type MCPCapabilities struct {
+	HTTP bool `json:"http"`
+	SSE  bool `json:"sse"`
+}
+
+// KeyStatus values.
+const (
+	KeySet       = "set"
+	KeyMissing   = "missing"
+	KeyNotNeeded = "not_needed"
+)
+
+type ProviderInfo struct {
+	ProviderID string   `json:"providerId"`
+	APIType    string   `json:"apiType"`
+	BaseURL    string   `json:"baseUrl"`
+	Model      string   `json:"model,omitempty"`
+	Models     []string `json:"models,omitempty"`
+	KeyStatus  string   `json:"keyStatus"`
+}
+
+// ---- content ----
+
+// ContentBlock is an ACP content block: text, image, resource_link or resource.
+type ContentBlock struct {
+	Type     string            `json:"type"`
+	Text     string            `json:"text,omitempty"`
+	MimeType string            `json:"mimeType,omitempty"`
+	Data     string            `json:"data,omitempty"`
+	URI      string            `json:"uri,omitempty"`
+	Name     string            `json:"name,omitempty"`
+	Resource *EmbeddedResource `json:"resource,omitempty"`
+	Meta     Meta              `json:"_meta,omitempty"`
+}
+
+type EmbeddedResource struct {
+	URI      string `json:"uri"`
+	Text     string `json:"text,omitempty"`
+	Blob     string `json:"blob,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// TextBlock is a text content block.
+func TextBlock(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
+
+// ---- sessions ----
+
+type SessionNewParams struct {
+	Cwd                   string            `json:"cwd"`
+	AdditionalDirectories []string          `json:"additionalDirectories,omitempty"`
+	MCPServers            []json.RawMessage `json:"mcpServers,omitempty"`
+	Meta                  Meta              `json:"_meta,omitempty"`
+}
+
+type SessionNewResult struct {
+	SessionID     string         `json:"sessionId"`
+	ConfigOptions []ConfigOption `json:"configOptions"`
+	Modes         *SessionModes  `json:"modes,omitempty"`
+}
+
+type SessionLoadParams struct {
+	SessionID  string            `json:"sessionId"`
+	Cwd        string            `json:"cwd"`
+	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+}
+
+type SessionLoadResult struct {
+	ConfigOptions []ConfigOption `json:"configOptions"`
+	Modes         *SessionModes  `json:"modes,omitempty"`
+}
+
+type SessionListParams struct {
+	Cwd    string `json:"cwd,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type SessionListResult struct {
+	Sessions   []SessionInfo `json:"sessions"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+}
+
+type SessionInfo struct {
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd"`
+	Title     string `json:"title,omitempty"`
+	UpdatedAt string `json:"updatedAt,omitempty"` // RFC 3339
+}
+
+type SessionIDParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+type PromptParams struct {
+	SessionID string         `json:"sessionId"`
+	Prompt    []ContentBlock `json:"prompt"`
+}
+
+// Stop reasons of a prompt turn.
+const (
+	StopEndTurn         = "end_turn"
+	StopMaxTokens       = "max_tokens"
+	StopMaxTurnRequests = "max_turn_requests"
+	StopRefusal         = "refusal"
+	StopCancelled       = "cancelled"
+)
+
+type PromptResult struct {
+	StopReason string `json:"stopReason"`
+	Usage      *Usage `json:"usage,omitempty"`
+	Meta       Meta   `json:"_meta,omitempty"`
+}
+
+// Usage of a whole turn.
+type Usage struct {
+	InputTokens       int `json:"inputTokens"`
+	OutputTokens      int `json:"outputTokens"`
+	CachedReadTokens  int `json:"cachedReadTokens,omitempty"`
+	CachedWriteTokens int `json:"cachedWriteTokens,omitempty"`
+	ThoughtTokens     int `json:"thoughtTokens,omitempty"`
+	TotalTokens       int `json:"totalTokens"`
+}
+
+// ErrorMeta is _meta["agentd/error"] of a turn that failed on a provider error.
+type ErrorMeta struct {
+	Kind         string `json:"kind"`
+	Message      string `json:"message"`
+	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
+}
+
+type SetConfigOptionParams struct {
+	SessionID string `json:"sessionId"`
+	ConfigID  string `json:"configId"`
+	Value     string `json:"value"`
+}
+
+type SetConfigOptionResult struct {
+	ConfigOptions []ConfigOption `json:"configOptions"`
+}
+
+// ConfigOption is an ACP session config option (a select).
+type ConfigOption struct {
+	ID           string              `json:"id"`
+	Name         string              `json:"name"`
+	Description  string              `json:"description,omitempty"`
+	Category     string              `json:"category,omitempty"` // mode | model | thought_level
+	Type         string              `json:"type"`               // "select"
+	CurrentValue string              `json:"currentValue"`
+	Options      []ConfigOptionValue `json:"options"`
+}
+
+type ConfigOptionValue struct {
+	Value       string `json:"value"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+type SessionModes struct {
+	CurrentModeID  string        `json:"currentModeId"`
+	AvailableModes []SessionMode `json:"availableModes"`
+}
+
+type SessionMode struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// ---- providers ----
+
+type ProvidersListResult struct {
+	Providers []ProviderInfo `json:"providers"`
+}
+
+type ProvidersSetParams struct {
+	ProviderID string            `json:"providerId"`
+	APIType    string            `json:"apiType"`
+	BaseURL    string            `json:"baseUrl,omitempty"`
+	Model      string            `json:"model,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+}
+
+type ProvidersTestParams struct {
+	ProviderID string `json:"providerId"`
+}
+
+type ProvidersTestResult struct {
+	OK      bool     `json:"ok"`
+	Models  []string `json:"models"`
+	Message string   `json:"message"`
+}

@@ -1,0 +1,67 @@
+package protocol
+
+import "encoding/json"
+
+// MarshalJSON writes the kind-dependent keys ("content", "title") that the flat struct keeps in
+// separate fields.
+func (u SessionUpdate) MarshalJSON() ([]byte, error) {
+	type plain SessionUpdate
+	out := struct {
+		plain
+		Content any    `json:"content,omitempty"`
+		Title   string `json:"title,omitempty"`
+	}{plain: plain(u)}
+	switch u.SessionUpdate {
+	case UpdateToolCall, UpdateToolCallUpdate:
+		if u.ToolContent != nil {
+			out.Content = u.ToolContent
+		}
+		out.Title = u.Title
+	case UpdateSessionInfoUpdate:
+		out.Title = u.SessionTitle
+	case UpdateNotice:
+		out.Title = u.NoticeTitle
+	default:
+		if u.Content != nil {
+			out.Content = u.Content
+		}
+		out.Title = u.Title
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON is the inverse of MarshalJSON.
+func (u *SessionUpdate) UnmarshalJSON(data []byte) error {
+	type plain SessionUpdate
+	var in struct {
+		plain
+		Content json.RawMessage `json:"content"`
+		Title   string          `json:"title"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*u = SessionUpdate(in.plain)
+	switch u.SessionUpdate {
+	case UpdateToolCall, UpdateToolCallUpdate:
+		u.Title = in.Title
+		if len(in.Content) > 0 && string(in.Content) != "null" {
+			if err := json.Unmarshal(in.Content, &u.ToolContent); err != nil {
+				return err
+			}
+		}
+	case UpdateSessionInfoUpdate:
+		u.SessionTitle = in.Title
+	case UpdateNotice:
+		u.NoticeTitle = in.Title
+	default:
+		u.Title = in.Title
+		if len(in.Content) > 0 && string(in.Content) != "null" {
+			u.Content = new(ContentBlock)
+			if err := json.Unmarshal(in.Content, u.Content); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

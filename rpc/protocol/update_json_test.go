@@ -1,0 +1,41 @@
+package protocol
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestSessionUpdateRoundTrip(t *testing.T) {
+	old, nw := "a", "b"
+	cases := []struct {
+		u    SessionUpdate
+		want string
+	}{
+		{SessionUpdate{SessionUpdate: UpdateAgentMessageChunk, MessageID: "m1", Content: &ContentBlock{Type: "text", Text: "hi"}},
+			`{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"hi"}}`},
+		{SessionUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: "c1", Status: StatusCompleted, Title: "Edit a.txt",
+			ToolContent: []ToolCallContent{{Type: "diff", Path: "/p/a.txt", OldText: &old, NewText: &nw}}},
+			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","content":[{"type":"diff","path":"/p/a.txt","oldText":"a","newText":"b"}],"title":"Edit a.txt"}`},
+		{SessionUpdate{SessionUpdate: UpdateSessionInfoUpdate, SessionTitle: "Fix bug"},
+			`{"sessionUpdate":"session_info_update","title":"Fix bug"}`},
+		{SessionUpdate{SessionUpdate: UpdateNotice, Severity: SeverityWarning, NoticeTitle: "rate limited, retrying in 8 s"},
+			`{"sessionUpdate":"notice","severity":"warning","title":"rate limited, retrying in 8 s"}`},
+	}
+	for _, c := range cases {
+		b, err := json.Marshal(c.u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != c.want {
+			t.Errorf("marshal:\n got %s\nwant %s", b, c.want)
+		}
+		var back SessionUpdate
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, c.u) {
+			t.Errorf("round trip of %s:\n got %#v\nwant %#v", b, back, c.u)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+// Package tools owns the model-facing toolset: the Tool interface, the registry, schemas
+// generated from each tool's typed input struct, and each tool's effect class (read, write,
+// exec), which is all the permission policy and the clients need to know about a tool. A tool
+// touches the project only through the workspace port it is handed in Env.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+// Effect is what a tool may do to the project. The policy asks before Write and Exec.
+type Effect int
+
+const (
+	EffectRead Effect = iota + 1
+	EffectWrite
+	EffectExec
+)
+
+func (e Effect) String() string {
+	switch e {
+	case EffectRead:
+		return "read"
+	case EffectWrite:
+		return "write"
+	case EffectExec:
+		return "exec"
+	}
+	return "unknown"
+}
+
+// Tool is one model-facing tool. Kind is the ACP tool kind clients show (read, edit, delete,
+// move, search, execute, ...).
+type Tool interface {
+	Name() string
+	Description() string
+	Schema() json.RawMessage
+	Effect() Effect
+	Kind() string
+	// Title is a short human title for a call, such as "Read main.go"; args may be partial or
+	// invalid while they stream.
+	Title(args json.RawMessage) string
+	// Run executes one call. Bad arguments, a denial and a failed edit are an error Result the
+	// model reads; Run never panics on input (the engine recovers anyway).
+	Run(ctx context.Context, env *Env, args json.RawMessage) Result
+}
+
+// Diff is a whole-file change, as ACP shows it: OldText nil for a new file, NewText nil for a
+// deleted one.
+type Diff struct {
+	Path    string
+	OldText *string
+	NewText *string
+}
+
+// Location points the client at a file (and 1-based line) a call touches.
+type Location struct {
+	Path string
+	Line int
+}
+
+// Result is what a call returns to the model and to the client.
+type Result struct {
+	// Output is the text the model reads.
+	Output  string
+	IsError bool
+	// Diffs are the file changes the call made, shown to the user.
+	Diffs     []Diff
+	Locations []Location
+	// Raw is structured output for the client (rawOutput); optional.
+	Raw any
+}
+
+// Errorf is a convenience for an error result.
+func Errorf(format string, args ...any) Result {
+	return Result{Output: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// PermissionRequest is what a mutating tool asks before it acts: the diffs of a file change, or
+// the exact command and directory of a program.
+type PermissionRequest struct {
+	Title string
+	Kind  string
+	// Paths are the files or directories the call touches; grants are keyed by them.
+	Paths   []string
+	Diffs   []Diff
+	Command []string
+	Cwd     string
+}
+
+// ErrDenied is returned by Env.Permit when the user, a remembered rule or the mode refuses.
+// Its message is what the model is told.
+type ErrDenied struct{ Reason string }
+
+func (e *ErrDenied) Error() string { return e.Reason }
+
+// IsDenied reports whether err is a denial.
+func IsDenied(err error) bool {
+	var d *ErrDenied
+	return errors.As(err, &d)
+}
+
+// Env is what a call is run with. The engine builds one per call.
+type Env struct {
+	SessionID string
+	// Cwd is the session's working directory; relative paths are resolved against it.
+	Cwd   string
+	Roots *workspace.Roots
+	WS    workspace.Workspace
+	// Permit asks the policy (and, in ask mode, the user) whether the call may go ahead. Write
+	// and exec tools call it once, after computing what they would do and before doing it.
+	Permit func(ctx context.Context, req PermissionRequest) error
+	// Progress streams partial output (run_program) to the client as tool_call_update content.
+	Progress func(text string)
+	// Settings the tools read.
+	AllowShell bool
+}
