@@ -1,0 +1,213 @@
+// Starting agentd with vscode-languageclient over stdio, re-sending settings on change,
+// restarting it a few times when it crashes, and routing its reverse requests.
+import * as vscode from 'vscode';
+import * as fs from 'fs';
+import * as os from 'os';
+import {
+  CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, ResponseError, ServerOptions, State, TransportKind,
+} from 'vscode-languageclient/node';
+import { findAgentd } from './pure/binary';
+import { didChangeConfigurationParams, effectiveSettings, initializationOptions, Settings } from './pure/settings';
+import * as editor from './editorState';
+
+export type DaemonState = { status: 'starting' | 'ready' | 'stopped' | 'error'; message?: string };
+
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 3 * 60 * 1000;
+
+export interface DaemonHooks {
+  onUpdate(params: any): void;
+  onPermission(params: any, token: vscode.CancellationToken): Promise<any>;
+  onReady(restarted: boolean): void;
+}
+
+export class Daemon implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  state: DaemonState = { status: 'starting' };
+  private readonly stateEmitter = new vscode.EventEmitter<DaemonState>();
+  readonly onDidChangeState = this.stateEmitter.event;
+  private crashes: number[] = [];
+  private startedOnce = false;
+  private lastSettingsWarning = '';
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    readonly output: vscode.OutputChannel,
+    private readonly hooks: DaemonHooks,
+  ) {
+    this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('agentd.path')) void this.restart('agentd.path changed');
+      else if (e.affectsConfiguration('agentd.settings') || e.affectsConfiguration('agentd.mode')) void this.sendSettings();
+    }));
+  }
+
+  private setState(s: DaemonState) {
+    this.state = s;
+    this.stateEmitter.fire(s);
+  }
+
+  settings(): Settings {
+    const cfg = vscode.workspace.getConfiguration('agentd');
+    const modeInfo = cfg.inspect<string>('mode');
+    const explicitMode = modeInfo?.workspaceFolderValue ?? modeInfo?.workspaceValue ?? modeInfo?.globalValue;
+    const { settings, removed } = effectiveSettings(cfg.get('settings'), explicitMode);
+    if (removed.length && removed.join() !== this.lastSettingsWarning) {
+      this.lastSettingsWarning = removed.join();
+      void vscode.window.showWarningMessage(
+        `agentd: ignored secret-looking settings (${removed.join(', ')}). API keys do not belong in settings.json; use "agentd: Configure Provider" to keep them in VS Code's secret storage.`,
+        'Configure Provider',
+      ).then((c) => { if (c) void vscode.commands.executeCommand('agentd.configureProvider'); });
+    }
+    return settings;
+  }
+
+  async sendSettings() {
+    const c = this.client;
+    if (!c || !c.isRunning()) return;
+    try {
+      await c.sendNotification('workspace/didChangeConfiguration', didChangeConfigurationParams(this.settings()));
+    } catch (e: any) {
+      this.output.appendLine(`[agentd] could not send settings: ${e?.message ?? e}`);
+    }
+  }
+
+  async start(): Promise<void> {
+    const cfg = vscode.workspace.getConfiguration('agentd');
+    const found = findAgentd({
+      configuredPath: cfg.get<string>('path') ?? '',
+      extensionPath: this.context.extensionPath,
+      platform: process.platform,
+      arch: process.arch,
+      pathEnv: process.env.PATH ?? '',
+      homeDir: os.homedir(),
+      isExecutable: (p) => { try { fs.accessSync(p, fs.constants.X_OK); return fs.statSync(p).isFile(); } catch { return false; } },
+    });
+    if (!found.ok) {
+      this.setState({ status: 'error', message: found.message });
+      this.output.appendLine(`[agentd] ${found.message}`);
+      const choice = await vscode.window.showErrorMessage(found.message, 'Open Settings', 'Show Logs');
+      if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
+      if (choice === 'Show Logs') this.output.show(true);
+      return;
+    }
+    this.output.appendLine(`[agentd] starting ${found.path} (${found.source})`);
+    this.setState({ status: 'starting' });
+
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
+    const serverOptions: ServerOptions = {
+      command: found.path,
+      transport: TransportKind.stdio,
+      options: { cwd: folder, env: { ...process.env } },
+    };
+    const ext = this.context.extension.packageJSON;
+    const clientOptions: LanguageClientOptions = {
+      // agentd pulls buffer text itself; no textDocument/did* traffic is needed.
+      documentSelector: [],
+      outputChannel: this.output,
+      traceOutputChannel: this.output,
+      revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
+      initializationOptions: () => initializationOptions(this.settings(), { name: 'agentd-vscode', title: 'agentd for VS Code', version: `${ext.version} (VS Code ${vscode.version})` }),
+      initializationFailedHandler: (err) => {
+        const msg = `agentd failed to initialize: ${err?.message ?? err}`;
+        this.setState({ status: 'error', message: msg });
+        void vscode.window.showErrorMessage(msg, 'Show Logs').then((c) => c && this.output.show(true));
+        return false;
+      },
+      errorHandler: {
+        error: (err, _msg, count) => {
+          this.output.appendLine(`[agentd] connection error: ${err?.message ?? err}`);
+          if ((count ?? 0) >= 3) {
+            return { action: ErrorAction.Shutdown, message: 'agentd sent data that is not valid JSON-RPC; the connection was closed. See "agentd: Show Logs".', handled: false };
+          }
+          return { action: ErrorAction.Continue, handled: true };
+        },
+        closed: () => {
+          const now = Date.now();
+          this.crashes = this.crashes.filter((t) => now - t < RESTART_WINDOW_MS);
+          this.crashes.push(now);
+          if (this.crashes.length > MAX_RESTARTS) {
+            const message = `agentd stopped ${this.crashes.length} times in a few minutes and will not be restarted. See "agentd: Show Logs", then run "agentd: Restart Daemon".`;
+            this.setState({ status: 'stopped', message });
+            return { action: CloseAction.DoNotRestart, message };
+          }
+          this.setState({ status: 'starting', message: `agentd exited unexpectedly; restarting (${this.crashes.length}/${MAX_RESTARTS}).` });
+          this.output.appendLine(`[agentd] exited unexpectedly; restart ${this.crashes.length}/${MAX_RESTARTS}`);
+          return { action: CloseAction.Restart, handled: true };
+        },
+      },
+    };
+
+    const client = new LanguageClient('agentd', 'agentd', serverOptions, clientOptions);
+    this.client = client;
+    const guard = <T>(name: string, fn: (p: any) => T | Promise<T>) => async (p: any) => {
+      try {
+        return await fn(p);
+      } catch (e: any) {
+        this.output.appendLine(`[agentd] ${name} failed: ${e?.stack ?? e}`);
+        return new ResponseError(-32603, `${name}: ${e?.message ?? e}`);
+      }
+    };
+    client.onRequest('agent/fs/read_text_file', guard('read_text_file', editor.readTextFile));
+    client.onRequest('agent/x/dirty_buffers', guard('dirty_buffers', editor.dirtyBuffers));
+    client.onRequest('agent/x/diagnostics', guard('diagnostics', editor.diagnostics));
+    client.onRequest('agent/x/workspace_symbols', guard('workspace_symbols', editor.workspaceSymbols));
+    client.onRequest('agent/x/save_buffers', guard('save_buffers', editor.saveBuffers));
+    client.onRequest('agent/x/secrets/get', guard('secrets/get', (p) => editor.getSecret(this.context.secrets, p)));
+    client.onRequest('agent/session/request_permission', (p: any, token: vscode.CancellationToken) =>
+      guard('request_permission', (q) => this.hooks.onPermission(q, token))(p));
+    client.onNotification('agent/session/update', (p: any) => {
+      try { this.hooks.onUpdate(p); } catch (e: any) { this.output.appendLine(`[agentd] bad update: ${e?.stack ?? e}`); }
+    });
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) {
+        const restarted = this.startedOnce;
+        this.startedOnce = true;
+        this.setState({ status: 'ready' });
+        this.hooks.onReady(restarted);
+      } else if (e.newState === State.Stopped && this.state.status === 'ready') {
+        this.setState({ status: 'stopped', message: 'agentd is not running.' });
+      }
+    });
+    try {
+      await client.start();
+    } catch (e: any) {
+      const message = `agentd could not be started: ${e?.message ?? e}`;
+      if (this.state.status !== 'error') this.setState({ status: 'error', message });
+      this.output.appendLine(`[agentd] ${message}`);
+    }
+  }
+
+  /** A request to agentd; rejects with a readable message when it is not running. */
+  async request<T = any>(method: string, params: any, token?: vscode.CancellationToken): Promise<T> {
+    const c = this.client;
+    if (!c || !c.isRunning()) throw new Error(this.state.message ?? 'agentd is not running.');
+    return token ? c.sendRequest<T>(method, params, token) : c.sendRequest<T>(method, params);
+  }
+
+  notify(method: string, params: any) {
+    const c = this.client;
+    if (c && c.isRunning()) void c.sendNotification(method, params).catch(() => undefined);
+  }
+
+  async restart(why: string) {
+    this.output.appendLine(`[agentd] restart: ${why}`);
+    this.crashes = [];
+    const c = this.client;
+    this.client = undefined;
+    this.startedOnce = false;
+    if (c) {
+      try { await c.stop(2000); } catch { /* already gone */ }
+    }
+    await this.start();
+  }
+
+  async dispose() {
+    this.disposables.forEach((d) => d.dispose());
+    const c = this.client;
+    this.client = undefined;
+    if (c) {
+      try { await c.stop(2000); } catch { /* ignore */ }
+    }
+  }
+}

@@ -1,0 +1,126 @@
+// Serving agentd's reverse requests from VS Code's real state: open buffers (unsaved changes
+// included), dirty documents, diagnostics, workspace symbols, saving buffers and secrets.
+// Every handler answers with a result or a JSON-RPC error; none may throw into the host.
+import * as vscode from 'vscode';
+import { promises as fs } from 'fs';
+import * as path from 'path';
+import { ResponseError } from 'vscode-languageclient/node';
+import { secretCandidates, secretStorageKey } from './pure/settings';
+
+const NOT_FOUND = -32002;
+const INVALID_PARAMS = -32602;
+
+function openDocument(fsPath: string): vscode.TextDocument | undefined {
+  const want = path.normalize(fsPath);
+  return vscode.workspace.textDocuments.find((d) => !d.isClosed && d.uri.scheme === 'file' && path.normalize(d.uri.fsPath) === want);
+}
+
+/** Lines [line, line+limit) of text, 1-based, as ACP's read_text_file does. */
+export function sliceLines(text: string, line?: number | null, limit?: number | null): string {
+  if (!line && !limit) return text;
+  const lines = text.split('\n');
+  const start = Math.max(0, (line ?? 1) - 1);
+  const end = limit ? start + limit : lines.length;
+  return lines.slice(start, end).join('\n');
+}
+
+export async function readTextFile(params: any): Promise<any> {
+  const p = params?.path;
+  if (typeof p !== 'string' || !path.isAbsolute(p)) return new ResponseError(INVALID_PARAMS, `path must be absolute: ${p}`);
+  const doc = openDocument(p);
+  if (doc) {
+    return {
+      content: sliceLines(doc.getText(), params.line, params.limit),
+      _meta: { 'agentd/version': doc.version, 'agentd/dirty': doc.isDirty },
+    };
+  }
+  try {
+    const text = await fs.readFile(p, 'utf8');
+    return { content: sliceLines(text, params.line, params.limit) };
+  } catch (e: any) {
+    if (e?.code === 'ENOENT' || e?.code === 'ENOTDIR') return new ResponseError(NOT_FOUND, `file not found: ${p}`);
+    if (e?.code === 'EISDIR') return new ResponseError(INVALID_PARAMS, `is a directory: ${p}`);
+    return new ResponseError(-32603, `cannot read ${p}: ${e?.message ?? e}`);
+  }
+}
+
+export function dirtyBuffers(): any {
+  return {
+    buffers: vscode.workspace.textDocuments
+      .filter((d) => !d.isClosed && d.isDirty && d.uri.scheme === 'file')
+      .map((d) => ({ path: d.uri.fsPath, version: d.version })),
+  };
+}
+
+function lspRange(r: vscode.Range) {
+  return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
+}
+
+function lspDiagnostic(d: vscode.Diagnostic) {
+  const code = typeof d.code === 'object' && d.code !== null ? d.code.value : d.code;
+  const out: any = { range: lspRange(d.range), severity: d.severity + 1, message: d.message };
+  if (code !== undefined) out.code = code;
+  if (d.source) out.source = d.source;
+  return out;
+}
+
+export function diagnostics(params: any): any {
+  const items: any[] = [];
+  if (Array.isArray(params?.paths) && params.paths.length) {
+    for (const p of params.paths) {
+      if (typeof p !== 'string') continue;
+      items.push({ path: p, diagnostics: vscode.languages.getDiagnostics(vscode.Uri.file(p)).map(lspDiagnostic) });
+    }
+  } else {
+    for (const [uri, ds] of vscode.languages.getDiagnostics()) {
+      if (uri.scheme !== 'file' || !ds.length) continue;
+      items.push({ path: uri.fsPath, diagnostics: ds.map(lspDiagnostic) });
+    }
+  }
+  return { items };
+}
+
+export async function workspaceSymbols(params: any): Promise<any> {
+  const query = typeof params?.query === 'string' ? params.query : '';
+  let found: vscode.SymbolInformation[] | undefined;
+  try {
+    found = await vscode.commands.executeCommand<vscode.SymbolInformation[]>('vscode.executeWorkspaceSymbolProvider', query);
+  } catch {
+    found = [];
+  }
+  return {
+    symbols: (found ?? []).slice(0, 500).map((s) => ({
+      name: s.name,
+      kind: s.kind + 1,
+      containerName: s.containerName || undefined,
+      location: { uri: s.location.uri.toString(), range: lspRange(s.location.range) },
+    })),
+  };
+}
+
+export async function saveBuffers(params: any): Promise<any> {
+  const saved: string[] = [];
+  const failed: Array<{ path: string; reason: string }> = [];
+  for (const p of Array.isArray(params?.paths) ? params.paths : []) {
+    if (typeof p !== 'string') continue;
+    const doc = openDocument(p);
+    if (!doc || !doc.isDirty) { saved.push(p); continue; }
+    try {
+      if (await doc.save()) saved.push(p);
+      else failed.push({ path: p, reason: 'VS Code did not save the file' });
+    } catch (e: any) {
+      failed.push({ path: p, reason: String(e?.message ?? e) });
+    }
+  }
+  return { saved, failed };
+}
+
+export async function getSecret(secrets: vscode.SecretStorage, params: any): Promise<any> {
+  const key = typeof params?.key === 'string' ? params.key : '';
+  if (!key) return new ResponseError(INVALID_PARAMS, 'key is required');
+  for (const id of secretCandidates(key)) {
+    const v = await secrets.get(secretStorageKey(id));
+    if (v) return { value: v };
+  }
+  return {};
+}

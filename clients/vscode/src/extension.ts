@@ -1,0 +1,111 @@
+// agentd for VS Code: starts the agentd daemon with vscode-languageclient, serves its reverse
+// requests from the editor's state, and shows the conversation in a chat view.
+import * as vscode from 'vscode';
+import { Chat } from './chat';
+import { ChatView } from './chatView';
+import { Daemon } from './daemon';
+import { DIFF_SCHEME, DiffContent } from './diff';
+import { Permissions } from './permissions';
+import { configureProvider } from './provider';
+
+let daemon: Daemon | undefined;
+
+export async function activate(context: vscode.ExtensionContext) {
+  const output = vscode.window.createOutputChannel('agentd');
+  context.subscriptions.push(output);
+
+  let chat: Chat | undefined;
+  let permissions: Permissions | undefined;
+  daemon = new Daemon(context, output, {
+    onUpdate: (p) => chat?.dispatch({ type: 'update', sessionId: p?.sessionId, update: p?.update ?? {} }),
+    onPermission: (p, token) => permissions!.ask(p, token),
+    onReady: (restarted) => void chat?.onDaemonReady(restarted),
+  });
+  context.subscriptions.push(daemon);
+  chat = new Chat(daemon);
+  context.subscriptions.push(chat);
+
+  const diffs = new DiffContent();
+  context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs));
+  const view = new ChatView(context.extensionUri, chat, diffs);
+  context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }));
+  permissions = new Permissions(chat, () => view.visible);
+  view.permissions = permissions;
+  daemon.onDidChangeState((s) => { if (s.status !== 'ready') permissions?.dropAll(); });
+
+  // Status bar: ready / working / error; opens the chat.
+  const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  status.name = 'agentd';
+  status.command = 'agentd.openChat';
+  const paint = () => {
+    const d = daemon!.state;
+    if (d.status === 'error' || d.status === 'stopped') {
+      status.text = '$(error) agentd';
+      status.tooltip = `agentd: ${d.message ?? d.status}`;
+      status.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+    } else if (d.status === 'starting') {
+      status.text = '$(loading~spin) agentd';
+      status.tooltip = d.message ?? 'agentd is starting';
+      status.backgroundColor = undefined;
+    } else if (chat!.state.running) {
+      status.text = '$(sync~spin) agentd: working';
+      status.tooltip = 'agentd is working; click to open the chat';
+      status.backgroundColor = undefined;
+    } else {
+      status.text = '$(comment-discussion) agentd';
+      status.tooltip = 'agentd is ready; click to open the chat';
+      status.backgroundColor = undefined;
+    }
+  };
+  paint();
+  status.show();
+  context.subscriptions.push(status, daemon.onDidChangeState(paint), chat.onEvent(paint));
+
+  const reg = (id: string, fn: (...a: any[]) => any) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  reg('agentd.openChat', () => view.reveal(true));
+  reg('agentd.sendPrompt', async (arg?: unknown) => {
+    let text = typeof arg === 'string' ? arg : (arg && typeof arg === 'object' && typeof (arg as any).text === 'string') ? (arg as any).text : undefined;
+    const extra: any[] = [];
+    const ed = vscode.window.activeTextEditor;
+    if (ed && !ed.selection.isEmpty) {
+      const sel = ed.selection;
+      const uri = ed.document.uri.with({ fragment: `L${sel.start.line + 1}-${sel.end.line + 1}` }).toString();
+      extra.push({ type: 'resource', resource: { uri, text: ed.document.getText(sel), mimeType: 'text/plain' } });
+    }
+    if (text === undefined) {
+      text = await vscode.window.showInputBox({
+        title: 'agentd: Send Prompt',
+        prompt: extra.length ? 'Ask agentd (the selection goes along)' : 'Ask agentd',
+        placeHolder: 'e.g. Explain this function',
+        ignoreFocusOut: true,
+      });
+    }
+    if (!text || !text.trim()) return;
+    await view.reveal(false);
+    void chat!.prompt(text.trim(), extra);
+  });
+  reg('agentd.cancel', () => chat!.cancel());
+  reg('agentd.newSession', async () => { await chat!.newChat(); await view.reveal(true); });
+  reg('agentd.setMode', async (arg?: unknown) => {
+    let mode = typeof arg === 'string' ? arg : undefined;
+    if (!mode) {
+      const pick = await vscode.window.showQuickPick([
+        { label: 'Ask', description: 'ask before every change and program run', mode: 'ask' },
+        { label: 'Auto', description: 'apply edits and run programs without asking', mode: 'auto' },
+        { label: 'Plan', description: 'read and plan only, no changes', mode: 'plan' },
+      ], { title: 'agentd: Set Mode', placeHolder: `Current: ${chat!.state.mode ?? 'ask'}` });
+      mode = pick?.mode;
+    }
+    if (mode) await chat!.setMode(mode);
+  });
+  reg('agentd.configureProvider', () => configureProvider(context, daemon!));
+  reg('agentd.showLogs', () => output.show(true));
+  reg('agentd.restart', () => daemon!.restart('requested by the user'));
+
+  void daemon.start();
+  return { chatState: () => chat!.state };
+}
+
+export async function deactivate() {
+  await daemon?.dispose();
+}

@@ -1,0 +1,111 @@
+// "agentd: Configure Provider": preset → base URL (where it applies) → API key (masked, kept in
+// SecretStorage; not asked for loopback or private servers) → model (from Test connection's list,
+// or typed) → a final Test connection whose result is shown.
+import * as vscode from 'vscode';
+import { Daemon } from './daemon';
+import { needsNoKey } from './pure/net';
+import { PRESETS, secretStorageKey, withProvider } from './pure/settings';
+
+export async function configureProvider(context: vscode.ExtensionContext, daemon: Daemon) {
+  const preset = await vscode.window.showQuickPick(
+    PRESETS.map((p) => ({ label: p.label, description: p.baseUrl, preset: p })),
+    { title: 'agentd: Configure Provider (1/4): provider', placeHolder: 'Which model provider?', ignoreFocusOut: true },
+  );
+  if (!preset) return;
+  const p = preset.preset;
+  const cfg = vscode.workspace.getConfiguration('agentd');
+  const current: any = (cfg.get<any>('settings') ?? {}).providers?.[p.id] ?? {};
+
+  let baseUrl = p.baseUrl;
+  if (p.askBaseUrl) {
+    const v = await vscode.window.showInputBox({
+      title: 'agentd: Configure Provider (2/4): base URL',
+      prompt: `The OpenAI-compatible base URL of your ${p.label} server (agentd appends /chat/completions and /models).`,
+      value: current.baseUrl ?? p.baseUrl,
+      ignoreFocusOut: true,
+      validateInput: (s) => { try { const u = new URL(s); return /^https?:$/.test(u.protocol) ? undefined : 'Use an http(s) URL.'; } catch { return 'Not a URL.'; } },
+    });
+    if (!v) return;
+    baseUrl = v.trim().replace(/\/+$/, '');
+  }
+
+  const keyName = secretStorageKey(p.id);
+  if (!needsNoKey(baseUrl)) {
+    const had = !!(await context.secrets.get(keyName));
+    const key = await vscode.window.showInputBox({
+      title: 'agentd: Configure Provider (3/4): API key',
+      prompt: had
+        ? `A ${p.label} key is already stored. Enter a new one to replace it, or leave empty to keep it. It is kept in VS Code's secret storage, never in settings.json.`
+        : `Your ${p.label} API key. It is kept in VS Code's secret storage, never in settings.json.`,
+      placeHolder: p.keyHint,
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (key === undefined) return;
+    if (key.trim()) await context.secrets.store(keyName, key.trim());
+    else if (!had) {
+      void vscode.window.showWarningMessage(`agentd: no API key stored for ${p.label}; requests will fail until you add one.`);
+    }
+  }
+
+  // Tell agentd about the provider and list its models.
+  let models: string[] = [];
+  let testMessage = '';
+  const canTest = daemon.client?.isRunning() ?? false;
+  if (canTest) {
+    try {
+      await daemon.request('agent/providers/set', { providerId: p.id, apiType: p.apiType, baseUrl });
+      const r = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `agentd: testing ${p.label}…` },
+        () => daemon.request('agent/providers/test', { providerId: p.id }),
+      );
+      models = Array.isArray(r?.models) ? r.models.map((m: any) => (typeof m === 'string' ? m : m?.id ?? m?.name)).filter(Boolean) : [];
+      testMessage = String(r?.message ?? '');
+    } catch (e: any) {
+      testMessage = String(e?.message ?? e);
+    }
+  }
+
+  let model: string | undefined;
+  const typeOwn = '$(edit) Type a model name…';
+  if (models.length) {
+    const pick = await vscode.window.showQuickPick([...models.map((m) => ({ label: m })), { label: typeOwn }], {
+      title: 'agentd: Configure Provider (4/4): model', placeHolder: `${models.length} models found`, ignoreFocusOut: true,
+    });
+    if (!pick) return;
+    model = pick.label === typeOwn ? undefined : pick.label;
+  }
+  if (!model) {
+    model = (await vscode.window.showInputBox({
+      title: 'agentd: Configure Provider (4/4): model',
+      prompt: testMessage ? `Model name (${testMessage})` : 'Model name',
+      value: current.model ?? '',
+      ignoreFocusOut: true,
+    }))?.trim();
+    if (model === undefined) return;
+  }
+
+  const settings = withProvider(cfg.get('settings'), p.id, { apiType: p.apiType, baseUrl, model: model || undefined });
+  await cfg.update('settings', settings, vscode.ConfigurationTarget.Global);
+
+  if (!daemon.client?.isRunning()) {
+    void vscode.window.showWarningMessage(`agentd: ${p.label} saved, but agentd is not running, so the connection was not tested. ${daemon.state.message ?? ''}`);
+    return;
+  }
+  try {
+    await daemon.request('agent/providers/set', { providerId: p.id, apiType: p.apiType, baseUrl, model: model || undefined });
+    const r = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `agentd: testing ${p.label}…` },
+      () => daemon.request('agent/providers/test', { providerId: p.id }),
+    );
+    const n = Array.isArray(r?.models) ? r.models.length : 0;
+    if (r?.ok) {
+      void vscode.window.showInformationMessage(`agentd: ${p.label} works: ${n} model${n === 1 ? '' : 's'} found${model ? `, using ${model}` : ''}. ${r.message ?? ''}`.trim());
+    } else {
+      void vscode.window.showErrorMessage(`agentd: ${p.label} test failed: ${r?.message ?? 'no answer'}`, 'Configure Again')
+        .then((c) => c && vscode.commands.executeCommand('agentd.configureProvider'));
+    }
+  } catch (e: any) {
+    void vscode.window.showErrorMessage(`agentd: testing ${p.label} failed: ${e?.message ?? e}`);
+  }
+}

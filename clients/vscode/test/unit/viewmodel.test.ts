@@ -1,0 +1,183 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buttonsFor, ChatState, Event, initialState, optionForButton, reduce, usageText } from '../../src/pure/viewmodel';
+
+const run = (events: Event[], s: ChatState = initialState()) => events.reduce(reduce, s);
+const up = (update: any): Event => ({ type: 'update', sessionId: 's1', update });
+const chunk = (kind: string, text: string, messageId = 'm1') => up({ sessionUpdate: kind, messageId, content: { type: 'text', text } });
+
+test('streamed chunks join one reply; thinking ends when the reply starts', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1', configOptions: [] },
+    { type: 'promptSent', promptId: 'p1', text: 'hi' },
+    chunk('agent_thought_chunk', 'let me ', 't1'), chunk('agent_thought_chunk', 'think', 't1'),
+    chunk('agent_message_chunk', 'Hel'), chunk('agent_message_chunk', 'lo'),
+  ]);
+  assert.equal(s.running, true);
+  assert.deepEqual(s.items.map((i) => i.kind), ['user', 'thought', 'agent']);
+  assert.equal((s.items[1] as any).text, 'let me think');
+  assert.equal((s.items[1] as any).streaming, false);
+  assert.equal((s.items[2] as any).text, 'Hello');
+  assert.equal((s.items[2] as any).streaming, true);
+  const done = reduce(s, { type: 'turnEnded', promptId: 'p1', stopReason: 'end_turn' });
+  assert.equal(done.running, false);
+  assert.equal((done.items[2] as any).streaming, false);
+  assert.equal(done.items.length, 3, 'end_turn adds no notice');
+});
+
+test('updates for another session are ignored', () => {
+  const s = run([{ type: 'reset', sessionId: 's1' }, { type: 'update', sessionId: 's2', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } } }]);
+  assert.equal(s.items.length, 0);
+});
+
+test('a tool call moves through its statuses and keeps its diff', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'edit' },
+    chunk('agent_message_chunk', 'Editing.'),
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'edit_file a.txt', kind: 'edit', status: 'pending' }),
+    up({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'in_progress', rawInput: { path: 'a.txt' } }),
+    up({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'completed', content: [{ type: 'diff', path: '/w/a.txt', oldText: 'a', newText: 'b' }] }),
+    chunk('agent_message_chunk', 'Done.'),
+  ]);
+  assert.deepEqual(s.items.map((i) => i.kind), ['user', 'agent', 'tool', 'agent']);
+  const tool = s.items[2] as any;
+  assert.equal(tool.status, 'completed');
+  assert.equal(tool.toolKind, 'edit');
+  assert.deepEqual(tool.diffs, [{ path: '/w/a.txt', oldText: 'a', newText: 'b' }]);
+  assert.equal((s.items[3] as any).text, 'Done.', 'text after a tool call is a new block');
+});
+
+test('program output and command line are kept', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c2', title: 'run_program', kind: 'execute', status: 'pending', rawInput: { program: 'go', args: ['test', './...'], cwd: '/w' } }),
+    up({ sessionUpdate: 'tool_call_update', toolCallId: 'c2', status: 'failed', content: [{ type: 'content', content: { type: 'text', text: 'FAIL' } }] }),
+  ]);
+  const t = s.items[0] as any;
+  assert.equal(t.command, 'go test ./...');
+  assert.equal(t.cwd, '/w');
+  assert.equal(t.output, 'FAIL');
+  assert.equal(t.status, 'failed');
+});
+
+test('prompts sent during a turn are queued and start in order', () => {
+  let s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'one' },
+    { type: 'promptSent', promptId: 'p2', text: 'two' },
+    { type: 'promptSent', promptId: 'p3', text: 'three' },
+  ]);
+  assert.deepEqual(s.queued.map((q) => q.text), ['two', 'three']);
+  s = reduce(s, { type: 'turnEnded', promptId: 'p1', stopReason: 'end_turn' });
+  assert.equal(s.running, true);
+  assert.equal(s.activePromptId, 'p2');
+  assert.deepEqual(s.queued.map((q) => q.text), ['three']);
+  // agentd echoes a queued prompt as user_message_chunk when it starts: not shown twice.
+  s = reduce(s, chunk('user_message_chunk', 'two', 'u2'));
+  assert.equal(s.items.filter((i) => i.kind === 'user').length, 2);
+});
+
+test('a cancelled turn clears the queue, fails running tools and closes permission cards', () => {
+  let s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'one' },
+    { type: 'promptSent', promptId: 'p2', text: 'two' },
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'edit', status: 'pending' }),
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c1', title: 'edit a.txt' }, options: [{ optionId: 'allow_once', kind: 'allow_once' }] } },
+    { type: 'turnEnded', promptId: 'p1', stopReason: 'cancelled' },
+  ]);
+  assert.equal(s.running, false);
+  assert.deepEqual(s.queued, []);
+  assert.equal((s.items.find((i) => i.kind === 'tool') as any).status, 'failed');
+  assert.equal((s.items.find((i) => i.kind === 'permission') as any).answer, 'cancelled');
+  assert.equal((s.items[s.items.length - 1] as any).title, 'Stopped.');
+  // The queued prompt's own cancelled answer changes nothing.
+  s = reduce(s, { type: 'turnEnded', promptId: 'p2', stopReason: 'cancelled' });
+  assert.equal(s.running, false);
+});
+
+test('replayed history (session/load) shows user messages', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    chunk('user_message_chunk', 'old question', 'u1'),
+    chunk('agent_message_chunk', 'old answer', 'a1'),
+  ]);
+  assert.deepEqual(s.items.map((i: any) => [i.kind, i.text]), [['user', 'old question'], ['agent', 'old answer']]);
+});
+
+test('plan, usage, mode, config options, title and notices', () => {
+  const opts = [
+    { id: 'mode', name: 'Mode', category: 'mode', currentValue: 'ask', options: [{ value: 'ask', name: 'Ask' }, { value: 'auto', name: 'Auto' }] },
+    { id: 'model', name: 'Model', category: 'model', currentValue: 'm1', options: [{ value: 'm1', name: 'M1' }] },
+  ];
+  let s = run([
+    { type: 'reset', sessionId: 's1', configOptions: opts },
+    up({ sessionUpdate: 'plan', entries: [{ content: 'read', priority: 'high', status: 'completed' }, { content: 'edit', priority: 'high', status: 'pending' }] }),
+    up({ sessionUpdate: 'usage_update', used: 12345, size: 200000 }),
+    up({ sessionUpdate: 'session_info_update', title: 'Fix bug' }),
+    up({ sessionUpdate: 'notice', severity: 'warning', title: 'rate limited, retrying in 8 s' }),
+  ]);
+  assert.equal(s.mode, 'ask');
+  assert.equal(s.plan.length, 2);
+  assert.equal(s.title, 'Fix bug');
+  assert.equal(usageText(s.usage), '12.3k / 200k (6%)');
+  assert.equal((s.items[0] as any).severity, 'warning');
+  s = reduce(s, up({ sessionUpdate: 'current_mode_update', modeId: 'auto' }));
+  assert.equal(s.mode, 'auto');
+  assert.equal(s.configOptions[0].currentValue, 'auto');
+  s = reduce(s, { type: 'configOptions', configOptions: [{ ...opts[0], currentValue: 'plan' }, opts[1]] });
+  assert.equal(s.mode, 'plan');
+});
+
+test('daemon going away ends the turn and keeps the transcript', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'x' },
+    chunk('agent_message_chunk', 'partial'),
+    { type: 'daemon', status: 'stopped', message: 'agentd exited' },
+  ]);
+  assert.equal(s.running, false);
+  assert.equal(s.daemon.message, 'agentd exited');
+  assert.equal(s.items.length, 2);
+  // A reset (new chat) keeps the daemon status.
+  assert.equal(reduce(s, { type: 'reset', sessionId: 's2' }).daemon.status, 'stopped');
+});
+
+test('provider errors end the turn with an error notice', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'x' },
+    { type: 'turnEnded', promptId: 'p1', stopReason: 'end_turn', error: 'invalid API key' },
+  ]);
+  assert.deepEqual(s.items.map((i: any) => [i.kind, i.severity, i.title]).slice(1), [['notice', 'error', 'invalid API key']]);
+});
+
+test('permission buttons map to the options agentd offered', () => {
+  const options = [
+    { optionId: 'allow_once', kind: 'allow_once' }, { optionId: 'allow_session', kind: 'allow_always' },
+    { optionId: 'allow_always', kind: 'allow_always' }, { optionId: 'reject_once', kind: 'reject_once' },
+    { optionId: 'reject_always', kind: 'reject_always' },
+  ];
+  assert.deepEqual(buttonsFor(options), ['Allow once', 'Allow for session', 'Always allow', 'Deny']);
+  assert.equal(optionForButton(options, 'Allow once'), 'allow_once');
+  assert.equal(optionForButton(options, 'Allow for session'), 'allow_session');
+  assert.equal(optionForButton(options, 'Always allow'), 'allow_always');
+  assert.equal(optionForButton(options, 'Deny'), 'reject_once');
+  // Only what was offered, matched by kind when the ids differ.
+  const few = [{ optionId: 'yes', kind: 'allow_once' }, { optionId: 'no', kind: 'reject_once' }];
+  assert.deepEqual(buttonsFor(few), ['Allow once', 'Deny']);
+  assert.equal(optionForButton(few, 'Deny'), 'no');
+});
+
+test('a permission request for a program shows the command and cwd', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c', title: 'run_program', kind: 'execute', rawInput: { command: 'make test', cwd: '/w' } }, options: [] } },
+    { type: 'permissionAnswered', requestId: 'r1', answer: 'Deny' },
+  ]);
+  const p = s.items[0] as any;
+  assert.equal(p.command, 'make test');
+  assert.equal(p.cwd, '/w');
+  assert.equal(p.answer, 'Deny');
+});
