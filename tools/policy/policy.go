@@ -1,0 +1,216 @@
+// Package policy owns the permission decision: whether a tool call runs, asks the user, or is
+// refused, as a pure function of the session's mode, the remembered grants and the call. It knows
+// tools only by name and effect class, so a new tool needs no policy code.
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/tools/internal/glob"
+)
+
+// Mode is the session's permission mode.
+type Mode string
+
+const (
+	// ModeAsk runs reads, and asks before writes and programs unless a grant answers.
+	ModeAsk Mode = "ask"
+	// ModeAuto runs everything except what a reject_always grant refuses.
+	ModeAuto Mode = "auto"
+	// ModePlan runs reads only: the agent plans and changes nothing.
+	ModePlan Mode = "plan"
+)
+
+// Scope is how long a grant lives.
+type Scope string
+
+const (
+	ScopeSession Scope = "session"
+	ScopeProject Scope = "project"
+)
+
+// Grant is a remembered answer. Pattern is a path glob for write tools (an allow must match every
+// path the call touches, a reject any one of them; `**` spans directories) or a command prefix for exec tools (matched word by
+// word, so "go test" allows "go test ./..." but not "go testx"); "" matches any call of Tool.
+// Tool "" or "*" matches every tool of the same effect class the pattern fits.
+type Grant struct {
+	Tool    string `json:"tool"`
+	Pattern string `json:"pattern,omitempty"`
+	Allow   bool   `json:"allow"`
+	Scope   Scope  `json:"scope"`
+}
+
+// Call is what the policy knows of a tool call.
+type Call struct {
+	Tool    string
+	Effect  tools.Effect
+	Paths   []string
+	Command []string
+}
+
+// Decision is the policy's answer.
+type Decision int
+
+const (
+	// Allow runs the call without asking.
+	Allow Decision = iota + 1
+	// Ask asks the user (or applies the client's default when it has no permission UI).
+	Ask
+	// Deny refuses the call because of a reject_always grant.
+	Deny
+	// PlanRefuse refuses a mutating call in plan mode.
+	PlanRefuse
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	case Deny:
+		return "deny"
+	case PlanRefuse:
+		return "plan_refuse"
+	}
+	return "unknown"
+}
+
+// Permission option ids offered to the user (PROTOCOL.md).
+const (
+	OptionAllowOnce    = "allow_once"
+	OptionAllowSession = "allow_session"
+	OptionAllowAlways  = "allow_always"
+	OptionRejectOnce   = "reject_once"
+	OptionRejectAlways = "reject_always"
+)
+
+// Decide is the whole policy. Reads always run. Plan mode refuses anything else. A matching
+// reject grant refuses in every other mode, auto included; then auto allows, and ask allows only
+// what a matching allow grant covers. An unknown mode behaves as ask.
+func Decide(mode Mode, grants []Grant, call Call) Decision {
+	if call.Effect == tools.EffectRead {
+		return Allow
+	}
+	if mode == ModePlan {
+		return PlanRefuse
+	}
+	allowed := false
+	for _, g := range grants {
+		if g.IsZero() || !Matches(g, call) {
+			continue
+		}
+		if !g.Allow {
+			return Deny
+		}
+		allowed = true
+	}
+	if mode == ModeAuto || allowed {
+		return Allow
+	}
+	return Ask
+}
+
+// Matches reports whether g covers call.
+func Matches(g Grant, call Call) bool {
+	if g.Tool != "" && g.Tool != "*" && g.Tool != call.Tool {
+		return false
+	}
+	if g.Pattern == "" {
+		return true
+	}
+	switch call.Effect {
+	case tools.EffectExec:
+		return commandHasPrefix(call.Command, g.Pattern)
+	case tools.EffectWrite:
+		if len(call.Paths) == 0 {
+			return false
+		}
+		gl, err := glob.Compile(filepath.ToSlash(g.Pattern))
+		if err != nil {
+			return false
+		}
+		// An allow must cover every path; a reject refuses a call touching any path it names.
+		for _, p := range call.Paths {
+			if gl.Match(filepath.ToSlash(p)) != g.Allow {
+				return !g.Allow
+			}
+		}
+		return g.Allow
+	}
+	return false
+}
+
+func commandHasPrefix(argv []string, prefix string) bool {
+	want := strings.Fields(prefix)
+	if len(want) == 0 || len(want) > len(argv) {
+		return len(want) == 0
+	}
+	for i, w := range want {
+		if argv[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// GrantFor is the grant that answering optionID creates for call; a one-time answer (allow_once,
+// reject_once, an unknown id) creates none and yields the zero Grant, which Decide ignores and
+// callers should not store (see Grant.IsZero). Allowing a write tool covers that tool anywhere in
+// the roots (the roots already contain it); allowing or rejecting a program covers that exact
+// command line and any that extend it; rejecting a write covers the paths of this call (one
+// path exactly, several by their common directory).
+func GrantFor(call Call, optionID string, scope Scope) Grant {
+	g := Grant{Tool: call.Tool, Scope: scope}
+	switch optionID {
+	case OptionAllowSession:
+		g.Allow, g.Scope = true, ScopeSession
+	case OptionAllowAlways:
+		g.Allow = true
+		if scope == "" {
+			g.Scope = ScopeProject
+		}
+	case OptionRejectAlways:
+		if scope == "" {
+			g.Scope = ScopeProject
+		}
+	default:
+		return Grant{}
+	}
+	switch call.Effect {
+	case tools.EffectExec:
+		g.Pattern = strings.Join(call.Command, " ")
+	case tools.EffectWrite:
+		if !g.Allow {
+			g.Pattern = pathPattern(call.Paths)
+		}
+	}
+	return g
+}
+
+// IsZero reports whether g is the zero Grant (no remembered answer).
+func (g Grant) IsZero() bool { return g == Grant{} }
+
+func pathPattern(paths []string) string {
+	switch len(paths) {
+	case 0:
+		return ""
+	case 1:
+		return escapeGlob(filepath.ToSlash(paths[0]))
+	}
+	dir := filepath.ToSlash(filepath.Dir(paths[0]))
+	for _, p := range paths[1:] {
+		p = filepath.ToSlash(p)
+		for dir != "/" && dir != "." && !strings.HasPrefix(p, dir+"/") {
+			dir = filepath.ToSlash(filepath.Dir(dir))
+		}
+	}
+	return escapeGlob(dir) + "/**"
+}
+
+func escapeGlob(p string) string {
+	r := strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]", "{", "[{]")
+	return r.Replace(p)
+}
