@@ -1,0 +1,337 @@
+package httpsse_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/httpsse"
+	"github.com/agentd-dev/agentd/providers/providertest"
+)
+
+// scripted answers the n-th request with responses[n] (the last one repeats).
+func scripted(t *testing.T, responses ...func(w http.ResponseWriter, r *http.Request)) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(n.Add(1)) - 1
+		if i >= len(responses) {
+			i = len(responses) - 1
+		}
+		responses[i](w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func status(code int, header map[string]string, body string) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range header {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(code)
+		fmt.Fprint(w, body)
+	}
+}
+
+func sseOK(body string) func(http.ResponseWriter, *http.Request) {
+	return status(200, map[string]string{"Content-Type": "text/event-stream"}, body)
+}
+
+func open(t *testing.T, tr *httpsse.Transport, url string) (*httpsse.Stream, *providers.Error, []string) {
+	t.Helper()
+	var notices []string
+	s, err := tr.Open(context.Background(), &httpsse.Call{
+		Provider: "Acme", URL: url, Body: []byte(`{}`),
+		Notice: func(text string) bool { notices = append(notices, text); return true },
+	})
+	if s != nil {
+		t.Cleanup(func() { s.Close() })
+	}
+	return s, err, notices
+}
+
+func TestRetryHonoursRetryAfterAndAnnouncesIt(t *testing.T) {
+	srv, n := scripted(t,
+		status(429, map[string]string{"Retry-After": "8"}, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`),
+		status(529, nil, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+		status(503, map[string]string{"retry-after-ms": "1500"}, `upstream unavailable`),
+		sseOK("data: hi\n\n"),
+	)
+	sl := &providertest.Sleeps{}
+	s, err, notices := open(t, providertest.Transport(sl), srv.URL)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	want := []string{"rate limited, retrying in 8 s", "overloaded, retrying in 2 s", "overloaded, retrying in 2 s"}
+	if fmt.Sprint(notices) != fmt.Sprint(want) {
+		t.Errorf("notices = %q, want %q", notices, want)
+	}
+	// 8 s from Retry-After, 2 s from the backoff (second retry, 1 s base doubled), 1.5 s from
+	// retry-after-ms.
+	if got := fmt.Sprint(sl.All()); got != "[8s 2s 1.5s]" {
+		t.Errorf("sleeps = %s", got)
+	}
+	var data []string
+	for ev := range s.Events() {
+		data = append(data, ev.Data)
+	}
+	if fmt.Sprint(data) != "[hi]" || s.Err() != nil || n.Load() != 4 {
+		t.Errorf("data = %q err = %v requests = %d", data, s.Err(), n.Load())
+	}
+}
+
+func TestBackoffIsCappedAndAttemptsBounded(t *testing.T) {
+	srv, n := scripted(t, status(500, nil, `{"error":{"message":"boom","type":"server_error"}}`))
+	sl := &providertest.Sleeps{}
+	tr := providertest.Transport(sl)
+	tr.Retry = httpsse.Retry{MaxAttempts: 6, Base: time.Second, Max: 4 * time.Second}
+	_, err, notices := open(t, tr, srv.URL)
+	if err == nil || err.Kind != providers.ErrServer || err.Status != 500 {
+		t.Fatalf("err = %+v", err)
+	}
+	if got := fmt.Sprint(sl.All()); got != "[1s 2s 4s 4s 4s]" {
+		t.Errorf("sleeps = %s", got)
+	}
+	if n.Load() != 6 || len(notices) != 5 || notices[0] != "server error (HTTP 500), retrying in 1 s" {
+		t.Errorf("requests = %d notices = %q", n.Load(), notices)
+	}
+}
+
+func TestDefaultJitterStaysInRange(t *testing.T) {
+	srv, _ := scripted(t, status(529, nil, ``))
+	sl := &providertest.Sleeps{}
+	tr := &httpsse.Transport{Sleep: sl.Sleep, Retry: httpsse.Retry{MaxAttempts: 4}}
+	open(t, tr, srv.URL)
+	for i, d := range sl.All() {
+		hi := time.Second << i
+		if d < hi/2 || d >= hi {
+			t.Errorf("retry %d slept %v, want in [%v, %v)", i+1, d, hi/2, hi)
+		}
+	}
+}
+
+func TestNoRetryForPermanentErrors(t *testing.T) {
+	for _, c := range []struct {
+		code int
+		body string
+		kind providers.ErrorKind
+	}{
+		{401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, providers.ErrAuth},
+		{429, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, providers.ErrQuota},
+		{400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`, providers.ErrContextOverflow},
+		{404, `{"error":{"code":404,"message":"models/nope is not found","status":"NOT_FOUND"}}`, providers.ErrNotFound},
+	} {
+		srv, n := scripted(t, status(c.code, nil, c.body))
+		sl := &providertest.Sleeps{}
+		_, err, notices := open(t, providertest.Transport(sl), srv.URL)
+		if err == nil || err.Kind != c.kind || n.Load() != 1 || len(notices) != 0 {
+			t.Errorf("%d: err = %+v requests = %d notices = %q", c.code, err, n.Load(), notices)
+		}
+	}
+}
+
+func TestServerDelayLongerThanMaxWaitIsNotWaited(t *testing.T) {
+	srv, n := scripted(t, status(429, map[string]string{"Retry-After": "3600"}, `{"error":{"message":"later","type":"requests","code":"rate_limit_exceeded"}}`))
+	_, err, notices := open(t, providertest.Transport(&providertest.Sleeps{}), srv.URL)
+	if err == nil || err.Kind != providers.ErrRateLimit || err.RetryAfter != time.Hour || n.Load() != 1 || len(notices) != 0 {
+		t.Fatalf("err = %+v requests = %d notices = %q", err, n.Load(), notices)
+	}
+	if !strings.Contains(err.Message, "60 min") {
+		t.Errorf("message %q does not say how long to wait", err.Message)
+	}
+}
+
+type failingDoer struct{ n atomic.Int32 }
+
+func (d *failingDoer) Do(*http.Request) (*http.Response, error) {
+	d.n.Add(1)
+	return nil, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+}
+
+func TestNetworkErrorsAreRetriedThenReported(t *testing.T) {
+	d := &failingDoer{}
+	sl := &providertest.Sleeps{}
+	tr := providertest.Transport(sl)
+	tr.Doer = d
+	_, err, notices := open(t, tr, "http://127.0.0.1:1/x")
+	if err == nil || err.Kind != providers.ErrNetwork || d.n.Load() != 4 {
+		t.Fatalf("err = %+v attempts = %d", err, d.n.Load())
+	}
+	if notices[0] != "connection failed, retrying in 1 s" || !strings.Contains(err.Message, "connection refused") {
+		t.Errorf("notices = %q message = %q", notices, err.Message)
+	}
+}
+
+func TestNoticeConsumerLeavingCancels(t *testing.T) {
+	srv, n := scripted(t, status(529, nil, ``))
+	tr := providertest.Transport(&providertest.Sleeps{})
+	_, err := tr.Open(context.Background(), &httpsse.Call{URL: srv.URL, Body: []byte(`{}`), Notice: func(string) bool { return false }})
+	if err == nil || err.Kind != providers.ErrCancelled || n.Load() != 1 {
+		t.Fatalf("err = %+v requests = %d", err, n.Load())
+	}
+}
+
+func TestSuccessStatusWithErrorBody(t *testing.T) {
+	cases := []struct {
+		name, ct, body string
+		kind           providers.ErrorKind
+		retried        bool
+	}{
+		{"json error object", "application/json", `{"error":{"message":"Invalid model","type":"invalid_request_error","param":"model"}}`, providers.ErrInvalidRequest, false},
+		{"gemini array error", "application/json", `[{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}]`, providers.ErrOverloaded, true},
+		{"error object as event-stream", "text/event-stream", "\n{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", providers.ErrOverloaded, true},
+		{"html page", "text/html", "<!DOCTYPE html><html><head><title>Captive Portal</title></head></html>", providers.ErrServer, false},
+		{"plain completion", "application/json", `{"id":"x","choices":[]}`, providers.ErrInvalidRequest, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv, n := scripted(t, status(200, map[string]string{"Content-Type": c.ct}, c.body))
+			tr := providertest.Transport(&providertest.Sleeps{})
+			tr.Retry.MaxAttempts = 2
+			_, err, _ := open(t, tr, srv.URL)
+			if err == nil || err.Kind != c.kind {
+				t.Fatalf("err = %+v, want kind %s", err, c.kind)
+			}
+			if want := map[bool]int32{true: 2, false: 1}[c.retried]; n.Load() != want {
+				t.Errorf("requests = %d, want %d", n.Load(), want)
+			}
+			if err.Message == "" || strings.Contains(err.Message, "\n") {
+				t.Errorf("message %q is not one readable sentence", err.Message)
+			}
+		})
+	}
+}
+
+func TestHTMLErrorPageFromProxy(t *testing.T) {
+	srv, _ := scripted(t, status(502, map[string]string{"Content-Type": "text/html"}, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"))
+	tr := providertest.Transport(&providertest.Sleeps{})
+	tr.Retry.MaxAttempts = 1
+	_, err, _ := open(t, tr, srv.URL)
+	if err == nil || err.Kind != providers.ErrServer || err.Detail != "502 Bad Gateway" || !strings.Contains(err.Message, "HTML page") {
+		t.Fatalf("err = %+v", err)
+	}
+}
+
+func TestLargeEventsAndTheLimit(t *testing.T) {
+	big := strings.Repeat("x", 100<<10) // over go-sse's 64 KiB default
+	srv, _ := scripted(t, sseOK("data: "+big+"\n\ndata: after\n\n"))
+	s, err, _ := open(t, providertest.Transport(&providertest.Sleeps{}), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for ev := range s.Events() {
+		sizes = append(sizes, len(ev.Data))
+	}
+	if fmt.Sprint(sizes) != fmt.Sprint([]int{100 << 10, 5}) || s.Err() != nil {
+		t.Fatalf("sizes = %v err = %v", sizes, s.Err())
+	}
+
+	tr := providertest.Transport(&providertest.Sleeps{})
+	tr.MaxEventSize = 32 << 10
+	s, err, _ = open(t, tr, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range s.Events() {
+		t.Error("got an event past the limit")
+	}
+	if s.Err() == nil || s.Err().Kind != providers.ErrServer || !strings.Contains(s.Err().Message, "limit") {
+		t.Fatalf("err = %+v", s.Err())
+	}
+}
+
+func TestCancelMidStreamAndCloseReleaseTheConnection(t *testing.T) {
+	gone := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the client must hang up
+		close(gone)
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := (&httpsse.Transport{}).Open(ctx, &httpsse.Call{URL: srv.URL, Body: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []string
+	for ev := range s.Events() {
+		got = append(got, ev.Data)
+		cancel()
+	}
+	if fmt.Sprint(got) != "[one]" || s.Err() == nil || s.Err().Kind != providers.ErrCancelled {
+		t.Fatalf("got %q err %+v", got, s.Err())
+	}
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server never saw the client hang up")
+	}
+}
+
+func TestBreakingOutAndClosingHangsUp(t *testing.T) {
+	gone := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(gone)
+	}))
+	defer srv.Close()
+	s, err := (&httpsse.Transport{}).Open(context.Background(), &httpsse.Call{URL: srv.URL, Body: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range s.Events() {
+		break
+	}
+	s.Close()
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server never saw the client hang up")
+	}
+}
+
+func TestFetchReturnsBodyAndClassifies(t *testing.T) {
+	srv, _ := scripted(t, status(401, nil, `{"error":{"code":401,"message":"API key not valid.","status":"UNAUTHENTICATED"}}`), status(200, nil, `{"data":[]}`))
+	tr := providertest.Transport(&providertest.Sleeps{})
+	_, err := tr.Fetch(context.Background(), &httpsse.Call{Provider: "Gemini", URL: srv.URL})
+	if err == nil || err.Kind != providers.ErrAuth {
+		t.Fatalf("err = %+v", err)
+	}
+	b, err := tr.Fetch(context.Background(), &httpsse.Call{URL: srv.URL})
+	if err != nil || string(b) != `{"data":[]}` {
+		t.Fatalf("b = %q err = %+v", b, err)
+	}
+}
+
+func TestRequestCarriesHeadersAndBody(t *testing.T) {
+	var got *http.Request
+	srv, _ := scripted(t, func(w http.ResponseWriter, r *http.Request) { got = r; sseOK("data: x\n\n")(w, r) })
+	s, err := providertest.Transport(&providertest.Sleeps{}).Open(context.Background(), &httpsse.Call{
+		URL: srv.URL + "/v1/x?alt=sse", Header: http.Header{"X-Api-Key": {"k"}}, Body: []byte(`{"a":1}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if got.Method != "POST" || got.Header.Get("X-Api-Key") != "k" || got.Header.Get("Accept") != "text/event-stream" ||
+		got.Header.Get("Content-Type") != "application/json" || got.URL.RequestURI() != "/v1/x?alt=sse" {
+		t.Fatalf("request = %s %s %v", got.Method, got.URL, got.Header)
+	}
+}
