@@ -112,8 +112,18 @@ func (r *Roots) containing(p string) (string, bool) {
 	return "", false
 }
 
-// evalExisting evaluates symlinks in the longest existing prefix of p and appends the rest.
-func evalExisting(p string) (string, error) {
+// maxLinks bounds symlink chains, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// evalExisting evaluates symlinks in the longest existing prefix of p and appends the rest. A
+// dangling symlink (one whose target does not exist yet) is followed by hand: writing through it
+// would create its target, so the target is what must be contained.
+func evalExisting(p string) (string, error) { return evalLinks(p, 0) }
+
+func evalLinks(p string, depth int) (string, error) {
+	if depth > maxLinks {
+		return "", errors.New("too many levels of symbolic links")
+	}
 	rest := ""
 	cur := p
 	for {
@@ -123,6 +133,22 @@ func evalExisting(p string) (string, error) {
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			return "", err
+		}
+		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(cur)
+			if err != nil {
+				return "", err
+			}
+			if !filepath.IsAbs(target) {
+				// The link's directory exists (Lstat reached it); resolve it for real before
+				// joining, so a ".." in the target is taken from where the link really is.
+				dir, err := filepath.EvalSymlinks(filepath.Dir(cur))
+				if err != nil {
+					return "", err
+				}
+				target = filepath.Join(dir, target)
+			}
+			return evalLinks(filepath.Join(target, rest), depth+1)
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {
