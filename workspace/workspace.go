@@ -80,6 +80,10 @@ type Change struct {
 	OldText, NewText string
 	// Overwrite and IgnoreIfExists qualify create and rename; Recursive qualifies delete.
 	Overwrite, IgnoreIfExists, Recursive bool
+	// Dir makes a ChangeCreate create a directory (and its parents) instead of a file; LSP has no
+	// such operation, so the bridge creates it on disk after the editor's other changes succeed,
+	// and Disk uses MkdirAll.
+	Dir bool
 }
 
 // SaveResult reports which buffers the editor saved.
