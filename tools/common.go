@@ -1,0 +1,145 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+// Limits shared by the tools. They keep one call's output within what a model can use.
+const (
+	// MaxFileBytes is the largest file read_file and edit_file will load.
+	MaxFileBytes = 8 << 20
+	// MaxOutputBytes caps the text a read tool returns in one call.
+	MaxOutputBytes = 100 << 10
+)
+
+// resolve contains a path the model named; the error result names the field.
+func resolve(env *Env, field, p string, forWrite bool) (string, *Result) {
+	abs, err := env.Roots.Resolve(p, forWrite)
+	if err != nil {
+		r := Errorf("field %s: %v", field, err)
+		return "", &r
+	}
+	return abs, nil
+}
+
+// rel is how a path is shown to the model: relative to its root.
+func rel(env *Env, abs string) string {
+	r := env.Roots.Rel(abs)
+	if r == "." {
+		return "."
+	}
+	return filepath.ToSlash(r)
+}
+
+// readDoc reads a text file through the workspace port, refusing binaries and huge files with a
+// message the model can act on.
+func readDoc(ctx context.Context, env *Env, field, abs string) (workspace.Doc, *Result) {
+	doc, err := env.WS.ReadFile(ctx, abs)
+	if err != nil {
+		var r Result
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r = Errorf("field %s: %s does not exist", field, rel(env, abs))
+		case isDirErr(err):
+			r = Errorf("field %s: %s is a directory; use list_dir", field, rel(env, abs))
+		default:
+			r = Errorf("field %s: cannot read %s: %v", field, rel(env, abs), err)
+		}
+		return doc, &r
+	}
+	if len(doc.Text) > MaxFileBytes {
+		r := Errorf("%s is %d bytes, more than the %d bytes agentd reads; use search_text to find the part you need", rel(env, abs), len(doc.Text), MaxFileBytes)
+		return doc, &r
+	}
+	if isBinary(doc.Text) {
+		r := Errorf("%s is a binary file (%d bytes); agentd reads and edits text files only", rel(env, abs), len(doc.Text))
+		return doc, &r
+	}
+	return doc, nil
+}
+
+func isDirErr(err error) bool {
+	return strings.Contains(err.Error(), "is a directory")
+}
+
+// isBinary reports a NUL byte in the first 8 KiB, or text that is not UTF-8 there.
+func isBinary[S ~string | ~[]byte](s S) bool {
+	head := s
+	if len(head) > 8192 {
+		head = head[:8192]
+	}
+	for i := 0; i < len(head); i++ {
+		if head[i] == 0 {
+			return true
+		}
+	}
+	// Cut a rune split by the 8 KiB boundary before checking.
+	b := []byte(string(head))
+	for n := 0; n < 3 && len(b) > 0 && !utf8.Valid(b) && len(s) > 8192; n++ {
+		b = b[:len(b)-1]
+	}
+	return !utf8.Valid(b)
+}
+
+// plural formats "1 file" / "3 files".
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	if strings.HasSuffix(word, "y") && !strings.HasSuffix(word, "ey") {
+		return fmt.Sprintf("%d %sies", n, word[:len(word)-1])
+	}
+	if strings.HasSuffix(word, "s") || strings.HasSuffix(word, "x") || strings.HasSuffix(word, "ch") {
+		return fmt.Sprintf("%d %ses", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// permit asks the policy; a denial is the error result the model reads.
+func permit(ctx context.Context, env *Env, req PermissionRequest) *Result {
+	if env.Permit == nil {
+		return nil
+	}
+	if err := env.Permit(ctx, req); err != nil {
+		var r Result
+		if IsDenied(err) {
+			r = Errorf("permission denied: %v", err)
+			r.Raw = map[string]any{"denied": true, "reason": err.Error()}
+		} else if ctx.Err() != nil {
+			r = Errorf("cancelled before the permission was answered")
+		} else {
+			r = Errorf("could not ask for permission: %v", err)
+		}
+		return &r
+	}
+	return nil
+}
+
+// applyEdit sends changes to the editor and turns a refusal into a result telling the model to
+// re-read.
+func applyEdit(ctx context.Context, env *Env, label string, changes []workspace.Change) *Result {
+	err := env.WS.ApplyEdit(ctx, label, changes)
+	if err == nil {
+		return nil
+	}
+	var na *workspace.NotAppliedError
+	var r Result
+	if errors.As(err, &na) {
+		r = Errorf("%v. The file may have changed since it was read (the user may be editing it): nothing was changed; read it again with read_file and redo the edit against its current text", err)
+	} else if ctx.Err() != nil {
+		r = Errorf("cancelled; the edit may not have been applied")
+	} else {
+		r = Errorf("the edit could not be applied: %v", err)
+	}
+	return &r
+}

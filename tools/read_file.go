@@ -1,0 +1,109 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+//go:embed read_file.md
+var readFileDoc string
+
+type readFileIn struct {
+	Path      string `json:"path" jsonschema:"description=File to read: relative to the working directory or absolute within the workspace roots,maxLength=4096"`
+	StartLine int    `json:"start_line,omitempty" jsonschema:"description=First line to show (1-based; default 1),minimum=1,maximum=100000000"`
+	EndLine   int    `json:"end_line,omitempty" jsonschema:"description=Last line to show (1-based; inclusive; default: as many as fit),minimum=1,maximum=100000000"`
+}
+
+func (in readFileIn) title() string {
+	if in.Path == "" {
+		return ""
+	}
+	return "Read " + in.Path
+}
+
+const (
+	readMaxLines    = 2000
+	readMaxLineRune = 2000
+)
+
+// ReadFile is the read_file tool.
+var ReadFile = New(Spec{Name: "read_file", Description: readFileDoc, Effect: EffectRead, Kind: "read", Title: "Read file"}, readFile)
+
+func readFile(ctx context.Context, env *Env, in readFileIn) Result {
+	abs, bad := resolve(env, "path", in.Path, false)
+	if bad != nil {
+		return *bad
+	}
+	doc, bad := readDoc(ctx, env, "path", abs)
+	if bad != nil {
+		return *bad
+	}
+	lines := splitLines(doc.Text)
+	total := len(lines)
+	start := max(in.StartLine, 1)
+	if in.EndLine != 0 && in.EndLine < start {
+		return Errorf("field end_line (%d) is before start_line (%d)", in.EndLine, start)
+	}
+	name := rel(env, abs)
+	if total == 0 {
+		return Result{Output: fmt.Sprintf("%s is empty.", name), Locations: []Location{{Path: abs}}, Raw: readRaw(doc.Version, doc.Dirty, 0)}
+	}
+	if start > total {
+		return Errorf("field start_line: %s has %d lines; start_line %d is past the end", name, total, start)
+	}
+	end := total
+	if in.EndLine != 0 {
+		end = min(in.EndLine, total)
+	}
+	var b strings.Builder
+	shortened := 0
+	last := start - 1
+	for i := start; i <= end; i++ {
+		if i-start >= readMaxLines || b.Len() >= MaxOutputBytes {
+			break
+		}
+		line := lines[i-1]
+		if len([]rune(line)) > readMaxLineRune {
+			line = string([]rune(line)[:readMaxLineRune]) + " …[line shortened]"
+			shortened++
+		}
+		fmt.Fprintf(&b, "%d\t%s\n", i, line)
+		last = i
+	}
+	if last < end {
+		fmt.Fprintf(&b, "\n[Showing lines %d-%d of %d. The rest was cut to keep the output small: call read_file with start_line=%d to continue.]\n", start, last, total, last+1)
+	} else if start > 1 || end < total {
+		fmt.Fprintf(&b, "\n[Lines %d-%d of %d.]\n", start, last, total)
+	}
+	if shortened > 0 {
+		fmt.Fprintf(&b, "[%s longer than %d characters shortened.]\n", plural(shortened, "line"), readMaxLineRune)
+	}
+	if doc.Dirty {
+		b.WriteString("[This is the editor's unsaved text; the file on disk differs.]\n")
+	}
+	return Result{Output: b.String(), Locations: []Location{{Path: abs, Line: start}}, Raw: readRaw(doc.Version, doc.Dirty, total)}
+}
+
+func readRaw(version *int32, dirty bool, lines int) map[string]any {
+	m := map[string]any{"lines": lines, "dirty": dirty}
+	if version != nil {
+		m["version"] = *version
+	}
+	return m
+}
+
+// splitLines splits text into lines without their terminators; a final newline does not start
+// another line.
+func splitLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	text = strings.TrimSuffix(text, "\n")
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}

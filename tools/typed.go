@@ -1,0 +1,308 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+)
+
+// Spec is the static part of a tool: everything but its input type and its body.
+type Spec struct {
+	Name string
+	// Description is what the model reads; each tool embeds it from tools/<name>.md.
+	Description string
+	Effect      Effect
+	// Kind is the ACP tool kind the clients show.
+	Kind string
+	// Title is the fallback call title while arguments are still partial.
+	Title string
+}
+
+// Titler is implemented by an input struct that can name a call ("Read main.go").
+type Titler interface{ title() string }
+
+// MaxArgsBytes caps the raw arguments of one call; a model that streams megabytes of arguments is
+// told so instead of being decoded.
+const MaxArgsBytes = 4 << 20
+
+// New builds a Tool from a typed input struct. The JSON schema the model sees is generated from In
+// (json and jsonschema tags), arguments are checked against that same schema before they are
+// decoded (unknown fields, wrong types, missing required fields, out-of-range values each become
+// an error result naming the field), and a panic in run becomes an error result too.
+func New[In any](spec Spec, run func(ctx context.Context, env *Env, in In) Result) Tool {
+	var zero In
+	s := reflectSchema(reflect.TypeOf(zero))
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("tools: schema of %s: %v", spec.Name, err))
+	}
+	return &typed[In]{spec: spec, schema: s, raw: raw, run: run}
+}
+
+func reflectSchema(t reflect.Type) *jsonschema.Schema {
+	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+	s := r.ReflectFromType(t)
+	s.Version = ""
+	s.ID = ""
+	if s.Properties == nil || s.Properties.Len() == 0 {
+		// Providers want an object schema with properties, even an empty one.
+		s.Properties = jsonschema.NewProperties()
+	}
+	return s
+}
+
+type typed[In any] struct {
+	spec   Spec
+	schema *jsonschema.Schema
+	raw    json.RawMessage
+	run    func(context.Context, *Env, In) Result
+}
+
+func (t *typed[In]) Name() string            { return t.spec.Name }
+func (t *typed[In]) Description() string     { return t.spec.Description }
+func (t *typed[In]) Schema() json.RawMessage { return append(json.RawMessage(nil), t.raw...) }
+func (t *typed[In]) Effect() Effect          { return t.spec.Effect }
+func (t *typed[In]) Kind() string            { return t.spec.Kind }
+
+func (t *typed[In]) Title(args json.RawMessage) (title string) {
+	defer func() {
+		if recover() != nil {
+			title = t.spec.Title
+		}
+	}()
+	var in In
+	if len(args) > 0 && len(args) <= MaxArgsBytes && json.Unmarshal(args, &in) == nil {
+		if ti, ok := any(&in).(Titler); ok {
+			if s := ti.title(); s != "" {
+				return s
+			}
+		} else if ti, ok := any(in).(Titler); ok {
+			if s := ti.title(); s != "" {
+				return s
+			}
+		}
+	}
+	return t.spec.Title
+}
+
+func (t *typed[In]) Run(ctx context.Context, env *Env, args json.RawMessage) (res Result) {
+	in, err := t.Decode(args)
+	if err != nil {
+		return Errorf("invalid arguments for %s: %v", t.spec.Name, err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = Errorf("%s failed with an internal error (%v); this is a bug in agentd, not in your call", t.spec.Name, p)
+			res.Raw = map[string]any{"panic": fmt.Sprint(p), "stack": string(debug.Stack())}
+		}
+	}()
+	if env == nil || env.Roots == nil || env.WS == nil {
+		return Errorf("%s cannot run: the session has no workspace", t.spec.Name)
+	}
+	return t.run(ctx, env, in)
+}
+
+// Decode checks args against the tool's schema and decodes them into In.
+func (t *typed[In]) Decode(args json.RawMessage) (In, error) {
+	var in In
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = []byte("{}")
+	}
+	if len(args) > MaxArgsBytes {
+		return in, fmt.Errorf("the arguments are %d bytes, more than the %d allowed", len(args), MaxArgsBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return in, fmt.Errorf("the arguments are not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return in, fmt.Errorf("the arguments hold more than one JSON value")
+	}
+	if err := validate(t.schema, v, ""); err != nil {
+		return in, err
+	}
+	strict := json.NewDecoder(bytes.NewReader(args))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(&in); err != nil {
+		return in, fmt.Errorf("%v", err)
+	}
+	return in, nil
+}
+
+// validate checks v against the subset of JSON Schema the reflector generates. The error names
+// the field as a path such as edits[1].old_text.
+func validate(s *jsonschema.Schema, v any, field string) error {
+	name := field
+	if name == "" {
+		name = "the arguments"
+	}
+	if s == nil {
+		return nil
+	}
+	if v == nil {
+		return fmt.Errorf("field %s must not be null", name)
+	}
+	switch s.Type {
+	case "object":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s must be an object, not %s", name, jsonKind(v))
+		}
+		for _, req := range s.Required {
+			if _, ok := m[req]; !ok {
+				return fmt.Errorf("missing required field %s", join(field, req))
+			}
+		}
+		for k, val := range m {
+			var ps *jsonschema.Schema
+			if s.Properties != nil {
+				ps, _ = s.Properties.Get(k)
+			}
+			if ps == nil {
+				if s.AdditionalProperties != nil && s.AdditionalProperties != jsonschema.FalseSchema {
+					if err := validate(s.AdditionalProperties, val, join(field, k)); err != nil {
+						return err
+					}
+					continue
+				}
+				return fmt.Errorf("unknown field %s (known fields: %s)", join(field, k), strings.Join(propNames(s), ", "))
+			}
+			if val == nil {
+				// An explicit null for an optional field means "not given".
+				if contains(s.Required, k) {
+					return fmt.Errorf("field %s must not be null", join(field, k))
+				}
+				continue
+			}
+			if err := validate(ps, val, join(field, k)); err != nil {
+				return err
+			}
+		}
+	case "array":
+		a, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("field %s must be an array, not %s", name, jsonKind(v))
+		}
+		if s.MaxItems != nil && uint64(len(a)) > *s.MaxItems {
+			return fmt.Errorf("field %s has %d items; at most %d are allowed", name, len(a), *s.MaxItems)
+		}
+		if s.MinItems != nil && uint64(len(a)) < *s.MinItems {
+			return fmt.Errorf("field %s needs at least %d items", name, *s.MinItems)
+		}
+		for i, e := range a {
+			if err := validate(s.Items, e, fmt.Sprintf("%s[%d]", field, i)); err != nil {
+				return err
+			}
+		}
+	case "string":
+		str, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("field %s must be a string, not %s", name, jsonKind(v))
+		}
+		if s.MaxLength != nil && uint64(len(str)) > *s.MaxLength {
+			return fmt.Errorf("field %s is %d bytes long; at most %d are allowed", name, len(str), *s.MaxLength)
+		}
+		if len(s.Enum) > 0 && !enumHas(s.Enum, str) {
+			return fmt.Errorf("field %s must be one of %s, not %q", name, enumList(s.Enum), str)
+		}
+	case "integer", "number":
+		n, ok := v.(json.Number)
+		if !ok {
+			return fmt.Errorf("field %s must be a number, not %s", name, jsonKind(v))
+		}
+		f, err := n.Float64()
+		if err != nil {
+			return fmt.Errorf("field %s: %q is out of range", name, n.String())
+		}
+		if s.Type == "integer" {
+			if _, err := n.Int64(); err != nil {
+				return fmt.Errorf("field %s must be a whole number within range, not %s", name, n.String())
+			}
+		}
+		if s.Minimum != "" {
+			if min, _ := s.Minimum.Float64(); f < min {
+				return fmt.Errorf("field %s is %s; the minimum is %s", name, n.String(), s.Minimum)
+			}
+		}
+		if s.Maximum != "" {
+			if max, _ := s.Maximum.Float64(); f > max {
+				return fmt.Errorf("field %s is %s; the maximum is %s", name, n.String(), s.Maximum)
+			}
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return fmt.Errorf("field %s must be true or false, not %s", name, jsonKind(v))
+		}
+	}
+	return nil
+}
+
+func join(field, k string) string {
+	if field == "" {
+		return k
+	}
+	return field + "." + k
+}
+
+func propNames(s *jsonschema.Schema) []string {
+	var out []string
+	if s.Properties != nil {
+		for p := s.Properties.Oldest(); p != nil; p = p.Next() {
+			out = append(out, p.Key)
+		}
+	}
+	return out
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func enumHas(enum []any, s string) bool {
+	for _, e := range enum {
+		if fmt.Sprint(e) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func enumList(enum []any) string {
+	var parts []string
+	for _, e := range enum {
+		parts = append(parts, fmt.Sprintf("%q", fmt.Sprint(e)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
