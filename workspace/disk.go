@@ -158,6 +158,17 @@ func (st *stage) check(c Change) error {
 		}
 		st.over[c.Path] = &vfile{exists: true, text: c.NewText}
 	case ChangeCreate:
+		if c.Dir {
+			if v.exists && !v.dir {
+				return notApplied("%s exists and is not a directory", c.Path)
+			}
+			if v.exists {
+				st.steps = append(st.steps, step{c: c, skip: true})
+				return nil
+			}
+			st.over[c.Path] = &vfile{exists: true, dir: true}
+			break
+		}
 		if v.exists && !c.Overwrite {
 			if c.IgnoreIfExists {
 				st.steps = append(st.steps, step{c: c, skip: true})
@@ -327,6 +338,9 @@ func (tx *txn) do(s step) error {
 	case ChangeEdit:
 		return tx.writeFile(c.Path, c.NewText)
 	case ChangeCreate:
+		if c.Dir {
+			return tx.mkdirs(c.Path)
+		}
 		if err := tx.mkdirs(filepath.Dir(c.Path)); err != nil {
 			return err
 		}

@@ -102,13 +102,15 @@ func TestDiskApplyEdit(t *testing.T) {
 		{Kind: ChangeDelete, Path: p("dir"), Recursive: true},
 		{Kind: ChangeDelete, Path: p("empty")},
 		{Kind: ChangeCreate, Path: p("a.txt"), IgnoreIfExists: true, NewText: "ignored"},
+		{Kind: ChangeCreate, Path: p("made/by/mkdir"), Dir: true},
+		{Kind: ChangeCreate, Path: p("new"), Dir: true}, // exists by now: nothing to do
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, tree(t, d), map[string]string{
 		"a.txt": "ALPHA\n", "new/": "", "new/deep/": "", "new/deep/n.txt": "newer\n",
-		"moved/": "", "moved/b.txt": "beta\n",
+		"moved/": "", "moved/b.txt": "beta\n", "made/": "", "made/by/": "", "made/by/mkdir/": "",
 	})
 	if fi, err := os.Stat(p("a.txt")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the edit lost the file mode: %v, %v", fi.Mode(), err)
@@ -131,6 +133,7 @@ func TestDiskApplyEditRefusesAndChangesNothing(t *testing.T) {
 		{"create over existing", []Change{{Kind: ChangeCreate, Path: p("b.txt"), NewText: "x"}}, "already exists"},
 		{"rename onto existing", []Change{{Kind: ChangeRename, Path: p("a.txt"), NewPath: p("b.txt")}}, "already exists"},
 		{"rename missing", []Change{{Kind: ChangeRename, Path: p("nope"), NewPath: p("x")}}, "does not exist"},
+		{"mkdir over a file", []Change{{Kind: ChangeCreate, Path: p("a.txt"), Dir: true}}, "not a directory"},
 		{"delete missing", []Change{{Kind: ChangeDelete, Path: p("nope")}}, "does not exist"},
 		{"delete non-empty", []Change{{Kind: ChangeDelete, Path: p("dir")}}, "not empty"},
 		{"edit deleted", []Change{
@@ -171,9 +174,10 @@ func TestDiskApplyEditRollsBack(t *testing.T) {
 			{Kind: ChangeCreate, Path: p("b.txt"), Overwrite: true, NewText: "B"},
 			{Kind: ChangeRename, Path: p("dir/inner/c.txt"), NewPath: p("c.txt")},
 			{Kind: ChangeDelete, Path: p("dir"), Recursive: true},
+			{Kind: ChangeCreate, Path: p("m/n"), Dir: true},
 		}
 	}
-	for failAt := range 5 {
+	for failAt := range 6 {
 		d := diskDir(t)
 		before := tree(t, d)
 		testHookAfterStep = func(i int) error {
