@@ -1,0 +1,134 @@
+package openai
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/httpsse"
+	"github.com/agentd-dev/agentd/providers/providertest"
+)
+
+// newTest builds a provider with its own memo of server quirks, so tests that reuse a port
+// (httptest picks them) never inherit each other's discoveries.
+func newTest(cfg providers.Config, tr *httpsse.Transport) (providers.Provider, error) {
+	p, err := newProvider(cfg, tr)
+	if err != nil {
+		return nil, err
+	}
+	p.memos = &sync.Map{}
+	return p, nil
+}
+
+var testCfg = providers.Config{ID: "test", APIType: "openai", Model: "gpt-4o", APIKey: "sk-test"}
+
+// testRequest is the request every recorded stream is replayed for: a tool and a token limit, so
+// the retries on refused parameters are exercised by the error recordings too.
+func testRequest() *providers.Request {
+	return &providers.Request{
+		System:    "You are terse.",
+		Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "Hi"}}}},
+		Tools:     []providers.ToolSpec{{Name: "weather", Description: "Weather for a place.", Schema: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`)}},
+		MaxTokens: 1024,
+	}
+}
+
+func usage(in, out, cacheRead, thinking int) *providers.Usage {
+	return &providers.Usage{Input: in, Output: out, CacheRead: cacheRead, Thinking: thinking}
+}
+
+// TestSharedOpenAIFixtures asserts the outcome the fixtures README states for every file in
+// ../shared/fixtures/providers/openai.
+func TestSharedOpenAIFixtures(t *testing.T) {
+	dir := providertest.SharedFixtures(t, "openai")
+	providertest.Run(t, dir, newTest, testCfg, testRequest(), []providertest.Case{
+		{File: "text_usage_chunk.sse", Want: providertest.Expect{
+			Text: "Olá!", Stop: providers.StopEndTurn, Usage: usage(20, 2, 0, 0)}},
+		{File: "tool_call_args_split.sse", Want: providertest.Expect{
+			ToolCalls: []providertest.Call{{Name: "write", ID: "call_MqgU2oanL8jcyDZxTkMMo64j",
+				Args: `{"file_path":"/tmp/crush-test/TestCoderAgent/openai-gpt-5/write_tool/config.json","content":"{\"name\": \"test\", \"version\": \"1.0.0\"}"}`}},
+			Stop: providers.StopToolUse, Usage: usage(6393-3456, 316, 3456, 256)}},
+		{File: "parallel_tool_calls.sse", Want: providertest.Expect{
+			ToolCalls: []providertest.Call{
+				{Name: "add", ID: "call_ehIWdjL1abZk1h8FWGLQ0Hie", Args: `{"a": 2, "b": 3}`},
+				{Name: "multiply", ID: "call_fBSgA47J5VeONggizTIvl7AH", Args: `{"a": 2, "b": 3}`},
+			},
+			Stop: providers.StopToolUse, Usage: usage(106, 50, 0, 0)}},
+		{File: "finish_reason_length.sse", Want: providertest.Expect{
+			Stop: providers.StopMaxTokens, Usage: usage(12, 100, 0, 100)}},
+		{File: "refusal.sse", Want: providertest.Expect{
+			Text: "I'm sorry, but I can't assist with that request.", Stop: providers.StopRefusal,
+			Usage: &providers.Usage{}}},
+		{File: "error_429_insufficient_quota.http", Want: providertest.Expect{
+			ErrKind: providers.ErrQuota, ErrContains: "exceeded your current quota"}},
+		// Retryable: the transport retries three times (sleeps recorded, not waited), announcing
+		// each retry with a notice, then gives up.
+		{File: "error_429_rate_limit.http", Want: providertest.Expect{
+			ErrKind: providers.ErrRateLimit, ErrContains: "Rate limit reached", RequestID: "df4093761753468e57c467fd3774f9ad", Notices: 3}},
+		// max_tokens is swapped for max_completion_tokens once; the recording refuses again.
+		{File: "error_400_max_tokens_unsupported.http", Want: providertest.Expect{
+			ErrKind: providers.ErrInvalidRequest, ErrContains: "max_completion_tokens", RequestID: "req_13d9b359dc234adc87be3833cacab1c6"}},
+		{File: "error_400_temperature_unsupported_value.http", Want: providertest.Expect{
+			ErrKind: providers.ErrInvalidRequest, ErrContains: "Only the default (1) value is supported"}},
+		{File: "error_400_temperature_unsupported_parameter.http", Want: providertest.Expect{
+			ErrKind: providers.ErrInvalidRequest, ErrContains: "'temperature' is not supported"}},
+	})
+}
+
+// TestSharedOpenAICompatibleFixtures does the same for ../shared/fixtures/providers/openai-compatible.
+func TestSharedOpenAICompatibleFixtures(t *testing.T) {
+	dir := providertest.SharedFixtures(t, "openai-compatible")
+	providertest.Run(t, dir, newTest, testCfg, testRequest(), []providertest.Case{
+		{File: "ollama_tool_calls_whole.sse", Want: providertest.Expect{
+			ToolCalls: []providertest.Call{
+				{Name: "run_command", ID: "call_wteop8bt", Args: `{"command":"ls"}`},
+				{Name: "run_command", ID: "call_rk2xye1l", Args: `{"command":"ls -l"}`},
+			},
+			Stop: providers.StopToolUse, Usage: &providers.Usage{}}},
+		{File: "llamacpp_reasoning_tool_call.sse", Want: providertest.Expect{
+			Thinking:  "User wants weather in Florence, Italy. We can use the weather function.",
+			ToolCalls: []providertest.Call{{Name: "weather", ID: "g2KOIWzn722hzEaZQmNVP4roUPEiYafL", Args: `{"location":"Florence, Italy"}`}},
+			Stop:      providers.StopToolUse, Usage: usage(139, 41, 0, 0)}},
+		{File: "openrouter_reasoning_details_tool_call.sse", Want: providertest.Expect{
+			ThinkingPrefix: "The user is asking for weather information in Florence, Italy. I have access to",
+			ThinkingLen:    388, Signed: true,
+			ToolCalls: []providertest.Call{{Name: "weather", ID: "toolu_bdrk_01N8hD5cYDw4WfvnjKXAkA2W", Args: `{"location": "Florence, Italy"}`}},
+			Stop:      providers.StopToolUse, Usage: usage(607, 143, 0, 99)}},
+		// Policy: an in-band error fails the stream even after finish_reason "length".
+		{File: "openrouter_midstream_error_after_length.sse", Want: providertest.Expect{
+			Thinking: "We need to respond to a greeting. The user",
+			ErrKind:  providers.ErrInvalidRequest, ErrContains: "Token limit reached",
+			Usage: usage(43, 10, 0, 11)}},
+		{File: "openrouter_error_429_upstream.http", Want: providertest.Expect{
+			ErrKind: providers.ErrRateLimit, ErrContains: "Google", Notices: 3}},
+		{File: "deepseek_reasoning_content.sse", Want: providertest.Expect{
+			ThinkingPrefix: "Hmm, the user just said \"Hello\"", ThinkingLen: 882,
+			Text: "Hello there! 😊 How can I help you today?",
+			Stop: providers.StopEndTurn, Usage: usage(6, 212, 0, 198)}},
+		{File: "groq_event_error_tool_use_failed.sse", Want: providertest.Expect{
+			ThinkingPrefix: "We need to call the tool",
+			ErrKind:        providers.ErrInvalidRequest, ErrContains: "Tool call validation failed"}},
+		{File: "anthropic_compat_tool_index_starts_at_1.sse", Want: providertest.Expect{
+			Text:      "Reading it.",
+			ToolCalls: []providertest.Call{{Name: "read_file", ID: "toolu_sanitized", Args: `{"path": "a.txt"}`}},
+			Stop:      providers.StopToolUse, Usage: &providers.Usage{}}},
+		// Policy: no finish_reason and no [DONE] is a truncated stream.
+		{File: "no_done_no_finish_reason.sse", Want: providertest.Expect{
+			Text: "Happy, creative day", ErrKind: providers.ErrNetwork, ErrContains: "ended before the response was complete"}},
+	})
+}
+
+// TestSharedGroqThinkingLength pins the thinking Groq streamed before its error frame (about 412
+// characters per the README).
+func TestSharedGroqThinkingLength(t *testing.T) {
+	dir := providertest.SharedFixtures(t, "openai-compatible")
+	o, _, _ := providertest.Replay(t, newTest, testCfg, filepath.Join(dir, "groq_event_error_tool_use_failed.sse"), testRequest())
+	if n := len([]rune(o.Thinking)); n < 400 || n > 425 {
+		t.Fatalf("thinking has %d runes, want about 412: %q", n, o.Thinking)
+	}
+	if o.Err == nil || o.Err.Status != 400 {
+		t.Fatalf("error = %+v, want status 400 from the frame's status_code", o.Err)
+	}
+}

@@ -1,0 +1,402 @@
+// Package openai speaks OpenAI's chat-completions wire dialect (POST {baseUrl}/chat/completions
+// with stream=true) for OpenAI itself and every server that copies it: Ollama, LM Studio,
+// llama.cpp's llama-server, OpenRouter, DeepSeek, vLLM, Groq and the like. It builds the request
+// body from the neutral history, decodes the SSE chunks into neutral events (text, reasoning in
+// its three dialects, tool calls assembled by index, usage, refusal), adapts to picky servers
+// (reasoning models' parameters, a 400 naming an unsupported parameter, a server that refuses
+// tools) and lists models for the connection test. The transport, retries and error classes are
+// the shared ones in providers/httpsse and providers.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/buger/jsonparser"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/httpsse"
+)
+
+// DefaultBaseURL is OpenAI's own API; the paths hang under it as in OpenAI's SDKs.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Preset is a well-known OpenAI-compatible server.
+type Preset struct {
+	ID      string
+	Name    string // for messages: "Ollama rejected the request…"
+	BaseURL string
+	// KeyEnv is the conventional environment variable for the key; "" for local servers.
+	KeyEnv string
+}
+
+// Presets are the servers agentd knows by id. Local ones need no key; any base URL works too.
+var Presets = map[string]Preset{
+	"openai":     {ID: "openai", Name: "OpenAI", BaseURL: DefaultBaseURL, KeyEnv: "OPENAI_API_KEY"},
+	"ollama":     {ID: "ollama", Name: "Ollama", BaseURL: "http://localhost:11434/v1"},
+	"lmstudio":   {ID: "lmstudio", Name: "LM Studio", BaseURL: "http://localhost:1234/v1"},
+	"llamacpp":   {ID: "llamacpp", Name: "llama-server", BaseURL: "http://localhost:8080/v1"},
+	"openrouter": {ID: "openrouter", Name: "OpenRouter", BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY"},
+	"deepseek":   {ID: "deepseek", Name: "DeepSeek", BaseURL: "https://api.deepseek.com/v1", KeyEnv: "DEEPSEEK_API_KEY"},
+}
+
+// Provider streams chat completions from one OpenAI-compatible server.
+type Provider struct {
+	cfg        providers.Config
+	base       string
+	ep         providers.Endpoint
+	who        string
+	tr         *httpsse.Transport
+	openRouter bool
+	memos      *sync.Map
+}
+
+// sharedClient keeps connections alive across turns and refuses cross-origin redirects, so a key
+// never follows a redirect to another origin.
+var sharedClient = &http.Client{CheckRedirect: providers.CheckRedirect}
+
+// New is the registry Factory for apiType "openai".
+func New(cfg providers.Config) (providers.Provider, error) {
+	return NewWithTransport(cfg, &httpsse.Transport{Doer: sharedClient})
+}
+
+// NewWithTransport is New with a given transport (tests pass one that records its sleeps).
+func NewWithTransport(cfg providers.Config, tr *httpsse.Transport) (providers.Provider, error) {
+	return newProvider(cfg, tr)
+}
+
+func newProvider(cfg providers.Config, tr *httpsse.Transport) (*Provider, error) {
+	base := strings.TrimSpace(cfg.BaseURL)
+	preset, isPreset := Presets[cfg.ID]
+	if base == "" {
+		base = DefaultBaseURL
+		if isPreset {
+			base = preset.BaseURL
+		}
+	}
+	base = strings.TrimRight(base, "/")
+	ep, err := providers.CheckEndpoint(base)
+	if err != nil {
+		return nil, err
+	}
+	if tr == nil {
+		tr = &httpsse.Transport{Doer: sharedClient}
+	}
+	p := &Provider{cfg: cfg, base: base, ep: ep, tr: tr, memos: &memos}
+	p.who = displayName(cfg.ID, base, ep)
+	p.openRouter = strings.Contains(strings.ToLower(ep.Origin), "openrouter.ai")
+	return p, nil
+}
+
+// displayName names the server in user-facing messages: the preset whose URL or id it is, else
+// its host.
+func displayName(id, base string, ep providers.Endpoint) string {
+	origin := providers.Origin(base)
+	for _, pr := range Presets {
+		if providers.Origin(pr.BaseURL) == origin {
+			return pr.Name
+		}
+	}
+	if pr, ok := Presets[id]; ok {
+		return pr.Name
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(ep.Origin, "https://"), "http://")
+	host = strings.TrimSuffix(strings.TrimSuffix(host, ":443"), ":80")
+	return "The server at " + host
+}
+
+// BaseURL is the base URL requests go to, after defaults.
+func (p *Provider) BaseURL() string { return p.base }
+
+// Endpoint is what CheckEndpoint said about the base URL.
+func (p *Provider) Endpoint() providers.Endpoint { return p.ep }
+
+func (p *Provider) header(stream bool) http.Header {
+	h := http.Header{}
+	for k, v := range p.cfg.Headers {
+		h.Set(k, v)
+	}
+	if p.cfg.APIKey != "" && h.Get("Authorization") == "" {
+		h.Set("Authorization", "Bearer "+p.cfg.APIKey)
+	}
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	return h
+}
+
+// keyMissing is the error for OpenAI's own host without a key, given before any request.
+func (p *Provider) keyMissing() *providers.Error {
+	if p.ep.KeyNeed != providers.KeyRequired || p.cfg.APIKey != "" || p.cfg.Headers["Authorization"] != "" {
+		return nil
+	}
+	return &providers.Error{Kind: providers.ErrAuth,
+		Message: p.who + " needs an API key and none is configured; set OPENAI_API_KEY or add a key for this provider."}
+}
+
+// plainHTTPNoticed remembers the origins whose plain-http notice was given (once per process).
+var plainHTTPNoticed sync.Map
+
+// plainHTTPNotice is the one-time notice for plain http to a private (not loopback) address:
+// that traffic crosses the local network unencrypted. Loopback never leaves the machine.
+func (p *Provider) plainHTTPNotice() string {
+	if !p.ep.PlainHTTP || isLoopbackOrigin(p.ep.Origin) {
+		return ""
+	}
+	if _, seen := plainHTTPNoticed.LoadOrStore(p.ep.Origin, true); seen {
+		return ""
+	}
+	return "Requests to " + p.ep.Origin + " use plain http: prompts and code cross your local network unencrypted."
+}
+
+func isLoopbackOrigin(origin string) bool {
+	host := strings.TrimPrefix(origin, "http://")
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	host = strings.Trim(host, "[]")
+	return host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasPrefix(host, "127.") || host == "::1"
+}
+
+// serverMemo is what agentd learned about a base URL and model: parameters it refuses and whether
+// it refuses tools. It lives for the process, so only the first turn pays for the discovery.
+type serverMemo struct {
+	mu      sync.Mutex
+	drop    map[string]bool
+	noTools bool
+}
+
+var memos sync.Map // base URL + "\x00" + model → *serverMemo
+
+func (p *Provider) memoFor(base, model string) *serverMemo {
+	m, _ := p.memos.LoadOrStore(base+"\x00"+model, &serverMemo{drop: map[string]bool{}})
+	return m.(*serverMemo)
+}
+
+func (m *serverMemo) snapshot() (map[string]bool, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := make(map[string]bool, len(m.drop))
+	for k, v := range m.drop {
+		d[k] = v
+	}
+	return d, m.noTools
+}
+
+// Stream sends one chat-completions request and yields its events.
+func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[providers.Event] {
+	return func(yield func(providers.Event) bool) {
+		em := providers.NewEmitter(yield)
+		defer em.Finish(providers.Cancelled())
+		model := strings.TrimSpace(req.Model)
+		if model == "" {
+			model = strings.TrimSpace(p.cfg.Model)
+		}
+		if model == "" {
+			em.Fail(&providers.Error{Kind: providers.ErrInvalidRequest,
+				Message: "No model is set for " + p.who + "; set the provider's model (any name the server knows)."})
+			return
+		}
+		if e := p.keyMissing(); e != nil {
+			em.Fail(e)
+			return
+		}
+		if n := p.plainHTTPNotice(); n != "" && !em.Notice(n) {
+			return
+		}
+		memo := p.memoFor(p.base, model)
+		drop, noTools := memo.snapshot()
+		opt := options{drop: drop, noTools: noTools, openRouter: p.openRouter}
+		var stream *httpsse.Stream
+		for {
+			body := buildRequest(req, model, opt)
+			b, err := json.Marshal(body)
+			if err != nil {
+				em.Fail(&providers.Error{Kind: providers.ErrInvalidRequest, Detail: err.Error(),
+					Message: "agentd could not encode the request (" + err.Error() + "); a tool schema may not be valid JSON."})
+				return
+			}
+			s, perr := p.tr.Open(ctx, &httpsse.Call{
+				Provider: p.who,
+				URL:      p.base + "/chat/completions",
+				Header:   p.header(true),
+				Body:     b,
+				Notice:   em.Notice,
+			})
+			if perr == nil {
+				stream = s
+				break
+			}
+			if param := refusedParam(perr, &body); param != "" && !opt.drop[param] {
+				opt.drop[param] = true
+				memo.mu.Lock()
+				memo.drop[param] = true
+				memo.mu.Unlock()
+				continue
+			}
+			if len(req.Tools) > 0 && !opt.noTools && refusesTools(perr) {
+				opt.noTools = true
+				memo.mu.Lock()
+				memo.noTools = true
+				memo.mu.Unlock()
+				if !em.Notice(p.who + " refused the tools declaration for model " + model +
+					", so the agent cannot use tools (read files, edit, run commands) there; continuing without tools. Pick a model or server with tool support to use them.") {
+					return
+				}
+				continue
+			}
+			em.Fail(perr)
+			return
+		}
+		defer stream.Close()
+		p.decode(ctx, stream, em)
+	}
+}
+
+// decode runs the decoder over the stream's events.
+func (p *Provider) decode(ctx context.Context, s *httpsse.Stream, em *providers.Emitter) {
+	d := &decoder{who: p.who}
+	emit := func(ev providers.Event) bool {
+		switch ev.Type {
+		case providers.EventCompleted:
+			em.Complete(ev.StopReason)
+			return false
+		case providers.EventFailed:
+			em.Fail(ev.Err)
+			return false
+		}
+		return em.Emit(ev)
+	}
+	for ev := range s.Events() {
+		if !d.event(ev.Type, httpsse.Bytes(ev.Data), emit) {
+			return
+		}
+	}
+	if em.Ended() {
+		return
+	}
+	readErr := s.Err()
+	if readErr == nil && ctx.Err() != nil {
+		readErr = providers.Cancelled()
+	}
+	d.end(readErr, emit)
+}
+
+// ListModels asks GET {baseUrl}/models; it backs agent/providers/test. A 404 means the URL is
+// wrong (not the key), a 401 or 403 that the key is.
+func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
+	if e := p.keyMissing(); e != nil {
+		return nil, e
+	}
+	url := p.base + "/models"
+	body, perr := p.tr.Fetch(ctx, &httpsse.Call{Provider: p.who, Method: http.MethodGet, URL: url, Header: p.header(false)})
+	if perr != nil {
+		switch {
+		case perr.Status == http.StatusNotFound || perr.Status == http.StatusMethodNotAllowed:
+			perr.Kind = providers.ErrNotFound
+			perr.Message = fmt.Sprintf("%s has no model list at %s (HTTP %d); check the URL: OpenAI-compatible servers usually end in /v1.", p.who, url, perr.Status)
+		case perr.Status == http.StatusUnauthorized || perr.Status == http.StatusForbidden:
+			perr.Message = fmt.Sprintf("%s refused the request for its model list (HTTP %d); check the key.", p.who, perr.Status)
+		}
+		return nil, perr
+	}
+	var models []string
+	_, err := jsonparser.ArrayEach(body, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
+		if id, err := jsonparser.GetString(v, "id"); err == nil && id != "" {
+			models = append(models, id)
+		}
+	}, "data")
+	if err != nil {
+		return nil, &providers.Error{Kind: providers.ErrNotFound, Detail: clip(string(body), 300),
+			Message: fmt.Sprintf("%s answered %s with something that is not a model list; check the URL: OpenAI-compatible servers usually end in /v1.", p.who, url)}
+	}
+	return models, nil
+}
+
+// refusedParam returns the optional parameter a 400 (or 422) says the server does not support,
+// when agentd sent it: from the error's param field, else from a quoted name in its message.
+func refusedParam(e *providers.Error, body *chatRequest) string {
+	if e.Kind != providers.ErrInvalidRequest || (e.Status != 400 && e.Status != 422) {
+		return ""
+	}
+	if e.Param != "" {
+		// The server named the parameter; trust it over words in the message.
+		if droppable[e.Param] && sent(body, e.Param) {
+			return e.Param
+		}
+		return ""
+	}
+	msg := strings.ToLower(e.Detail + " " + e.Message)
+	for name := range droppable {
+		if !sent(body, name) {
+			continue
+		}
+		for _, q := range []string{"'", "\"", "`"} {
+			if strings.Contains(msg, q+name+q) {
+				return name
+			}
+		}
+	}
+	if !strings.Contains(msg, "unsupported") && !strings.Contains(msg, "not supported") &&
+		!strings.Contains(msg, "unrecognized") && !strings.Contains(msg, "unknown") &&
+		!strings.Contains(msg, "not permitted") && !strings.Contains(msg, "extra") {
+		return ""
+	}
+	for name := range droppable {
+		if sent(body, name) && containsWord(msg, name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// refusesTools reports whether an error says the server (or model) does not take tools: a 400,
+// 404 or 422 whose message names tools together with a refusal, or llama-server's --jinja hint.
+func refusesTools(e *providers.Error) bool {
+	switch e.Status {
+	case 400, 404, 422, 500:
+	default:
+		return false
+	}
+	msg := strings.ToLower(e.Detail + " " + e.Message)
+	if e.Param == "tools" || e.Param == "tool_choice" {
+		return true
+	}
+	if !strings.Contains(msg, "tool") || strings.Contains(msg, "schema") {
+		return false
+	}
+	for _, w := range []string{"does not support", "not support", "unsupported", "unrecognized", "unknown", "not allowed", "not permitted", "--jinja", "extra"} {
+		if strings.Contains(msg, w) {
+			return e.Status != 500 || w == "--jinja" || w == "does not support"
+		}
+	}
+	return false
+}
+
+// containsWord reports whether s contains w delimited by non-identifier bytes.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before := j == 0 || !isIdent(s[j-1])
+		after := j+len(w) == len(s) || !isIdent(s[j+len(w)])
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

@@ -1,0 +1,323 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+
+	"github.com/agentd-dev/agentd/providers"
+)
+
+// The chat-completions request body. Field order is the order of the struct, so golden files stay
+// stable; optional fields are omitted when zero.
+type chatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Tools               []chatTool      `json:"tools,omitempty"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	Reasoning           *reasoningParam `json:"reasoning,omitempty"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// reasoningParam is OpenRouter's unified reasoning switch.
+type reasoningParam struct {
+	MaxTokens int  `json:"max_tokens,omitempty"`
+	Enabled   bool `json:"enabled,omitempty"`
+}
+
+type chatTool struct {
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type chatMessage struct {
+	Role string `json:"role"`
+	// Content is a string, a []contentPart, or nil (an assistant message with only tool calls).
+	Content          any               `json:"content"`
+	ToolCalls        []chatToolCall    `json:"tool_calls,omitempty"`
+	ToolCallID       string            `json:"tool_call_id,omitempty"`
+	ReasoningDetails []reasoningDetail `json:"reasoning_details,omitempty"`
+}
+
+type contentPart struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+type chatToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function chatCallFunction `json:"function"`
+}
+
+type chatCallFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// reasoningDetail sends a signed (or encrypted) reasoning block back to OpenRouter, which needs it
+// to continue an Anthropic or Gemini model's tool use.
+type reasoningDetail struct {
+	Type      string `json:"type"`
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// options are the per-server decisions the body depends on.
+type options struct {
+	// noTools: the server refused the tools declaration; tools are left out and the history's
+	// tool calls and results are rendered as text, since such a server has no tool role either.
+	noTools bool
+	// drop names parameters the server refused (from a 400 naming them).
+	drop map[string]bool
+	// openRouter enables OpenRouter's reasoning parameter and reasoning_details in history.
+	openRouter bool
+}
+
+// isReasoningModel reports whether model is an OpenAI reasoning model (o-series, gpt-5.x), which
+// takes max_completion_tokens and refuses temperature. A vendor prefix ("openai/o3") is ignored.
+func isReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	if strings.HasPrefix(m, "gpt-5") {
+		return !strings.Contains(m, "chat") // gpt-5-chat-latest is not a reasoning model
+	}
+	return len(m) >= 2 && m[0] == 'o' && m[1] >= '1' && m[1] <= '9'
+}
+
+// buildRequest builds the body for req.
+func buildRequest(req *providers.Request, model string, opt options) chatRequest {
+	body := chatRequest{
+		Model:         model,
+		Stream:        true,
+		StreamOptions: &streamOptions{IncludeUsage: true},
+	}
+	reasoning := isReasoningModel(model)
+	if req.MaxTokens > 0 {
+		if reasoning {
+			body.MaxCompletionTokens = req.MaxTokens
+		} else {
+			body.MaxTokens = req.MaxTokens
+		}
+	}
+	if req.Temperature != nil && !reasoning {
+		t := *req.Temperature
+		body.Temperature = &t
+	}
+	if req.Thinking.Enabled {
+		switch {
+		case opt.openRouter:
+			body.Reasoning = &reasoningParam{MaxTokens: req.Thinking.BudgetTokens, Enabled: req.Thinking.BudgetTokens == 0}
+		case reasoning:
+			body.ReasoningEffort = effort(req.Thinking.BudgetTokens)
+		}
+	}
+	if !opt.noTools {
+		for _, t := range req.Tools {
+			schema := t.Schema
+			if len(bytes.TrimSpace(schema)) == 0 || string(bytes.TrimSpace(schema)) == "null" {
+				schema = json.RawMessage(`{"type":"object","properties":{}}`)
+			}
+			body.Tools = append(body.Tools, chatTool{Type: "function", Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: schema}})
+		}
+	}
+	body.Messages = buildMessages(req, opt)
+	applyDrops(&body, opt.drop)
+	return body
+}
+
+// applyDrops removes (or swaps) the parameters a server refused.
+func applyDrops(body *chatRequest, drop map[string]bool) {
+	if drop["max_tokens"] && body.MaxTokens > 0 {
+		body.MaxCompletionTokens, body.MaxTokens = body.MaxTokens, 0
+	}
+	if drop["max_completion_tokens"] && body.MaxCompletionTokens > 0 {
+		if drop["max_tokens"] {
+			body.MaxCompletionTokens = 0
+		} else {
+			body.MaxTokens, body.MaxCompletionTokens = body.MaxCompletionTokens, 0
+		}
+	}
+	if drop["temperature"] {
+		body.Temperature = nil
+	}
+	if drop["stream_options"] {
+		body.StreamOptions = nil
+	}
+	if drop["reasoning_effort"] {
+		body.ReasoningEffort = ""
+	}
+	if drop["reasoning"] {
+		body.Reasoning = nil
+	}
+}
+
+// droppable lists the parameters agentd may send and can do without.
+var droppable = map[string]bool{
+	"max_tokens": true, "max_completion_tokens": true, "temperature": true,
+	"stream_options": true, "reasoning_effort": true, "reasoning": true,
+}
+
+// sent reports whether body carries the parameter name.
+func sent(body *chatRequest, name string) bool {
+	switch name {
+	case "max_tokens":
+		return body.MaxTokens > 0
+	case "max_completion_tokens":
+		return body.MaxCompletionTokens > 0
+	case "temperature":
+		return body.Temperature != nil
+	case "stream_options":
+		return body.StreamOptions != nil
+	case "reasoning_effort":
+		return body.ReasoningEffort != ""
+	case "reasoning":
+		return body.Reasoning != nil
+	}
+	return false
+}
+
+func effort(budget int) string {
+	switch {
+	case budget <= 0:
+		return "medium"
+	case budget <= 4096:
+		return "low"
+	case budget <= 16384:
+		return "medium"
+	}
+	return "high"
+}
+
+// buildMessages maps the neutral history: one system message (System then Context), tool results
+// as tool messages right after the assistant message that called them, images as data URLs.
+func buildMessages(req *providers.Request, opt options) []chatMessage {
+	var msgs []chatMessage
+	sys := strings.TrimSpace(req.System)
+	if c := strings.TrimSpace(req.Context); c != "" {
+		if sys != "" {
+			sys += "\n\n"
+		}
+		sys += c
+	}
+	if sys != "" {
+		msgs = append(msgs, chatMessage{Role: "system", Content: sys})
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case providers.RoleAssistant:
+			if am, ok := assistantMessage(m, opt); ok {
+				msgs = append(msgs, am)
+			}
+		default:
+			msgs = append(msgs, userMessages(m, opt)...)
+		}
+	}
+	return msgs
+}
+
+func assistantMessage(m providers.Message, opt options) (chatMessage, bool) {
+	var text strings.Builder
+	out := chatMessage{Role: "assistant"}
+	for _, p := range m.Parts {
+		switch p.Type {
+		case providers.PartText:
+			text.WriteString(p.Text)
+		case providers.PartThinking:
+			// Reasoning goes back only where the server needs it: OpenRouter's signed or
+			// encrypted details. DeepSeek and others refuse or ignore their own reasoning.
+			if opt.openRouter && (p.Signature != "" || p.Redacted != "") {
+				if p.Redacted != "" {
+					out.ReasoningDetails = append(out.ReasoningDetails, reasoningDetail{Type: "reasoning.encrypted", Data: p.Redacted})
+				} else {
+					out.ReasoningDetails = append(out.ReasoningDetails, reasoningDetail{Type: "reasoning.text", Text: p.Text, Signature: p.Signature})
+				}
+			}
+		case providers.PartToolCall:
+			args := string(bytes.TrimSpace(p.Args))
+			if args == "" {
+				args = "{}"
+			}
+			if opt.noTools {
+				if text.Len() > 0 {
+					text.WriteString("\n\n")
+				}
+				text.WriteString("[called tool " + p.ToolName + " with " + args + "]")
+				continue
+			}
+			out.ToolCalls = append(out.ToolCalls, chatToolCall{ID: p.ToolCallID, Type: "function", Function: chatCallFunction{Name: p.ToolName, Arguments: args}})
+		}
+	}
+	if text.Len() > 0 {
+		out.Content = text.String()
+	} else if len(out.ToolCalls) == 0 {
+		return out, false // nothing to send: servers refuse an empty assistant message
+	}
+	return out, true
+}
+
+func userMessages(m providers.Message, opt options) []chatMessage {
+	var out []chatMessage
+	var parts []contentPart
+	hasImage := false
+	for _, p := range m.Parts {
+		switch p.Type {
+		case providers.PartToolResult:
+			text := p.Text
+			if p.IsError {
+				text = "Error: " + text
+			}
+			if opt.noTools {
+				parts = append(parts, contentPart{Type: "text", Text: "[result of tool " + p.ToolName + "]\n" + text})
+				continue
+			}
+			out = append(out, chatMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: text})
+		case providers.PartText:
+			parts = append(parts, contentPart{Type: "text", Text: p.Text})
+		case providers.PartImage:
+			hasImage = true
+			parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + p.MimeType + ";base64," + base64.StdEncoding.EncodeToString(p.Data)}})
+		}
+	}
+	if len(parts) == 0 {
+		return out
+	}
+	var content any
+	if hasImage {
+		content = parts
+	} else {
+		// Plain text as a string: local servers' chat templates handle it best.
+		var b strings.Builder
+		for i, p := range parts {
+			if i > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(p.Text)
+		}
+		content = b.String()
+	}
+	return append(out, chatMessage{Role: "user", Content: content})
+}
