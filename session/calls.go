@@ -1,0 +1,194 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
+)
+
+const (
+	// maxParallelReads bounds the read calls of one response that run at once.
+	maxParallelReads = 16
+	// cancelGrace is how long a cancelled turn waits for running calls to notice before it
+	// marks them failed and answers; the contract gives the whole cancel 100 ms.
+	cancelGrace = 50 * time.Millisecond
+	// maxOutputBytes bounds what one call returns to the model; maxShownBytes what the client is
+	// shown as content.
+	maxOutputBytes = 256 << 10
+	maxShownBytes  = 16 << 10
+)
+
+const cancelledOutput = "The user cancelled the turn before this call finished. It may not have taken effect; check before relying on it."
+
+// runCalls runs the calls of one response: read calls at once, then mutating and unknown ones
+// one at a time in the model's order, so permission prompts never race and writes stay
+// ordered. Results go to the history in the model's call order. It reports whether any
+// mutating call succeeded.
+func (t *turn) runCalls(calls []*call) (mutated bool) {
+	var reads, rest []*call
+	for _, c := range calls {
+		switch {
+		case c.invalid != "":
+			t.finishCall(c, tools.Result{Output: "Error: " + c.invalid, IsError: true}, "")
+		case c.tool.Effect() == tools.EffectRead:
+			reads = append(reads, c)
+		default:
+			rest = append(rest, c)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, maxParallelReads)
+		for _, c := range reads {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				t.exec(c)
+			})
+		}
+		wg.Wait()
+		for _, c := range rest {
+			if t.ctx.Err() != nil {
+				return
+			}
+			t.exec(c)
+		}
+	}()
+	select {
+	case <-done:
+	case <-t.ctx.Done():
+		select {
+		case <-done:
+		case <-time.After(cancelGrace):
+		}
+	}
+	res := providers.Message{Role: providers.RoleUser}
+	for _, c := range calls {
+		t.finishCall(c, tools.Result{Output: cancelledOutput, IsError: true}, "")
+		c.mu.Lock()
+		r := c.res
+		c.mu.Unlock()
+		if !r.IsError && c.tool != nil && c.tool.Effect() != tools.EffectRead {
+			mutated = true
+		}
+		res.Parts = append(res.Parts, providers.Part{Type: providers.PartToolResult, ToolCallID: c.id, ToolName: c.name, Text: r.Output, IsError: r.IsError})
+	}
+	t.s.appendHistory(res)
+	return mutated
+}
+
+// exec runs one call and reports it.
+func (t *turn) exec(c *call) {
+	if t.ctx.Err() != nil {
+		return
+	}
+	s := t.s
+	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, Status: protocol.StatusInProgress})
+	s.m.trace.event(s.id, "tool_call", map[string]any{"id": c.id, "tool": c.name, "args": c.final})
+	env := &tools.Env{
+		SessionID:  s.id,
+		Cwd:        s.roots.Cwd(),
+		Roots:      s.roots,
+		WS:         s.ws,
+		Permit:     t.permitFor(c),
+		AllowShell: t.set.AllowShell,
+		Progress: func(text string) {
+			c.mu.Lock()
+			done := c.finished
+			c.mu.Unlock()
+			if done {
+				return
+			}
+			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id,
+				ToolContent: []protocol.ToolCallContent{{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: clip(text, maxShownBytes)}}}})
+		},
+	}
+	res := t.safeRun(c, env)
+	c.mu.Lock()
+	denied := c.denied
+	c.mu.Unlock()
+	t.finishCall(c, res, denied)
+}
+
+func (t *turn) safeRun(c *call, env *tools.Env) (res tools.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.s.m.log.Error(fmt.Sprintf("tool %s panicked: %v\n%s", c.name, r, debug.Stack()))
+			t.s.notice(protocol.SeverityError, fmt.Sprintf("The tool %s failed unexpectedly", c.name), fmt.Sprint(r))
+			res = tools.Result{Output: fmt.Sprintf("Error: the tool %s crashed (%v). This is a bug in agentd, not in your call; try another way.", c.name, r), IsError: true}
+		}
+	}()
+	return c.tool.Run(t.ctx, env, c.final)
+}
+
+// finishCall records a call's result and sends its final update once; later calls for the same
+// call (a result arriving after the turn gave up on it) are dropped.
+func (t *turn) finishCall(c *call, res tools.Result, denied string) {
+	c.mu.Lock()
+	if c.finished {
+		c.mu.Unlock()
+		return
+	}
+	c.finished = true
+	if len(res.Output) > maxOutputBytes {
+		res.Output = clip(res.Output, maxOutputBytes) + fmt.Sprintf("\n[output truncated at %d bytes]", maxOutputBytes)
+	}
+	c.res = res
+	c.mu.Unlock()
+
+	status := protocol.StatusCompleted
+	if res.IsError {
+		status = protocol.StatusFailed
+	}
+	u := protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, Status: status}
+	for _, d := range res.Diffs {
+		u.ToolContent = append(u.ToolContent, protocol.ToolCallContent{Type: "diff", Path: d.Path, OldText: d.OldText, NewText: d.NewText})
+	}
+	if res.Output != "" {
+		u.ToolContent = append(u.ToolContent, protocol.ToolCallContent{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: clip(res.Output, maxShownBytes)}})
+	}
+	for _, l := range res.Locations {
+		u.Locations = append(u.Locations, protocol.ToolLocation{Path: l.Path, Line: l.Line})
+	}
+	switch {
+	case denied != "":
+		u.RawOutput = rawJSON(map[string]any{"denied": true, "reason": denied})
+	case res.Raw != nil:
+		u.RawOutput = rawJSON(res.Raw)
+	case res.IsError:
+		u.RawOutput = rawJSON(map[string]any{"error": clip(res.Output, maxShownBytes)})
+	}
+	t.s.update(u)
+	t.s.m.trace.event(t.s.id, "tool_result", map[string]any{"id": c.id, "tool": c.name, "status": status, "denied": denied != "", "output": clip(res.Output, 4096)})
+
+	// The transcript keeps the call's final state in one record, as load replays it.
+	rec := u
+	rec.SessionUpdate = protocol.UpdateToolCall
+	rec.Title, rec.Kind = c.title, c.kind
+	if len(c.final) > 0 && len(c.final) <= 64<<10 {
+		rec.RawInput = c.final
+	}
+	t.s.record(record{T: recUpdate, Update: &rec})
+}
+
+// clip cuts s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+var _ = context.Background

@@ -1,0 +1,230 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+const (
+	// keepToolResults is how many of the most recent tool results are sent whole.
+	keepToolResults = 4
+	// elideHead is how much of an older tool result is kept.
+	elideHead = 400
+)
+
+// elideToolResults returns the history to send: tool results older than the most recent keep
+// are cut to a head excerpt and a marker asking the model to call the tool again. User and
+// assistant text are untouched, and so is the stored history (changed messages are copies).
+func elideToolResults(hist []providers.Message, keep, head int) []providers.Message {
+	seen := 0
+	var out []providers.Message
+	for i := len(hist) - 1; i >= 0; i-- {
+		m := hist[i]
+		var parts []providers.Part
+		for j := len(m.Parts) - 1; j >= 0; j-- {
+			p := m.Parts[j]
+			if p.Type != providers.PartToolResult {
+				continue
+			}
+			seen++
+			if seen <= keep || len(p.Text) <= head+200 {
+				continue
+			}
+			if parts == nil {
+				parts = append([]providers.Part(nil), m.Parts...)
+			}
+			parts[j].Text = clip(p.Text, head) + fmt.Sprintf("\n[%d more bytes of this older %s result were elided to save context; call the tool again if you need them]", len(p.Text)-len(clip(p.Text, head)), p.ToolName)
+		}
+		if parts != nil {
+			if out == nil {
+				out = append([]providers.Message(nil), hist...)
+			}
+			out[i] = providers.Message{Role: m.Role, Parts: parts}
+		}
+	}
+	if out == nil {
+		return hist
+	}
+	return out
+}
+
+func summaryMessages(summary string) []providers.Message {
+	return []providers.Message{
+		{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "Summary of the conversation so far (older turns were compacted):\n\n" + summary}}},
+		{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartText, Text: "Understood. I will continue from this summary."}}},
+	}
+}
+
+const summarizeInstruction = "Summarize the conversation above for your own later use: the user's goals, decisions made, " +
+	"files read or changed (with paths) and what changed, open problems and next steps. Be complete but terse. " +
+	"Answer with the summary only."
+
+// summarize asks the model for a summary of msgs (a plain request: no tools).
+func (t *turn) summarize(msgs []providers.Message) (string, error) {
+	req := &providers.Request{
+		Model:     t.pcfg.Model,
+		System:    "You write compact, faithful summaries of coding-agent conversations.",
+		Messages:  append(append([]providers.Message(nil), msgs...), providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: summarizeInstruction}}}),
+		MaxTokens: 2048,
+	}
+	return collectText(t.ctx, t.prov, req)
+}
+
+// collectText runs a tool-less request and returns its text.
+func collectText(ctx context.Context, prov providers.Provider, req *providers.Request) (string, error) {
+	var b strings.Builder
+	for ev := range prov.Stream(ctx, req) {
+		switch ev.Type {
+		case providers.EventTextDelta:
+			b.WriteString(ev.Text)
+		case providers.EventFailed:
+			if ev.Err != nil {
+				return "", ev.Err
+			}
+			return "", fmt.Errorf("the provider failed")
+		}
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// compact replaces the history before keepFrom with a model-written summary, announced with
+// compaction_update.
+func (t *turn) compact(keepFrom int) error {
+	s := t.s
+	hist := s.historySnapshot()
+	if keepFrom <= 0 || keepFrom > len(hist) {
+		return nil
+	}
+	id := newID("cmp_")
+	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateCompactionUpdate, CompactionID: id, Status: "in_progress"})
+	summary, err := t.summarize(hist[:keepFrom])
+	if err != nil || summary == "" {
+		s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateCompactionUpdate, CompactionID: id, Status: "failed"})
+		if err == nil {
+			err = fmt.Errorf("the model returned an empty summary")
+		}
+		return err
+	}
+	keep := len(hist) - keepFrom
+	s.mu.Lock()
+	// Messages appended since the snapshot stay after the kept ones.
+	rest := s.history[keepFrom:]
+	s.history = append(summaryMessages(summary), rest...)
+	keep = len(rest)
+	s.mu.Unlock()
+	s.record(record{T: recCompact, Summary: summary, Keep: keep})
+	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateCompactionUpdate, CompactionID: id, Status: "completed", Summary: summary})
+	return nil
+}
+
+// compactCommand is /compact: summarize the whole history now.
+func (t *turn) compactCommand() protocol.PromptResult {
+	s := t.s
+	s.mu.Lock()
+	pid, n := s.providerID, len(s.history)
+	s.mu.Unlock()
+	if n == 0 {
+		s.notice(protocol.SeverityInfo, "Nothing to compact yet", "")
+		return protocol.PromptResult{StopReason: protocol.StopEndTurn}
+	}
+	prov, pcfg, err := s.m.d.Providers.Provider(t.ctx, pid)
+	if err != nil {
+		return t.fail(err)
+	}
+	t.prov, t.pcfg = prov, pcfg
+	if err := t.compact(n); err != nil {
+		if t.ctx.Err() != nil {
+			return t.cancelled()
+		}
+		return t.fail(err)
+	}
+	return protocol.PromptResult{StopReason: protocol.StopEndTurn}
+}
+
+// maybeAutoCompact summarizes the turns before the current one when the last model call used
+// more than the threshold of the context window.
+func (t *turn) maybeAutoCompact() {
+	if t.used == 0 || float64(t.used) < t.set.CompactThreshold*float64(t.window) {
+		return
+	}
+	hist := t.s.historySnapshot()
+	// Keep the current turn whole: find its prompt (the last user message that is not tool results).
+	keepFrom := -1
+	for i := len(hist) - 1; i >= 0; i-- {
+		if hist[i].Role == providers.RoleUser && !isToolResults(hist[i]) {
+			keepFrom = i
+			break
+		}
+	}
+	if keepFrom <= 2 {
+		return
+	}
+	if err := t.compact(keepFrom); err != nil && t.ctx.Err() == nil {
+		t.s.notice(protocol.SeverityWarning, "Automatic compaction failed", err.Error())
+	}
+	t.used = 0
+}
+
+func isToolResults(m providers.Message) bool {
+	for _, p := range m.Parts {
+		if p.Type == providers.PartToolResult {
+			return true
+		}
+	}
+	return false
+}
+
+// makeTitle names the session after its first exchange with one short model request, in the
+// background.
+func (s *Session) makeTitle(prov providers.Provider, pcfg providers.Config) {
+	hist := s.historySnapshot()
+	var first string
+	for _, m := range hist {
+		if m.Role == providers.RoleUser {
+			for _, p := range m.Parts {
+				if p.Type == providers.PartText {
+					first += p.Text + "\n"
+				}
+			}
+			break
+		}
+	}
+	if strings.TrimSpace(first) == "" {
+		return
+	}
+	m := s.m
+	m.bg.Add(1)
+	go func() {
+		defer m.bg.Done()
+		ctx, cancel := context.WithTimeout(m.bgCtx, 30*time.Second)
+		defer cancel()
+		req := &providers.Request{
+			Model:     pcfg.Model,
+			System:    "You name coding conversations. Answer with a title of at most six words, no quotes, no punctuation at the end.",
+			Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "Name this request:\n\n" + clip(first, 2000)}}}},
+			MaxTokens: 32,
+		}
+		title, err := collectText(ctx, prov, req)
+		if err != nil || title == "" {
+			return
+		}
+		title = strings.Trim(strings.SplitN(title, "\n", 2)[0], " \"'`.#*")
+		title = clip(title, 80)
+		if title == "" {
+			return
+		}
+		s.mu.Lock()
+		s.title = title
+		s.mu.Unlock()
+		s.record(record{T: recTitle, Title: title})
+		s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateSessionInfoUpdate, SessionTitle: title, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
+	}()
+}

@@ -1,0 +1,406 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+// Deps is everything the manager is built from. The rpc server and `agentd exec` fill it.
+type Deps struct {
+	Client     Client
+	Workspaces WorkspaceFactory
+	Providers  ProviderSource
+	Tools      *tools.Registry
+	Settings   func() config.Settings // current merged settings (may change between turns)
+	StateDir   string                 // $XDG_STATE_HOME/agentd (sessions, per-project mode and grants)
+	Logger     *zap.Logger
+}
+
+// Defaults of the loop's bounds.
+const (
+	DefaultMaxIterations = 24
+	DefaultMaxTokens     = 8192
+	defaultContextWindow = 128000
+	listPageSize         = 100
+)
+
+// Manager owns every session of one daemon. Its methods are safe to call concurrently; the rpc
+// handlers call them from one goroutine per request.
+type Manager struct {
+	d        Deps
+	log      *zap.Logger
+	store    *store
+	projects *projects
+	trace    *tracer
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	shutdown bool
+
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bg       sync.WaitGroup
+}
+
+// NewManager returns a manager. With an empty StateDir nothing is persisted.
+func NewManager(d Deps) *Manager {
+	if d.Logger == nil {
+		d.Logger = zap.NewNop()
+	}
+	if d.Tools == nil {
+		d.Tools = tools.NewRegistry()
+	}
+	m := &Manager{d: d, log: d.Logger, sessions: map[string]*Session{}}
+	if d.StateDir != "" {
+		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger}
+	}
+	m.projects = newProjects(d.StateDir, d.Logger)
+	m.trace = &tracer{}
+	if path := m.settings().Trace; path != "" {
+		if err := m.SetTrace(path); err != nil {
+			m.log.Warn("agent trace: " + err.Error())
+		}
+	}
+	m.bgCtx, m.bgCancel = context.WithCancel(context.Background())
+	return m
+}
+
+// settings returns the current settings with the loop's defaults filled in.
+func (m *Manager) settings() config.Settings {
+	var s config.Settings
+	if m.d.Settings != nil {
+		s = m.d.Settings()
+	}
+	if s.MaxIterations <= 0 {
+		s.MaxIterations = DefaultMaxIterations
+	}
+	if s.MaxTokens <= 0 {
+		s.MaxTokens = DefaultMaxTokens
+	}
+	if s.Mode == "" {
+		s.Mode = ModeAsk
+	}
+	if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
+		s.CompactThreshold = 0.8
+	}
+	return s
+}
+
+func newID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func unknown(id string) error { return fmt.Errorf("%w: %q", ErrUnknownSession, id) }
+
+// New starts a session on cwd.
+func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protocol.SessionNewResult, error) {
+	if p.Cwd == "" {
+		return protocol.SessionNewResult{}, &ParamError{Field: "cwd", Message: "is required"}
+	}
+	roots, err := workspace.NewRoots(p.Cwd, p.AdditionalDirectories...)
+	if err != nil {
+		return protocol.SessionNewResult{}, &ParamError{Field: "cwd", Message: err.Error()}
+	}
+	id := newID("sess_")
+	s := m.newSession(id, roots, p.Cwd, p.AdditionalDirectories)
+	s.mode = m.projects.mode(roots.Cwd(), m.settings().Mode)
+	if s.file, err = m.store.create(id, header{ID: id, Cwd: p.Cwd, Dirs: p.AdditionalDirectories, Created: time.Now().UTC()}); err != nil {
+		return protocol.SessionNewResult{}, fmt.Errorf("session store: %w", err)
+	}
+	if err := m.add(s); err != nil {
+		s.file.close()
+		return protocol.SessionNewResult{}, err
+	}
+	s.announceCommands()
+	return protocol.SessionNewResult{SessionID: id, ConfigOptions: s.configOptions(), Modes: s.modes()}, nil
+}
+
+func (m *Manager) newSession(id string, roots *workspace.Roots, cwd string, dirs []string) *Session {
+	s := &Session{m: m, id: id, cwd: cwd, dirs: dirs, roots: roots, updatedAt: time.Now().UTC(), pending: map[*pendingPerm]struct{}{}}
+	if m.d.Workspaces != nil {
+		s.ws = m.d.Workspaces(id, roots)
+	}
+	s.msgSeq = newID("")[:6]
+	return s
+}
+
+func (m *Manager) add(s *Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.shutdown {
+		return errors.New("the daemon is shutting down")
+	}
+	m.sessions[s.id] = s
+	return nil
+}
+
+func (m *Manager) get(id string) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, unknown(id)
+	}
+	return s, nil
+}
+
+// Load reopens a stored session and replays its transcript through Client.Update before it
+// returns.
+func (m *Manager) Load(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error) {
+	return m.open(ctx, p, true)
+}
+
+// Resume reopens a stored session without replaying it.
+func (m *Manager) Resume(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error) {
+	return m.open(ctx, p, false)
+}
+
+func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay bool) (protocol.SessionLoadResult, error) {
+	if p.SessionID == "" {
+		return protocol.SessionLoadResult{}, &ParamError{Field: "sessionId", Message: "is required"}
+	}
+	m.mu.Lock()
+	s, live := m.sessions[p.SessionID]
+	m.mu.Unlock()
+	if m.store == nil && !live {
+		return protocol.SessionLoadResult{}, unknown(p.SessionID)
+	}
+	var st *loaded
+	if m.store != nil {
+		var err error
+		st, err = m.store.load(p.SessionID)
+		if errors.Is(err, os.ErrNotExist) {
+			if !live {
+				return protocol.SessionLoadResult{}, unknown(p.SessionID)
+			}
+		} else if err != nil {
+			return protocol.SessionLoadResult{}, fmt.Errorf("session store: %w", err)
+		}
+	}
+	if !live {
+		cwd := p.Cwd
+		if cwd == "" {
+			cwd = st.header.Cwd
+		}
+		roots, err := workspace.NewRoots(cwd, st.header.Dirs...)
+		if err != nil {
+			return protocol.SessionLoadResult{}, &ParamError{Field: "cwd", Message: err.Error()}
+		}
+		s = m.newSession(p.SessionID, roots, cwd, st.header.Dirs)
+		s.history = st.history
+		s.title = st.title
+		s.titled = st.title != "" || len(st.history) > 0
+		s.providerID = st.provider
+		s.mode = m.projects.mode(roots.Cwd(), m.settings().Mode)
+		if st.mode != "" {
+			s.mode = st.mode
+		}
+		if !st.updated.IsZero() {
+			s.updatedAt = st.updated
+		}
+		if s.file, err = m.store.append(p.SessionID); err != nil {
+			return protocol.SessionLoadResult{}, fmt.Errorf("session store: %w", err)
+		}
+		if err := m.add(s); err != nil {
+			s.file.close()
+			return protocol.SessionLoadResult{}, err
+		}
+	}
+	if replay && st != nil {
+		for _, u := range st.replay {
+			if ctx.Err() != nil {
+				break
+			}
+			m.d.Client.Update(s.id, u)
+		}
+		if s.title != "" {
+			m.d.Client.Update(s.id, protocol.SessionUpdate{SessionUpdate: protocol.UpdateSessionInfoUpdate, SessionTitle: s.title, UpdatedAt: s.updatedAt.Format(time.RFC3339)})
+		}
+	}
+	s.announceCommands()
+	return protocol.SessionLoadResult{ConfigOptions: s.configOptions(), Modes: s.modes()}, nil
+}
+
+// List returns stored sessions (and live ones), newest first, optionally only those of cwd.
+func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error) {
+	byID := map[string]protocol.SessionInfo{}
+	if m.store != nil {
+		infos, err := m.store.list()
+		if err != nil {
+			return protocol.SessionListResult{}, fmt.Errorf("session store: %w", err)
+		}
+		for _, in := range infos {
+			byID[in.SessionID] = in
+		}
+	}
+	m.mu.Lock()
+	for _, s := range m.sessions {
+		byID[s.id] = s.info()
+	}
+	m.mu.Unlock()
+	all := make([]protocol.SessionInfo, 0, len(byID))
+	for _, in := range byID {
+		if p.Cwd != "" && filepath.Clean(in.Cwd) != filepath.Clean(p.Cwd) {
+			continue
+		}
+		all = append(all, in)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		ti, _ := time.Parse(time.RFC3339Nano, all[i].UpdatedAt)
+		tj, _ := time.Parse(time.RFC3339Nano, all[j].UpdatedAt)
+		if !ti.Equal(tj) {
+			return ti.After(tj)
+		}
+		return all[i].SessionID < all[j].SessionID
+	})
+	start := 0
+	if p.Cursor != "" {
+		n, err := strconv.Atoi(p.Cursor)
+		if err != nil || n < 0 {
+			return protocol.SessionListResult{}, &ParamError{Field: "cursor", Message: "is not a cursor this server returned"}
+		}
+		start = min(n, len(all))
+	}
+	end := min(start+listPageSize, len(all))
+	res := protocol.SessionListResult{Sessions: all[start:end]}
+	if end < len(all) {
+		res.NextCursor = strconv.Itoa(end)
+	}
+	return res, nil
+}
+
+// Close cancels the session's turn and frees it; its transcript stays stored.
+func (m *Manager) Close(ctx context.Context, sessionID string) error {
+	m.mu.Lock()
+	s, ok := m.sessions[sessionID]
+	delete(m.sessions, sessionID)
+	m.mu.Unlock()
+	if !ok {
+		return unknown(sessionID)
+	}
+	s.close(ctx)
+	return nil
+}
+
+// Delete closes the session if it is open and removes its transcript.
+func (m *Manager) Delete(ctx context.Context, sessionID string) error {
+	m.mu.Lock()
+	s, ok := m.sessions[sessionID]
+	delete(m.sessions, sessionID)
+	m.mu.Unlock()
+	if ok {
+		s.close(ctx)
+	}
+	removed := false
+	if m.store != nil {
+		err := m.store.remove(sessionID)
+		if err == nil {
+			removed = true
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("session store: %w", err)
+		}
+	}
+	if !ok && !removed {
+		return unknown(sessionID)
+	}
+	return nil
+}
+
+// Prompt runs one turn (after the turns queued before it) and answers when it ends. A cancelled
+// ctx is the same as Cancel: the result still comes, with stopReason "cancelled".
+func (m *Manager) Prompt(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error) {
+	s, err := m.get(p.SessionID)
+	if err != nil {
+		return protocol.PromptResult{}, err
+	}
+	if len(p.Prompt) == 0 {
+		return protocol.PromptResult{}, &ParamError{Field: "prompt", Message: "is empty"}
+	}
+	for i, b := range p.Prompt {
+		switch b.Type {
+		case "text", "image", "resource_link", "resource":
+		default:
+			return protocol.PromptResult{}, &ParamError{Field: fmt.Sprintf("prompt[%d].type", i), Message: fmt.Sprintf("unsupported content block %q", b.Type)}
+		}
+	}
+	return s.prompt(ctx, p.Prompt), nil
+}
+
+// Cancel ends the session's running turn and answers its queued prompts with "cancelled".
+// Unknown sessions and idle sessions are ignored (a notification has no answer).
+func (m *Manager) Cancel(sessionID string) {
+	s, err := m.get(sessionID)
+	if err != nil {
+		return
+	}
+	s.cancel()
+}
+
+// SetConfigOption changes the session's mode or model; the change applies from the next tool
+// call (mode) or model call (model).
+func (m *Manager) SetConfigOption(ctx context.Context, p protocol.SetConfigOptionParams) (protocol.SetConfigOptionResult, error) {
+	s, err := m.get(p.SessionID)
+	if err != nil {
+		return protocol.SetConfigOptionResult{}, err
+	}
+	switch p.ConfigID {
+	case "mode":
+		if !validMode(p.Value) {
+			return protocol.SetConfigOptionResult{}, &ParamError{Field: "value", Message: fmt.Sprintf("mode %q is not one of ask, auto, plan", p.Value)}
+		}
+		s.setMode(p.Value, false)
+	case "model":
+		if _, ok := m.settings().Providers[p.Value]; !ok {
+			return protocol.SetConfigOptionResult{}, &ParamError{Field: "value", Message: fmt.Sprintf("no provider %q is configured", p.Value)}
+		}
+		s.mu.Lock()
+		s.providerID = p.Value
+		s.mu.Unlock()
+		s.record(record{T: recConfig, Provider: p.Value})
+	default:
+		return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: fmt.Sprintf("unknown config option %q (known: mode, model)", p.ConfigID)}
+	}
+	return protocol.SetConfigOptionResult{ConfigOptions: s.configOptions()}, nil
+}
+
+// Shutdown cancels every turn, waits for them to answer and flushes the stores.
+func (m *Manager) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	m.shutdown = true
+	all := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	m.sessions = map[string]*Session{}
+	m.mu.Unlock()
+	m.bgCancel()
+	for _, s := range all {
+		s.close(ctx)
+	}
+	done := make(chan struct{})
+	go func() { m.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	m.trace.close()
+	return nil
+}

@@ -1,0 +1,252 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/tools/policy"
+)
+
+type grant = policy.Grant
+
+// pendingPerm is a permission request waiting for the user. A remembered decision made on
+// another request of the session answers it through answer.
+type pendingPerm struct {
+	call   policy.Call
+	answer chan error
+	cancel context.CancelFunc
+}
+
+const (
+	planRefusal = "Plan mode: this session may not change files or run programs. Do not retry the call; " +
+		"describe the change you propose as text (file, what to change and why) and let the user apply it or switch modes."
+	rejectedOnce   = "The user rejected this call. Do not retry it unchanged; ask the user what they want or propose another way."
+	rejectedAlways = "A rule the user set (reject always) refuses this call. Do not retry it; propose another way."
+	noPermissionUI = "This editor cannot show permission prompts and the session is in ask mode, so the call was refused. " +
+		"Describe the change as text, or ask the user to switch the session to auto mode."
+)
+
+var permissionOptions = []protocol.PermissionOption{
+	{OptionID: protocol.OptionAllowOnce, Name: "Allow once", Kind: "allow_once"},
+	{OptionID: protocol.OptionAllowSession, Name: "Allow for this session", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "session"}},
+	{OptionID: protocol.OptionAllowAlways, Name: "Always allow in this project", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "project"}},
+	{OptionID: protocol.OptionRejectOnce, Name: "Reject", Kind: "reject_once"},
+	{OptionID: protocol.OptionRejectAlways, Name: "Always reject in this project", Kind: "reject_always"},
+}
+
+var switchOptions = []protocol.PermissionOption{
+	{OptionID: protocol.OptionSwitchAsk, Name: "Switch to ask mode", Kind: "allow_once"},
+	{OptionID: protocol.OptionSwitchAuto, Name: "Switch to auto mode", Kind: "allow_always"},
+	{OptionID: protocol.OptionRejectOnce, Name: "Stay in plan mode", Kind: "reject_once"},
+}
+
+// grantsFor returns the session's grants plus the project's persisted ones.
+func (s *Session) allGrants() []grant {
+	s.mu.Lock()
+	out := append([]grant(nil), s.grants...)
+	s.mu.Unlock()
+	return append(out, s.m.projects.grants(s.roots.Cwd())...)
+}
+
+// permitFor is the Env.Permit of one call: the policy decides from the mode at the moment of the
+// call, and in ask mode the user is asked with the diff or the command line.
+func (t *turn) permitFor(c *call) func(ctx context.Context, req tools.PermissionRequest) error {
+	return func(ctx context.Context, req tools.PermissionRequest) error {
+		err := t.permit(ctx, c, req)
+		if d := (*tools.ErrDenied)(nil); errors.As(err, &d) {
+			c.mu.Lock()
+			c.denied = d.Reason
+			c.mu.Unlock()
+		}
+		decision := "allow"
+		if err != nil {
+			decision = err.Error()
+		}
+		t.s.m.trace.event(t.s.id, "permission", map[string]any{"id": c.id, "tool": c.name, "decision": decision})
+		return err
+	}
+}
+
+func (t *turn) permit(ctx context.Context, c *call, req tools.PermissionRequest) error {
+	s := t.s
+	effect := tools.EffectWrite
+	if c.tool != nil {
+		effect = c.tool.Effect()
+	}
+	pc := policy.Call{Tool: c.name, Effect: effect, Paths: req.Paths, Command: req.Command}
+	switch policy.Decide(policy.Mode(s.currentMode()), s.allGrants(), pc) {
+	case policy.Allow:
+		return nil
+	case policy.Deny:
+		return &tools.ErrDenied{Reason: rejectedAlways}
+	case policy.PlanRefuse:
+		return t.leavePlan(ctx, c, req)
+	}
+	if s.m.d.Client == nil || !s.m.d.Client.CanAskPermission() {
+		return &tools.ErrDenied{Reason: noPermissionUI}
+	}
+	return t.ask(ctx, c, req, pc)
+}
+
+// toolCallShape is the tool_call_update-shaped object a permission request carries.
+func (t *turn) toolCallShape(c *call, req tools.PermissionRequest) protocol.SessionUpdate {
+	u := protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, Title: c.title, Kind: c.kind, Status: protocol.StatusPending}
+	if req.Title != "" {
+		u.Title = req.Title
+	}
+	if req.Kind != "" {
+		u.Kind = req.Kind
+	}
+	for _, d := range req.Diffs {
+		u.ToolContent = append(u.ToolContent, protocol.ToolCallContent{Type: "diff", Path: d.Path, OldText: d.OldText, NewText: d.NewText})
+	}
+	for _, p := range req.Paths {
+		u.Locations = append(u.Locations, protocol.ToolLocation{Path: p})
+	}
+	if len(req.Command) > 0 {
+		cwd := req.Cwd
+		if cwd == "" {
+			cwd = t.s.roots.Cwd()
+		}
+		u.RawInput = rawJSON(map[string]any{"command": req.Command, "cwd": cwd})
+	} else {
+		u.RawInput = c.final
+	}
+	return u
+}
+
+// ask sends agent/session/request_permission and applies the answer. A remembered answer given
+// to another pending request of the session may answer this one first.
+func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc policy.Call) error {
+	s := t.s
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &pendingPerm{call: pc, answer: make(chan error, 1), cancel: cancel}
+	s.mu.Lock()
+	s.pending[p] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.pending, p)
+		s.mu.Unlock()
+	}()
+
+	type reply struct {
+		res protocol.RequestPermissionResult
+		err error
+	}
+	got := make(chan reply, 1)
+	params := protocol.RequestPermissionParams{SessionID: s.id, ToolCall: t.toolCallShape(c, req), Options: permissionOptions}
+	go func() {
+		res, err := s.m.d.Client.RequestPermission(rctx, params)
+		got <- reply{res, err}
+	}()
+	var r reply
+	select {
+	case err := <-p.answer:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case r = <-got:
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if r.err != nil {
+		select {
+		case err := <-p.answer:
+			return err
+		default:
+		}
+		return &tools.ErrDenied{Reason: fmt.Sprintf("The permission request failed (%v), so the call was not made.", r.err)}
+	}
+	if r.res.Outcome.Outcome != "selected" {
+		return &tools.ErrDenied{Reason: "The permission request was dismissed, so the call was not made. Do not retry it unchanged."}
+	}
+	opt := r.res.Outcome.OptionID
+	var g grant
+	switch opt {
+	case protocol.OptionAllowOnce:
+	case protocol.OptionAllowSession:
+		g = policy.GrantFor(pc, opt, policy.ScopeSession)
+	case protocol.OptionAllowAlways, protocol.OptionRejectAlways:
+		g = policy.GrantFor(pc, opt, policy.ScopeProject)
+	case protocol.OptionRejectOnce:
+		return &tools.ErrDenied{Reason: rejectedOnce}
+	default:
+		return &tools.ErrDenied{Reason: fmt.Sprintf("The permission answer %q is not one of the offered options, so the call was not made.", opt)}
+	}
+	if !g.IsZero() {
+		s.remember(g)
+	}
+	if opt == protocol.OptionRejectAlways {
+		return &tools.ErrDenied{Reason: rejectedAlways}
+	}
+	return nil
+}
+
+// remember stores a grant and answers the session's other pending requests it decides.
+func (s *Session) remember(g grant) {
+	if g.Scope == policy.ScopeProject {
+		s.m.projects.addGrant(s.roots.Cwd(), g)
+	} else {
+		s.mu.Lock()
+		s.grants = append(s.grants, g)
+		s.mu.Unlock()
+	}
+	mode := policy.Mode(s.currentMode())
+	grants := s.allGrants()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p := range s.pending {
+		var err error
+		switch policy.Decide(mode, grants, p.call) {
+		case policy.Allow:
+		case policy.Deny:
+			err = &tools.ErrDenied{Reason: rejectedAlways}
+		default:
+			continue
+		}
+		select {
+		case p.answer <- err:
+			p.cancel()
+		default:
+		}
+	}
+}
+
+// leavePlan refuses a mutating call in plan mode, offering the user (once per turn) to switch to
+// ask or auto so the call can go ahead.
+func (t *turn) leavePlan(ctx context.Context, c *call, req tools.PermissionRequest) error {
+	s := t.s
+	if t.switchAsked || s.m.d.Client == nil || !s.m.d.Client.CanAskPermission() {
+		return &tools.ErrDenied{Reason: planRefusal}
+	}
+	t.switchAsked = true
+	shape := t.toolCallShape(c, req)
+	shape.Kind = protocol.KindSwitchMode
+	shape.Title = "Leave plan mode to: " + shape.Title
+	res, err := s.m.d.Client.RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: s.id, ToolCall: shape, Options: switchOptions})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil || res.Outcome.Outcome != "selected" {
+		return &tools.ErrDenied{Reason: planRefusal}
+	}
+	switch res.Outcome.OptionID {
+	case protocol.OptionSwitchAuto:
+		s.setMode(ModeAuto, true)
+		return nil
+	case protocol.OptionSwitchAsk:
+		// Leaving plan mode for ask mode is the user's approval of this call.
+		s.setMode(ModeAsk, true)
+		return nil
+	}
+	return &tools.ErrDenied{Reason: planRefusal}
+}
+
+var _ = json.Valid

@@ -1,0 +1,123 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+var sysOnce struct {
+	sync.Mutex
+	reg  *tools.Registry
+	text string
+}
+
+// systemPrompt is the stable prefix of every request: who the agent is, how it works and its
+// tools. It depends only on the tool set, so provider prompt caches hit across turns and
+// sessions; everything that changes (mode, roots, buffers, diagnostics) goes after it.
+func (m *Manager) systemPrompt() string {
+	sysOnce.Lock()
+	defer sysOnce.Unlock()
+	if sysOnce.reg == m.d.Tools && sysOnce.text != "" {
+		return sysOnce.text
+	}
+	var b strings.Builder
+	b.WriteString(`You are agentd, a coding agent that works inside the user's editor on the user's project.
+
+How you work:
+- You read files through the editor, so you see unsaved changes. Read a file before you change it, and change only what the task needs.
+- Your edits are applied to the editor's buffers as reviewable changes and stay unsaved until the user saves them. If an edit is refused because the file changed, read it again and redo the edit.
+- Paths in tool arguments are absolute inside the workspace roots, or relative to the working directory.
+- File changes and programs may need the user's permission. If a call is rejected, do not retry it unchanged: explain, ask or take another way.
+- Calls that only read run in parallel, so request independent reads together.
+- Be concise. When you are done, say briefly what you changed and why, naming files.
+
+Tools:
+`)
+	for _, t := range m.d.Tools.List() {
+		desc := t.Description()
+		if i := strings.IndexByte(desc, '\n'); i >= 0 {
+			desc = desc[:i]
+		}
+		fmt.Fprintf(&b, "- %s (%s): %s\n", t.Name(), t.Effect(), desc)
+	}
+	sysOnce.reg, sysOnce.text = m.d.Tools, b.String()
+	return sysOnce.text
+}
+
+func (s *Session) modeLine() string {
+	switch s.currentMode() {
+	case ModeAuto:
+		return "Permission mode: auto. Edits and programs run without asking the user; every edit is shown to the user.\n"
+	case ModePlan:
+		return "Permission mode: plan. You may only read. Do not call tools that change files or run programs; propose changes as text for the user to apply.\n"
+	}
+	return "Permission mode: ask. The user approves each edit and program before it runs.\n"
+}
+
+const (
+	liveTimeout        = 300 * time.Millisecond
+	maxLiveDiagnostics = 40
+)
+
+// liveContext describes the session's workspace now: roots, unsaved buffers, current
+// diagnostics. A slow or incapable editor only shortens it.
+func (t *turn) liveContext() string {
+	s := t.s
+	var b strings.Builder
+	fmt.Fprintf(&b, "Working directory: %s\n", s.roots.Cwd())
+	if dirs := s.roots.Dirs(); len(dirs) > 1 {
+		fmt.Fprintf(&b, "Other workspace roots: %s\n", strings.Join(dirs[1:], ", "))
+	}
+	if s.ws == nil {
+		return b.String()
+	}
+	ctx, cancel := context.WithTimeout(t.ctx, liveTimeout)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		bufs  []workspace.Buffer
+		diags []workspace.FileDiagnostics
+	)
+	wg.Go(func() { bufs, _ = s.ws.DirtyBuffers(ctx) })
+	wg.Go(func() { diags, _ = s.ws.Diagnostics(ctx, nil) })
+	wg.Wait()
+	if len(bufs) > 0 {
+		var names []string
+		for _, bu := range bufs {
+			names = append(names, bu.Path)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(&b, "Files with unsaved changes in the editor: %s\n", strings.Join(names, ", "))
+	}
+	n := 0
+	for _, fd := range diags {
+		for _, d := range fd.Diagnostics {
+			if d.Severity > 2 && d.Severity != 0 {
+				continue
+			}
+			if n == 0 {
+				b.WriteString("Current diagnostics (errors and warnings):\n")
+			}
+			n++
+			if n > maxLiveDiagnostics {
+				continue
+			}
+			sev := "error"
+			if d.Severity == 2 {
+				sev = "warning"
+			}
+			fmt.Fprintf(&b, "- %s:%d:%d %s: %s\n", fd.Path, d.Line, d.Column, sev, d.Message)
+		}
+	}
+	if n > maxLiveDiagnostics {
+		fmt.Fprintf(&b, "(%d more; call get_diagnostics for all)\n", n-maxLiveDiagnostics)
+	}
+	return b.String()
+}

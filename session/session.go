@@ -1,0 +1,265 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+// Permission modes.
+const (
+	ModeAsk  = "ask"
+	ModeAuto = "auto"
+	ModePlan = "plan"
+)
+
+func validMode(m string) bool { return m == ModeAsk || m == ModeAuto || m == ModePlan }
+
+// Session is one conversation: its roots, history, mode and grants, and the one turn that may
+// run at a time plus the prompts queued behind it.
+type Session struct {
+	m     *Manager
+	id    string
+	cwd   string
+	dirs  []string
+	roots *workspace.Roots
+	ws    workspace.Workspace
+	file  *sessionFile
+
+	msgSeq string
+	msgN   atomic.Int64
+
+	mu         sync.Mutex
+	history    []providers.Message
+	title      string
+	titled     bool
+	updatedAt  time.Time
+	mode       string
+	providerID string
+	grants     []grant // session-scope grants
+	running    bool
+	turnCancel context.CancelFunc
+	turnDone   chan struct{}
+	queue      []*ticket
+	// cancelPending records a cancel that arrived between a turn's start and the registration
+	// of its cancel function.
+	cancelPending bool
+	pending       map[*pendingPerm]struct{}
+	closed        bool
+}
+
+// ticket is a prompt waiting in the queue. ready is closed when it may start, or when it was
+// cancelled (cancelled set first).
+type ticket struct {
+	ready     chan struct{}
+	cancelled bool
+}
+
+func (s *Session) nextMessageID() string {
+	return "msg_" + s.msgSeq + "_" + strconv.FormatInt(s.msgN.Add(1), 10)
+}
+
+func (s *Session) update(u protocol.SessionUpdate) {
+	if s.m.d.Client != nil {
+		s.m.d.Client.Update(s.id, u)
+	}
+}
+
+func (s *Session) notice(severity, title, desc string) {
+	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateNotice, Severity: severity, NoticeTitle: title, Description: desc})
+}
+
+// record appends one event to the session's transcript.
+func (s *Session) record(r record) {
+	if s.file == nil {
+		return
+	}
+	if err := s.file.write(r); err != nil {
+		s.m.log.Warn("session store write failed")
+	}
+}
+
+// prompt queues the prompt behind the running turn, runs it and answers with its result.
+func (s *Session) prompt(ctx context.Context, blocks []protocol.ContentBlock) protocol.PromptResult {
+	t := &ticket{ready: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return protocol.PromptResult{StopReason: protocol.StopCancelled}
+	}
+	queued := s.running
+	if queued {
+		s.queue = append(s.queue, t)
+	} else {
+		s.running = true
+	}
+	s.mu.Unlock()
+
+	if queued {
+		select {
+		case <-t.ready:
+		case <-ctx.Done():
+			s.cancel()
+			<-t.ready
+		}
+		s.mu.Lock()
+		cancelled := t.cancelled
+		s.mu.Unlock()
+		if cancelled {
+			return protocol.PromptResult{StopReason: protocol.StopCancelled, Usage: &protocol.Usage{}}
+		}
+	}
+
+	turnCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.turnCancel = cancel
+	s.turnDone = done
+	if s.cancelPending {
+		s.cancelPending = false
+		cancel()
+	}
+	s.mu.Unlock()
+	stop := context.AfterFunc(ctx, s.cancel)
+
+	res := s.runTurn(turnCtx, blocks, queued)
+
+	stop()
+	cancel()
+	s.mu.Lock()
+	s.turnCancel = nil
+	s.turnDone = nil
+	s.cancelPending = false
+	close(done)
+	if len(s.queue) > 0 && !s.closed {
+		next := s.queue[0]
+		s.queue = s.queue[1:]
+		close(next.ready)
+	} else {
+		s.running = false
+	}
+	s.mu.Unlock()
+	return res
+}
+
+// cancel ends the running turn and answers every queued prompt with "cancelled"; nothing starts
+// by itself afterwards.
+func (s *Session) cancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turnCancel != nil {
+		s.turnCancel()
+	} else if s.running {
+		s.cancelPending = true
+	}
+	for _, t := range s.queue {
+		t.cancelled = true
+		close(t.ready)
+	}
+	s.queue = nil
+}
+
+// close cancels everything, waits (bounded by ctx) for the turn to answer and closes the store.
+func (s *Session) close(ctx context.Context) {
+	s.mu.Lock()
+	s.closed = true
+	done := s.turnDone
+	s.mu.Unlock()
+	s.cancel()
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+	s.file.close()
+}
+
+func (s *Session) currentMode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mode
+}
+
+// setMode switches the permission mode, persists it for the project and tells the client.
+func (s *Session) setMode(mode string, announce bool) {
+	s.mu.Lock()
+	changed := s.mode != mode
+	s.mode = mode
+	s.mu.Unlock()
+	s.m.projects.setMode(s.roots.Cwd(), mode)
+	s.record(record{T: recConfig, Mode: mode})
+	if changed || announce {
+		s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateCurrentModeUpdate, ModeID: mode})
+		s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateConfigOptionUpdate, ConfigOptions: s.configOptions()})
+	}
+}
+
+var modeValues = []protocol.ConfigOptionValue{
+	{Value: ModeAsk, Name: "Ask", Description: "Ask before every edit and program run"},
+	{Value: ModeAuto, Name: "Auto", Description: "Apply edits and run programs without asking"},
+	{Value: ModePlan, Name: "Plan", Description: "Read only: propose changes as text"},
+}
+
+func (s *Session) modes() *protocol.SessionModes {
+	out := &protocol.SessionModes{CurrentModeID: s.currentMode()}
+	for _, v := range modeValues {
+		out.AvailableModes = append(out.AvailableModes, protocol.SessionMode{ID: v.Value, Name: v.Name, Description: v.Description})
+	}
+	return out
+}
+
+func (s *Session) configOptions() []protocol.ConfigOption {
+	set := s.m.settings()
+	s.mu.Lock()
+	mode, prov := s.mode, s.providerID
+	s.mu.Unlock()
+	if prov == "" {
+		prov = set.Provider
+	}
+	ids := make([]string, 0, len(set.Providers))
+	for id := range set.Providers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if prov != "" && !slices.Contains(ids, prov) {
+		ids = append([]string{prov}, ids...)
+	}
+	var models []protocol.ConfigOptionValue
+	for _, id := range ids {
+		name := id
+		if ps, ok := set.Providers[id]; ok && ps.Model != "" {
+			name = fmt.Sprintf("%s (%s)", ps.Model, id)
+		}
+		models = append(models, protocol.ConfigOptionValue{Value: id, Name: name})
+	}
+	if models == nil {
+		models = []protocol.ConfigOptionValue{}
+	}
+	return []protocol.ConfigOption{
+		{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: mode, Options: modeValues},
+		{ID: "model", Name: "Model", Category: "model", Type: "select", CurrentValue: prov, Options: models},
+	}
+}
+
+func (s *Session) info() protocol.SessionInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return protocol.SessionInfo{SessionID: s.id, Cwd: s.cwd, Title: s.title, UpdatedAt: s.updatedAt.Format(time.RFC3339Nano)}
+}
+
+func (s *Session) announceCommands() {
+	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAvailableCommandsUpdate, AvailableCommands: []protocol.AvailableCommand{
+		{Name: "compact", Description: "Summarize the conversation so far to free context"},
+	}})
+}

@@ -1,0 +1,253 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+// Record kinds of a session's transcript file.
+const (
+	recHeader  = "session"
+	recMessage = "message" // a history message, as the model sees it
+	recUpdate  = "update"  // a coalesced session update, as load replays it
+	recTitle   = "title"
+	recConfig  = "config"  // mode or provider changed
+	recCompact = "compact" // history before the last Keep messages replaced by Summary
+)
+
+// record is one line of a transcript. Transcripts are append-only JSONL, one file per session;
+// each record is written with a single write(2), so a kill mid-write can tear only the last
+// line, which load skips.
+type record struct {
+	T        string                  `json:"t"`
+	At       time.Time               `json:"at"`
+	Header   *header                 `json:"session,omitempty"`
+	Message  *providers.Message      `json:"message,omitempty"`
+	Update   *protocol.SessionUpdate `json:"update,omitempty"`
+	Title    string                  `json:"title,omitempty"`
+	Mode     string                  `json:"mode,omitempty"`
+	Provider string                  `json:"provider,omitempty"`
+	Summary  string                  `json:"summary,omitempty"`
+	Keep     int                     `json:"keep,omitempty"`
+}
+
+type header struct {
+	ID      string    `json:"id"`
+	Cwd     string    `json:"cwd"`
+	Dirs    []string  `json:"dirs,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+type store struct {
+	dir string
+	log *zap.Logger
+}
+
+type sessionFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (st *store) path(id string) string { return filepath.Join(st.dir, id+".jsonl") }
+
+func validID(id string) bool {
+	return id != "" && !strings.ContainsAny(id, `/\.`) && len(id) < 200
+}
+
+func (st *store) create(id string, h header) (*sessionFile, error) {
+	if st == nil {
+		return nil, nil
+	}
+	if err := os.MkdirAll(st.dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(st.path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	sf := &sessionFile{f: f}
+	if err := sf.write(record{T: recHeader, Header: &h}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return sf, nil
+}
+
+func (st *store) append(id string) (*sessionFile, error) {
+	f, err := os.OpenFile(st.path(id), os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	// A torn last line (a kill mid-write) must not swallow the next record: end it first.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if r, err := os.Open(st.path(id)); err == nil {
+			if _, err := r.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+				_, _ = f.Write([]byte("\n"))
+			}
+			r.Close()
+		}
+	}
+	return &sessionFile{f: f}, nil
+}
+
+func (st *store) remove(id string) error {
+	if !validID(id) {
+		return os.ErrNotExist
+	}
+	return os.Remove(st.path(id))
+}
+
+// write appends one record with one write call.
+func (sf *sessionFile) write(r record) error {
+	if sf == nil {
+		return nil
+	}
+	if r.At.IsZero() {
+		r.At = time.Now().UTC()
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
+	if sf.f == nil {
+		return errors.New("session file closed")
+	}
+	_, err = sf.f.Write(b)
+	return err
+}
+
+func (sf *sessionFile) close() {
+	if sf == nil {
+		return
+	}
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
+	if sf.f != nil {
+		_ = sf.f.Sync()
+		_ = sf.f.Close()
+		sf.f = nil
+	}
+}
+
+// loaded is a transcript read back.
+type loaded struct {
+	header   header
+	history  []providers.Message
+	replay   []protocol.SessionUpdate
+	title    string
+	mode     string
+	provider string
+	updated  time.Time
+}
+
+func (st *store) load(id string) (*loaded, error) {
+	if !validID(id) {
+		return nil, os.ErrNotExist
+	}
+	f, err := os.Open(st.path(id))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readTranscript(f, true)
+}
+
+func readTranscript(f *os.File, full bool) (*loaded, error) {
+	l := &loaded{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
+	haveHeader := false
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal(line, &r); err != nil {
+			continue // a torn line from a kill mid-write
+		}
+		if !r.At.IsZero() {
+			l.updated = r.At
+		}
+		switch r.T {
+		case recHeader:
+			if r.Header != nil {
+				l.header, haveHeader = *r.Header, true
+			}
+		case recTitle:
+			l.title = r.Title
+		case recConfig:
+			if r.Mode != "" {
+				l.mode = r.Mode
+			}
+			if r.Provider != "" {
+				l.provider = r.Provider
+			}
+		case recMessage:
+			if full && r.Message != nil {
+				l.history = append(l.history, *r.Message)
+			}
+		case recUpdate:
+			if full && r.Update != nil {
+				l.replay = append(l.replay, *r.Update)
+			}
+		case recCompact:
+			if full {
+				keep := min(max(r.Keep, 0), len(l.history))
+				rest := l.history[len(l.history)-keep:]
+				l.history = append(summaryMessages(r.Summary), rest...)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if !haveHeader {
+		return nil, errors.New("transcript has no header")
+	}
+	return l, nil
+}
+
+func (st *store) list() ([]protocol.SessionInfo, error) {
+	ents, err := os.ReadDir(st.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []protocol.SessionInfo
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".jsonl") {
+			continue
+		}
+		f, err := os.Open(filepath.Join(st.dir, name))
+		if err != nil {
+			continue
+		}
+		l, err := readTranscript(f, false)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		out = append(out, protocol.SessionInfo{SessionID: l.header.ID, Cwd: l.header.Cwd, Title: l.title, UpdatedAt: l.updated.Format(time.RFC3339Nano)})
+	}
+	return out, nil
+}

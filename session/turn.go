@@ -1,0 +1,269 @@
+package session
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+// turn is one prompt's run: model calls and tool calls until the model stops, the iteration
+// bound is hit, or the turn is cancelled.
+type turn struct {
+	s      *Session
+	ctx    context.Context
+	set    config.Settings
+	prov   providers.Provider
+	pcfg   providers.Config
+	window int
+	usage  protocol.Usage
+	used   int // context tokens after the last model call
+	live   string
+	// switchAsked is set once the user declined to leave plan mode in this turn, so the
+	// question is not repeated for every call.
+	switchAsked bool
+}
+
+func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, announce bool) protocol.PromptResult {
+	t := &turn{s: s, ctx: ctx, set: s.m.settings()}
+	res := t.run(blocks, announce)
+	res.Usage = &t.usage
+	s.mu.Lock()
+	s.updatedAt = time.Now().UTC()
+	first := !s.titled && res.StopReason != protocol.StopCancelled && res.Meta == nil
+	if first {
+		s.titled = true
+	}
+	s.mu.Unlock()
+	if first && t.prov != nil {
+		s.makeTitle(t.prov, t.pcfg)
+	}
+	s.m.trace.event(s.id, "turn_end", map[string]any{"stopReason": res.StopReason})
+	return res
+}
+
+func (t *turn) cancelled() protocol.PromptResult {
+	return protocol.PromptResult{StopReason: protocol.StopCancelled}
+}
+
+func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.PromptResult {
+	s := t.s
+	if isCommand(blocks, "/compact") {
+		return t.compactCommand()
+	}
+	if announce {
+		for _, b := range blocks {
+			b := b
+			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: s.nextMessageID(), Content: &b})
+		}
+	}
+	msg := t.userMessage(blocks)
+	s.appendHistory(msg)
+	for _, b := range blocks {
+		b := b
+		if b.Type == "image" {
+			b.Data = "" // the transcript keeps the fact of an image, not its bytes
+		}
+		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, Content: &b}})
+	}
+	s.m.trace.event(s.id, "prompt", map[string]any{"blocks": len(blocks)})
+
+	s.mu.Lock()
+	pid := s.providerID
+	s.mu.Unlock()
+	prov, pcfg, err := s.m.d.Providers.Provider(t.ctx, pid)
+	if err != nil {
+		return t.fail(err)
+	}
+	t.prov, t.pcfg = prov, pcfg
+	t.window = defaultContextWindow
+	if ps, ok := t.set.Providers[pcfg.ID]; ok && ps.ContextWindow > 0 {
+		t.window = ps.ContextWindow
+	}
+	t.live = t.liveContext()
+
+	for range t.set.MaxIterations {
+		if t.ctx.Err() != nil {
+			return t.cancelled()
+		}
+		t.maybeAutoCompact()
+		st := t.stream(t.request())
+		if st.cancelled {
+			return t.cancelled()
+		}
+		if st.err != nil {
+			return t.fail(st.err)
+		}
+		if len(st.calls) == 0 {
+			switch st.stop {
+			case providers.StopMaxTokens:
+				return protocol.PromptResult{StopReason: protocol.StopMaxTokens}
+			case providers.StopRefusal:
+				return protocol.PromptResult{StopReason: protocol.StopRefusal}
+			}
+			return protocol.PromptResult{StopReason: protocol.StopEndTurn}
+		}
+		if st.stop == providers.StopMaxTokens {
+			// The response was cut off: its calls may have partial arguments, so none runs.
+			for _, c := range st.calls {
+				if c.invalid == "" {
+					c.invalid = "not run: the response reached the max_tokens limit before this call was complete"
+				}
+			}
+			t.runCalls(st.calls)
+			return protocol.PromptResult{StopReason: protocol.StopMaxTokens}
+		}
+		mutated := t.runCalls(st.calls)
+		if t.ctx.Err() != nil {
+			return t.cancelled()
+		}
+		if mutated {
+			t.live = t.liveContext()
+		}
+	}
+	return protocol.PromptResult{StopReason: protocol.StopMaxTurnRequests}
+}
+
+// fail answers a turn that ended on a provider (or provider setup) error: a normal result with
+// _meta["agentd/error"] and a notice.
+func (t *turn) fail(err error) protocol.PromptResult {
+	if t.ctx.Err() != nil {
+		return t.cancelled()
+	}
+	meta := protocol.ErrorMeta{Kind: string(providers.ErrInvalidRequest), Message: err.Error()}
+	var pe *providers.Error
+	if errors.As(err, &pe) {
+		if pe.Kind == providers.ErrCancelled && t.ctx.Err() != nil {
+			return t.cancelled()
+		}
+		meta = protocol.ErrorMeta{Kind: string(pe.Kind), Message: pe.Message, RetryAfterMs: pe.RetryAfter.Milliseconds()}
+		if meta.Message == "" {
+			meta.Message = pe.Error()
+		}
+	}
+	t.s.notice(protocol.SeverityError, "The model request failed: "+meta.Message, "")
+	t.s.m.trace.event(t.s.id, "error", meta)
+	return protocol.PromptResult{StopReason: protocol.StopEndTurn, Meta: protocol.Meta{"agentd/error": meta}}
+}
+
+func (s *Session) appendHistory(msgs ...providers.Message) {
+	s.mu.Lock()
+	s.history = append(s.history, msgs...)
+	s.mu.Unlock()
+	for i := range msgs {
+		s.record(record{T: recMessage, Message: &msgs[i]})
+	}
+}
+
+func (s *Session) historySnapshot() []providers.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.history[:len(s.history):len(s.history)]
+}
+
+// request builds the model request: the stable system prompt, the live context after it, and
+// the history with old tool results elided.
+func (t *turn) request() *providers.Request {
+	s := t.s
+	var th providers.Thinking
+	if t.set.Thinking.Enabled {
+		th.Enabled = true
+		if t.set.Thinking.BudgetTokens != nil {
+			th.BudgetTokens = *t.set.Thinking.BudgetTokens
+		}
+	}
+	return &providers.Request{
+		Model:     t.pcfg.Model,
+		System:    s.m.systemPrompt(),
+		Context:   s.modeLine() + t.live,
+		Messages:  elideToolResults(s.historySnapshot(), keepToolResults, elideHead),
+		Tools:     s.m.d.Tools.Specs(),
+		MaxTokens: t.set.MaxTokens,
+		Thinking:  th,
+	}
+}
+
+// userMessage turns the prompt's content blocks into a model message. Resource links are read
+// through the workspace, so the model sees the editor's unsaved text.
+func (t *turn) userMessage(blocks []protocol.ContentBlock) providers.Message {
+	msg := providers.Message{Role: providers.RoleUser}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: b.Text})
+		case "image":
+			data, err := base64.StdEncoding.DecodeString(b.Data)
+			if err != nil {
+				msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: "[an image that could not be decoded was attached]"})
+				continue
+			}
+			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartImage, MimeType: b.MimeType, Data: data})
+		case "resource":
+			if b.Resource == nil {
+				continue
+			}
+			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: fmt.Sprintf("<context uri=%q>\n%s\n</context>", b.Resource.URI, b.Resource.Text)})
+		case "resource_link":
+			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: t.readLink(b)})
+		}
+	}
+	return msg
+}
+
+func (t *turn) readLink(b protocol.ContentBlock) string {
+	p := b.URI
+	if u, err := url.Parse(b.URI); err == nil && u.Scheme == "file" {
+		p = u.Path
+	}
+	if t.s.ws == nil {
+		return fmt.Sprintf("<file path=%q>(not readable: no workspace)</file>", p)
+	}
+	abs, err := t.s.roots.Resolve(p, false)
+	if err != nil {
+		return fmt.Sprintf("<file path=%q>(not readable: %v)</file>", p, err)
+	}
+	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
+	defer cancel()
+	doc, err := t.s.ws.ReadFile(ctx, abs)
+	if err != nil {
+		return fmt.Sprintf("<file path=%q>(not readable: %v)</file>", abs, err)
+	}
+	return fmt.Sprintf("<file path=%q>\n%s\n</file>", abs, doc.Text)
+}
+
+func isCommand(blocks []protocol.ContentBlock, cmd string) bool {
+	return len(blocks) == 1 && blocks[0].Type == "text" && strings.TrimSpace(blocks[0].Text) == cmd
+}
+
+// usageUpdate reports the context use after a model call and adds it to the turn's usage.
+func (t *turn) addUsage(u providers.Usage) {
+	in := u.Input + u.CacheRead + u.CacheWrite
+	t.usage.InputTokens += in
+	t.usage.OutputTokens += u.Output
+	t.usage.CachedReadTokens += u.CacheRead
+	t.usage.CachedWriteTokens += u.CacheWrite
+	t.usage.ThoughtTokens += u.Thinking
+	t.usage.TotalTokens += in + u.Output
+	t.used = in + u.Output
+	used, size := t.used, t.window
+	t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate, Used: &used, Size: &size})
+}
+
+func rawJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func displayPath(p string) string { return filepath.ToSlash(p) }
