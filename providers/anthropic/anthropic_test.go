@@ -1,0 +1,293 @@
+package anthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/anthropic"
+	"github.com/agentd-dev/agentd/providers/providertest"
+)
+
+func goldenPath(t *testing.T, name string) string {
+	return filepath.Join(providertest.RepoRoot(t), "testdata", "providers", "anthropic", "golden", name)
+}
+
+var weatherSchema = json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`)
+
+// conversation is a second turn after a thinking tool call: it exercises tools, tool results
+// (one an error), a thinking signature and a redacted block sent back, an image and every cache
+// breakpoint.
+func conversation() *providers.Request {
+	temp := 0.2
+	return &providers.Request{
+		Model:     "claude-sonnet-4-5",
+		System:    "You are a coding agent.",
+		Context:   "Open files: main.go",
+		MaxTokens: 2048,
+		Tools: []providers.ToolSpec{
+			{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
+			{Name: "weather", Description: "Weather for a place.", Schema: weatherSchema},
+		},
+		Temperature: &temp,
+		Messages: []providers.Message{
+			{Role: providers.RoleUser, Parts: []providers.Part{
+				{Type: providers.PartText, Text: "What is in main.go, and the weather in Florence?"},
+				{Type: providers.PartImage, MimeType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}},
+			}},
+			{Role: providers.RoleAssistant, Parts: []providers.Part{
+				{Type: providers.PartThinking, Text: "I should read the file and check the weather.", Signature: "EqQBCgIYAhIM"},
+				{Type: providers.PartThinking, Redacted: "EmwKAhgBEgy3va3pzix"},
+				{Type: providers.PartThinking, Text: "unsigned thoughts from another provider are dropped"},
+				{Type: providers.PartText, Text: ""},
+				{Type: providers.PartToolCall, ToolCallID: "toolu_1", ToolName: "read_file", Args: json.RawMessage(`{"path":"main.go"}`)},
+				{Type: providers.PartToolCall, ToolCallID: "toolu_2", ToolName: "weather", Args: json.RawMessage(`{"location":"Florence, Italy"}`)},
+			}},
+			{Role: providers.RoleUser, Parts: []providers.Part{
+				{Type: providers.PartToolResult, ToolCallID: "toolu_1", ToolName: "read_file", Text: "package main\n"},
+				{Type: providers.PartToolResult, ToolCallID: "toolu_2", ToolName: "weather", Text: "service unavailable", IsError: true},
+			}},
+		},
+	}
+}
+
+func TestRequestGolden(t *testing.T) {
+	t.Run("tools_results_signatures_cache", func(t *testing.T) {
+		b, err := anthropic.BuildRequest(conversation(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		providertest.Golden(t, goldenPath(t, "request_tools_cache.json"), b)
+	})
+	t.Run("thinking_budget", func(t *testing.T) {
+		r := conversation()
+		r.Thinking = providers.Thinking{Enabled: true, BudgetTokens: 3000}
+		b, err := anthropic.BuildRequest(r, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		providertest.Golden(t, goldenPath(t, "request_thinking.json"), b)
+	})
+	t.Run("minimal", func(t *testing.T) {
+		b, err := anthropic.BuildRequest(&providers.Request{Messages: []providers.Message{
+			{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "hi"}}},
+		}}, "claude-haiku-4-5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		providertest.Golden(t, goldenPath(t, "request_minimal.json"), b)
+	})
+}
+
+func TestThinkingRequestRules(t *testing.T) {
+	temp := 0.5
+	for _, c := range []struct {
+		budget, maxTokens        int
+		wantBudget, wantMaxToken int
+	}{
+		{0, 0, anthropic.DefaultThinkingBudget, anthropic.DefaultMaxTokens},
+		{100, 8000, anthropic.MinThinkingBudget, 8000},
+		{10000, 4000, 10000, 14000},
+	} {
+		r := &providers.Request{Model: "m", MaxTokens: c.maxTokens, Temperature: &temp,
+			Thinking: providers.Thinking{Enabled: true, BudgetTokens: c.budget}}
+		b, err := anthropic.BuildRequest(r, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			MaxTokens   int      `json:"max_tokens"`
+			Temperature *float64 `json:"temperature"`
+			Thinking    struct {
+				Type   string `json:"type"`
+				Budget int    `json:"budget_tokens"`
+			} `json:"thinking"`
+		}
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Thinking.Type != "enabled" || got.Thinking.Budget != c.wantBudget || got.MaxTokens != c.wantMaxToken || got.Temperature != nil {
+			t.Errorf("budget %d max %d: got %s", c.budget, c.maxTokens, b)
+		}
+	}
+	if _, err := anthropic.BuildRequest(&providers.Request{}, ""); err == nil {
+		t.Error("a request without a model was accepted")
+	}
+}
+
+func TestHeadersAndURL(t *testing.T) {
+	dir := filepath.Join(providertest.RepoRoot(t), "testdata", "providers", "anthropic")
+	for _, c := range []struct {
+		name     string
+		key      string
+		thinking bool
+		tools    bool
+		beta     string
+	}{
+		{"key and interleaved thinking", "sk-ant-1", true, true, anthropic.InterleavedThinkingBeta},
+		{"thinking without tools", "sk-ant-1", true, false, ""},
+		{"no key", "", false, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &providers.Request{Model: "m", Thinking: providers.Thinking{Enabled: c.thinking},
+				Messages: []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "hi"}}}}}
+			if c.tools {
+				r.Tools = []providers.ToolSpec{{Name: "weather", Schema: weatherSchema}}
+			}
+			c2 := providers.Config{APIKey: c.key, Headers: map[string]string{"X-Extra": "1"}}
+			o, srv, _ := providertest.Replay(t, newAnthropic, c2, filepath.Join(dir, "text.sse"), r)
+			if o.Stop != providers.StopEndTurn {
+				t.Fatalf("stop = %q err = %+v", o.Stop, o.Err)
+			}
+			ex := srv.Requests()[0]
+			h := ex.Header
+			if ex.Method != "POST" || ex.Path != "/v1/messages" {
+				t.Errorf("request = %s %s", ex.Method, ex.Path)
+			}
+			if _, has := h["X-Api-Key"]; has != (c.key != "") || h.Get("X-Api-Key") != c.key {
+				t.Errorf("x-api-key = %q, want %q", h.Get("X-Api-Key"), c.key)
+			}
+			if h.Get("Anthropic-Version") != anthropic.APIVersion || h.Get("X-Extra") != "1" || h.Get("Anthropic-Beta") != c.beta {
+				t.Errorf("headers = %v", h)
+			}
+			if !json.Valid(ex.Body) || !strings.Contains(string(ex.Body), `"stream":true`) {
+				t.Errorf("body = %s", ex.Body)
+			}
+		})
+	}
+}
+
+func TestBaseURLForms(t *testing.T) {
+	srv := providertest.ServeResponse(t, 200, http.Header{"Content-Type": {"application/json"}}, []byte(`{"data":[]}`))
+	for _, base := range []string{srv.URL, srv.URL + "/", srv.URL + "/v1"} {
+		p, err := anthropic.NewWithTransport(providers.Config{BaseURL: base}, providertest.Transport(&providertest.Sleeps{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.(providers.ModelLister).ListModels(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ex := range srv.Requests() {
+		if ex.Path != "/v1/models?limit=1000" {
+			t.Errorf("path = %s", ex.Path)
+		}
+	}
+}
+
+func TestListModelsFollowsPages(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("x-api-key") != "sk" || r.URL.Path != "/v1/models" {
+			w.WriteHeader(401)
+			fmt.Fprint(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
+			return
+		}
+		if r.URL.Query().Get("after_id") == "" {
+			fmt.Fprint(w, `{"data":[{"id":"claude-opus-4-6","type":"model"},{"id":"claude-sonnet-4-5","type":"model"}],"has_more":true,"last_id":"claude-sonnet-4-5"}`)
+			return
+		}
+		fmt.Fprint(w, `{"data":[{"id":"claude-haiku-4-5","type":"model"}],"has_more":false,"last_id":"claude-haiku-4-5"}`)
+	}))
+	defer srv.Close()
+	p, _ := anthropic.NewWithTransport(providers.Config{BaseURL: srv.URL, APIKey: "sk"}, providertest.Transport(&providertest.Sleeps{}))
+	got, err := p.(providers.ModelLister).ListModels(context.Background())
+	if err != nil || fmt.Sprint(got) != "[claude-opus-4-6 claude-sonnet-4-5 claude-haiku-4-5]" {
+		t.Fatalf("models = %v err = %v", got, err)
+	}
+	p, _ = anthropic.NewWithTransport(providers.Config{BaseURL: srv.URL, APIKey: "bad"}, providertest.Transport(&providertest.Sleeps{}))
+	_, err = p.(providers.ModelLister).ListModels(context.Background())
+	var pe *providers.Error
+	if !asError(err, &pe) || pe.Kind != providers.ErrAuth {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func asError(err error, target **providers.Error) bool {
+	pe, ok := err.(*providers.Error)
+	*target = pe
+	return ok && pe != nil
+}
+
+// slowStream sends one text delta, then holds the connection until the client hangs up.
+func slowStream(t *testing.T) (*httptest.Server, chan struct{}) {
+	gone := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+		fmt.Fprint(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(gone)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, gone
+}
+
+func waitGone(t *testing.T, gone chan struct{}) {
+	t.Helper()
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server never saw the connection close")
+	}
+}
+
+func TestCancelEndsWithCancelledAndClosesTheSocket(t *testing.T) {
+	srv, gone := slowStream(t)
+	p, _ := anthropic.NewWithTransport(providers.Config{BaseURL: srv.URL, Model: "m"}, providertest.Transport(&providertest.Sleeps{}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var types []providers.EventType
+	var last providers.Event
+	for ev := range p.Stream(ctx, req) {
+		types = append(types, ev.Type)
+		last = ev
+		if ev.Type == providers.EventTextDelta {
+			cancel()
+		}
+	}
+	if last.Type != providers.EventFailed || last.Err.Kind != providers.ErrCancelled {
+		t.Fatalf("events %v, last %+v", types, last)
+	}
+	waitGone(t, gone)
+}
+
+func TestBreakClosesTheSocket(t *testing.T) {
+	srv, gone := slowStream(t)
+	p, _ := anthropic.NewWithTransport(providers.Config{BaseURL: srv.URL, Model: "m"}, providertest.Transport(&providertest.Sleeps{}))
+	for ev := range p.Stream(context.Background(), req) {
+		if ev.Type == providers.EventTextDelta {
+			break
+		}
+	}
+	waitGone(t, gone)
+}
+
+func TestRetryNoticesReachTheStream(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("retry-after", "8")
+			w.WriteHeader(429)
+			fmt.Fprint(w, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}))
+	defer srv.Close()
+	sl := &providertest.Sleeps{}
+	p, _ := anthropic.NewWithTransport(providers.Config{BaseURL: srv.URL, Model: "m"}, providertest.Transport(sl))
+	o := providertest.Collect(t, p.Stream(context.Background(), req))
+	if o.Stop != providers.StopEndTurn || fmt.Sprint(o.Notices) != "[rate limited, retrying in 8 s]" || fmt.Sprint(sl.All()) != "[8s]" {
+		t.Fatalf("outcome %+v sleeps %v", o, sl.All())
+	}
+}

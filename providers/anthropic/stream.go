@@ -1,0 +1,308 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentd-dev/agentd/providers"
+)
+
+// kind is an event, block or delta type, decoded without allocating a string.
+type kind uint8
+
+const (
+	kOther kind = iota
+	kMessageStart
+	kMessageDelta
+	kMessageStop
+	kBlockStart
+	kBlockDelta
+	kBlockStop
+	kPing
+	kError
+	kText
+	kThinking
+	kRedactedThinking
+	kToolUse
+	kServerToolUse
+	kTextDelta
+	kThinkingDelta
+	kSignatureDelta
+	kInputJSONDelta
+)
+
+var kinds = map[string]kind{
+	"message_start":       kMessageStart,
+	"message_delta":       kMessageDelta,
+	"message_stop":        kMessageStop,
+	"content_block_start": kBlockStart,
+	"content_block_delta": kBlockDelta,
+	"content_block_stop":  kBlockStop,
+	"ping":                kPing,
+	"error":               kError,
+	"text":                kText,
+	"thinking":            kThinking,
+	"redacted_thinking":   kRedactedThinking,
+	"tool_use":            kToolUse,
+	"server_tool_use":     kServerToolUse,
+	"text_delta":          kTextDelta,
+	"thinking_delta":      kThinkingDelta,
+	"signature_delta":     kSignatureDelta,
+	"input_json_delta":    kInputJSONDelta,
+}
+
+func (k *kind) UnmarshalJSON(b []byte) error {
+	if len(b) >= 2 && b[0] == '"' {
+		*k = kinds[string(b[1:len(b)-1])] // the map lookup does not allocate
+	} else {
+		*k = kOther
+	}
+	return nil
+}
+
+type wireUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+}
+
+type wireBlock struct {
+	Type      kind            `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      string          `json:"data"`
+}
+
+type wireEvent struct {
+	Type  kind `json:"type"`
+	Index int  `json:"index"`
+	Delta struct {
+		Type        kind   `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		PartialJSON string `json:"partial_json"`
+		Signature   string `json:"signature"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	ContentBlock *wireBlock `json:"content_block"`
+	Message      *struct {
+		Usage wireUsage `json:"usage"`
+	} `json:"message"`
+	Usage *wireUsage `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+	RequestID string `json:"request_id"`
+}
+
+type openBlock struct {
+	kind kind
+	id   string
+	name string
+	args strings.Builder
+	// input is content_block_start's input, used when no input_json_delta followed.
+	input json.RawMessage
+}
+
+// decoder turns the events of one stream into providers.Events.
+type decoder struct {
+	em     *providers.Emitter
+	w      wireEvent
+	blocks map[int]*openBlock
+	usage  providers.Usage
+	stop   providers.StopReason
+}
+
+// event handles one SSE event; it returns false when the stream is over for the caller (ended
+// or abandoned by the consumer).
+func (d *decoder) event(sseType string, data []byte) bool {
+	if len(data) == 0 {
+		return true
+	}
+	d.w = wireEvent{}
+	if err := json.Unmarshal(data, &d.w); err != nil {
+		d.em.Fail(providers.ProtocolError(name, "invalid JSON in a "+clipType(sseType)+" event: "+err.Error()))
+		return false
+	}
+	w := &d.w
+	switch w.Type {
+	case kPing:
+	case kMessageStart:
+		if w.Message != nil {
+			d.addUsage(&w.Message.Usage)
+			return d.em.Emit(providers.Event{Type: providers.EventUsage, Usage: d.usage})
+		}
+	case kBlockStart:
+		return d.blockStart(w.Index, w.ContentBlock)
+	case kBlockDelta:
+		return d.blockDelta(w)
+	case kBlockStop:
+		return d.blockStop(w.Index)
+	case kMessageDelta:
+		if w.Delta.StopReason != "" {
+			d.stop = stopReason(w.Delta.StopReason)
+		}
+		if w.Usage != nil {
+			d.addUsage(w.Usage)
+			return d.em.Emit(providers.Event{Type: providers.EventUsage, Usage: d.usage})
+		}
+	case kMessageStop:
+		stop := d.stop
+		if stop == "" {
+			stop = providers.StopUnknown
+		}
+		d.em.Complete(stop)
+		return false
+	case kError:
+		typ, msg := "", ""
+		if w.Error != nil {
+			typ, msg = w.Error.Type, w.Error.Message
+		}
+		e := providers.ClassifyStreamError(name, typ, msg, 0)
+		e.RequestID = w.RequestID
+		d.em.Fail(e)
+		return false
+	}
+	// Unknown event types are ignored, as the API's versioning policy asks.
+	return !d.em.Ended()
+}
+
+func (d *decoder) addUsage(u *wireUsage) {
+	if u.InputTokens != nil {
+		d.usage.Input = *u.InputTokens
+	}
+	if u.OutputTokens != nil {
+		d.usage.Output = *u.OutputTokens
+	}
+	if u.CacheReadInputTokens != nil {
+		d.usage.CacheRead = *u.CacheReadInputTokens
+	}
+	if u.CacheCreationInputTokens != nil {
+		d.usage.CacheWrite = *u.CacheCreationInputTokens
+	}
+}
+
+func (d *decoder) block(i int) *openBlock {
+	if d.blocks == nil {
+		d.blocks = map[int]*openBlock{}
+	}
+	return d.blocks[i]
+}
+
+func (d *decoder) blockStart(i int, cb *wireBlock) bool {
+	if cb == nil {
+		return true
+	}
+	if d.block(i) != nil {
+		d.em.Fail(providers.ProtocolError(name, "content block started twice"))
+		return false
+	}
+	b := &openBlock{kind: cb.Type, id: cb.ID, name: cb.Name, input: cb.Input}
+	d.blocks[i] = b
+	switch cb.Type {
+	case kText:
+		if cb.Text != "" {
+			return d.em.Emit(providers.Event{Type: providers.EventTextDelta, Text: cb.Text})
+		}
+	case kThinking:
+		if cb.Thinking != "" || cb.Signature != "" {
+			return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Text: cb.Thinking, Signature: cb.Signature})
+		}
+	case kRedactedThinking:
+		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Redacted: cb.Data})
+	case kToolUse:
+		if cb.ID == "" || cb.Name == "" {
+			d.em.Fail(providers.ProtocolError(name, "tool_use block without an id or a name"))
+			return false
+		}
+		return d.em.Emit(providers.Event{Type: providers.EventToolCallStarted, Index: i, ToolCallID: cb.ID, ToolName: cb.Name})
+	}
+	// server_tool_use and other server-side blocks run on Anthropic's side; nothing to relay.
+	return true
+}
+
+func (d *decoder) blockDelta(w *wireEvent) bool {
+	b := d.block(w.Index)
+	switch w.Delta.Type {
+	case kTextDelta:
+		// A delta without its block start (a stream picked up midway) still carries text.
+		if w.Delta.Text == "" {
+			return true
+		}
+		return d.em.Emit(providers.Event{Type: providers.EventTextDelta, Text: w.Delta.Text})
+	case kThinkingDelta:
+		if w.Delta.Thinking == "" {
+			return true
+		}
+		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Text: w.Delta.Thinking})
+	case kSignatureDelta:
+		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Signature: w.Delta.Signature})
+	case kInputJSONDelta:
+		if b == nil || b.kind != kToolUse {
+			if b != nil && b.kind == kServerToolUse {
+				return true
+			}
+			d.em.Fail(providers.ProtocolError(name, "input_json_delta outside a tool_use block"))
+			return false
+		}
+		if w.Delta.PartialJSON == "" {
+			return true
+		}
+		b.args.WriteString(w.Delta.PartialJSON)
+		return d.em.Emit(providers.Event{Type: providers.EventToolCallArgsDelta, Index: w.Index, ToolCallID: b.id, Text: w.Delta.PartialJSON})
+	}
+	return true
+}
+
+func (d *decoder) blockStop(i int) bool {
+	b := d.block(i)
+	if b == nil {
+		return true
+	}
+	delete(d.blocks, i)
+	if b.kind != kToolUse {
+		return true
+	}
+	args := json.RawMessage(b.args.String())
+	if len(args) == 0 {
+		args = b.input
+		if len(args) == 0 {
+			args = emptyObject
+		}
+	}
+	if !json.Valid(args) {
+		d.em.Fail(providers.ProtocolError(name, "the arguments of tool call "+b.name+" are not valid JSON"))
+		return false
+	}
+	return d.em.Emit(providers.Event{Type: providers.EventToolCallCompleted, Index: i, ToolCallID: b.id, ToolName: b.name, Args: args})
+}
+
+func stopReason(s string) providers.StopReason {
+	switch s {
+	case "end_turn", "stop_sequence", "pause_turn":
+		return providers.StopEndTurn
+	case "tool_use":
+		return providers.StopToolUse
+	case "max_tokens", "model_context_window_exceeded":
+		return providers.StopMaxTokens
+	case "refusal":
+		return providers.StopRefusal
+	}
+	return providers.StopUnknown
+}
+
+func clipType(t string) string {
+	if t == "" {
+		return "data"
+	}
+	if len(t) > 40 {
+		return t[:40]
+	}
+	return t
+}
