@@ -228,6 +228,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 				URL:      p.base + "/chat/completions",
 				Header:   p.header(true),
 				Body:     b,
+				Classify: p.classify,
 				Notice:   em.Notice,
 			})
 			if perr == nil {
@@ -358,26 +359,44 @@ func refusedParam(e *providers.Error, body *chatRequest) string {
 }
 
 // refusesTools reports whether an error says the server (or model) does not take tools: a 400,
-// 404 or 422 whose message names tools together with a refusal, or llama-server's --jinja hint.
+// 404 or 422 (or llama-server's 500) whose message names tools together with a refusal.
 func refusesTools(e *providers.Error) bool {
 	switch e.Status {
 	case 400, 404, 422, 500:
 	default:
 		return false
 	}
-	msg := strings.ToLower(e.Detail + " " + e.Message)
 	if e.Param == "tools" || e.Param == "tool_choice" {
 		return true
 	}
+	return toolsRefusalText(e.Detail + " " + e.Message)
+}
+
+// toolsRefusalText recognizes the known wordings: Ollama's "… does not support tools",
+// llama-server's "tools param requires --jinja flag", OpenRouter's "No endpoints found that
+// support tool use", validators' "extra fields not permitted" on tools. A complaint about a
+// tool's schema is the request's fault and does not count.
+func toolsRefusalText(msg string) bool {
+	msg = strings.ToLower(msg)
 	if !strings.Contains(msg, "tool") || strings.Contains(msg, "schema") {
 		return false
 	}
-	for _, w := range []string{"does not support", "not support", "unsupported", "unrecognized", "unknown", "not allowed", "not permitted", "--jinja", "extra"} {
+	for _, w := range []string{"not support", "unsupported", "unrecognized", "unknown", "not allowed", "not permitted", "--jinja", "no endpoints found", "extra"} {
 		if strings.Contains(msg, w) {
-			return e.Status != 500 || w == "--jinja" || w == "does not support"
+			return true
 		}
 	}
 	return false
+}
+
+// classify is the transport's classifier with one correction: llama-server answers a tools
+// declaration it cannot honour with a 500, which is not worth retrying.
+func (p *Provider) classify(status int, h http.Header, body []byte) *providers.Error {
+	e := providers.ClassifyResponse(p.who, status, h, body)
+	if e.Kind == providers.ErrServer && toolsRefusalText(e.Detail) {
+		e.Kind = providers.ErrInvalidRequest
+	}
+	return e
 }
 
 // containsWord reports whether s contains w delimited by non-identifier bytes.

@@ -1,0 +1,465 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/providertest"
+)
+
+// scripted is a server that answers the n-th request with the n-th handler (the last one
+// repeats) and records every request.
+type scripted struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []recorded
+}
+
+type recorded struct {
+	method, path string
+	header       http.Header
+	body         map[string]any
+}
+
+func newScripted(t *testing.T, handlers ...http.HandlerFunc) *scripted {
+	t.Helper()
+	s := &scripted{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		s.mu.Lock()
+		n := len(s.requests)
+		s.requests = append(s.requests, recorded{r.Method, r.URL.Path, r.Header.Clone(), body})
+		s.mu.Unlock()
+		handlers[min(n, len(handlers)-1)](w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *scripted) all() []recorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]recorded(nil), s.requests...)
+}
+
+func sseBody(frames ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, f := range frames {
+			io.WriteString(w, "data: "+f+"\n\n")
+		}
+	}
+}
+
+func jsonError(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+}
+
+var okStream = sseBody(
+	`{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`,
+	`{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}`,
+	`[DONE]`)
+
+func stream(t *testing.T, p providers.Provider, req *providers.Request) providertest.Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return providertest.Collect(t, p.Stream(ctx, req))
+}
+
+func provider(t *testing.T, cfg providers.Config, url string) providers.Provider {
+	t.Helper()
+	cfg.BaseURL = url + "/v1"
+	p, err := newTest(cfg, providertest.Transport(&providertest.Sleeps{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRequestHeadersAndPath(t *testing.T) {
+	srv := newScripted(t, okStream)
+	p := provider(t, providers.Config{Model: "m", APIKey: "sk-1", Headers: map[string]string{"X-Extra": "yes"}}, srv.URL)
+	o := stream(t, p, testRequest())
+	if o.Text != "ok" || o.Stop != providers.StopEndTurn {
+		t.Fatalf("outcome %+v", o)
+	}
+	r := srv.all()[0]
+	if r.method != "POST" || r.path != "/v1/chat/completions" {
+		t.Fatalf("request %s %s", r.method, r.path)
+	}
+	for k, want := range map[string]string{"Authorization": "Bearer sk-1", "Accept": "text/event-stream", "Content-Type": "application/json", "X-Extra": "yes"} {
+		if got := r.header.Get(k); got != want {
+			t.Errorf("header %s = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestLocalServerWithoutKeyGetsNoAuthorization: loopback needs no key and gets no header.
+func TestLocalServerWithoutKeyGetsNoAuthorization(t *testing.T) {
+	srv := newScripted(t, okStream)
+	p := provider(t, providers.Config{Model: "qwen2.5-coder"}, srv.URL)
+	o := stream(t, p, testRequest())
+	if o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	if _, ok := srv.all()[0].header["Authorization"]; ok {
+		t.Fatalf("an Authorization header was sent without a key: %q", srv.all()[0].header.Get("Authorization"))
+	}
+	if len(o.Notices) != 0 {
+		t.Fatalf("loopback plain http gave notices %q", o.Notices)
+	}
+}
+
+func TestOpenAIHostWithoutKeyFailsBeforeAnyRequest(t *testing.T) {
+	p, err := New(providers.Config{ID: "openai", Model: "gpt-4o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := stream(t, p, testRequest())
+	if o.ErrKind() != providers.ErrAuth || !strings.Contains(o.Err.Message, "OPENAI_API_KEY") {
+		t.Fatalf("outcome %+v", o.Err)
+	}
+	if _, err := p.(providers.ModelLister).ListModels(context.Background()); err == nil {
+		t.Fatal("ListModels without a key succeeded")
+	}
+}
+
+func TestNewRefusesPlainHTTPToRemoteHost(t *testing.T) {
+	if _, err := New(providers.Config{BaseURL: "http://api.example.com/v1", Model: "m"}); err == nil || !strings.Contains(err.Error(), "plain http") {
+		t.Fatalf("New = %v, want the plain-http refusal", err)
+	}
+}
+
+func TestNoModelFails(t *testing.T) {
+	srv := newScripted(t, okStream)
+	p := provider(t, providers.Config{}, srv.URL)
+	o := stream(t, p, testRequest())
+	if o.ErrKind() != providers.ErrInvalidRequest || len(srv.all()) != 0 {
+		t.Fatalf("outcome %+v after %d requests", o.Err, len(srv.all()))
+	}
+}
+
+func TestPresetsAndDefaults(t *testing.T) {
+	for id, want := range map[string]string{
+		"openai": "https://api.openai.com/v1", "ollama": "http://localhost:11434/v1", "lmstudio": "http://localhost:1234/v1",
+		"llamacpp": "http://localhost:8080/v1", "openrouter": "https://openrouter.ai/api/v1", "deepseek": "https://api.deepseek.com/v1",
+	} {
+		p, err := New(providers.Config{ID: id, Model: "m"})
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		pp := p.(*Provider)
+		if pp.BaseURL() != want {
+			t.Errorf("%s base = %q, want %q", id, pp.BaseURL(), want)
+		}
+		local := Presets[id].KeyEnv == ""
+		if pp.Endpoint().Local != local {
+			t.Errorf("%s local = %v, want %v", id, pp.Endpoint().Local, local)
+		}
+	}
+	p, _ := New(providers.Config{ID: "mine", Model: "m"})
+	if p.(*Provider).BaseURL() != DefaultBaseURL {
+		t.Fatalf("default base = %q", p.(*Provider).BaseURL())
+	}
+}
+
+// TestUnsupportedParameterRetriedOnceAndRemembered: a 400 naming temperature is retried once
+// without it, and the next turn to the same server and model leaves it out from the start.
+func TestUnsupportedParameterRetriedOnceAndRemembered(t *testing.T) {
+	srv := newScripted(t,
+		jsonError(400, `{"error":{"message":"Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"temperature","code":"unsupported_value"}}`),
+		okStream)
+	p := provider(t, providers.Config{Model: "my-model", APIKey: "k"}, srv.URL)
+	req := testRequest()
+	temp := 0.2
+	req.Temperature = &temp
+	if o := stream(t, p, req); o.Err != nil || o.Text != "ok" || len(o.Notices) != 0 {
+		t.Fatalf("first turn: %+v", o)
+	}
+	if o := stream(t, p, req); o.Err != nil {
+		t.Fatalf("second turn: %+v", o.Err)
+	}
+	rs := srv.all()
+	if len(rs) != 3 {
+		t.Fatalf("%d requests, want 3 (refused, retried, remembered)", len(rs))
+	}
+	if rs[0].body["temperature"] != 0.2 {
+		t.Fatalf("first request temperature = %v", rs[0].body["temperature"])
+	}
+	for i, r := range rs[1:] {
+		if _, ok := r.body["temperature"]; ok {
+			t.Fatalf("request %d still sends temperature", i+2)
+		}
+		if r.body["max_tokens"] != 1024.0 {
+			t.Fatalf("request %d lost max_tokens: %v", i+2, r.body)
+		}
+	}
+}
+
+// TestMaxTokensSwappedWhenRefused: the recorded 400 for max_tokens is answered by one retry with
+// max_completion_tokens; a second refusal is the user's error, not another retry.
+func TestMaxTokensSwappedWhenRefused(t *testing.T) {
+	refusal := `{"error":{"code":"unsupported_parameter","message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","param":"max_tokens","type":"invalid_request_error"}}`
+	srv := newScripted(t, jsonError(400, refusal), okStream)
+	p := provider(t, providers.Config{Model: "new-model", APIKey: "k"}, srv.URL)
+	if o := stream(t, p, testRequest()); o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	rs := srv.all()
+	if len(rs) != 2 || rs[1].body["max_completion_tokens"] != 1024.0 || rs[1].body["max_tokens"] != nil {
+		t.Fatalf("requests %+v", rs)
+	}
+
+	srv2 := newScripted(t, jsonError(400, refusal))
+	p2 := provider(t, providers.Config{Model: "new-model", APIKey: "k"}, srv2.URL)
+	o := stream(t, p2, testRequest())
+	if o.ErrKind() != providers.ErrInvalidRequest || len(srv2.all()) != 2 {
+		t.Fatalf("outcome %+v after %d requests, want invalid_request after 2", o.Err, len(srv2.all()))
+	}
+}
+
+func TestReasoningModelParameters(t *testing.T) {
+	srv := newScripted(t, okStream)
+	p := provider(t, providers.Config{APIKey: "k"}, srv.URL)
+	req := testRequest()
+	temp := 0.5
+	req.Temperature = &temp
+	for _, model := range []string{"gpt-5.1", "o3-mini", "o4-mini", "openai/gpt-5", "gpt-4o"} {
+		req.Model = model
+		if o := stream(t, p, req); o.Err != nil {
+			t.Fatal(o.Err)
+		}
+	}
+	rs := srv.all()
+	for i, r := range rs[:4] {
+		if r.body["max_completion_tokens"] != 1024.0 || r.body["max_tokens"] != nil || r.body["temperature"] != nil {
+			t.Errorf("reasoning request %d (%v): %v", i, r.body["model"], r.body)
+		}
+	}
+	if last := rs[4].body; last["max_tokens"] != 1024.0 || last["temperature"] != 0.5 {
+		t.Errorf("gpt-4o request: %v", last)
+	}
+}
+
+// TestServerRefusingToolsFallsBackOnce: Ollama's "does not support tools" 400 makes the turn go
+// again without tools, with one notice; the next turn skips the tools at once.
+func TestServerRefusingToolsFallsBackOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		refusal http.HandlerFunc
+	}{
+		{"ollama 400", jsonError(400, `{"error":{"message":"registry.ollama.ai/library/gemma:2b does not support tools","type":"api_error","param":null,"code":null}}`)},
+		{"llama-server without --jinja", jsonError(500, `{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}`)},
+		{"422 validation", jsonError(422, `{"detail":[{"loc":["body","tools"],"msg":"extra fields not permitted","type":"value_error.extra"}]}`)},
+		{"404 naming tools", jsonError(404, `{"error":{"message":"tool use is not supported on this endpoint"}}`)},
+		{"openrouter no endpoints", jsonError(404, `{"error":{"message":"No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing","code":404}}`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newScripted(t, tc.refusal, okStream)
+			p := provider(t, providers.Config{Model: "gemma:2b"}, srv.URL)
+			req := testRequest()
+			req.Messages = append([]providers.Message{
+				{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "list files"}}},
+				{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartToolCall, ToolCallID: "c1", ToolName: "ls", Args: json.RawMessage(`{}`)}}},
+				{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: "c1", ToolName: "ls", Text: "a.txt"}}},
+			}, req.Messages...)
+			o := stream(t, p, req)
+			if o.Err != nil || o.Text != "ok" {
+				t.Fatalf("outcome %+v", o)
+			}
+			if len(o.Notices) != 1 || !strings.Contains(o.Notices[0], "cannot use tools") {
+				t.Fatalf("notices %q", o.Notices)
+			}
+			o2 := stream(t, p, req)
+			if o2.Err != nil || len(o2.Notices) != 0 {
+				t.Fatalf("second turn %+v", o2)
+			}
+			rs := srv.all()
+			if len(rs) != 3 {
+				t.Fatalf("%d requests, want 3", len(rs))
+			}
+			if rs[0].body["tools"] == nil || rs[1].body["tools"] != nil || rs[2].body["tools"] != nil {
+				t.Fatalf("tools sent: %v / %v / %v", rs[0].body["tools"] != nil, rs[1].body["tools"] != nil, rs[2].body["tools"] != nil)
+			}
+			// Without tools the history's calls and results travel as text, no tool role.
+			b, _ := json.Marshal(rs[1].body["messages"])
+			if strings.Contains(string(b), `"tool"`) || strings.Contains(string(b), "tool_calls") || !strings.Contains(string(b), "a.txt") {
+				t.Fatalf("messages without tools: %s", b)
+			}
+		})
+	}
+}
+
+// TestInvalidToolSchemaIsNotMistakenForNoToolSupport: a 400 about a bad schema is the user's
+// error and must not switch tools off.
+func TestInvalidToolSchemaIsNotMistakenForNoToolSupport(t *testing.T) {
+	srv := newScripted(t, jsonError(400, `{"error":{"message":"Invalid schema for function 'weather': 'object' is not valid under any of the given schemas. tools[0] is unsupported","type":"invalid_request_error","param":"tools[0].function.parameters","code":"invalid_function_parameters"}}`))
+	p := provider(t, providers.Config{Model: "gpt-4o", APIKey: "k"}, srv.URL)
+	o := stream(t, p, testRequest())
+	if o.ErrKind() != providers.ErrInvalidRequest || len(srv.all()) != 1 {
+		t.Fatalf("outcome %+v after %d requests", o.Err, len(srv.all()))
+	}
+}
+
+func TestBadResponses(t *testing.T) {
+	big := strings.Repeat("x", 100<<10)
+	tests := []struct {
+		name     string
+		handler  http.HandlerFunc
+		kind     providers.ErrorKind
+		contains string
+		text     string
+	}{
+		{"html error page from a proxy", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(502)
+			io.WriteString(w, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>")
+		}, providers.ErrServer, "HTML page", ""},
+		{"html with status 200", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<!DOCTYPE html><html><title>Sign in</title></html>")
+		}, providers.ErrServer, "HTML page", ""},
+		{"200 carrying a json error", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"error":{"message":"Incorrect API key provided: sk-xx. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}`)
+		}, providers.ErrAuth, "API key", ""},
+		{"truncated stream", sseBody(`{"choices":[{"index":0,"delta":{"content":"par"}}]}`), providers.ErrNetwork, "ended before the response was complete", "par"},
+		{"invalid json in a data line", sseBody(`{"choices":[{"index":0,"delta":{"content":"a"}}]}`, `{"choices":[{"index":0,"delta":{"content":}]}`), providers.ErrServer, "invalid JSON", "a"},
+		{"cut mid-event", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"ind")
+		}, providers.ErrNetwork, "ended before", "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newScripted(t, tt.handler)
+			p := provider(t, providers.Config{Model: "m", APIKey: "k"}, srv.URL)
+			o := stream(t, p, testRequest())
+			if o.ErrKind() != tt.kind || !strings.Contains(o.Err.Message+" "+o.Err.Detail, tt.contains) {
+				t.Fatalf("error %+v, want %s mentioning %q", o.Err, tt.kind, tt.contains)
+			}
+			if o.Text != tt.text {
+				t.Fatalf("text %q, want %q", o.Text, tt.text)
+			}
+		})
+	}
+
+	t.Run("event over 64 KiB", func(t *testing.T) {
+		srv := newScripted(t, sseBody(`{"choices":[{"index":0,"delta":{"content":"`+big+`"},"finish_reason":"stop"}]}`, `[DONE]`))
+		p := provider(t, providers.Config{Model: "m"}, srv.URL)
+		o := stream(t, p, testRequest())
+		if o.Err != nil || o.Text != big {
+			t.Fatalf("a 100 KiB event: err %+v, %d bytes of text", o.Err, len(o.Text))
+		}
+	})
+}
+
+// TestCancelClosesTheStream: cancelling ctx mid-stream ends the iterator with cancelled, and the
+// server sees its connection close (a local server stops generating).
+func TestCancelClosesTheStream(t *testing.T) {
+	closed := make(chan struct{})
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(closed)
+	})
+	p := provider(t, providers.Config{Model: "m"}, srv.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var evs []providers.Event
+	for ev := range p.Stream(ctx, testRequest()) {
+		evs = append(evs, ev)
+		if ev.Type == providers.EventTextDelta {
+			cancel()
+		}
+	}
+	last := evs[len(evs)-1]
+	if last.Type != providers.EventFailed || last.Err.Kind != providers.ErrCancelled {
+		t.Fatalf("last event %+v", last)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server's connection was not closed")
+	}
+}
+
+// TestBreakClosesTheStream: leaving the range early closes the connection too.
+func TestBreakClosesTheStream(t *testing.T) {
+	closed := make(chan struct{})
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(closed)
+	})
+	p := provider(t, providers.Config{Model: "m"}, srv.URL)
+	for range p.Stream(context.Background(), testRequest()) {
+		break
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server's connection was not closed")
+	}
+}
+
+func TestListModels(t *testing.T) {
+	t.Run("ok", func(t *testing.T) {
+		srv := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"object":"list","data":[{"id":"qwen2.5-coder:7b","object":"model","owned_by":"library"},{"id":"llama3.2","object":"model"}]}`)
+		})
+		p := provider(t, providers.Config{Model: "m", APIKey: "k"}, srv.URL)
+		models, err := p.(providers.ModelLister).ListModels(context.Background())
+		if err != nil || strings.Join(models, ",") != "qwen2.5-coder:7b,llama3.2" {
+			t.Fatalf("models %q, err %v", models, err)
+		}
+		r := srv.all()[0]
+		if r.method != "GET" || r.path != "/v1/models" || r.header.Get("Authorization") != "Bearer k" {
+			t.Fatalf("request %s %s %q", r.method, r.path, r.header.Get("Authorization"))
+		}
+	})
+	for _, tc := range []struct {
+		status   int
+		body     string
+		kind     providers.ErrorKind
+		contains string
+	}{
+		{404, `404 page not found`, providers.ErrNotFound, "check the URL"},
+		{401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`, providers.ErrAuth, "check the key"},
+		{403, `{"error":{"message":"forbidden"}}`, providers.ErrPermission, "check the key"},
+		{200, `<html>login</html>`, providers.ErrNotFound, "check the URL"},
+	} {
+		t.Run(http.StatusText(tc.status), func(t *testing.T) {
+			srv := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			})
+			p := provider(t, providers.Config{Model: "m", APIKey: "k"}, srv.URL)
+			_, err := p.(providers.ModelLister).ListModels(context.Background())
+			var pe *providers.Error
+			if !errors.As(err, &pe) || pe.Kind != tc.kind || !strings.Contains(pe.Message, tc.contains) {
+				t.Fatalf("err %v, want %s saying %q", err, tc.kind, tc.contains)
+			}
+		})
+	}
+}
