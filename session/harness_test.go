@@ -536,3 +536,11 @@ func toolResults(msgs []providers.Message) []providers.Part {
 var _ = errors.New
 var _ = maps.Keys[map[int]int]
 var _ = os.Stat
+
+func toolsPermission(path string) tools.PermissionRequest {
+	return tools.PermissionRequest{Title: "Edit", Kind: protocol.KindEdit, Paths: []string{path}}
+}
+
+func toolsCommand(argv []string) tools.PermissionRequest {
+	return tools.PermissionRequest{Title: "Run", Kind: protocol.KindExecute, Command: argv}
+}

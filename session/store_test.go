@@ -1,0 +1,159 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+func TestSessionsOutliveTheDaemon(t *testing.T) {
+	h := newHarness(t,
+		reply{events: append([]providers.Event{{Type: providers.EventThinkingDelta, Text: "let me see"}}, callsReply(tc{"e1", "edit_file", `{"path":"a.txt","old":"alpha","new":"ALPHA"}`})...)},
+		reply{events: textReply("Edited a.txt.")},
+	)
+	h.set.Mode = ModeAuto
+	h.newSession()
+	h.prompt("fix a.txt")
+	h.client.waitFor(t, "title", func(us []protocol.SessionUpdate) bool { return len(kinds(us, protocol.UpdateSessionInfoUpdate)) == 1 })
+	sid := h.sid
+	if err := h.m.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new daemon lists, loads (replaying) and continues the session.
+	h.m = h.manager()
+	h.client = newFakeClient()
+	h.m.d.Client = h.client
+	list, err := h.m.List(context.Background(), protocol.SessionListParams{Cwd: h.dir})
+	if err != nil || len(list.Sessions) != 1 || list.Sessions[0].SessionID != sid || list.Sessions[0].Title != "Test title" || list.Sessions[0].UpdatedAt == "" {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+	if other, _ := h.m.List(context.Background(), protocol.SessionListParams{Cwd: "/elsewhere"}); len(other.Sessions) != 0 {
+		t.Fatalf("cwd filter: %+v", other)
+	}
+	if _, err := h.m.Load(context.Background(), protocol.SessionLoadParams{SessionID: sid, Cwd: h.dir}); err != nil {
+		t.Fatal(err)
+	}
+	us := h.client.snapshot()
+	var seq []string
+	for _, u := range us {
+		seq = append(seq, u.SessionUpdate)
+	}
+	got := strings.Join(seq, ",")
+	want := "user_message_chunk,agent_thought_chunk,tool_call,agent_message_chunk,session_info_update"
+	if !strings.HasPrefix(got, want) {
+		t.Fatalf("replay = %s\nwant prefix %s", got, want)
+	}
+	tcall := kinds(us, protocol.UpdateToolCall)[0]
+	if tcall.Status != protocol.StatusCompleted || tcall.Title == "" || tcall.ToolContent[0].Type != "diff" || *tcall.ToolContent[0].NewText != "ALPHA\n" || len(tcall.RawInput) == 0 {
+		t.Fatalf("replayed call: %s", dumpUpdates([]protocol.SessionUpdate{tcall}))
+	}
+	h.sid = sid
+	h.prov.mu.Lock()
+	h.prov.replies = []reply{{events: textReply("still here")}}
+	h.prov.mu.Unlock()
+	h.prompt("and now?")
+	reqs := h.prov.requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if len(msgs) != 5 || msgs[0].Parts[0].Text != "fix a.txt" || msgs[4].Parts[0].Text != "and now?" {
+		t.Fatalf("history after load: %+v", msgs)
+	}
+
+	// Delete removes it for good.
+	if err := h.m.Delete(context.Background(), sid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.m.Resume(context.Background(), protocol.SessionLoadParams{SessionID: sid, Cwd: h.dir}); err == nil {
+		t.Fatal("resumed a deleted session")
+	}
+	if list, _ := h.m.List(context.Background(), protocol.SessionListParams{}); len(list.Sessions) != 0 {
+		t.Fatalf("list after delete: %+v", list)
+	}
+}
+
+func TestTornLastLineLosesOnlyThatEvent(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("one")}, reply{events: textReply("two")})
+	h.newSession()
+	h.prompt("first")
+	sid := h.sid
+	_ = h.m.Shutdown(context.Background())
+	path := filepath.Join(h.state, "sessions", sid+".jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"t":"message","message":{"role":"user","parts":[{"type":"text","te`) // kill -9 mid-write
+	f.Close()
+
+	h.m = h.manager()
+	if _, err := h.m.Resume(context.Background(), protocol.SessionLoadParams{SessionID: sid, Cwd: h.dir}); err != nil {
+		t.Fatal(err)
+	}
+	h.prompt("second")
+	reqs := h.prov.requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if len(msgs) != 3 || msgs[0].Parts[0].Text != "first" || msgs[1].Parts[0].Text != "one" || msgs[2].Parts[0].Text != "second" {
+		t.Fatalf("history: %+v", msgs)
+	}
+	// The record written after the torn line is readable too.
+	_ = h.m.Shutdown(context.Background())
+	h.m = h.manager()
+	if _, err := h.m.Resume(context.Background(), protocol.SessionLoadParams{SessionID: sid, Cwd: h.dir}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := h.m.get(sid)
+	if n := len(s.historySnapshot()); n != 4 {
+		t.Fatalf("history after second reload has %d messages, want 4", n)
+	}
+}
+
+func TestElisionKeepsRecentResultsAndText(t *testing.T) {
+	big := strings.Repeat("x", 5000)
+	var hist []providers.Message
+	for i := range 6 {
+		hist = append(hist,
+			providers.Message{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartText, Text: big}, {Type: providers.PartToolCall, ToolCallID: string(rune('a' + i)), ToolName: "read_file"}}},
+			providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: string(rune('a' + i)), ToolName: "read_file", Text: big}}},
+		)
+	}
+	out := elideToolResults(hist, 4, 400)
+	for i, m := range out {
+		for _, p := range m.Parts {
+			switch {
+			case p.Type == providers.PartText && p.Text != big:
+				t.Fatalf("message %d text changed", i)
+			case p.Type == providers.PartToolResult && i < 4 && !strings.Contains(p.Text, "call the tool again"):
+				t.Fatalf("old result %d not elided", i)
+			case p.Type == providers.PartToolResult && i >= 4 && p.Text != big:
+				t.Fatalf("recent result %d elided", i)
+			}
+		}
+	}
+	if hist[1].Parts[0].Text != big {
+		t.Fatal("the stored history was modified")
+	}
+}
+
+func TestCompactCommandSummarizes(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("answer one")}, reply{events: textReply("after compaction")})
+	h.newSession()
+	h.prompt("first question")
+	if res := h.prompt("/compact"); res.StopReason != protocol.StopEndTurn {
+		t.Fatalf("stop %q", res.StopReason)
+	}
+	cs := kinds(h.client.snapshot(), protocol.UpdateCompactionUpdate)
+	if len(cs) != 2 || cs[1].Status != "completed" || cs[1].Summary != "SUMMARY of earlier work" {
+		t.Fatalf("compaction updates: %s", dumpUpdates(cs))
+	}
+	h.prompt("next")
+	reqs := h.prov.requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if len(msgs) != 3 || !strings.Contains(msgs[0].Parts[0].Text, "SUMMARY of earlier work") {
+		t.Fatalf("history after compaction: %+v", msgs)
+	}
+}
