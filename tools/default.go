@@ -5,5 +5,6 @@ package tools
 func Default() *Registry {
 	return NewRegistry(
 		ReadFile,
+		SearchText,
 	)
 }
