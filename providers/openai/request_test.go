@@ -1,0 +1,92 @@
+package openai
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/providertest"
+)
+
+func text(role providers.Role, s string) providers.Message {
+	return providers.Message{Role: role, Parts: []providers.Part{{Type: providers.PartText, Text: s}}}
+}
+
+// history is a conversation with every kind of part: a thinking block with a signature, text,
+// two tool calls, their results (one failed), and a user turn with an image.
+func history() []providers.Message {
+	return []providers.Message{
+		text(providers.RoleUser, "What is in main.go? And list the directory."),
+		{Role: providers.RoleAssistant, Parts: []providers.Part{
+			{Type: providers.PartThinking, Text: "I should read the file and list the directory.", Signature: "EqQBCkgIBxABGAIq"},
+			{Type: providers.PartText, Text: "Let me look."},
+			{Type: providers.PartToolCall, ToolCallID: "call_1", ToolName: "read_file", Args: json.RawMessage(`{"path":"main.go"}`)},
+			{Type: providers.PartToolCall, ToolCallID: "call_2", ToolName: "list_dir", Args: nil},
+		}},
+		{Role: providers.RoleUser, Parts: []providers.Part{
+			{Type: providers.PartToolResult, ToolCallID: "call_1", ToolName: "read_file", Text: "package main\n\nfunc main() {}\n"},
+			{Type: providers.PartToolResult, ToolCallID: "call_2", ToolName: "list_dir", Text: "permission denied", IsError: true},
+		}},
+		{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartText, Text: "main.go declares an empty main; the directory could not be listed."}}},
+		{Role: providers.RoleUser, Parts: []providers.Part{
+			{Type: providers.PartText, Text: "What does this screenshot show?"},
+			{Type: providers.PartImage, MimeType: "image/png", Data: []byte("\x89PNG\r\n")},
+		}},
+	}
+}
+
+func tools() []providers.ToolSpec {
+	return []providers.ToolSpec{
+		{Name: "read_file", Description: "Read a file of the workspace.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+		{Name: "list_dir", Description: "List a directory.", Schema: nil},
+	}
+}
+
+func TestRequestGoldens(t *testing.T) {
+	temp := 0.2
+	tests := []struct {
+		name  string
+		model string
+		req   providers.Request
+		opt   options
+	}{
+		{name: "text_tools_stream_options", model: "gpt-4o", req: providers.Request{
+			System: "You are agentd.", Context: "Roots: /src", Messages: []providers.Message{text(providers.RoleUser, "Hi")},
+			Tools: tools(), MaxTokens: 4096, Temperature: &temp}},
+		{name: "history_tool_calls_results_image", model: "gpt-4.1", req: providers.Request{
+			System: "You are agentd.", Messages: history(), Tools: tools(), MaxTokens: 4096}},
+		{name: "reasoning_model_params", model: "gpt-5.1", req: providers.Request{
+			System: "You are agentd.", Messages: []providers.Message{text(providers.RoleUser, "Hi")}, Tools: tools(),
+			MaxTokens: 8192, Temperature: &temp, Thinking: providers.Thinking{Enabled: true, BudgetTokens: 20000}}},
+		{name: "openrouter_reasoning_history", model: "anthropic/claude-haiku-4.5", opt: options{openRouter: true}, req: providers.Request{
+			System: "You are agentd.", Messages: history(), Tools: tools(), MaxTokens: 2048,
+			Thinking: providers.Thinking{Enabled: true, BudgetTokens: 1024}}},
+		{name: "no_tools_history_as_text", model: "gemma:2b", opt: options{noTools: true}, req: providers.Request{
+			System: "You are agentd.", Messages: history(), Tools: tools(), MaxTokens: 1024}},
+		{name: "dropped_params", model: "local-model", opt: options{drop: map[string]bool{"max_tokens": true, "temperature": true, "stream_options": true}}, req: providers.Request{
+			Messages: []providers.Message{text(providers.RoleUser, "Hi")}, MaxTokens: 512, Temperature: &temp}},
+	}
+	dir := filepath.Join(providertest.RepoRoot(t), "testdata", "providers", "openai", "requests")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := json.Marshal(buildRequest(&tt.req, tt.model, tt.opt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			providertest.Golden(t, filepath.Join(dir, tt.name+".json"), got)
+		})
+	}
+}
+
+func TestIsReasoningModel(t *testing.T) {
+	for model, want := range map[string]bool{
+		"gpt-5": true, "gpt-5.1": true, "gpt-5-mini": true, "GPT-5.2-codex": true, "o1": true, "o3-mini": true, "o4-mini-high": true,
+		"openai/o3": true, "openai/gpt-5": true,
+		"gpt-5-chat-latest": false, "gpt-4o": false, "gpt-4.1": false, "omni-moderation": false, "ollama3": false, "qwen2.5-coder": false, "o": false,
+	} {
+		if got := isReasoningModel(model); got != want {
+			t.Errorf("isReasoningModel(%q) = %v, want %v", model, got, want)
+		}
+	}
+}
