@@ -40,7 +40,8 @@ func TestCommandServesLogsAndExitsOnStdinClose(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	r := bufio.NewReader(stdout)
+	line, err := r.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,17 +67,18 @@ func TestCommandServesLogsAndExitsOnStdinClose(t *testing.T) {
 	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &v) != nil || v["stream"] != true {
 		t.Errorf("log %q", logged)
 	}
-	if rest, _ := io.ReadAll(io.LimitReader(stdout, 1)); len(rest) != 0 {
-		t.Errorf("extra stdout %q", rest)
-	}
-
 	stdin.Close()
+	rest := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(r); rest <- b }()
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { b := <-rest; err := cmd.Wait(); rest <- b; done <- err }()
 	select {
 	case err := <-done:
 		if err != nil {
 			t.Errorf("exit: %v", err)
+		}
+		if b := <-rest; len(b) != 0 {
+			t.Errorf("stdout after the ready line: %q", b)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("did not exit after stdin closed")
