@@ -168,7 +168,9 @@ type Usage struct {
 //	Usage:                    Usage (cumulative for the call)
 //	Completed:                StopReason
 //	Failed:                   Err
-//	Notice:                   Text
+//	Notice:                   Text (plus Index, ToolCallID, ToolName when it reports that a
+//	                          started tool call was dropped: no name, or arguments that are not
+//	                          a JSON object; no ToolCallCompleted follows for that call)
 //
 // A stream ends with exactly one Completed or Failed event.
 type Event struct {

@@ -197,7 +197,9 @@ type Outcome struct {
 	Stop               providers.StopReason // set when Completed
 	Err                *providers.Error     // set when Failed
 	Notices            []string
-	Events             []providers.Event
+	// DroppedCalls counts started tool calls a notice reported as dropped.
+	DroppedCalls int
+	Events       []providers.Event
 }
 
 // ErrKind is Err's kind, or "".
@@ -286,6 +288,12 @@ func Collect(t testing.TB, seq iter.Seq[providers.Event]) Outcome {
 			}
 		case providers.EventNotice:
 			o.Notices = append(o.Notices, ev.Text)
+			// A notice naming a started call reports that the call was dropped (no name,
+			// arguments that are not JSON): it closes the call without completing it.
+			if st, ok := started[ev.Index]; ok && ev.ToolCallID != "" && st.ToolCallID == ev.ToolCallID {
+				delete(started, ev.Index)
+				o.DroppedCalls++
+			}
 		default:
 			t.Errorf("unknown event type %v", ev.Type)
 		}
