@@ -132,3 +132,55 @@ func TestSharedGroqThinkingLength(t *testing.T) {
 		t.Fatalf("error = %+v, want status 400 from the frame's status_code", o.Err)
 	}
 }
+
+// TestOwnFixtures runs the streams written from the documentation (testdata/providers/openai,
+// see its README), so the dialect is covered without ../shared.
+func TestOwnFixtures(t *testing.T) {
+	dir := filepath.Join(providertest.RepoRoot(t), "testdata", "providers", "openai")
+	providertest.Run(t, dir, newTest, testCfg, testRequest(), []providertest.Case{
+		{File: "text.sse", Want: providertest.Expect{
+			Text: "Hello! How can I assist you today?", Stop: providers.StopEndTurn, Usage: usage(9, 9, 0, 0)}},
+		{File: "tool_calls.sse", Want: providertest.Expect{
+			ToolCalls: []providertest.Call{
+				{Name: "get_weather", ID: "call_DdmO9pD3xa9XTPNJ32zg2hcA", Args: `{"location":"Paris, France"}`},
+				{Name: "send_email", ID: "call_Zu0tHZ1m2kLqU7nB1bNrT4xd", Args: `{"to":"bob@email.com","body":"Hi bob\n\tbye"}`},
+			},
+			Stop: providers.StopToolUse, Usage: usage(81-64, 45, 64, 0)}},
+		{File: "reasoning_content.sse", Want: providertest.Expect{
+			Thinking: "9.11 has 11 hundredths, 9.8 has 80; so 9.8 is larger.", Text: "9.8 is greater than 9.11.",
+			Stop: providers.StopEndTurn, Usage: usage(18, 40, 0, 30)}},
+		// Comment lines and CRLF framing; a finish_reason but no [DONE] still completes.
+		{File: "comments_crlf_no_done.sse", Want: providertest.Expect{Text: "Hi there", Stop: providers.StopEndTurn}},
+		{File: "event_error.sse", Want: providertest.Expect{
+			Text: "Partial", ErrKind: providers.ErrServer, ErrContains: "error while processing"}},
+		{File: "truncated.sse", Want: providertest.Expect{
+			Text: "Hel", ErrKind: providers.ErrNetwork, ErrContains: "ended before the response was complete"}},
+		{File: "invalid_json.sse", Want: providertest.Expect{
+			Text: "Hi", ErrKind: providers.ErrServer, ErrContains: "invalid JSON"}},
+		// A call with no name and one with cut arguments are dropped with a notice each; the
+		// call without an id gets a synthesized one.
+		{File: "malformed_tool_calls.sse", Want: providertest.Expect{
+			ToolCalls: []providertest.Call{{Name: "list_dir", Args: `{"path": "."}`}},
+			Stop:      providers.StopToolUse, Notices: 2}},
+		{File: "error_401_invalid_key.http", Want: providertest.Expect{ErrKind: providers.ErrAuth, RequestID: "req_401example"}},
+		{File: "error_404_model.http", Want: providertest.Expect{ErrKind: providers.ErrNotFound, ErrContains: "gpt-9"}},
+		{File: "error_400_context_length.http", Want: providertest.Expect{ErrKind: providers.ErrContextOverflow, ErrContains: "maximum context length"}},
+		{File: "error_500_server.http", Want: providertest.Expect{ErrKind: providers.ErrServer, Notices: 3}},
+		{File: "error_502_html_proxy.http", Want: providertest.Expect{ErrKind: providers.ErrServer, ErrContains: "HTML page", Notices: 3}},
+		{File: "error_200_json_body.http", Want: providertest.Expect{ErrKind: providers.ErrAuth}},
+		// The tools fallback: one notice, the turn goes again without tools and the recording
+		// refuses once more, which is then the user's error.
+		{File: "ollama_no_tools_400.http", Want: providertest.Expect{
+			ErrKind: providers.ErrInvalidRequest, ErrContains: "does not support tools", Notices: 1}},
+	})
+}
+
+// TestDroppedCallIsClosedByItsNotice: the started call whose arguments were cut is reported by a
+// notice carrying its id, so a consumer can close it.
+func TestDroppedCallIsClosedByItsNotice(t *testing.T) {
+	path := filepath.Join(providertest.RepoRoot(t), "testdata", "providers", "openai", "malformed_tool_calls.sse")
+	o, _, _ := providertest.Replay(t, newTest, testCfg, path, testRequest())
+	if o.DroppedCalls != 1 {
+		t.Fatalf("dropped calls = %d, want 1 (call_b); notices %q", o.DroppedCalls, o.Notices)
+	}
+}
