@@ -1,0 +1,490 @@
+package editorbridge_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/agentd-dev/agentd/editorbridge"
+	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+type env struct {
+	ed   *fakeeditor.Editor
+	b    *editorbridge.Bridge
+	ws   workspace.Workspace
+	root string
+	ctx  context.Context
+}
+
+func (e *env) path(rel string) string { return filepath.Join(e.root, rel) }
+
+func (e *env) write(t *testing.T, rel, text string) string {
+	t.Helper()
+	p := e.path(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// setup connects a fake editor to a bridge over a real JSON-RPC pipe.
+func setup(t *testing.T, opts fakeeditor.Options) *env {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edEnd, agentEnd := fakeeditor.Pipe()
+	ed := fakeeditor.New(t, edEnd, opts)
+	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(agentEnd), jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	t.Cleanup(func() { conn.Close() })
+	b := editorbridge.New(editorbridge.NewJSONRPC2Conn(conn, 5*time.Second), ed.BridgeCapabilities(), zaptest.NewLogger(t))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b.Flush(ctx)
+	})
+	roots, err := workspace.NewRoots(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{ed: ed, b: b, ws: b.Workspace("s1", roots), root: root, ctx: context.Background()}
+}
+
+func notices(ed *fakeeditor.Editor, sessionID string) []protocol.SessionUpdate {
+	var out []protocol.SessionUpdate
+	for _, n := range ed.Updates() {
+		if n.SessionID == sessionID && n.Update.SessionUpdate == protocol.UpdateNotice {
+			out = append(out, n.Update)
+		}
+	}
+	return out
+}
+
+// waitNotices waits until the session has n notices and returns them.
+func waitNotices(t *testing.T, ed *fakeeditor.Editor, sessionID string, n int) []protocol.SessionUpdate {
+	t.Helper()
+	ed.Wait(fmt.Sprintf("%d notices", n), func() bool { return len(notices(ed, sessionID)) >= n })
+	return notices(ed, sessionID)
+}
+
+func TestReadThroughEditor(t *testing.T) {
+	e := setup(t, fakeeditor.Full())
+	open := e.write(t, "open.go", "package disk\n")
+	closed := e.write(t, "closed.go", "package closed\n")
+	e.ed.OpenFile(open)
+	e.ed.Edit(open, "package buffer // unsaved\n")
+
+	doc, err := e.ws.ReadFile(e.ctx, open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Text != "package buffer // unsaved\n" || doc.Version == nil || *doc.Version != 2 || !doc.Dirty {
+		t.Errorf("open buffer read = %+v (version %v)", doc, doc.Version)
+	}
+	doc, err = e.ws.ReadFile(e.ctx, closed)
+	if err != nil || doc.Text != "package closed\n" || doc.Version != nil || doc.Dirty {
+		t.Errorf("closed file read = %+v, %v", doc, err)
+	}
+	_, err = e.ws.ReadFile(e.ctx, e.path("missing.go"))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v, want fs.ErrNotExist", err)
+	}
+	if len(notices(e.ed, "s1")) != 0 {
+		t.Errorf("notices sent although the editor serves reads: %v", notices(e.ed, "s1"))
+	}
+	reqs := e.ed.WaitRequest(protocol.MethodReadTextFile, 3)
+	if !strings.Contains(string(reqs[0].Params), `"sessionId":"s1"`) {
+		t.Errorf("read_text_file params lack the session: %s", reqs[0].Params)
+	}
+}
+
+func TestReadFallsBackToDiskWithOneNotice(t *testing.T) {
+	e := setup(t, fakeeditor.Minimal())
+	p := e.write(t, "a.txt", "on disk\n")
+	e.ed.Open(p, "in the buffer\n") // invisible to agentd without read_text_file
+	for range 2 {
+		doc, err := e.ws.ReadFile(e.ctx, p)
+		if err != nil || doc.Text != "on disk\n" || doc.Version != nil {
+			t.Fatalf("fallback read = %+v, %v", doc, err)
+		}
+	}
+	roots, _ := workspace.NewRoots(e.root)
+	if _, err := e.b.Workspace("s2", roots).ReadFile(e.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.Flush(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.ed.WaitUpdateKind("s2", protocol.UpdateNotice)
+	if n := notices(e.ed, "s1"); len(n) != 1 || !strings.Contains(n[0].NoticeTitle, "disk") {
+		t.Errorf("session s1 notices = %+v, want exactly one about disk reads", n)
+	}
+	if len(e.ed.Requests()) != 0 {
+		t.Errorf("the bridge sent requests the editor does not serve: %v", e.ed.Requests())
+	}
+}
+
+// edited is a text with emoji, CJK, combining marks and CRLF line ends.
+const edited = "// 😀 héllo\r\nfunc 漢字() {\r\n\treturn \"e\u0301\" // 🎉🎉\r\n}\r\n"
+
+func TestApplyEditPositionEncodings(t *testing.T) {
+	changes := []struct{ name, newText string }{
+		{"after emoji", strings.Replace(edited, "héllo", "hello, world", 1)},
+		{"after combining mark", strings.Replace(edited, "// 🎉🎉", "// 🎉 done 🎉", 1)},
+		{"CJK identifier", strings.Replace(edited, "漢字", "漢字二", 1)},
+		{"two places", strings.Replace(strings.Replace(edited, "😀", "😃", 1), "}\r\n", "} // end\r\n", 1)},
+		{"CRLF to LF", strings.ReplaceAll(edited, "\r\n", "\n")},
+		{"insert a line", strings.Replace(edited, "{\r\n", "{\r\n\tx := 1 // ✓\r\n", 1)},
+		{"delete everything", ""},
+	}
+	for _, enc := range []string{"utf-16", "utf-8", "utf-32"} {
+		t.Run(enc, func(t *testing.T) {
+			opts := fakeeditor.Full()
+			opts.PositionEncodings = []string{enc}
+			e := setup(t, opts)
+			if got := e.b.Capabilities().PositionEncoding; got != enc {
+				t.Fatalf("negotiated %s, want %s", got, enc)
+			}
+			for _, c := range changes {
+				p := e.write(t, "f.go", edited)
+				e.ed.CloseBuffer(p)
+				e.ed.OpenFile(p)
+				doc, err := e.ws.ReadFile(e.ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = e.ws.ApplyEdit(e.ctx, c.name, []workspace.Change{{
+					Kind: workspace.ChangeEdit, Path: p, Version: doc.Version, OldText: doc.Text, NewText: c.newText,
+				}})
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				if got := e.ed.Text(p); got != c.newText {
+					t.Fatalf("%s: buffer = %q, want %q", c.name, got, c.newText)
+				}
+				if v, _ := e.ed.Version(p); v != *doc.Version+1 {
+					t.Errorf("%s: version %d after the edit, want %d", c.name, v, *doc.Version+1)
+				}
+				if disk, _ := os.ReadFile(p); string(disk) != edited {
+					t.Errorf("%s: the edit reached the disk; it must stay in the buffer", c.name)
+				}
+			}
+		})
+	}
+}
+
+func TestApplyEditStaleVersion(t *testing.T) {
+	e := setup(t, fakeeditor.Full())
+	p := e.write(t, "f.txt", "one\ntwo\n")
+	e.ed.OpenFile(p)
+	doc, err := e.ws.ReadFile(e.ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ed.Edit(p, "one\ntwo\nthree (typed by the user)\n")
+	err = e.ws.ApplyEdit(e.ctx, "stale", []workspace.Change{{
+		Kind: workspace.ChangeEdit, Path: p, Version: doc.Version, OldText: doc.Text, NewText: "ONE\ntwo\n",
+	}})
+	var na *workspace.NotAppliedError
+	if !errors.As(err, &na) || !strings.Contains(na.Reason, "stale") || !strings.Contains(na.Reason, "edit "+p) {
+		t.Fatalf("err = %v, want a NotAppliedError naming the stale version and the change", err)
+	}
+	if got := e.ed.Text(p); got != "one\ntwo\nthree (typed by the user)\n" {
+		t.Errorf("a refused edit changed the buffer: %q", got)
+	}
+	e.ed.RefuseEdits("the user said no")
+	err = e.ws.ApplyEdit(e.ctx, "refused", []workspace.Change{{Kind: workspace.ChangeCreate, Path: e.path("new.txt"), NewText: "x"}})
+	if !errors.As(err, &na) || na.Reason != "the user said no" {
+		t.Fatalf("err = %v, want the editor's reason", err)
+	}
+}
+
+func TestApplyEditResourceOperations(t *testing.T) {
+	e := setup(t, fakeeditor.Full())
+	a := e.write(t, "a.txt", "alpha\n")
+	e.write(t, "old/b.txt", "beta\n")
+	gone := e.write(t, "gone.txt", "bye\n")
+	err := e.ws.ApplyEdit(e.ctx, "restructure", []workspace.Change{
+		{Kind: workspace.ChangeCreate, Path: e.path("pkg/new.go"), NewText: "package pkg\n"},
+		{Kind: workspace.ChangeRename, Path: e.path("old"), NewPath: e.path("renamed")},
+		{Kind: workspace.ChangeDelete, Path: gone},
+		{Kind: workspace.ChangeEdit, Path: a, OldText: "alpha\n", NewText: "alpha\nmore\n"},
+		{Kind: workspace.ChangeCreate, Path: e.path("made/dir"), Dir: true},
+		{Kind: workspace.ChangeCreate, Path: e.path("empty.txt")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		e.path("pkg/new.go"):    "package pkg\n",
+		e.path("renamed/b.txt"): "beta\n",
+		a:                       "alpha\nmore\n",
+		e.path("empty.txt"):     "",
+	} {
+		if got, ok := e.ed.Lookup(p); !ok || got != want {
+			t.Errorf("%s = %q (exists %v), want %q", p, got, ok, want)
+		}
+	}
+	for _, p := range []string{gone, e.path("old/b.txt")} {
+		if _, ok := e.ed.Lookup(p); ok {
+			t.Errorf("%s still exists", p)
+		}
+	}
+	if fi, err := os.Stat(e.path("made/dir")); err != nil || !fi.IsDir() {
+		t.Errorf("directory not created: %v", err)
+	}
+	edits := e.ed.AppliedEdits()
+	if len(edits) != 1 || edits[0].Label != "restructure" {
+		t.Fatalf("applied edits = %+v, want one labelled restructure", edits)
+	}
+	kinds := []string{}
+	for _, dc := range edits[0].Edit.DocumentChanges {
+		switch v := dc.(type) {
+		case *editorbridge.CreateFile:
+			kinds = append(kinds, "create")
+		case *editorbridge.RenameFile:
+			kinds = append(kinds, "rename")
+		case *editorbridge.DeleteFile:
+			kinds = append(kinds, "delete")
+		case *editorbridge.TextDocumentEdit:
+			kinds = append(kinds, fmt.Sprintf("edit(v=%v)", v.TextDocument.Version))
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "create edit(v=<nil>) rename delete edit(v=<nil>) create" {
+		t.Errorf("document changes = %s", got)
+	}
+}
+
+func TestApplyEditCapabilityGaps(t *testing.T) {
+	t.Run("no applyEdit: disk and a notice", func(t *testing.T) {
+		opts := fakeeditor.Full()
+		opts.ApplyEdit = false
+		e := setup(t, opts)
+		p := e.write(t, "a.txt", "x\n")
+		err := e.ws.ApplyEdit(e.ctx, "disk", []workspace.Change{
+			{Kind: workspace.ChangeEdit, Path: p, OldText: "x\n", NewText: "y\n"},
+			{Kind: workspace.ChangeCreate, Path: e.path("n.txt"), NewText: "n"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != "y\n" {
+			t.Errorf("disk = %q", b)
+		}
+		if n := waitNotices(t, e.ed, "s1", 1); len(n) != 1 || !strings.Contains(n[0].NoticeTitle, "disk") {
+			t.Errorf("notices = %+v", n)
+		}
+		var na *workspace.NotAppliedError
+		err = e.ws.ApplyEdit(e.ctx, "stale", []workspace.Change{{Kind: workspace.ChangeEdit, Path: p, OldText: "x\n", NewText: "z\n"}})
+		if !errors.As(err, &na) {
+			t.Errorf("stale disk edit: %v", err)
+		}
+	})
+	t.Run("no documentChanges: plain changes", func(t *testing.T) {
+		opts := fakeeditor.Full()
+		opts.DocumentChanges = false
+		e := setup(t, opts)
+		p := e.write(t, "a.txt", "x😀\n")
+		e.ed.OpenFile(p)
+		if err := e.ws.ApplyEdit(e.ctx, "plain", []workspace.Change{{Kind: workspace.ChangeEdit, Path: p, OldText: "x😀\n", NewText: "x😀y\n"}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.ed.Text(p); got != "x😀y\n" {
+			t.Errorf("buffer = %q", got)
+		}
+		err := e.ws.ApplyEdit(e.ctx, "create", []workspace.Change{{Kind: workspace.ChangeCreate, Path: e.path("n.txt")}})
+		if err == nil || !strings.Contains(err.Error(), "documentChanges") {
+			t.Errorf("create without documentChanges: %v", err)
+		}
+	})
+	t.Run("no delete resource op", func(t *testing.T) {
+		opts := fakeeditor.Full()
+		opts.ResourceOps = []string{"create", "rename"}
+		e := setup(t, opts)
+		p := e.write(t, "a.txt", "x")
+		err := e.ws.ApplyEdit(e.ctx, "delete", []workspace.Change{{Kind: workspace.ChangeDelete, Path: p}})
+		if err == nil || !strings.Contains(err.Error(), `"delete"`) {
+			t.Errorf("delete without the resource op: %v", err)
+		}
+		if len(e.ed.AppliedEdits()) != 0 {
+			t.Error("an edit was sent anyway")
+		}
+	})
+	t.Run("no-op edit sends nothing", func(t *testing.T) {
+		e := setup(t, fakeeditor.Full())
+		p := e.write(t, "a.txt", "same")
+		if err := e.ws.ApplyEdit(e.ctx, "noop", []workspace.Change{{Kind: workspace.ChangeEdit, Path: p, OldText: "same", NewText: "same"}}); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.ed.Requests()) != 0 {
+			t.Errorf("requests = %v", e.ed.Requests())
+		}
+	})
+}
+
+func TestDiagnosticsSymbolsDirtySave(t *testing.T) {
+	e := setup(t, fakeeditor.Full())
+	a := e.write(t, "a.go", "package a\n")
+	b := e.write(t, "b.go", "package b\n")
+	e.ed.SetDiagnostics(a, []editorbridge.Diagnostic{{
+		Range:    editorbridge.Range{Start: editorbridge.Position{Line: 0, Character: 8}, End: editorbridge.Position{Line: 0, Character: 9}},
+		Severity: 1, Code: []byte(`"UndeclaredName"`), Source: "compiler", Message: "undefined: x",
+	}, {Severity: 2, Code: []byte(`1234`), Message: "numbered"}})
+	diags, err := e.ws.Diagnostics(e.ctx, []string{a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := workspace.Diagnostic{Line: 1, Column: 9, EndLine: 1, EndColumn: 10, Severity: 1, Source: "compiler", Code: "UndeclaredName", Message: "undefined: x"}
+	if len(diags) != 1 || diags[0].Path != a || len(diags[0].Diagnostics) != 2 || diags[0].Diagnostics[0] != want || diags[0].Diagnostics[1].Code != "1234" {
+		t.Errorf("diagnostics = %+v", diags)
+	}
+
+	e.ed.SetSymbols([]editorbridge.WorkspaceSymbol{
+		{Name: "Handler", Kind: 23, ContainerName: "a", Location: editorbridge.Location{URI: editorbridge.FileURI(a), Range: &editorbridge.Range{Start: editorbridge.Position{Line: 4}}}},
+		{Name: "handle", Kind: 12, Location: editorbridge.Location{URI: editorbridge.FileURI(b)}},
+		{Name: "Other", Kind: 5, Location: editorbridge.Location{URI: editorbridge.FileURI(b)}},
+	})
+	syms, err := e.ws.WorkspaceSymbols(e.ctx, "handle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(syms) != 2 || syms[0] != (workspace.Symbol{Name: "Handler", Kind: "struct", Container: "a", Path: a, Line: 5}) || syms[1].Kind != "function" || syms[1].Line != 0 {
+		t.Errorf("symbols = %+v", syms)
+	}
+
+	e.ed.OpenFile(a)
+	e.ed.Edit(a, "package a // edited\n")
+	e.ed.OpenFile(b)
+	dirty, err := e.ws.DirtyBuffers(e.ctx)
+	if err != nil || len(dirty) != 1 || dirty[0].Path != a || dirty[0].Version == nil || *dirty[0].Version != 2 {
+		t.Errorf("dirty buffers = %+v, %v", dirty, err)
+	}
+
+	e.ed.FailSave(b, "read-only file")
+	res, err := e.ws.SaveBuffers(e.ctx, []string{a, b})
+	if err != nil || len(res.Saved) != 1 || res.Saved[0] != a || res.Failed[b] != "read-only file" {
+		t.Errorf("save = %+v, %v", res, err)
+	}
+	if disk, _ := os.ReadFile(a); string(disk) != "package a // edited\n" {
+		t.Errorf("saved file on disk = %q", disk)
+	}
+}
+
+func TestMissingCapabilities(t *testing.T) {
+	e := setup(t, fakeeditor.Minimal())
+	if _, err := e.ws.Diagnostics(e.ctx, nil); !errors.Is(err, workspace.ErrUnsupported) {
+		t.Errorf("diagnostics: %v", err)
+	}
+	if _, err := e.ws.WorkspaceSymbols(e.ctx, "x"); !errors.Is(err, workspace.ErrUnsupported) {
+		t.Errorf("symbols: %v", err)
+	}
+	if _, err := e.ws.SaveBuffers(e.ctx, []string{e.path("x")}); !errors.Is(err, workspace.ErrUnsupported) {
+		t.Errorf("save: %v", err)
+	}
+	if d, err := e.ws.DirtyBuffers(e.ctx); err != nil || len(d) != 0 {
+		t.Errorf("dirty: %v, %v", d, err)
+	}
+	if v, ok, err := e.b.Secret(e.ctx, "k"); ok || err != nil || v != "" {
+		t.Errorf("secret = %q, %v, %v", v, ok, err)
+	}
+	if e.b.Client().CanAskPermission() {
+		t.Error("CanAskPermission without permissions.ui")
+	}
+	if n := waitNotices(t, e.ed, "s1", 2); len(n) != 2 {
+		t.Errorf("want a notice for diagnostics and one for saving, got %+v", n)
+	}
+	if len(e.ed.Requests()) != 0 {
+		t.Errorf("requests sent to an editor that does not serve them: %v", e.ed.Requests())
+	}
+}
+
+func TestSecret(t *testing.T) {
+	opts := fakeeditor.Full()
+	opts.Secrets = map[string]string{"anthropic": "sk-test"}
+	e := setup(t, opts)
+	if v, ok, err := e.b.Secret(e.ctx, "anthropic"); !ok || err != nil || v != "sk-test" {
+		t.Errorf("secret = %q, %v, %v", v, ok, err)
+	}
+	if _, ok, err := e.b.Secret(e.ctx, "openai"); ok || err != nil {
+		t.Errorf("absent secret: %v, %v", ok, err)
+	}
+}
+
+func TestUpdatesInOrderAndFlushedBeforePermission(t *testing.T) {
+	e := setup(t, fakeeditor.Full())
+	c := e.b.Client()
+	const n = 500
+	for i := range n {
+		c.Update("s1", protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: "m",
+			Content: &protocol.ContentBlock{Type: "text", Text: fmt.Sprint(i)}})
+	}
+	c.Update("s1", protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCall, ToolCallID: "t1", Title: "Edit a.txt", Kind: "edit", Status: "pending"})
+	e.ed.AnswerPermissions(protocol.OptionAllowOnce)
+	res, err := c.RequestPermission(e.ctx, protocol.RequestPermissionParams{
+		SessionID: "s1",
+		ToolCall:  protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: "t1", Title: "Edit a.txt"},
+		Options:   []protocol.PermissionOption{{OptionID: protocol.OptionAllowOnce, Name: "Allow", Kind: "allow_once"}},
+	})
+	if err != nil || res.Outcome.Outcome != "selected" || res.Outcome.OptionID != protocol.OptionAllowOnce {
+		t.Fatalf("permission = %+v, %v", res, err)
+	}
+	// The tool call was on the wire before the question about it.
+	ups := e.ed.Updates()
+	if len(ups) != n+1 {
+		t.Fatalf("%d updates arrived before the permission request, want %d", len(ups), n+1)
+	}
+	for i := range n {
+		if ups[i].Update.Content == nil || ups[i].Update.Content.Text != fmt.Sprint(i) {
+			t.Fatalf("update %d = %+v: out of order", i, ups[i].Update)
+		}
+	}
+	if !c.CanAskPermission() {
+		t.Error("CanAskPermission = false with permissions.ui")
+	}
+}
+
+func TestPermissionCancelSendsCancelRequest(t *testing.T) {
+	opts := fakeeditor.Full()
+	release := make(chan struct{})
+	opts.Permission = func(protocol.RequestPermissionParams) protocol.PermissionOutcome {
+		<-release
+		return protocol.PermissionOutcome{Outcome: "cancelled"}
+	}
+	e := setup(t, opts)
+	defer close(release)
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	go func() {
+		res, err := e.b.Client().RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: "s1",
+			Options: []protocol.PermissionOption{{OptionID: "allow_once", Kind: "allow_once"}}})
+		if err == nil || res.Outcome.Outcome != "cancelled" {
+			err = fmt.Errorf("result %+v, err %v; want cancelled and an error", res, err)
+		} else {
+			err = nil
+		}
+		done <- err
+	}()
+	e.ed.WaitRequest(protocol.MethodRequestPermission, 1)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	e.ed.Wait("$/cancelRequest", func() bool { return strings.Contains(e.ed.Log(), `"method":"$/cancelRequest"`) })
+}
