@@ -5,6 +5,13 @@ package tools
 func Default() *Registry {
 	return NewRegistry(
 		ReadFile,
+		ListDir,
 		SearchText,
+		CreateFile,
+		EditFile,
+		CreateDir,
+		RenamePath,
+		MovePath,
+		DeletePath,
 	)
 }

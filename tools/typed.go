@@ -29,7 +29,7 @@ type Titler interface{ title() string }
 
 // MaxArgsBytes caps the raw arguments of one call; a model that streams megabytes of arguments is
 // told so instead of being decoded.
-const MaxArgsBytes = 4 << 20
+const MaxArgsBytes = 16 << 20
 
 // New builds a Tool from a typed input struct. The JSON schema the model sees is generated from In
 // (json and jsonschema tags), arguments are checked against that same schema before they are

@@ -1,0 +1,131 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+//go:embed list_dir.md
+var listDirDoc string
+
+type listDirIn struct {
+	Path           string `json:"path,omitempty" jsonschema:"description=Directory to list (default: the working directory),maxLength=4096"`
+	Depth          int    `json:"depth,omitempty" jsonschema:"description=How many levels to descend (default 2),minimum=1,maximum=10"`
+	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"description=Also list entries ignored by .gitignore"`
+	MaxEntries     int    `json:"max_entries,omitempty" jsonschema:"description=Most entries to show (default 500),minimum=1,maximum=5000"`
+}
+
+func (in listDirIn) title() string {
+	if in.Path == "" {
+		return "List ."
+	}
+	return "List " + in.Path
+}
+
+// ListDir is the list_dir tool.
+var ListDir = New(Spec{Name: "list_dir", Description: listDirDoc, Effect: EffectRead, Kind: "read", Title: "List directory"}, listDir)
+
+func listDir(ctx context.Context, env *Env, in listDirIn) Result {
+	if in.Path == "" {
+		in.Path = "."
+	}
+	if in.Depth == 0 {
+		in.Depth = 2
+	}
+	if in.MaxEntries == 0 {
+		in.MaxEntries = 500
+	}
+	abs, bad := resolve(env, "path", in.Path, false)
+	if bad != nil {
+		return *bad
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return Errorf("field path: %s does not exist", rel(env, abs))
+	}
+	if !st.IsDir() {
+		return Errorf("field path: %s is a file (%d bytes), not a directory; use read_file", rel(env, abs), st.Size())
+	}
+	var b strings.Builder
+	shown, cut, dirs, files := 0, 0, 0, 0
+	stats, err := walk(ctx, rootOf(env, abs), abs, walkOpts{includeIgnored: in.IncludeIgnored, maxDepth: in.Depth}, func(e walkEntry) error {
+		isDir := e.Entry.IsDir()
+		if isDir {
+			dirs++
+		} else {
+			files++
+		}
+		if shown >= in.MaxEntries {
+			cut++
+			if isDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		shown++
+		indent := strings.Repeat("  ", e.Depth-1)
+		switch {
+		case isDir:
+			fmt.Fprintf(&b, "%s%s/\n", indent, e.Entry.Name())
+		case e.Entry.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(e.Abs)
+			fmt.Fprintf(&b, "%s%s -> %s\n", indent, e.Entry.Name(), target)
+		default:
+			size := ""
+			if info, err := e.Entry.Info(); err == nil {
+				size = humanSize(info.Size())
+			}
+			fmt.Fprintf(&b, "%s%s (%s)\n", indent, e.Entry.Name(), size)
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return Errorf("cancelled")
+		}
+		return Errorf("cannot list %s: %v", rel(env, abs), err)
+	}
+	if shown == 0 {
+		b.WriteString("(empty)\n")
+	}
+	var notes []string
+	if cut > 0 {
+		notes = append(notes, fmt.Sprintf("%d more entries not shown (limit %d; list a subdirectory)", cut, in.MaxEntries))
+	}
+	if stats.DepthCut > 0 {
+		notes = append(notes, fmt.Sprintf("%s deeper than %d levels not expanded", plural(stats.DepthCut, "directory"), in.Depth))
+	}
+	if stats.Ignored > 0 {
+		notes = append(notes, fmt.Sprintf("%d entries ignored by .gitignore", stats.Ignored))
+	}
+	if stats.VCS > 0 {
+		notes = append(notes, ".git skipped")
+	}
+	if stats.Unreadable > 0 {
+		notes = append(notes, fmt.Sprintf("%s unreadable", plural(stats.Unreadable, "directory")))
+	}
+	head := fmt.Sprintf("%s/ (%s, %s)\n", rel(env, abs), plural(dirs, "directory"), plural(files, "file"))
+	out := head + b.String()
+	if len(notes) > 0 {
+		out += "\n[" + strings.Join(notes, "; ") + ".]\n"
+	}
+	return Result{Output: out, Locations: []Location{{Path: abs}}, Raw: map[string]any{
+		"shown": shown, "notShown": cut, "ignored": stats.Ignored, "depthCut": stats.DepthCut,
+	}}
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+}
