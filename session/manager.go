@@ -122,6 +122,14 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	id := newID("sess_")
 	s := m.newSession(id, roots, p.Cwd, p.AdditionalDirectories)
 	s.mode = m.projects.mode(roots.Cwd(), m.settings().Mode)
+	// _meta["agentd/mode"] starts the session in a mode without persisting it for the project
+	// (agentd exec --mode).
+	if v, ok := p.Meta["agentd/mode"].(string); ok {
+		if !validMode(v) {
+			return protocol.SessionNewResult{}, &ParamError{Field: "_meta.agentd/mode", Message: fmt.Sprintf("mode %q is not one of ask, auto, plan", v)}
+		}
+		s.mode = v
+	}
 	if s.file, err = m.store.create(id, header{ID: id, Cwd: p.Cwd, Dirs: p.AdditionalDirectories, Created: time.Now().UTC()}); err != nil {
 		return protocol.SessionNewResult{}, fmt.Errorf("session store: %w", err)
 	}
