@@ -1,0 +1,234 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+	lsp "go.lsp.dev/protocol"
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/session"
+)
+
+// initializeResult is the InitializeResult agentd sends: serverInfo, the negotiated position
+// encoding, no textDocumentSync (buffers are pulled), and capabilities.experimental.agent.
+type initializeResult struct {
+	Capabilities struct {
+		PositionEncoding string `json:"positionEncoding"`
+		Experimental     struct {
+			Agent protocol.AgentServerCapabilities `json:"agent"`
+		} `json:"experimental"`
+	} `json:"capabilities"`
+	ServerInfo struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"serverInfo"`
+}
+
+// initParams is the part of InitializeParams agentd reads with its own (encoding/json) types.
+type initParams struct {
+	InitializationOptions struct {
+		Agent *protocol.AgentInitOptions `json:"agent"`
+	} `json:"initializationOptions"`
+}
+
+func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	if state != stateNew {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized")
+	}
+	var ip initParams
+	if err := decodeParams(raw, &ip); err != nil {
+		return nil, err
+	}
+	var lp lsp.InitializeParams
+	if err := lsp.Unmarshal(normalizeParams(raw), &lp); err != nil {
+		return nil, paramError("params", "not LSP InitializeParams: "+err.Error())
+	}
+	agent := protocol.AgentInitOptions{ProtocolVersion: protocol.ProtocolVersion}
+	if ip.InitializationOptions.Agent != nil {
+		agent = *ip.InitializationOptions.Agent
+	}
+	version := protocol.ProtocolVersion
+	if agent.ProtocolVersion > 0 && agent.ProtocolVersion < version {
+		version = agent.ProtocolVersion
+	}
+
+	caps := Capabilities{Agent: agent.ClientCapabilities, PositionEncoding: negotiateEncoding(lp.Capabilities.General)}
+	if w := lp.Capabilities.Workspace; w != nil {
+		caps.ApplyEdit = w.ApplyEdit != nil && *w.ApplyEdit
+		if we := w.WorkspaceEdit; we != nil {
+			caps.DocumentChanges = we.DocumentChanges != nil && *we.DocumentChanges
+			for _, k := range we.ResourceOperations {
+				caps.ResourceOps = append(caps.ResourceOps, string(k))
+			}
+		}
+	}
+
+	// Settings: the project file of the workspace root, then the client's own settings. A bad
+	// client setting fails initialize, naming the key; a bad project file only warns (the user
+	// cannot fix it from the editor's settings UI), and never supplies secrets.
+	if root := workspaceRoot(&lp); root != "" {
+		if err := s.settings.LoadFile(config.LayerProject, config.ProjectConfigPath(root)); err != nil {
+			s.log.Warn("project settings", zap.Error(err))
+			s.showMessage(ctx, lsp.MessageTypeWarning, "agentd: "+err.Error())
+		}
+	}
+	if len(agent.Settings) > 0 {
+		if err := s.settings.Set(config.LayerInit, agent.Settings); err != nil {
+			var ke *config.KeyError
+			if errors.As(err, &ke) {
+				return nil, paramError("initializationOptions.agent.settings."+ke.Key, ke.Msg)
+			}
+			return nil, paramError("initializationOptions.agent.settings", err.Error())
+		}
+	}
+
+	s.mu.Lock()
+	s.caps = caps
+	s.mu.Unlock()
+	if err := s.startEngine(caps); err != nil {
+		return nil, err
+	}
+
+	var res initializeResult
+	res.ServerInfo.Name = "agentd"
+	res.ServerInfo.Version = s.opts.Version
+	res.Capabilities.PositionEncoding = caps.PositionEncoding
+	res.Capabilities.Experimental.Agent = protocol.AgentServerCapabilities{
+		ProtocolVersion: version,
+		AgentCapabilities: protocol.AgentCapabilities{
+			LoadSession: true,
+			SessionCapabilities: protocol.SessionCapabilities{
+				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{},
+			},
+			PromptCapabilities: protocol.PromptCapabilities{Image: true, EmbeddedContext: true},
+		},
+		Providers: s.provs.List(ctx),
+	}
+	s.mu.Lock()
+	s.state = stateRunning
+	s.mu.Unlock()
+	clientName := ""
+	if agent.ClientInfo != nil {
+		clientName = agent.ClientInfo.Name
+	} else {
+		clientName = lp.ClientInfo.Name
+	}
+	s.log.Info("initialized", zap.String("client", clientName), zap.Int("protocolVersion", version),
+		zap.String("positionEncoding", caps.PositionEncoding), zap.Bool("applyEdit", caps.ApplyEdit))
+	return res, nil
+}
+
+// normalizeParams gives the LSP decoder an object even for absent params.
+func normalizeParams(raw []byte) []byte {
+	if len(strings.TrimSpace(string(raw))) == 0 || string(raw) == "null" {
+		return []byte("{}")
+	}
+	return raw
+}
+
+// startEngine builds the bridge and the session manager for this client.
+func (s *Server) startEngine(caps Capabilities) error {
+	if s.opts.NewSessions == nil || s.opts.NewBridge == nil {
+		s.log.Warn("no engine in this build: agent/session/* will answer an error")
+		return nil
+	}
+	bridge := s.opts.NewBridge(s.conn, caps, s.log.Named("bridge"))
+	s.provs.ClientSecret = bridge.Secret
+	if caps.Agent.Secrets {
+		s.provs.HasClientSecrets = true
+	}
+	m := s.opts.NewSessions(session.Deps{
+		Client:     bridge.Client(),
+		Workspaces: bridge.Workspace,
+		Providers:  s.provs,
+		Tools:      s.opts.Tools,
+		Settings:   s.settings.Get,
+		StateDir:   s.opts.StateDir,
+		Logger:     s.log.Named("session"),
+	})
+	s.mu.Lock()
+	s.sessions = m
+	s.mu.Unlock()
+	return nil
+}
+
+// negotiateEncoding picks the first of the client's offered position encodings that is UTF-8
+// or UTF-32, else UTF-16 (which every client supports).
+func negotiateEncoding(g *lsp.GeneralClientCapabilities) string {
+	if g != nil {
+		for _, e := range g.PositionEncodings {
+			switch e {
+			case lsp.PositionEncodingKindUTF8, lsp.PositionEncodingKindUTF32:
+				return string(e)
+			}
+		}
+	}
+	return string(lsp.PositionEncodingKindUTF16)
+}
+
+// workspaceRoot is the first workspace folder, else rootUri, else rootPath.
+func workspaceRoot(p *lsp.InitializeParams) string {
+	if folders, ok := p.WorkspaceFolders.Get(); ok && len(folders) > 0 && folders[0].URI.IsFile() {
+		return folders[0].URI.FsPath()
+	}
+	if p.RootURI != nil && p.RootURI.IsFile() {
+		return p.RootURI.FsPath()
+	}
+	if rp, ok := p.RootPath.Get(); ok {
+		return rp
+	}
+	return ""
+}
+
+func (s *Server) shutdown(ctx context.Context, _ jsonrpc2.RawMessage) (any, error) {
+	s.mu.Lock()
+	sessions := s.sessions
+	s.state = stateShutdown
+	s.mu.Unlock()
+	if sessions != nil {
+		if err := sessions.Shutdown(ctx); err != nil {
+			s.log.Warn("shutdown", zap.Error(err))
+		}
+	}
+	return nil, nil
+}
+
+// didChangeConfiguration takes settings.agent (or settings itself) as the client layer. A bad
+// value keeps the previous settings and is shown to the user, naming the key.
+func (s *Server) didChangeConfiguration(ctx context.Context, raw jsonrpc2.RawMessage) error {
+	var p struct {
+		Settings json.RawMessage `json:"settings"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	settings := p.Settings
+	var wrapped struct {
+		Agent json.RawMessage `json:"agent"`
+	}
+	if json.Unmarshal(settings, &wrapped) == nil && len(wrapped.Agent) > 0 {
+		settings = wrapped.Agent
+	}
+	if err := s.settings.Set(config.LayerClient, settings); err != nil {
+		s.showMessage(ctx, lsp.MessageTypeError, "agentd settings: "+err.Error())
+		return err
+	}
+	s.log.Info("settings changed")
+	return nil
+}
+
+// showMessage tells the user through window/showMessage; it never blocks the caller for long.
+func (s *Server) showMessage(ctx context.Context, typ lsp.MessageType, msg string) {
+	if err := s.conn.Notify(ctx, "window/showMessage", map[string]any{"type": int(typ), "message": msg}); err != nil {
+		s.log.Debug("window/showMessage not sent", zap.Error(err))
+	}
+}

@@ -1,0 +1,97 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+// method is one entry of the method table.
+type method struct {
+	call func(s *Server, ctx context.Context, params jsonrpc2.RawMessage) (any, error)
+	// inline methods run on the read goroutine, so nothing after them starts before they
+	// answer (initialize, shutdown).
+	inline bool
+}
+
+// handler adapts a typed handler: it decodes the params (absent or null params decode as {}),
+// names the field of a type mismatch, runs validate, and calls f.
+func handler[P any, R any](validate func(*P) error, f func(s *Server, ctx context.Context, p *P) (R, error)) method {
+	return method{call: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+		var p P
+		if err := decodeParams(raw, &p); err != nil {
+			return nil, err
+		}
+		if validate != nil {
+			if err := validate(&p); err != nil {
+				return nil, err
+			}
+		}
+		return f(s, ctx, &p)
+	}}
+}
+
+// decodeParams decodes params strictly enough to name what is wrong with them.
+func decodeParams(raw []byte, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if raw[0] != '{' {
+		return paramError("params", "must be an object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(v); err != nil {
+		var ke *config.KeyError
+		if errors.As(config.DecodeError(raw, err), &ke) {
+			return paramError(ke.Key, ke.Msg)
+		}
+		return paramError("params", err.Error())
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return paramError("params", "trailing data after the object")
+	}
+	return nil
+}
+
+// table is the method table: one line per method, grouped by file.
+func (s *Server) table() map[string]method {
+	return map[string]method{
+		// lifecycle.go
+		"initialize": {call: (*Server).initialize, inline: true},
+		"shutdown":   {call: (*Server).shutdown, inline: true},
+
+		// session.go
+		protocol.MethodSessionNew:             handler(validateNew, (*Server).sessionNew),
+		protocol.MethodSessionLoad:            handler(validateLoad, (*Server).sessionLoad),
+		protocol.MethodSessionResume:          handler(validateLoad, (*Server).sessionResume),
+		protocol.MethodSessionList:            handler(validateList, (*Server).sessionList),
+		protocol.MethodSessionClose:           handler(validateSessionID, (*Server).sessionClose),
+		protocol.MethodSessionDelete:          handler(validateSessionID, (*Server).sessionDelete),
+		protocol.MethodSessionSetConfigOption: handler(validateSetConfig, (*Server).sessionSetConfigOption),
+
+		// prompt.go
+		protocol.MethodSessionPrompt: handler(validatePrompt, (*Server).prompt),
+
+		// providers.go
+		protocol.MethodProvidersList: handler(nil, (*Server).providersList),
+		protocol.MethodProvidersSet:  handler(nil, (*Server).providersSet),
+		protocol.MethodProvidersTest: handler(validateProviderID, (*Server).providersTest),
+	}
+}
+
+// notifications are handled inline, in arrival order; they must stay quick.
+func (s *Server) notificationTable() map[string]func(ctx context.Context, params jsonrpc2.RawMessage) error {
+	return map[string]func(context.Context, jsonrpc2.RawMessage) error{
+		"initialized":                      func(context.Context, jsonrpc2.RawMessage) error { return nil },
+		protocol.MethodSessionCancel:       s.sessionCancel,
+		"workspace/didChangeConfiguration": s.didChangeConfiguration,
+	}
+}

@@ -1,0 +1,398 @@
+// Package rpc is agentd's server: the connection over go.lsp.dev/jsonrpc2 with its handler chain
+// (cancellation preempts, calls run concurrently, notifications run in order, panics are
+// contained), the LSP lifecycle and negotiation, and one thin handler per agent/* method that
+// decodes and validates params and calls the session manager. It owns the wire rules: which
+// JSON-RPC error a failure becomes, and that nothing but frames reaches the output.
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	lsp "go.lsp.dev/protocol"
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/session"
+	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+// Sessions is the session API the handlers call; *session.Manager implements it.
+type Sessions interface {
+	New(ctx context.Context, p protocol.SessionNewParams) (protocol.SessionNewResult, error)
+	Load(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error)
+	Resume(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error)
+	List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error)
+	Close(ctx context.Context, sessionID string) error
+	Delete(ctx context.Context, sessionID string) error
+	Prompt(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error)
+	Cancel(sessionID string)
+	SetConfigOption(ctx context.Context, p protocol.SetConfigOptionParams) (protocol.SetConfigOptionResult, error)
+	Shutdown(ctx context.Context) error
+}
+
+// Bridge is the editor as the engine needs it, built on the connection once initialize has said
+// what the client can do (editorbridge.Bridge).
+type Bridge interface {
+	Client() session.Client
+	Workspace(sessionID string, roots *workspace.Roots) workspace.Workspace
+	Secret(ctx context.Context, key string) (string, bool, error)
+}
+
+// Capabilities is what initialize negotiated about the client (editorbridge.Capabilities).
+type Capabilities struct {
+	Agent            protocol.ClientCapabilities
+	ApplyEdit        bool
+	DocumentChanges  bool
+	ResourceOps      []string
+	PositionEncoding string
+}
+
+// Options configure a Server.
+type Options struct {
+	Version string
+	Logger  *zap.Logger
+	// Settings holds the user layer already; the server adds the project, initialize and
+	// didChangeConfiguration layers. nil means built-in defaults.
+	Settings *config.Store
+	// Registry knows the provider dialects compiled in.
+	Registry *providers.Registry
+	Tools    *tools.Registry
+	StateDir string
+	// NewBridge builds the editor bridge on the connection; nil leaves the engine without an
+	// editor (agent/session/* answer that the engine is not available).
+	NewBridge func(c *Conn, caps Capabilities, log *zap.Logger) Bridge
+	// NewSessions builds the session manager; nil means the engine is not built in, and
+	// agent/session/* answer a clear error instead of pretending.
+	NewSessions func(d session.Deps) Sessions
+	// Secrets is agentd's own secret store (nil: none).
+	Secrets *SecretStore
+	// ShutdownGrace bounds how long the exit path waits for turns to stop and stores to flush.
+	ShutdownGrace time.Duration
+}
+
+type lifecycle int
+
+const (
+	stateNew lifecycle = iota
+	stateRunning
+	stateShutdown
+)
+
+// Server serves one connection.
+type Server struct {
+	opts     Options
+	log      *zap.Logger
+	settings *config.Store
+	methods  map[string]method
+	notifs   map[string]func(ctx context.Context, params jsonrpc2.RawMessage) error
+	provs    *ProviderSource
+
+	conn   *Conn
+	rpc    jsonrpc2.Conn
+	stream *Stream
+
+	mu       sync.Mutex
+	state    lifecycle
+	sessions Sessions
+	caps     Capabilities
+	inflight map[jsonrpc2.ID]*inflight
+
+	exitOnce sync.Once
+	exitCh   chan int
+	readErr  chan error
+}
+
+type inflight struct {
+	method string
+	cancel context.CancelCauseFunc
+}
+
+// errCancelRequest is the cause of a context cancelled by $/cancelRequest.
+var errCancelRequest = errors.New("cancelled by $/cancelRequest")
+
+// errNoEngine is what session methods answer while the engine is not built in.
+var errNoEngine = &jsonrpc2.Error{Code: jsonrpc2.InternalError,
+	Message: "the agent engine is not available in this build of agentd; agent/session/* cannot run"}
+
+// NewServer returns a server; Serve runs it on one connection.
+func NewServer(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Settings == nil {
+		opts.Settings = config.NewStore()
+	}
+	if opts.Registry == nil {
+		opts.Registry = providers.NewRegistry()
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = 600 * time.Millisecond
+	}
+	s := &Server{
+		opts: opts, log: opts.Logger, settings: opts.Settings,
+		inflight: map[jsonrpc2.ID]*inflight{},
+		exitCh:   make(chan int, 1),
+		readErr:  make(chan error, 1),
+	}
+	s.provs = &ProviderSource{Settings: opts.Settings, Registry: opts.Registry, Secrets: opts.Secrets, Log: opts.Logger}
+	s.methods = s.table()
+	s.notifs = s.notificationTable()
+	return s
+}
+
+// Providers is the provider source the server resolves providers with.
+func (s *Server) Providers() *ProviderSource { return s.provs }
+
+// Serve runs the protocol over r and w until exit, end of input, a malformed frame or ctx's
+// end. It returns the process exit code the contract asks for (0 after shutdown + exit, 1
+// otherwise) and, for a malformed frame or a broken transport, the error. Every goroutine it
+// started has ended when it returns.
+func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (int, error) {
+	s.stream = NewStream(r, w, s.log)
+	var readOnce sync.Once
+	s.stream.onRead = func(err error) {
+		readOnce.Do(func() { s.readErr <- err })
+	}
+	s.rpc = jsonrpc2.NewConn(s.stream, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
+	s.conn = newConn(s.rpc, s.stream, s.log)
+
+	base, cancel := context.WithCancel(ctx)
+	defer cancel()
+	base = lsp.WithLogger(base, slog.New(NewSlogHandler(s.log.Core())))
+	s.rpc.Go(base, s.handle)
+
+	code, err := 1, error(nil)
+	select {
+	case code = <-s.exitCh:
+		s.log.Debug("exit notification", zap.Int("code", code))
+	case err = <-s.readErr:
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+			s.log.Info("end of input; exiting")
+			err = nil
+		} else {
+			s.log.Error("reading from the client failed; exiting", zap.Error(err))
+		}
+	case <-s.rpc.Done():
+		err = s.rpc.Err()
+	case <-ctx.Done():
+		s.log.Info("stopping", zap.Error(context.Cause(ctx)))
+	}
+
+	// Stop every turn and flush stores (a no-op after shutdown), then tear the connection down.
+	s.mu.Lock()
+	sessions, state := s.sessions, s.state
+	s.state = stateShutdown
+	s.mu.Unlock()
+	cancel()
+	if sessions != nil && state != stateShutdown {
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownGrace)
+		if serr := sessions.Shutdown(sctx); serr != nil {
+			s.log.Warn("shutdown of sessions", zap.Error(serr))
+		}
+		scancel()
+	}
+	_ = s.stream.Close()
+	select {
+	case <-s.rpc.Done():
+	case <-time.After(s.opts.ShutdownGrace):
+		s.log.Warn("connection did not drain in time; a handler ignores its context")
+	}
+	return code, err
+}
+
+// preempter answers $/cancelRequest on the read goroutine, ahead of everything queued behind
+// it.
+type preempter struct{ s *Server }
+
+func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	if req.Method() != "$/cancelRequest" {
+		return nil, jsonrpc2.ErrNotHandled
+	}
+	var params struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(req.Params(), &params); err != nil {
+		p.s.log.Warn("malformed $/cancelRequest ignored", zap.Error(err))
+		return struct{}{}, nil
+	}
+	id := parseID(params.ID)
+	p.s.mu.Lock()
+	f := p.s.inflight[id]
+	p.s.mu.Unlock()
+	if f != nil {
+		p.s.log.Debug("cancel request", zap.String("method", f.method), zap.Any("id", id))
+		f.cancel(errCancelRequest)
+	}
+	return struct{}{}, nil
+}
+
+// handle is the handler chain below the preempter: notifications inline and in order, calls
+// released to run concurrently (after their lifecycle check, which stays in order), every one
+// under recover.
+func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	if !req.IsCall() {
+		s.notification(ctx, req.Method(), req.Params())
+		return nil, nil // a notification error would kill the connection
+	}
+	method := req.Method()
+	m, known := s.methods[method]
+
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	switch {
+	case method == "initialize":
+		// inline: nothing after initialize runs before it answers
+	case state == stateNew:
+		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, fmt.Sprintf("%s: the server is not initialized; send initialize first", method))
+	case state == stateShutdown:
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: the server is shutting down", method))
+	}
+	if !known {
+		return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "method not found: "+method)
+	}
+
+	// The request context jsonrpc2 hands us is pooled and recycled when the handler returns, so
+	// the handler's own context hangs off the connection's; $/cancelRequest and the end of the
+	// connection cancel it.
+	id := req.ID()
+	hctx, cancel := context.WithCancelCause(jsonrpc2.DetachContext(ctx))
+	defer cancel(nil)
+	s.mu.Lock()
+	s.inflight[id] = &inflight{method: method, cancel: cancel}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, id)
+		s.mu.Unlock()
+	}()
+	if !m.inline {
+		jsonrpc2.Async(ctx)
+	}
+	return s.call(hctx, method, m, req.Params())
+}
+
+func (s *Server) call(ctx context.Context, method string, m method, params jsonrpc2.RawMessage) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panicked", zap.String("method", method), zap.Any("panic", r), zap.Stack("stack"))
+			res, err = nil, jsonrpc2.NewError(jsonrpc2.InternalError, fmt.Sprintf("%s: internal error: %v", method, r))
+		}
+	}()
+	res, err = m.call(s, ctx, params)
+	if err == nil {
+		return res, nil
+	}
+	if errors.Is(context.Cause(ctx), errCancelRequest) {
+		return nil, jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeRequestCancelled), method+": request cancelled")
+	}
+	return nil, s.wireError(method, err)
+}
+
+// wireError maps an error to the JSON-RPC error the contract names.
+func (s *Server) wireError(method string, err error) error {
+	var we *jsonrpc2.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	var pe *session.ParamError
+	if errors.As(err, &pe) {
+		return paramError(pe.Field, pe.Message)
+	}
+	var ke *config.KeyError
+	if errors.As(err, &ke) {
+		return paramError(ke.Key, ke.Msg)
+	}
+	if errors.Is(err, session.ErrUnknownSession) {
+		return jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeServerNotInit), err.Error())
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeRequestCancelled), method+": "+err.Error())
+	}
+	s.log.Warn("request failed", zap.String("method", method), zap.Error(err))
+	return jsonrpc2.NewError(jsonrpc2.InternalError, method+": "+err.Error())
+}
+
+// paramError is the -32602 answer naming the field; data carries the field for programs.
+func paramError(field, msg string) *jsonrpc2.Error {
+	e := jsonrpc2.NewError(jsonrpc2.InvalidParams, "invalid params: "+(&config.KeyError{Key: field, Msg: msg}).Error())
+	if field != "" {
+		e.Data, _ = json.Marshal(map[string]string{"field": field})
+	}
+	return e
+}
+
+// notification handles one notification inline. It never fails: a bad notification is logged.
+func (s *Server) notification(ctx context.Context, method string, params jsonrpc2.RawMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("notification handler panicked", zap.String("method", method), zap.Any("panic", r), zap.Stack("stack"))
+		}
+	}()
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	if method == "exit" {
+		code := 1
+		if state == stateShutdown {
+			code = 0
+		}
+		s.exitOnce.Do(func() { s.exitCh <- code })
+		return
+	}
+	if state != stateRunning {
+		s.log.Debug("notification dropped outside the running state", zap.String("method", method))
+		return
+	}
+	n, ok := s.notifs[method]
+	if !ok {
+		s.log.Debug("notification ignored", zap.String("method", method))
+		return
+	}
+	if err := n(ctx, params); err != nil {
+		s.log.Warn("bad notification", zap.String("method", method), zap.Error(err))
+	}
+}
+
+// stdCodec is encoding/json for params and results: the wire types are tagged for it
+// (omitempty), and matching stays as lenient as clients expect.
+type stdCodec struct{}
+
+func (stdCodec) Marshal(v any) ([]byte, error) {
+	switch r := v.(type) {
+	case jsonrpc2.RawMessage:
+		if r == nil {
+			return []byte("null"), nil
+		}
+		return r, nil
+	case json.RawMessage:
+		if r == nil {
+			return []byte("null"), nil
+		}
+		return r, nil
+	}
+	return json.Marshal(v)
+}
+
+func (stdCodec) Unmarshal(data []byte, v any) error {
+	switch r := v.(type) {
+	case *jsonrpc2.RawMessage:
+		*r = append((*r)[:0], data...)
+		return nil
+	case *json.RawMessage:
+		*r = append((*r)[:0], data...)
+		return nil
+	}
+	return json.Unmarshal(data, v)
+}

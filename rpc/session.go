@@ -1,0 +1,175 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+// sessionsOrErr returns the session manager, or the clear error a build without the engine
+// answers.
+func (s *Server) sessionsOrErr() (Sessions, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions == nil {
+		return nil, errNoEngine
+	}
+	return s.sessions, nil
+}
+
+func required(field, v string) error {
+	if v == "" {
+		return paramError(field, "required")
+	}
+	return nil
+}
+
+func absPath(field, v string) error {
+	if v == "" {
+		return paramError(field, "required")
+	}
+	if !filepath.IsAbs(v) {
+		return paramError(field, fmt.Sprintf("%q is not an absolute path", v))
+	}
+	return nil
+}
+
+func validateMCPServers(list []json.RawMessage) error {
+	for i, raw := range list {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return paramError(fmt.Sprintf("mcpServers[%d]", i), "must be an object")
+		}
+		if _, ok := m["name"]; !ok {
+			return paramError(fmt.Sprintf("mcpServers[%d].name", i), "required")
+		}
+	}
+	return nil
+}
+
+func validateNew(p *protocol.SessionNewParams) error {
+	if err := absPath("cwd", p.Cwd); err != nil {
+		return err
+	}
+	for i, d := range p.AdditionalDirectories {
+		if err := absPath(fmt.Sprintf("additionalDirectories[%d]", i), d); err != nil {
+			return err
+		}
+	}
+	return validateMCPServers(p.MCPServers)
+}
+
+func validateLoad(p *protocol.SessionLoadParams) error {
+	if err := required("sessionId", p.SessionID); err != nil {
+		return err
+	}
+	if err := absPath("cwd", p.Cwd); err != nil {
+		return err
+	}
+	return validateMCPServers(p.MCPServers)
+}
+
+func validateList(p *protocol.SessionListParams) error {
+	if p.Cwd != "" {
+		return absPath("cwd", p.Cwd)
+	}
+	return nil
+}
+
+func validateSessionID(p *protocol.SessionIDParams) error { return required("sessionId", p.SessionID) }
+
+func validateSetConfig(p *protocol.SetConfigOptionParams) error {
+	if err := required("sessionId", p.SessionID); err != nil {
+		return err
+	}
+	if err := required("configId", p.ConfigID); err != nil {
+		return err
+	}
+	return required("value", p.Value)
+}
+
+func (s *Server) sessionNew(ctx context.Context, p *protocol.SessionNewParams) (protocol.SessionNewResult, error) {
+	m, err := s.sessionsOrErr()
+	if err != nil {
+		return protocol.SessionNewResult{}, err
+	}
+	return m.New(ctx, *p)
+}
+
+func (s *Server) sessionLoad(ctx context.Context, p *protocol.SessionLoadParams) (protocol.SessionLoadResult, error) {
+	m, err := s.sessionsOrErr()
+	if err != nil {
+		return protocol.SessionLoadResult{}, err
+	}
+	return m.Load(ctx, *p)
+}
+
+func (s *Server) sessionResume(ctx context.Context, p *protocol.SessionLoadParams) (protocol.SessionLoadResult, error) {
+	m, err := s.sessionsOrErr()
+	if err != nil {
+		return protocol.SessionLoadResult{}, err
+	}
+	return m.Resume(ctx, *p)
+}
+
+func (s *Server) sessionList(ctx context.Context, p *protocol.SessionListParams) (protocol.SessionListResult, error) {
+	m, err := s.sessionsOrErr()
+	if err != nil {
+		return protocol.SessionListResult{}, err
+	}
+	res, err := m.List(ctx, *p)
+	if res.Sessions == nil {
+		res.Sessions = []protocol.SessionInfo{}
+	}
+	return res, err
+}
+
+// empty is the {} result of close and delete.
+type empty struct{}
+
+func (s *Server) sessionClose(ctx context.Context, p *protocol.SessionIDParams) (empty, error) {
+	m, err := s.sessionsOrErr()
+	if err != nil {
+		return empty{}, err
+	}
+	return empty{}, m.Close(ctx, p.SessionID)
+}
+
+func (s *Server) sessionDelete(ctx context.Context, p *protocol.SessionIDParams) (empty, error) {
+	m, err := s.sessionsOrErr()
+	if err != nil {
+		return empty{}, err
+	}
+	return empty{}, m.Delete(ctx, p.SessionID)
+}
+
+func (s *Server) sessionSetConfigOption(ctx context.Context, p *protocol.SetConfigOptionParams) (protocol.SetConfigOptionResult, error) {
+	m, err := s.sessionsOrErr()
+	if err != nil {
+		return protocol.SetConfigOptionResult{}, err
+	}
+	return m.SetConfigOption(ctx, *p)
+}
+
+// sessionCancel is the agent/session/cancel notification: inline, quick, never an error
+// answer (there is no answer).
+func (s *Server) sessionCancel(_ context.Context, raw jsonrpc2.RawMessage) error {
+	var p protocol.SessionIDParams
+	if err := decodeParams(raw, &p); err != nil {
+		return err
+	}
+	if err := validateSessionID(&p); err != nil {
+		return err
+	}
+	m, err := s.sessionsOrErr()
+	if err != nil {
+		return err
+	}
+	m.Cancel(p.SessionID)
+	return nil
+}
