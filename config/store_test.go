@@ -50,11 +50,11 @@ func TestLayersMergeLaterWins(t *testing.T) {
 
 func TestValidationNamesTheKey(t *testing.T) {
 	cases := map[string]string{
-		`{"providers":{"ollama":{"baseUrl":"localhost:11434"}}}`: "providers.ollama.baseUrl: not a URL",
-		`{"providers":{"ollama":{"baseUrl":5}}}`:                 "providers.ollama.baseUrl: expected string, got number",
-		`{"mode":"yolo"}`:                                        `mode: "yolo" is not one of ask, auto, plan`,
-		`{"thinking":{"budgetTokens":"x"}}`:                      "thinking.budgetTokens: expected number, got string",
-		`{"provider":"nope"}`:                                    `provider: "nope" is not one of providers`,
+		`{"providers":{"ollama":{"baseUrl":"localhost:11434"}}}`:     "providers.ollama.baseUrl: not a URL",
+		`{"providers":{"ollama":{"baseUrl":5}}}`:                     "providers.ollama.baseUrl: expected string, got number",
+		`{"mode":"yolo"}`:                                            `mode: "yolo" is not one of ask, auto, plan`,
+		`{"thinking":{"budgetTokens":"x"}}`:                          "thinking.budgetTokens: expected number, got string",
+		`{"provider":"nope"}`:                                        `provider: "nope" is not one of providers`,
 		`{"providers":{"x":{"apiType":"openai","apiKeyEnv":"A-B"}}}`: "providers.x.apiKeyEnv: not an environment variable name",
 		`{"providers":{"x":{"model":"m"}}}`:                          "providers.x.apiType: required",
 		`[1]`:                                                        "settings must be a JSON object",

@@ -364,7 +364,9 @@ func (p *ProviderSource) Test(ctx context.Context, id string) (protocol.Provider
 
 // ---- handlers ----
 
-func validateProviderID(p *protocol.ProvidersTestParams) error { return required("providerId", p.ProviderID) }
+func validateProviderID(p *protocol.ProvidersTestParams) error {
+	return required("providerId", p.ProviderID)
+}
 
 type providersListParams struct{}
 

@@ -18,7 +18,7 @@ func appendCases() []SessionNotification {
 			RawInput: json.RawMessage(` { "path" : "a <b>\u2028" , "n": [1, 2.5e-7] } `), Locations: []ToolLocation{{Path: "/a"}, {Path: "/b", Line: 3}}},
 		{SessionUpdate: UpdateToolCallUpdate, ToolCallID: "c1", Status: StatusCompleted, Title: "Edit a.txt",
 			ToolContent: []ToolCallContent{{Type: "diff", Path: "/p/a.txt", OldText: &old, NewText: &nw}, {Type: "diff", Path: "/n"}, {Type: "content", Content: &ContentBlock{Type: "text", Text: "out"}}},
-			RawOutput: json.RawMessage(`"done"`)},
+			RawOutput:   json.RawMessage(`"done"`)},
 		{SessionUpdate: UpdateToolCallUpdate, ToolCallID: "c2", ToolContent: []ToolCallContent{}},
 		{SessionUpdate: UpdatePlan, Entries: []PlanEntry{{Content: "one", Priority: "high", Status: "pending"}, {Content: "two", Priority: "low", Status: "completed"}}},
 		{SessionUpdate: UpdateAvailableCommandsUpdate, AvailableCommands: []AvailableCommand{{Name: "compact", Description: "d"}, {Name: "x", Description: "y", Input: &struct {
