@@ -77,9 +77,9 @@ app.innerHTML = `
   <div class="modes" role="radiogroup" aria-label="Mode"></div>
   <select class="model" aria-label="Model" title="Model"></select>
   <span class="spacer"></span>
-  <button class="icon-btn" data-act="history" title="Chat history" aria-label="Chat history">&#x1F552;</button>
-  <button class="icon-btn" data-act="new" title="New chat" aria-label="New chat">&#xFF0B;</button>
-  <button class="icon-btn" data-act="provider" title="Configure provider" aria-label="Configure provider">&#x2699;</button>
+  <button class="icon-btn" data-act="history" title="Chat history" aria-label="Chat history"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="8" cy="8" r="6"/><path d="M8 4.5V8l2.5 1.5"/></svg></button>
+  <button class="icon-btn" data-act="new" title="New chat" aria-label="New chat"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M8 3v10M3 8h10"/></svg></button>
+  <button class="icon-btn" data-act="provider" title="Configure provider" aria-label="Configure provider"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M2 4h7M12 4h2M2 8h2M7 8h7M2 12h8M13 12h1"/><circle cx="10.5" cy="4" r="1.5"/><circle cx="5.5" cy="8" r="1.5"/><circle cx="11.5" cy="12" r="1.5"/></svg></button>
 </header>
 <div class="banner" hidden></div>
 <div class="history" hidden></div>

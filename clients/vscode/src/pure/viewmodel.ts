@@ -122,6 +122,7 @@ function appendChunk(s: ChatState, kind: 'agent' | 'thought', messageId: string 
   let it: Extract<Item, { kind: 'agent' | 'thought' }>;
   if (last && last.kind === kind && (!messageId || last.id === messageId)) it = last;
   else {
+    stopStreaming(s);
     it = { kind, id: messageId ?? `${kind}-${++s.seq}`, text: '', streaming: s.running } as Extract<Item, { kind: 'agent' | 'thought' }>;
     s.items.push(it);
   }
@@ -199,6 +200,7 @@ export function reduce(s: ChatState, e: Event): ChatState {
       return s;
     }
     case 'permissionAsked': {
+      stopStreaming(s);
       const p = e.params ?? {};
       const tc = p.toolCall ?? {};
       const cmd = commandOf(tc.rawInput);
@@ -249,7 +251,7 @@ function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
       appendChunk(s, 'thought', u.messageId, textOf(u.content));
       return s;
     case 'tool_call': {
-      for (const x of s.items) if (x.kind === 'thought') x.streaming = false;
+      stopStreaming(s);
       const existing = find(s, 'tool', u.toolCallId);
       const cmd = commandOf(u.rawInput);
       const it = existing ?? {

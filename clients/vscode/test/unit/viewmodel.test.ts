@@ -41,6 +41,7 @@ test('a tool call moves through its statuses and keeps its diff', () => {
     chunk('agent_message_chunk', 'Done.'),
   ]);
   assert.deepEqual(s.items.map((i) => i.kind), ['user', 'agent', 'tool', 'agent']);
+  assert.equal((s.items[1] as any).streaming, false, 'a reply block stops streaming once a tool call follows it');
   const tool = s.items[2] as any;
   assert.equal(tool.status, 'completed');
   assert.equal(tool.toolKind, 'edit');

@@ -1,0 +1,348 @@
+// End-to-end tests of the agentd extension in a real VS Code (code-server 4.100.3) driven by
+// Debian's Chromium through playwright-core, against the real agentd binary and the scripted
+// fake OpenAI-compatible model (internal/fakemodel). Offline: only 127.0.0.1 is used.
+// Adapted from ../shared/notes/vscode-e2e/run-e2e.mjs.
+//
+// Env (set by ../e2e.sh):
+//   CS_ROOT    folder holding node_modules/{code-server,playwright-core}
+//   VSIX       the packaged extension
+//   AGENTD     the agentd binary       FAKEMODEL  the fakemodel binary
+//   WORK       scratch folder, wiped   ARTIFACTS  screenshots and logs of failures
+//   SHOT_MIDTURN  where to save the README screenshot (optional)
+//   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (280), ONLY (test name filter)
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { createRequire } from 'node:module';
+
+const env0 = process.env;
+const CS_ROOT = path.resolve(env0.CS_ROOT || '/tmp/agentd-vscode-e2e');
+const require = createRequire(path.join(CS_ROOT, 'package.json'));
+const { chromium } = require('playwright-core');
+const VSIX = path.resolve(env0.VSIX);
+const AGENTD = path.resolve(env0.AGENTD);
+const FAKEMODEL = path.resolve(env0.FAKEMODEL);
+const WORK = path.resolve(env0.WORK || path.join(CS_ROOT, 'run'));
+const ARTIFACTS = path.resolve(env0.ARTIFACTS || path.join(WORK, 'artifacts'));
+const PORT = Number(env0.PORT || 18080);
+const FAKE_PORT = Number(env0.FAKE_PORT || 18181);
+const CHROMIUM = env0.CHROMIUM || '/usr/bin/chromium';
+const TIMEOUT_S = Number(env0.TIMEOUT_S || 280);
+const CS_BIN = path.join(CS_ROOT, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const URL_BASE = `http://127.0.0.1:${PORT}`;
+const WS = path.join(WORK, 'ws');
+const A_TXT = path.join(WS, 'a.txt');
+const A_TEXT = 'hello world\nsecond line\n';
+
+const T0 = Date.now();
+const log = (s) => console.log(`[${((Date.now() - T0) / 1000).toFixed(1)}s] ${s}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function waitFor(what, fn, ms = 30000, every = 200) {
+  const end = Date.now() + ms;
+  let last;
+  for (;;) {
+    try { last = await fn(); } catch (e) { last = undefined; }
+    if (last) return last;
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(every);
+  }
+}
+
+// ---------- processes we start, stopped by pid only
+const started = [];
+function track(child) { started.push(child); return child; }
+async function stopChild(child, ms = 5000) {
+  if (!child || child.exitCode !== null || child.signalCode) return;
+  try { process.kill(child.detached ? -child.pid : child.pid, 'SIGTERM'); } catch {}
+  const exited = await Promise.race([new Promise((r) => child.once('exit', () => r(true))), sleep(ms).then(() => false)]);
+  if (!exited) { try { process.kill(child.detached ? -child.pid : child.pid, 'SIGKILL'); } catch {} }
+}
+
+// ---------- the scripted model, restarted per test on a fixed port (agentd's settings name it)
+let fake = null;
+async function startFake(name, script) {
+  if (fake) await stopChild(fake.child);
+  const scriptPath = path.join(WORK, `fake-${name}.json`);
+  const logPath = path.join(WORK, `fake-${name}.log`);
+  fs.writeFileSync(scriptPath, JSON.stringify(script, null, 2));
+  const child = track(spawn(FAKEMODEL, ['--script', scriptPath, '--addr', `127.0.0.1:${FAKE_PORT}`, '--log', logPath],
+    { stdio: ['pipe', 'pipe', 'inherit'] }));
+  const url = await new Promise((resolve, reject) => {
+    const rl = readline.createInterface({ input: child.stdout });
+    rl.once('line', (l) => resolve(l.trim()));
+    child.once('exit', (c) => reject(new Error(`fakemodel exited ${c} before it was ready`)));
+    setTimeout(() => reject(new Error('fakemodel did not print its URL in 10 s')), 10000);
+  });
+  fake = { child, url, logPath };
+  return fake;
+}
+function fakeRequests() {
+  if (!fake || !fs.existsSync(fake.logPath)) return [];
+  return fs.readFileSync(fake.logPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+// ---------- fresh state
+fs.rmSync(WORK, { recursive: true, force: true });
+for (const d of ['ud/User', 'ext', 'xdg', 'chrome', 'ws']) fs.mkdirSync(path.join(WORK, d), { recursive: true });
+fs.mkdirSync(ARTIFACTS, { recursive: true });
+fs.writeFileSync(A_TXT, A_TEXT);
+fs.writeFileSync(path.join(WORK, 'ud/User/settings.json'), JSON.stringify({
+  'workbench.startupEditor': 'none',
+  'telemetry.telemetryLevel': 'off',
+  'security.workspace.trust.enabled': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'extensions.ignoreRecommendations': true,
+  'workbench.enableExperiments': false,
+  'update.mode': 'none',
+  'git.enabled': false,
+  'npm.fetchOnlinePackageInfo': false,
+  'typescript.disableAutomaticTypeAcquisition': true,
+  'workbench.tips.enabled': false,
+  'files.autoSave': 'off',
+  'editor.minimap.enabled': false,
+  'agentd.path': AGENTD,
+  'agentd.trace.server': 'messages',
+  'agentd.settings': {
+    provider: 'fake',
+    providers: { fake: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' } },
+    mode: 'ask',
+  },
+}, null, 2));
+const env = {
+  ...process.env,
+  XDG_CONFIG_HOME: path.join(WORK, 'xdg'),
+  XDG_DATA_HOME: path.join(WORK, 'xdg'),
+  XDG_STATE_HOME: path.join(WORK, 'xdg'),
+  XDG_CACHE_HOME: path.join(WORK, 'xdg'),
+  EXTENSIONS_GALLERY: '{}',
+};
+const csArgs = ['--user-data-dir', path.join(WORK, 'ud'), '--extensions-dir', path.join(WORK, 'ext')];
+
+let cs = null, ctx = null, page = null;
+async function cleanup() {
+  try { if (ctx) await ctx.close(); } catch {}
+  for (const c of started.reverse()) await stopChild(c);
+}
+const watchdog = setTimeout(async () => {
+  console.error(`watchdog: over ${TIMEOUT_S} s`);
+  try { await page?.screenshot({ path: path.join(ARTIFACTS, 'watchdog.png') }); } catch {}
+  await cleanup();
+  console.log('vscode-e2e: 0 passed, 1 failed');
+  process.exit(2);
+}, TIMEOUT_S * 1000);
+
+// ---------- UI helpers
+const chat = () => page.frameLocator('iframe.webview').frameLocator('#active-frame');
+// Keyboard shortcuts do not reach the workbench while a webview has focus: move it out first.
+async function focusWorkbench() {
+  await page.locator('.part.titlebar').click({ position: { x: 200, y: 10 } }).catch(() => {});
+  await page.keyboard.press('Escape');
+}
+async function runCommand(title) {
+  await focusWorkbench();
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 15000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15000 });
+  await page.keyboard.press('Enter');
+}
+async function openFile(name) {
+  await focusWorkbench();
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 15000 });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15000 });
+  await page.keyboard.press('Enter');
+  await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15000 });
+}
+async function editorText() {
+  const t = await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().innerText();
+  return t.replace(/\u00a0/g, ' ');
+}
+async function tabDirty(name) {
+  return page.locator('.tab.dirty', { hasText: name }).count().then((n) => n > 0);
+}
+async function sendPromptFromPalette(text) {
+  await runCommand('agentd: Send Prompt');
+  const box = page.locator('.quick-input-widget input');
+  await page.locator('.quick-input-widget', { hasText: 'Ask agentd' }).waitFor({ timeout: 10000 });
+  await box.fill(text);
+  await page.keyboard.press('Enter');
+}
+async function newChat() {
+  await runCommand('agentd: New Chat');
+  await chat().locator('.empty').waitFor({ timeout: 15000 });
+}
+async function chatSays(text, ms = 30000) {
+  await chat().locator('.messages', { hasText: text }).waitFor({ timeout: ms });
+}
+
+// ---------- tests
+const results = [];
+async function test(name, fn) {
+  if (env0.ONLY && !name.includes(env0.ONLY)) return;
+  const t = Date.now();
+  log(`--- ${name}`);
+  try {
+    await fn();
+    results.push({ name, ok: true });
+    log(`ok   ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+  } catch (e) {
+    results.push({ name, ok: false, error: e });
+    log(`FAIL ${name}: ${e.stack || e}`);
+    const shot = path.join(ARTIFACTS, `${name.replace(/[^a-z0-9]+/gi, '-')}.png`);
+    try { await page.screenshot({ path: shot }); log(`screenshot: ${shot}`); } catch {}
+  }
+}
+
+function readScript(unsaved) {
+  // read_file, then edit_file, then a closing reply.
+  return {
+    turns: [
+      { reasoning: 'The user wants the greeting changed. Let me read a.txt first.', toolCalls: [{ id: 'call_read', name: 'read_file', arguments: { path: 'a.txt' } }], chunkDelayMs: 15 },
+      { text: 'I will change **hello** to `goodbye` in `a.txt`.', toolCalls: [{ id: 'call_edit', name: 'edit_file', arguments: { path: 'a.txt', old_string: 'hello world', new_string: 'goodbye world' } }], chunkDelayMs: 15 },
+      { text: unsaved ? 'Done: `a.txt` now says **goodbye**. The change is in your editor, unsaved.' : 'OK, I left `a.txt` alone.', chunkDelayMs: 15 },
+    ],
+  };
+}
+
+let ok = false;
+try {
+  execFileSync(process.execPath, [CS_BIN, ...csArgs, '--install-extension', VSIX], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  log('extension installed');
+  await startFake('startup', { turns: [] });
+  const csLog = fs.openSync(path.join(WORK, 'code-server.log'), 'w');
+  cs = track(spawn(process.execPath, [CS_BIN, ...csArgs,
+    '--bind-addr', `127.0.0.1:${PORT}`, '--auth', 'none', '--disable-telemetry',
+    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+    '--ignore-last-opened'], { env, stdio: ['ignore', csLog, csLog], detached: true }));
+  await waitFor('code-server /healthz', async () => (await fetch(`${URL_BASE}/healthz`)).ok, 60000);
+  log('code-server serving');
+
+  ctx = await chromium.launchPersistentContext(path.join(WORK, 'chrome'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost'],
+  });
+  const external = [];
+  await ctx.route((u) => !['127.0.0.1', 'localhost'].includes(u.hostname) && /^(https?|wss?):$/.test(u.protocol),
+    (route) => { external.push(route.request().url()); return route.abort(); });
+  page = ctx.pages()[0] || (await ctx.newPage());
+  page.on('pageerror', (e) => log(`pageerror: ${String(e).slice(0, 200)}`));
+  await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: URL_BASE }).catch(() => {});
+
+  await page.goto(`${URL_BASE}/?folder=${encodeURIComponent(WS)}`, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+  log('workbench rendered');
+
+  await test('activation, palette and chat view', async () => {
+    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 60000 });
+    await runCommand('agentd: Open Chat');
+    await chat().locator('textarea.input').waitFor({ timeout: 30000 });
+    // agentd started (initialize answered) and the first chat exists: the mode switch is live.
+    await waitFor('agentd ready in the chat view', async () => (await chat().locator('body').getAttribute('data-daemon')) === 'ready', 60000);
+    await chat().locator('.modes .mode.on', { hasText: 'Ask' }).waitFor({ timeout: 30000 });
+    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor();
+  });
+
+  await test('edit approved with Allow once lands in the dirty buffer and undoes', async () => {
+    await startFake('allow', readScript(true));
+    await openFile('a.txt');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('unsaved line');
+    await waitFor('a.txt dirty', () => tabDirty('a.txt'), 5000);
+    await sendPromptFromPalette('Change hello to goodbye in a.txt');
+    const allow = chat().locator('.permission button', { hasText: 'Allow once' });
+    await allow.waitFor({ timeout: 60000 });
+    // The permission card shows the diff.
+    await chat().locator('.permission .minidiff', { hasText: 'goodbye world' }).waitFor({ timeout: 5000 });
+    if (env0.SHOT_MIDTURN) { await sleep(300); await page.screenshot({ path: env0.SHOT_MIDTURN }); log(`mid-turn screenshot: ${env0.SHOT_MIDTURN}`); }
+    await allow.click();
+    await waitFor('the edit in the editor buffer', async () => (await editorText()).includes('goodbye world'), 30000);
+    const text = await editorText();
+    if (!text.includes('unsaved line')) throw new Error(`the unsaved change was lost: ${JSON.stringify(text)}`);
+    if (!(await tabDirty('a.txt'))) throw new Error('a.txt should still be dirty (edits land unsaved)');
+    if (fs.readFileSync(A_TXT, 'utf8') !== A_TEXT) throw new Error('agentd wrote to disk behind the editor');
+    await chatSays('now says');
+    await chat().locator('.tool.status-completed').first().waitFor({ timeout: 15000 });
+    await chat().locator('.permission .answered', { hasText: 'Allowed once' }).waitFor({ timeout: 5000 });
+    // Undo in the editor takes the agent's edit back, keeping the user's own change.
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Z');
+    await waitFor('undo of the agent edit', async () => { const t = await editorText(); return t.includes('hello world') && t.includes('unsaved line'); }, 10000);
+    // The model saw the unsaved buffer through agent/fs/read_text_file, not the disk.
+    const reqs = fakeRequests();
+    if (!reqs.some((r) => JSON.stringify(r.messages ?? r).includes('unsaved line'))) {
+      throw new Error(`no model request carried the unsaved buffer text (${reqs.length} requests)`);
+    }
+  });
+
+  await test('Deny leaves the file alone and the turn goes on', async () => {
+    await startFake('deny', readScript(false));
+    await newChat();
+    await sendPromptFromPalette('Change hello to goodbye in a.txt');
+    const deny = chat().locator('.permission button', { hasText: 'Deny' });
+    await deny.waitFor({ timeout: 60000 });
+    for (const b of ['Allow once', 'Allow for session', 'Always allow', 'Deny']) {
+      await chat().locator('.permission button', { hasText: b }).first().waitFor({ timeout: 2000 });
+    }
+    await deny.click();
+    await chat().locator('.permission .answered', { hasText: 'Denied' }).waitFor({ timeout: 5000 });
+    await chat().locator('.tool.status-failed').first().waitFor({ timeout: 15000 });
+    await chatSays('left');
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    const text = await editorText();
+    if (text.includes('goodbye')) throw new Error(`the denied edit was applied: ${JSON.stringify(text)}`);
+  });
+
+  await test('Stop mid-stream ends the turn', async () => {
+    const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i + 1} of a long streamed answer.`).join(' ');
+    await startFake('stop', { turns: [{ text: long, chunkDelayMs: 40, chunkSize: 3 }, { text: 'Fresh answer after the stop.', chunkDelayMs: 5 }] });
+    await newChat();
+    await sendPromptFromPalette('Tell me a long story (slow)');
+    await chatSays('Sentence number 2', 30000);
+    await chat().locator('button.stop').click();
+    await chatSays('Stopped.', 5000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 5000);
+    const len1 = (await chat().locator('.msg.agent').last().innerText()).length;
+    await sleep(1500);
+    const len2 = (await chat().locator('.msg.agent').last().innerText()).length;
+    if (len2 > len1) throw new Error(`the reply kept growing after Stop (${len1} -> ${len2})`);
+    if (long.length <= len2) throw new Error('the whole reply arrived; Stop did nothing');
+    if (!(await chat().locator('button.stop').isHidden())) throw new Error('Stop button still shown');
+    // The session takes the next prompt normally.
+    await chat().locator('textarea.input').fill('And now a short one');
+    await chat().locator('button.send').click();
+    await chatSays('Fresh answer after the stop.', 30000);
+  });
+
+  if (external.length) log(`blocked non-loopback requests: ${external.join(' ')}`);
+  ok = results.length > 0 && results.every((r) => r.ok);
+} catch (e) {
+  log(`FAIL (harness): ${e.stack || e}`);
+  results.push({ name: 'harness', ok: false, error: e });
+  try { await page?.screenshot({ path: path.join(ARTIFACTS, 'harness.png') }); } catch {}
+} finally {
+  if (!ok) {
+    // The extension host's output channel (agentd's stderr and the JSON-RPC trace).
+    try {
+      const logs = execFileSync('find', [path.join(WORK, 'ud', 'logs'), '-name', '*agentd*.log'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+      for (const l of logs) { fs.copyFileSync(l, path.join(ARTIFACTS, path.basename(l))); log(`agentd log: ${path.join(ARTIFACTS, path.basename(l))}`); }
+      if (logs[0]) console.log(fs.readFileSync(logs[0], 'utf8').split('\n').slice(-60).join('\n'));
+    } catch {}
+  }
+  await cleanup();
+  clearTimeout(watchdog);
+  const passed = results.filter((r) => r.ok).length;
+  console.log(`wall time: ${((Date.now() - T0) / 1000).toFixed(1)} s`);
+  console.log(`vscode-e2e: ${passed} passed, ${results.length - passed} failed`);
+  process.exit(ok ? 0 : 1);
+}
