@@ -1,0 +1,152 @@
+// Command agentd is the agent daemon an editor starts over stdio. With no subcommand (or
+// `serve`, or --stdio, which VS Code's LanguageClient appends) it speaks the protocol on stdin
+// and stdout; `agentd exec` runs one turn headless. Logs go to stderr or --log-file, never to
+// stdout, which carries nothing but protocol frames.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/rpc"
+	"github.com/agentd-dev/agentd/session"
+	"github.com/agentd-dev/agentd/tools"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise the module version.
+var version = "dev"
+
+func agentdVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
+
+const usage = `agentd: an LLM coding agent that lives beside your editor.
+
+usage:
+  agentd [serve] [flags]      serve the protocol on stdin/stdout (what an editor runs)
+  agentd exec [flags] PROMPT  run one turn on a directory without an editor (agentd exec -h)
+  agentd version              print the version
+
+flags:
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+
+func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "serve":
+			args = args[1:]
+		case "exec":
+			return runExec(args[1:])
+		case "version":
+			fmt.Fprintln(stderr, "agentd", agentdVersion())
+			return 0
+		case "help":
+			args = []string{"--help"}
+		default:
+			fmt.Fprintf(stderr, "agentd: unknown command %q (try agentd --help)\n", args[0])
+			return 2
+		}
+	}
+	fl := flag.NewFlagSet("agentd", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Bool("stdio", true, "serve on stdin/stdout (the default; accepted because LSP clients append it)")
+	showVersion := fl.Bool("version", false, "print the version and exit")
+	logFile := fl.String("log-file", "", "write logs to `FILE` instead of stderr")
+	logLevel := fl.String("log-level", "", "log level: debug, info, warn or error (default $AGENTD_LOG, else info)")
+	trace := fl.String("trace", "", "write a JSONL agent trace of every run to `FILE`")
+	fl.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *showVersion {
+		// stdout is fine here: no protocol is being spoken.
+		fmt.Println("agentd", agentdVersion())
+		return 0
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentd: unexpected argument %q\n", fl.Arg(0))
+		return 2
+	}
+	level := *logLevel
+	if level == "" {
+		level = os.Getenv("AGENTD_LOG")
+	}
+	log, closeLog, err := newLogger(stderr, *logFile, level)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return 2
+	}
+	defer closeLog()
+	return serveStdio(log, *trace)
+}
+
+// serveStdio runs the daemon on the process's stdin and stdout.
+func serveStdio(log *zap.Logger, trace string) int {
+	in, out := stdio()
+	// Whatever writes to os.Stdout from now on (a stray print, a library) lands on stderr; only
+	// the framer holds the real fd 1.
+	os.Stdout = os.Stderr
+
+	store := config.NewStore()
+	if err := store.LoadFile(config.LayerUser, config.UserConfigPath()); err != nil {
+		log.Warn("user settings ignored", zap.Error(err))
+	}
+	if trace != "" {
+		b, _ := jsonObject("trace", trace)
+		if err := store.Set(config.LayerFlags, b); err != nil {
+			log.Warn("--trace", zap.Error(err))
+		}
+	}
+
+	srv := rpc.NewServer(rpc.Options{
+		Version:     agentdVersion(),
+		Logger:      log,
+		Settings:    store,
+		Registry:    newRegistry(),
+		Tools:       tools.Default(),
+		StateDir:    config.StateDir(),
+		Secrets:     rpc.DefaultSecretStore(),
+		NewBridge:   newBridge,
+		NewSessions: func(d session.Deps) rpc.Sessions { return session.NewManager(d) },
+	})
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Info("agentd serving on stdio", zap.String("version", agentdVersion()), zap.Int("pid", os.Getpid()))
+	start := time.Now()
+	code, err := srv.Serve(ctx, in, out)
+	if err != nil {
+		log.Error("session ended", zap.Error(err), zap.Duration("uptime", time.Since(start)))
+		if code == 0 {
+			code = 1
+		}
+	}
+	log.Info("exit", zap.Int("code", code))
+	return code
+}
