@@ -61,6 +61,13 @@ func (c Capabilities) resourceOp(op string) bool { return slices.Contains(c.Reso
 // queue forever.
 const notifyTimeout = 30 * time.Second
 
+// updateGrace is how long Update waits for its notification to be written. Writes take
+// microseconds while the client reads, so Update normally returns with the update on the wire,
+// which keeps every update ahead of whatever the caller sends next (a prompt's answer, which
+// rpc writes on its own path). A client that stops reading costs the engine at most this per
+// update, never a wedged turn.
+const updateGrace = 250 * time.Millisecond
+
 // Bridge is agentd's view of one connected editor.
 type Bridge struct {
 	conn Conn
@@ -68,9 +75,12 @@ type Bridge struct {
 	log  *zap.Logger
 	disk *workspace.Disk
 
-	mu      sync.Mutex
-	queue   []protocol.SessionNotification
-	drained chan struct{} // non-nil while a drainer runs; closed when the queue is empty
+	mu        sync.Mutex
+	queue     []protocol.SessionNotification
+	drained   chan struct{} // non-nil while a drainer runs; closed when the queue is empty
+	queued    uint64        // updates queued so far
+	written   uint64        // updates written (or given up on) so far
+	writtenCh chan struct{} // closed and replaced whenever written grows
 	noticed map[string]bool
 	// methodMissing records capabilities the client advertised but answered -32601 for.
 	methodMissing map[string]bool
@@ -83,7 +93,7 @@ func New(conn Conn, caps Capabilities, log *zap.Logger) *Bridge {
 	}
 	return &Bridge{
 		conn: conn, caps: caps, log: log, disk: workspace.NewDisk(),
-		noticed: map[string]bool{}, methodMissing: map[string]bool{},
+		noticed: map[string]bool{}, methodMissing: map[string]bool{}, writtenCh: make(chan struct{}),
 	}
 }
 
@@ -93,15 +103,41 @@ func (b *Bridge) Capabilities() Capabilities { return b.caps }
 // Client returns the engine's view of the editor (session.Client).
 func (b *Bridge) Client() *Client { return &Client{b: b} }
 
-// Update queues one session update. Updates go out in the order they were queued, from one
-// goroutine that runs only while the queue is not empty, so the caller never waits on the pipe.
+// Update queues one session update and waits (briefly: updateGrace) until it is written.
+// Updates go out in the order they were queued, from one goroutine that runs only while the
+// queue is not empty, so a slow client never blocks the caller for long.
 func (b *Bridge) Update(sessionID string, u protocol.SessionUpdate) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.queue = append(b.queue, protocol.SessionNotification{SessionID: sessionID, Update: u})
+	b.queued++
+	mine := b.queued
 	if b.drained == nil {
 		b.drained = make(chan struct{})
 		go b.drain()
+	}
+	b.mu.Unlock()
+	b.waitWritten(mine)
+}
+
+func (b *Bridge) waitWritten(n uint64) {
+	var timeout <-chan time.Time
+	for {
+		b.mu.Lock()
+		done, ch := b.written >= n, b.writtenCh
+		b.mu.Unlock()
+		if done {
+			return
+		}
+		if timeout == nil {
+			t := time.NewTimer(updateGrace)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			return
+		}
 	}
 }
 
@@ -125,6 +161,11 @@ func (b *Bridge) drain() {
 				b.log.Warn("session update not delivered", zap.String("session", batch[i].SessionID),
 					zap.String("kind", batch[i].Update.SessionUpdate), zap.Error(err))
 			}
+			b.mu.Lock()
+			b.written++
+			close(b.writtenCh)
+			b.writtenCh = make(chan struct{})
+			b.mu.Unlock()
 		}
 	}
 }

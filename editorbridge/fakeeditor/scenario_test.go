@@ -1,0 +1,425 @@
+package fakeeditor_test
+
+// Scenario tests: each testdata/scenarios/*.txtar holds a workspace, a scripted model (a
+// providers/replay script), the prompt, the permission answers, the files expected at the end
+// and a golden transcript of update kinds. Each runs against the in-process server (rpc over a
+// pipe) and against the built binary (its stdio). `go test -run Scenario -update` rewrites the
+// goldens.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/tools/txtar"
+
+	"github.com/agentd-dev/agentd/editorbridge"
+	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/replay"
+	"github.com/agentd-dev/agentd/rpc"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/session"
+	"github.com/agentd-dev/agentd/tools"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts of testdata/scenarios")
+
+const scenarioDir = "../../testdata/scenarios"
+
+// scenario is one parsed txtar file.
+type scenario struct {
+	file    string
+	archive *txtar.Archive
+	config  map[string]string
+	script  []byte
+	files   map[string]string // relative path → text, the starting workspace
+	want    map[string]string // relative path → text at the end (as the editor shows it)
+	absent  []string
+	golden  string
+}
+
+func loadScenario(t *testing.T, file string) *scenario {
+	t.Helper()
+	a, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &scenario{file: file, archive: a, config: map[string]string{}, files: map[string]string{}, want: map[string]string{}}
+	for _, f := range a.Files {
+		switch {
+		case f.Name == "config":
+			for _, line := range strings.Split(string(f.Data), "\n") {
+				line, _, _ = strings.Cut(line, "#")
+				k, v, ok := strings.Cut(line, ":")
+				if ok {
+					sc.config[strings.TrimSpace(k)] = strings.TrimSpace(v)
+				}
+			}
+		case f.Name == "replay.json":
+			sc.script = f.Data
+		case f.Name == "updates":
+			sc.golden = string(f.Data)
+		case strings.HasPrefix(f.Name, "files/"):
+			sc.files[strings.TrimPrefix(f.Name, "files/")] = string(f.Data)
+		case strings.HasPrefix(f.Name, "want/"):
+			sc.want[strings.TrimPrefix(f.Name, "want/")] = string(f.Data)
+		default:
+			t.Fatalf("%s: unknown section %q", file, f.Name)
+		}
+	}
+	if sc.config["prompt"] == "" || sc.script == nil {
+		t.Fatalf("%s: a scenario needs a prompt in config and a replay.json", file)
+	}
+	sc.absent = strings.Fields(sc.config["absent"])
+	return sc
+}
+
+// editorOptions maps config "editor" to the fake editor's capabilities.
+func (sc *scenario) editorOptions(t *testing.T) fakeeditor.Options {
+	var o fakeeditor.Options
+	switch sc.config["editor"] {
+	case "", "full":
+		o = fakeeditor.Full()
+	case "minimal":
+		o = fakeeditor.Minimal()
+		o.Agent.Permissions.UI = true
+	case "no-applyedit":
+		o = fakeeditor.Full()
+		o.ApplyEdit = false
+	default:
+		t.Fatalf("%s: unknown editor %q", sc.file, sc.config["editor"])
+	}
+	if enc := sc.config["encoding"]; enc != "" {
+		o.PositionEncodings = []string{enc}
+	}
+	o.Timeout = 20 * time.Second
+	return o
+}
+
+// transcript renders the updates as the golden compares them: kinds in order, tool calls with
+// their kind and status, consecutive repeats collapsed, and the kinds whose timing is not part
+// of a scenario's meaning (usage, titles, commands, config) left out. Permission requests are
+// listed after, by title.
+func transcript(ed *fakeeditor.Editor, root string) string {
+	skip := []string{protocol.UpdateUsageUpdate, protocol.UpdateSessionInfoUpdate,
+		protocol.UpdateAvailableCommandsUpdate, protocol.UpdateConfigOptionUpdate, protocol.UpdateCurrentModeUpdate}
+	var lines []string
+	for _, n := range ed.Updates() {
+		u := n.Update
+		if slices.Contains(skip, u.SessionUpdate) {
+			continue
+		}
+		line := u.SessionUpdate
+		switch u.SessionUpdate {
+		case protocol.UpdateToolCall:
+			line += " " + u.Kind + " " + u.Status + ": " + u.Title
+		case protocol.UpdateToolCallUpdate:
+			if u.Status != "" {
+				line += " " + u.Status
+			}
+			for _, c := range u.ToolContent {
+				if c.Type == "diff" {
+					line += " +diff"
+				}
+			}
+		case protocol.UpdateNotice:
+			line += " " + u.Severity + ": " + u.NoticeTitle
+		}
+		if len(lines) > 0 && lines[len(lines)-1] == line {
+			continue
+		}
+		lines = append(lines, line)
+	}
+	lines = append(lines, "# permission requests")
+	for _, p := range ed.PermissionRequests() {
+		lines = append(lines, "permission: "+p.ToolCall.Title)
+	}
+	out := strings.Join(lines, "\n") + "\n"
+	return strings.ReplaceAll(out, root, "$ROOT")
+}
+
+// run plays the scenario against one agentd and checks the outcome.
+func (sc *scenario) run(t *testing.T, start func(t *testing.T, ed fakeeditor.Options, scriptPath, stateDir string) *fakeeditor.Editor) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, text := range sc.files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scriptPath := filepath.Join(t.TempDir(), "replay.json")
+	if err := os.WriteFile(scriptPath, sc.script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ed := start(t, sc.editorOptions(t), scriptPath, t.TempDir())
+	for _, rel := range strings.Fields(sc.config["open"]) {
+		ed.OpenFile(filepath.Join(root, rel))
+	}
+	if answers := strings.Fields(sc.config["permissions"]); len(answers) > 0 {
+		ed.AnswerPermissions(answers...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := ed.Initialize(ctx, root); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	ns, err := ed.NewSession(ctx, root)
+	if err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	if mode := sc.config["mode"]; mode != "" {
+		var res protocol.SetConfigOptionResult
+		if err := ed.Call(ctx, protocol.MethodSessionSetConfigOption, protocol.SetConfigOptionParams{
+			SessionID: ns.SessionID, ConfigID: "mode", Value: mode}, &res); err != nil {
+			t.Fatalf("set mode %s: %v", mode, err)
+		}
+	}
+	res, err := ed.Prompt(ctx, ns.SessionID, sc.config["prompt"])
+	if err != nil {
+		t.Fatalf("prompt: %v", err)
+	}
+	if want := sc.config["stop"]; want != "" && res.StopReason != want {
+		t.Errorf("stopReason = %q, want %q (meta %v)", res.StopReason, want, res.Meta)
+	}
+	for rel, want := range sc.want {
+		got, ok := ed.Lookup(filepath.Join(root, rel))
+		if !ok {
+			t.Errorf("%s does not exist at the end", rel)
+		} else if got != want {
+			t.Errorf("%s at the end:\n%s\nwant:\n%s", rel, got, want)
+		}
+	}
+	for _, rel := range sc.absent {
+		if _, ok := ed.Lookup(filepath.Join(root, rel)); ok {
+			t.Errorf("%s still exists at the end", rel)
+		}
+	}
+	got := transcript(ed, root)
+	if *update {
+		sc.rewriteGolden(t, got)
+		return
+	}
+	if got != sc.golden {
+		t.Errorf("transcript differs (run with -update to accept):\n--- got\n%s--- want\n%s", got, sc.golden)
+	}
+}
+
+var goldenMu sync.Mutex
+
+func (sc *scenario) rewriteGolden(t *testing.T, got string) {
+	goldenMu.Lock()
+	defer goldenMu.Unlock()
+	a, err := txtar.ParseFile(sc.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for i := range a.Files {
+		if a.Files[i].Name == "updates" {
+			a.Files[i].Data = []byte(got)
+			found = true
+		}
+	}
+	if !found {
+		a.Files = append(a.Files, txtar.File{Name: "updates", Data: []byte(got)})
+	}
+	if err := os.WriteFile(sc.file, txtar.Format(a), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func scenarioFiles(t *testing.T) []string {
+	files, err := filepath.Glob(filepath.Join(scenarioDir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no scenarios in %s", scenarioDir)
+	}
+	return files
+}
+
+// ---- in-process ----
+
+// bridgeAdapter gives rpc the Bridge it wants; editorbridge does not import session.
+type bridgeAdapter struct{ *editorbridge.Bridge }
+
+func (b bridgeAdapter) Client() session.Client { return b.Bridge.Client() }
+
+// scriptSource serves every provider request from one replay script.
+type scriptSource struct{ p providers.Provider }
+
+func (s scriptSource) Provider(context.Context, string) (providers.Provider, providers.Config, error) {
+	return s.p, providers.Config{ID: "replay", APIType: replay.APIType, Model: "replay"}, nil
+}
+
+func startInProcess(t *testing.T, opts fakeeditor.Options, scriptPath, stateDir string) *fakeeditor.Editor {
+	script, err := replay.Load(scriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edEnd, agentEnd := fakeeditor.Pipe()
+	ed := fakeeditor.New(t, edEnd, opts)
+	srv := rpc.NewServer(rpc.Options{
+		Version:  "scenario",
+		Logger:   zap.NewNop(),
+		Tools:    tools.Default(),
+		StateDir: stateDir,
+		NewBridge: func(c *rpc.Conn, caps rpc.Capabilities, log *zap.Logger) rpc.Bridge {
+			c.SetErrorMapper(func(code int, msg string) error { return &editorbridge.RPCError{Code: code, Message: msg} })
+			return bridgeAdapter{editorbridge.New(c, editorbridge.Capabilities(caps), log)}
+		},
+		NewSessions: func(d session.Deps) rpc.Sessions {
+			d.Providers = scriptSource{replay.NewFromScript(script)}
+			return session.NewManager(d)
+		},
+	})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.Serve(context.Background(), agentEnd, agentEnd)
+	}()
+	t.Cleanup(func() {
+		agentEnd.Close()
+		select {
+		case <-served:
+		case <-time.After(10 * time.Second):
+			t.Error("the server did not stop within 10s of its input closing")
+		}
+	})
+	return ed
+}
+
+func TestScenarioInProcess(t *testing.T) {
+	for _, file := range scenarioFiles(t) {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			loadScenario(t, file).run(t, startInProcess)
+		})
+	}
+}
+
+// ---- the built binary ----
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// agentdBinary builds cmd/agentd once per test run.
+func agentdBinary(t *testing.T) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentd-scenario-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "agentd")
+		if runtime.GOOS == "windows" {
+			binPath += ".exe"
+		}
+		cmd := exec.Command("go", "build", "-o", binPath, "../../cmd/agentd")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/agentd: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		// cmd/agentd is another package's; while it does not build, only the binary half of
+		// the scenarios is lost, and the in-process half still runs.
+		t.Skipf("cannot build the agentd binary, so the scenario runs in-process only: %v", buildErr)
+	}
+	return binPath
+}
+
+// stdioRW joins the child's stdout (read) and stdin (write).
+type stdioRW struct {
+	io.ReadCloser
+	w io.WriteCloser
+}
+
+func (s stdioRW) Write(p []byte) (int, error) { return s.w.Write(p) }
+func (s stdioRW) Close() error {
+	err := s.w.Close()
+	s.ReadCloser.Close()
+	return err
+}
+
+func startBinary(t *testing.T, opts fakeeditor.Options, scriptPath, stateDir string) *fakeeditor.Editor {
+	bin := agentdBinary(t)
+	home := t.TempDir()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(),
+		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+stateDir,
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	settings, _ := json.Marshal(map[string]any{
+		"provider":  "replay",
+		"providers": map[string]any{"replay": map[string]any{"apiType": replay.APIType, "baseUrl": scriptPath, "model": "replay"}},
+	})
+	opts.Settings = settings
+	ed := fakeeditor.New(t, stdioRW{ReadCloser: stdout, w: stdin}, opts)
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Error("agentd did not exit within 10s of its stdin closing")
+		}
+		if t.Failed() {
+			t.Logf("agentd stderr:\n%s", stderr.String())
+		}
+	})
+	return ed
+}
+
+func TestScenarioBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped in -short")
+	}
+	for _, file := range scenarioFiles(t) {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			sc := loadScenario(t, file)
+			if *update {
+				t.Skip("goldens are written by the in-process run")
+			}
+			sc.run(t, startBinary)
+		})
+	}
+}
+
