@@ -74,9 +74,9 @@ export function initializationOptions(settings: Settings, clientInfo: ClientInfo
   };
 }
 
-/** The `workspace/didChangeConfiguration` params that re-send the settings. */
+/** The `workspace/didChangeConfiguration` params that re-send the settings (agentd reads `settings.agent`). */
 export function didChangeConfigurationParams(settings: Settings) {
-  return { settings: { agent: { settings } } };
+  return { settings: { agent: settings } };
 }
 
 /** Provider presets offered by "agentd: Configure Provider". */
@@ -114,7 +114,7 @@ export function withProvider(raw: unknown, providerId: string, entry: { apiType:
   return s;
 }
 
-/** The SecretStorage key under which a provider's API key is kept. */
+/** The SecretStorage key under which a provider's API key is kept; agentd asks for this exact key. */
 export function secretStorageKey(providerId: string): string {
   return `agentd.apiKey.${providerId}`;
 }

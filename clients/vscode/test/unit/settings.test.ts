@@ -41,7 +41,7 @@ test('initializationOptions carry the protocol version, capabilities and setting
   assert.equal(o.agent.clientCapabilities.fs.readTextFile, true);
   assert.equal(o.agent.clientCapabilities.permissions.ui, true);
   assert.equal(o.agent.clientCapabilities.secrets, true);
-  assert.deepEqual(didChangeConfigurationParams({ mode: 'plan' }), { settings: { agent: { settings: { mode: 'plan' } } } });
+  assert.deepEqual(didChangeConfigurationParams({ mode: 'plan' }), { settings: { agent: { mode: 'plan' } } });
 });
 
 test('withProvider makes the provider the default and keeps other settings', () => {
