@@ -121,6 +121,14 @@ func New(cfg providers.Config) (providers.Provider, error) {
 	return &Provider{script: s, cur: c.(*cursor)}, nil
 }
 
+// Rewind makes the next provider built for the script at path start from its first response
+// (agentd exec runs the demo from the start each time).
+func Rewind(path string) {
+	if abs, err := filepath.Abs(path); err == nil {
+		cursors.Delete(abs)
+	}
+}
+
 // NewFromScript builds a provider with its own cursor, for tests.
 func NewFromScript(s *Script) *Provider { return &Provider{script: s, cur: &cursor{}} }
 

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+// execEnv isolates a run from the user's config, state and keys.
+func execEnv(t *testing.T) {
+	t.Helper()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"} {
+		t.Setenv(k, "")
+	}
+}
+
+func runDemo(t *testing.T, args ...string) (code int, stdout, stderr string, copyDir string) {
+	t.Helper()
+	outF, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outF.Close()
+	in, err := os.Open(os.DevNull) // not a terminal: permission prompts are denied
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var errb bytes.Buffer
+	code = execMain(append([]string{"--demo", "--demo-dir", "../../testdata/demo"}, args...), in, outF, &errb)
+	b, _ := os.ReadFile(outF.Name())
+	m := regexp.MustCompile(`copied to (\S+) `).FindStringSubmatch(errb.String())
+	if m == nil {
+		t.Fatalf("no demo copy announced; stderr:\n%s", errb.String())
+	}
+	t.Cleanup(func() { os.RemoveAll(m[1]) })
+	return code, string(b), errb.String(), m[1]
+}
+
+func TestExecDemoAutoFixesTheCopy(t *testing.T) {
+	execEnv(t)
+	orig, err := os.ReadFile("../../testdata/demo/project/stats.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs, dir := runDemo(t, "--mode", "auto")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{"thinking:", "Read stats.go", "Edit stats.go", "+\tfor _, x := range xs {", "-\tfor i := 1; i < len(xs); i++ {", "`Mean` in `stats.go` skipped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	fixed, err := os.ReadFile(filepath.Join(dir, "stats.go"))
+	if err != nil || !strings.Contains(string(fixed), "for _, x := range xs {") {
+		t.Fatalf("the copy was not fixed: %s %v", fixed, err)
+	}
+	if now, _ := os.ReadFile("../../testdata/demo/project/stats.go"); !bytes.Equal(now, orig) {
+		t.Fatal("the repository's demo was modified")
+	}
+}
+
+func TestExecDeniesWithoutATerminal(t *testing.T) {
+	execEnv(t)
+	code, out, errs, dir := runDemo(t)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "✗ Edit stats.go") {
+		t.Errorf("the edit was not shown as refused:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "stats.go")); !strings.Contains(string(b), "for i := 1;") {
+		t.Fatal("the file was edited without permission")
+	}
+}
+
+func TestExecJSONStreamsEventsAndResult(t *testing.T) {
+	execEnv(t)
+	code, out, errs, _ := runDemo(t, "--json", "--mode", "auto")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	var kinds []string
+	var last map[string]json.RawMessage
+	for sc.Scan() {
+		var line map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("not NDJSON: %q", sc.Text())
+		}
+		last = line
+		if u, ok := line["update"]; ok {
+			var su protocol.SessionUpdate
+			if err := json.Unmarshal(u, &su); err != nil {
+				t.Fatal(err)
+			}
+			kinds = append(kinds, su.SessionUpdate)
+		}
+	}
+	var res protocol.PromptResult
+	if err := json.Unmarshal(last["result"], &res); err != nil || res.StopReason != protocol.StopEndTurn {
+		t.Fatalf("last line is not the result: %v %+v", err, last)
+	}
+	joined := strings.Join(kinds, ",")
+	for _, k := range []string{"agent_thought_chunk", "agent_message_chunk", "tool_call", "tool_call_update", "usage_update"} {
+		if !strings.Contains(joined, k) {
+			t.Errorf("no %s event", k)
+		}
+	}
+}
+
+func TestExecUsage(t *testing.T) {
+	execEnv(t)
+	var errb bytes.Buffer
+	if code := execMain([]string{"--mode", "yolo", "x"}, os.Stdin, os.Stdout, &errb); code != exitUsage {
+		t.Fatalf("exit %d", code)
+	}
+	if code := execMain(nil, os.Stdin, os.Stdout, &errb); code != exitUsage {
+		t.Fatalf("exit %d without a prompt", code)
+	}
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	got := strings.Join(unifiedDiff("/p/f", "a\nb\nc\n", "a\nB\nc\n", false, false), "\n")
+	want := "--- a/p/f\n+++ b/p/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c"
+	if got != want {
+		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
+	}
+}
