@@ -81,7 +81,7 @@ type Bridge struct {
 	queued    uint64        // updates queued so far
 	written   uint64        // updates written (or given up on) so far
 	writtenCh chan struct{} // closed and replaced whenever written grows
-	noticed map[string]bool
+	noticed   map[string]bool
 	// methodMissing records capabilities the client advertised but answered -32601 for.
 	methodMissing map[string]bool
 }
