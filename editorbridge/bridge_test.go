@@ -488,3 +488,27 @@ func TestPermissionCancelSendsCancelRequest(t *testing.T) {
 	}
 	e.ed.Wait("$/cancelRequest", func() bool { return strings.Contains(e.ed.Log(), `"method":"$/cancelRequest"`) })
 }
+
+func TestAdvertisedButUnimplementedFallsBack(t *testing.T) {
+	opts := fakeeditor.Full()
+	opts.Unimplemented = []string{protocol.MethodReadTextFile, protocol.MethodDiagnostics, protocol.MethodSecretsGet}
+	e := setup(t, opts)
+	p := e.write(t, "a.txt", "disk\n")
+	for range 2 {
+		doc, err := e.ws.ReadFile(e.ctx, p)
+		if err != nil || doc.Text != "disk\n" {
+			t.Fatalf("read = %+v, %v", doc, err)
+		}
+	}
+	if _, err := e.ws.Diagnostics(e.ctx, nil); !errors.Is(err, workspace.ErrUnsupported) {
+		t.Errorf("diagnostics: %v", err)
+	}
+	if _, ok, err := e.b.Secret(e.ctx, "k"); ok || err != nil {
+		t.Errorf("secret: %v %v", ok, err)
+	}
+	// One -32601 each, then the bridge stops asking.
+	if got := len(e.ed.WaitRequest(protocol.MethodReadTextFile, 1)); got != 1 {
+		t.Errorf("%d read requests, want 1", got)
+	}
+	waitNotices(t, e.ed, "s1", 1)
+}

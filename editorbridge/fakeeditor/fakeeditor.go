@@ -47,6 +47,9 @@ type Options struct {
 	Settings json.RawMessage
 	// Timeout bounds every wait and call; 10 s when zero.
 	Timeout time.Duration
+	// Unimplemented lists methods the editor advertises yet answers -32601 for, like a client
+	// whose capability flags run ahead of its handlers.
+	Unimplemented []string
 }
 
 // Full returns options for an editor that serves everything in utf-16, like VS Code.
@@ -654,6 +657,9 @@ func (e *Editor) serve(method string, params json.RawMessage) (any, error) {
 		protocol.MethodApplyEdit:         e.opts.ApplyEdit,
 	}
 	adv, known := advertised[method]
+	if adv && slices.Contains(e.opts.Unimplemented, method) {
+		return nil, rpcErr(protocol.CodeMethodNotFound, "method not found: %s", method)
+	}
 	if !known || !adv {
 		if known {
 			e.errorf("agentd sent %s, which this editor did not advertise", method)
