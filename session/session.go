@@ -35,6 +35,9 @@ type Session struct {
 	ws    workspace.Workspace
 	file  *sessionFile
 
+	// noElide sends the history whole (the compaction benchmark's baseline).
+	noElide bool
+
 	msgSeq string
 	msgN   atomic.Int64
 

@@ -181,11 +181,15 @@ func (t *turn) request() *providers.Request {
 			th.BudgetTokens = *t.set.Thinking.BudgetTokens
 		}
 	}
+	msgs := s.historySnapshot()
+	if !s.noElide {
+		msgs = elideToolResults(msgs, keepToolResults, elideHead)
+	}
 	return &providers.Request{
 		Model:     t.pcfg.Model,
 		System:    s.m.systemPrompt(),
 		Context:   s.modeLine() + t.live,
-		Messages:  elideToolResults(s.historySnapshot(), keepToolResults, elideHead),
+		Messages:  msgs,
 		Tools:     s.m.d.Tools.Specs(),
 		MaxTokens: t.set.MaxTokens,
 		Thinking:  th,
