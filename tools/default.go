@@ -13,5 +13,6 @@ func Default() *Registry {
 		RenamePath,
 		MovePath,
 		DeletePath,
+		RunProgram,
 	)
 }

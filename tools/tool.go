@@ -119,4 +119,9 @@ type Env struct {
 	Progress func(text string)
 	// Settings the tools read.
 	AllowShell bool
+	// SaveBeforeExec, when set, is called by exec tools after the permission and before the
+	// program starts: the engine asks the editor to save the buffers this session changed
+	// (agent/x/save_buffers, setting saveBeforeRun) and returns a note for the model naming the
+	// files it could not save, or "".
+	SaveBeforeExec func(ctx context.Context) string
 }

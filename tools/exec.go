@@ -1,0 +1,227 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// The program runner shared by run_program, add_dependency and edit_module_config: its own process
+// group, killed whole on timeout or cancel; stdout and stderr interleaved into one capped buffer
+// and streamed through env.Progress; never agentd's own stdout, which carries the protocol.
+
+type execSpec struct {
+	Argv      []string
+	Dir       string
+	Env       map[string]string
+	Stdin     string
+	Timeout   time.Duration
+	MaxOutput int
+}
+
+type execResult struct {
+	ExitCode  int
+	Output    string
+	CutBytes  int
+	TimedOut  bool
+	Cancelled bool
+	Duration  time.Duration
+	StartErr  error
+}
+
+var errTimedOut = errors.New("timed out")
+
+// streamCap bounds what one call streams to the client.
+const streamCap = 1 << 20
+
+func runCommand(ctx context.Context, env *Env, spec execSpec) execResult {
+	runCtx, cancel := context.WithTimeoutCause(ctx, spec.Timeout, errTimedOut)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, spec.Argv[0], spec.Argv[1:]...)
+	cmd.Dir = spec.Dir
+	cmd.Env = mergeEnv(os.Environ(), map[string]string{"PAGER": "cat", "GIT_PAGER": "cat", "NO_COLOR": "1", "TERM": "dumb"}, spec.Env)
+	if spec.Stdin != "" {
+		cmd.Stdin = strings.NewReader(spec.Stdin)
+	}
+	out := &capture{max: spec.MaxOutput, progress: env.Progress}
+	cmd.Stdout, cmd.Stderr = out, out
+	setProcessGroup(cmd)
+	// A grandchild that left the group may hold the pipe open; stop waiting for it.
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err := cmd.Start()
+	if err != nil {
+		return execResult{StartErr: err, ExitCode: -1}
+	}
+	err = cmd.Wait()
+	res := execResult{Duration: time.Since(start), ExitCode: -1}
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	out.flush()
+	res.Output, res.CutBytes = out.text()
+	switch {
+	case context.Cause(runCtx) == errTimedOut && ctx.Err() == nil:
+		res.TimedOut = true
+	case ctx.Err() != nil:
+		res.Cancelled = true
+	case err != nil && res.ExitCode == -1:
+		res.StartErr = err
+	}
+	return res
+}
+
+func mergeEnv(base []string, layers ...map[string]string) []string {
+	m := map[string]string{}
+	var order []string
+	for _, kv := range base {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := m[k]; !dup {
+			order = append(order, k)
+		}
+		m[k] = v
+	}
+	for _, l := range layers {
+		keys := make([]string, 0, len(l))
+		for k := range l {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if _, dup := m[k]; !dup {
+				order = append(order, k)
+			}
+			m[k] = l[k]
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+// capture keeps the first and last max/2 bytes of the output and streams it as it comes.
+type capture struct {
+	mu       sync.Mutex
+	max      int
+	head     []byte
+	tail     []byte // ring of the latest bytes once head is full
+	total    int
+	progress func(string)
+	pending  []byte // an incomplete UTF-8 sequence held back from streaming
+	streamed int
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total += len(p)
+	half := c.max / 2
+	rest := p
+	if room := half - len(c.head); room > 0 {
+		n := min(room, len(rest))
+		c.head = append(c.head, rest[:n]...)
+		rest = rest[n:]
+	}
+	if len(rest) > 0 {
+		c.tail = append(c.tail, rest...)
+		if len(c.tail) > half {
+			c.tail = append(c.tail[:0], c.tail[len(c.tail)-half:]...)
+		}
+	}
+	if c.progress != nil && c.streamed < streamCap {
+		chunk := append(c.pending, p...)
+		cut := len(chunk)
+		for cut > 0 && cut > len(chunk)-utf8.UTFMax && !utf8.FullRune(chunk[lastRuneStart(chunk[:cut]):cut]) {
+			cut = lastRuneStart(chunk[:cut])
+		}
+		c.pending = append([]byte(nil), chunk[cut:]...)
+		if cut > 0 {
+			c.streamed += cut
+			c.progress(string(chunk[:cut]))
+		}
+	}
+	return len(p), nil
+}
+
+func lastRuneStart(b []byte) int {
+	i := len(b) - 1
+	for i > 0 && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	return max(i, 0)
+}
+
+func (c *capture) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.progress != nil && len(c.pending) > 0 {
+		c.progress(string(c.pending))
+		c.pending = nil
+	}
+}
+
+func (c *capture) text() (string, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := len(c.head) + len(c.tail)
+	cut := c.total - kept
+	if cut <= 0 {
+		return strings.ToValidUTF8(string(c.head)+string(c.tail), "�"), 0
+	}
+	return strings.ToValidUTF8(string(c.head), "�") + fmt.Sprintf("\n[… %d bytes of output cut …]\n", cut) + strings.ToValidUTF8(string(c.tail), "�"), cut
+}
+
+// quoteArgv shows a command line the way a POSIX shell would read it.
+func quoteArgv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]{}~#!") {
+			parts[i] = a
+			continue
+		}
+		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(parts, " ")
+}
+
+// formatExec is the model's view of a finished program.
+func formatExec(env *Env, argv []string, dir string, res execResult, timeout time.Duration, note string) Result {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ %s", quoteArgv(argv))
+	if d := rel(env, dir); d != "." {
+		fmt.Fprintf(&b, "   (in %s)", d)
+	}
+	b.WriteString("\n")
+	if note != "" {
+		fmt.Fprintf(&b, "[%s]\n", note)
+	}
+	raw := map[string]any{"exitCode": res.ExitCode, "timedOut": res.TimedOut, "cancelled": res.Cancelled, "durationMs": res.Duration.Milliseconds(), "cutBytes": res.CutBytes}
+	if res.StartErr != nil {
+		b.WriteString(fmt.Sprintf("could not start the program: %v\n", res.StartErr))
+		raw["error"] = res.StartErr.Error()
+		return Result{Output: b.String(), IsError: true, Raw: raw}
+	}
+	b.WriteString(res.Output)
+	if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+		b.WriteString("\n")
+	}
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&b, "[timed out after %s: the program and everything it started were killed; raise timeout_seconds or run something shorter]\n", timeout)
+	case res.Cancelled:
+		b.WriteString("[cancelled: the program and everything it started were killed]\n")
+	default:
+		fmt.Fprintf(&b, "[exit code %d after %s]\n", res.ExitCode, res.Duration.Round(time.Millisecond))
+	}
+	raw["output"] = res.Output
+	return Result{Output: b.String(), IsError: res.TimedOut || res.Cancelled, Raw: raw}
+}

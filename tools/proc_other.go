@@ -1,0 +1,17 @@
+//go:build !unix && !windows
+
+package tools
+
+import "os/exec"
+
+// setProcessGroup: this platform has no process groups; the direct child is killed.
+func setProcessGroup(cmd *exec.Cmd) {
+	cmd.Cancel = func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return cmd.Process.Kill()
+	}
+}
+
+func shellCommand(script string) []string { return []string{"sh", "-c", script} }

@@ -1,0 +1,99 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"os"
+	"strings"
+	"time"
+)
+
+//go:embed run_program.md
+var runProgramDoc string
+
+type runProgramIn struct {
+	Command        []string          `json:"command,omitempty" jsonschema:"description=Program and arguments (argv),maxItems=1000"`
+	Shell          string            `json:"shell,omitempty" jsonschema:"description=A shell command line (only when the user's settings allow shell commands),maxLength=65536"`
+	Cwd            string            `json:"cwd,omitempty" jsonschema:"description=Directory to run in (default: the working directory),maxLength=4096"`
+	Env            map[string]string `json:"env,omitempty" jsonschema:"description=Environment variables to set"`
+	Stdin          string            `json:"stdin,omitempty" jsonschema:"description=Text given to the program's standard input (followed by end of input),maxLength=8388608"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty" jsonschema:"description=Kill the program after this many seconds (default 60),minimum=1,maximum=3600"`
+	MaxOutputBytes int               `json:"max_output_bytes,omitempty" jsonschema:"description=Most output to return (default 30000),minimum=1000,maximum=1048576"`
+}
+
+func (in runProgramIn) title() string {
+	if len(in.Command) > 0 {
+		return "Run " + quoteArgv(in.Command)
+	}
+	if in.Shell != "" {
+		return "Run " + in.Shell
+	}
+	return ""
+}
+
+// RunProgram is the run_program tool.
+var RunProgram = New(Spec{Name: "run_program", Description: runProgramDoc, Effect: EffectExec, Kind: "execute", Title: "Run program"}, runProgram)
+
+func runProgram(ctx context.Context, env *Env, in runProgramIn) Result {
+	var argv []string
+	switch {
+	case len(in.Command) > 0 && in.Shell != "":
+		return Errorf("fields command and shell: give one of them, not both")
+	case len(in.Command) > 0:
+		if in.Command[0] == "" {
+			return Errorf("field command[0] (the program) is empty")
+		}
+		for i, a := range in.Command {
+			if strings.ContainsRune(a, 0) {
+				return Errorf("field command[%d] contains a NUL byte", i)
+			}
+		}
+		argv = in.Command
+	case in.Shell != "":
+		if !env.AllowShell {
+			return Errorf("field shell: shell command lines are turned off in the user's settings; pass the program and its arguments as a list in command instead")
+		}
+		argv = shellCommand(in.Shell)
+	default:
+		return Errorf("missing required field command (the program and its arguments as a list)")
+	}
+	for k := range in.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return Errorf("field env: %q is not a valid variable name", k)
+		}
+	}
+	return execTool(ctx, env, "cwd", in.Cwd, argv, in.Env, in.Stdin, in.TimeoutSeconds, in.MaxOutputBytes)
+}
+
+// execTool is the common path of the exec tools: contain the directory, ask with the exact
+// command, save the session's edits, run, report.
+func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string, vars map[string]string, stdin string, timeoutSec, maxOut int) Result {
+	if cwd == "" {
+		cwd = "."
+	}
+	dir, bad := resolve(env, cwdField, cwd, false)
+	if bad != nil {
+		return *bad
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return Errorf("field %s: %s is not an existing directory", cwdField, rel(env, dir))
+	}
+	if timeoutSec == 0 {
+		timeoutSec = 60
+	}
+	if maxOut == 0 {
+		maxOut = 30000
+	}
+	timeout := time.Duration(timeoutSec) * time.Second
+	if r := permit(ctx, env, PermissionRequest{Title: "Run " + quoteArgv(argv), Kind: "execute", Paths: []string{dir}, Command: argv, Cwd: dir}); r != nil {
+		return *r
+	}
+	note := ""
+	if env.SaveBeforeExec != nil {
+		note = env.SaveBeforeExec(ctx)
+	}
+	res := runCommand(ctx, env, execSpec{Argv: argv, Dir: dir, Env: vars, Stdin: stdin, Timeout: timeout, MaxOutput: maxOut})
+	r := formatExec(env, argv, dir, res, timeout, note)
+	r.Locations = []Location{{Path: dir}}
+	return r
+}

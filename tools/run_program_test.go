@@ -1,0 +1,152 @@
+//go:build unix
+
+package tools
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRunProgram(t *testing.T) {
+	h := newHarness(t, map[string]string{"sub/f.txt": "hello\n"})
+	saved := 0
+	h.env.SaveBeforeExec = func(ctx context.Context) string { saved++; return "could not save x.go" }
+	r := mustOK(t, h.run("run_program", map[string]any{"command": []string{"cat", "f.txt"}, "cwd": "sub"}))
+	mustContain(t, r.Output, "$ cat f.txt   (in sub)\n", "[could not save x.go]", "hello\n", "[exit code 0 after")
+	if saved != 1 {
+		t.Fatalf("SaveBeforeExec called %d times", saved)
+	}
+	if len(h.asked) != 1 || strings.Join(h.asked[0].Command, " ") != "cat f.txt" || h.asked[0].Cwd != h.path("sub") || h.asked[0].Kind != "execute" {
+		t.Fatalf("permission request %+v", h.asked)
+	}
+	if strings.Join(h.progress, "") != "hello\n" {
+		t.Fatalf("progress %q", h.progress)
+	}
+	raw := r.Raw.(map[string]any)
+	if raw["exitCode"] != 0 || raw["timedOut"] != false {
+		t.Fatalf("raw %+v", raw)
+	}
+
+	r = mustOK(t, h.run("run_program", map[string]any{"command": []string{"sh", "-c", "echo out; echo err >&2; exit 3"}}))
+	mustContain(t, r.Output, "out\n", "err\n", "[exit code 3")
+
+	r = mustOK(t, h.run("run_program", map[string]any{"command": []string{"sh", "-c", "cat; echo \"v=$MYVAR\""}, "stdin": "from stdin\n", "env": map[string]string{"MYVAR": "42"}}))
+	mustContain(t, r.Output, "from stdin\n", "v=42")
+
+	// Without stdin the program reads end of input at once instead of waiting.
+	r = mustOK(t, h.run("run_program", map[string]any{"command": []string{"cat"}, "timeout_seconds": 30}))
+	mustContain(t, r.Output, "[exit code 0")
+}
+
+func TestRunProgramOutputCap(t *testing.T) {
+	h := newHarness(t, nil)
+	r := mustOK(t, h.run("run_program", map[string]any{"command": []string{"sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done"}, "max_output_bytes": 1000}))
+	mustContain(t, r.Output, "line0\n", "bytes of output cut", "line1999\n")
+	if len(r.Output) > 1300 {
+		t.Fatalf("output not capped: %d bytes", len(r.Output))
+	}
+}
+
+func TestRunProgramTimeoutKillsGroup(t *testing.T) {
+	h := newHarness(t, nil)
+	pidFile := h.path("pid")
+	start := time.Now()
+	r := h.run("run_program", map[string]any{"command": []string{"sh", "-c", "sleep 300 & echo $! > " + pidFile + "; echo started; wait"}, "timeout_seconds": 1})
+	mustErr(t, r, "started", "timed out after 1s")
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	if r.Raw.(map[string]any)["timedOut"] != true {
+		t.Fatal("timedOut not set")
+	}
+	assertDead(t, pidFile)
+}
+
+func TestRunProgramCancel(t *testing.T) {
+	h := newHarness(t, nil)
+	pidFile := h.path("pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	h.env.Progress = func(s string) {
+		if strings.Contains(s, "started") {
+			close(started)
+		}
+	}
+	done := make(chan Result)
+	go func() {
+		done <- h.runCtx(ctx, "run_program", map[string]any{"command": []string{"sh", "-c", "sleep 300 & echo $! > " + pidFile + "; echo started; wait"}, "timeout_seconds": 600})
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("program did not start")
+	}
+	cancel()
+	select {
+	case r := <-done:
+		mustErr(t, r, "cancelled")
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancel did not stop the program")
+	}
+	assertDead(t, pidFile)
+}
+
+// assertDead waits (with a deadline) until the pid in file is gone or a zombie.
+func assertDead(t *testing.T, file string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("grandchild %d survived", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRunProgramRefusals(t *testing.T) {
+	h := newHarness(t, nil)
+	mustErr(t, h.run("run_program", map[string]any{}), "missing required field command")
+	mustErr(t, h.run("run_program", map[string]any{"shell": "echo hi | wc"}), "field shell", "turned off")
+	mustErr(t, h.run("run_program", map[string]any{"command": []string{"ls"}, "shell": "ls"}), "not both")
+	mustErr(t, h.run("run_program", map[string]any{"command": []string{"ls"}, "cwd": "/"}), "field cwd", "outside")
+	mustErr(t, h.run("run_program", map[string]any{"command": []string{"ls"}, "cwd": "nope"}), "field cwd", "not an existing directory")
+	mustErr(t, h.run("run_program", map[string]any{"command": []string{""}}), "command[0]")
+	mustErr(t, h.run("run_program", map[string]any{"command": "ls -la"}), "field command must be an array")
+	mustErr(t, h.run("run_program", map[string]any{"command": []string{"ls"}, "timeout_seconds": 99999}), "timeout_seconds", "maximum")
+	mustErr(t, h.run("run_program", map[string]any{"command": []string{"ls"}, "env": map[string]any{"A": 1}}), "field env.A must be a string")
+	mustErr(t, h.run("run_program", map[string]any{"command": []string{"definitely-not-a-program-xyz"}}), "could not start")
+	if len(h.asked) != 1 {
+		t.Fatalf("asked %d times; only the valid call should ask", len(h.asked))
+	}
+	h.deny = true
+	mustErr(t, h.run("run_program", map[string]any{"command": []string{"touch", "made"}}), "permission denied")
+	if _, err := os.Stat(h.path("made")); err == nil {
+		t.Fatal("a denied program ran")
+	}
+	h.deny = false
+	h.env.AllowShell = true
+	r := mustOK(t, h.run("run_program", map[string]any{"shell": "echo a b | wc -w"}))
+	mustContain(t, r.Output, "2")
+}
