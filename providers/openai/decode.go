@@ -8,8 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/buger/jsonparser"
-
 	"github.com/agentd-dev/agentd/providers"
 )
 
@@ -38,6 +36,8 @@ type decoder struct {
 	idPrefix  string
 	// who names the server in messages ("OpenAI", "Ollama").
 	who string
+	// scratch is reused to unescape strings.
+	scratch []byte
 }
 
 type toolCall struct {
@@ -72,39 +72,36 @@ func (d *decoder) event(typ string, data []byte, emit emitFunc) bool {
 	if string(data) == "[DONE]" {
 		return d.finishStream(emit)
 	}
-	var choices, usage, errObj []byte
-	err := jsonparser.ObjectEach(data, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+	var choices, usage []byte
+	hasError := false
+	err := parseObject(data, func(k, v []byte, kind byte) bool {
 		switch string(k) {
 		case "choices":
-			if t == jsonparser.Array {
+			if kind == kindArray {
 				choices = v
 			}
 		case "usage":
-			if t == jsonparser.Object {
+			if kind == kindObject {
 				usage = v
 			}
 		case "error":
-			if t != jsonparser.Null {
-				errObj = data
-			}
+			hasError = kind != kindNull
 		}
-		return nil
+		return true
 	})
 	if err != nil {
 		return d.fail(d.malformed(data, err), emit)
 	}
-	if choices != nil {
-		if !d.choices(choices, emit) {
-			return false
-		}
+	if choices != nil && !d.choices(choices, emit) {
+		return false
 	}
 	if usage != nil {
 		if u, ok := parseUsage(usage); ok && !emit(providers.Event{Type: providers.EventUsage, Usage: u}) {
 			return d.stop()
 		}
 	}
-	if errObj != nil {
-		return d.fail(d.inStreamError(errObj), emit)
+	if hasError {
+		return d.fail(d.inStreamError(data), emit)
 	}
 	return true
 }
@@ -179,13 +176,13 @@ func (d *decoder) stopReason() providers.StopReason {
 // choices handles the choices array; only choice 0 is read (agentd never asks for n > 1).
 func (d *decoder) choices(arr []byte, emit emitFunc) bool {
 	ok := true
-	_, err := jsonparser.ArrayEach(arr, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
-		if !ok || t != jsonparser.Object {
-			return
+	err := eachElement(arr, func(v []byte, kind byte) bool {
+		if kind == kindObject {
+			ok = d.choice(v, emit)
 		}
-		ok = d.choice(v, emit)
+		return ok
 	})
-	if err != nil && ok && !d.ended {
+	if err != nil && ok {
 		return d.fail(d.malformed(arr, err), emit)
 	}
 	return ok
@@ -193,28 +190,27 @@ func (d *decoder) choices(arr []byte, emit emitFunc) bool {
 
 func (d *decoder) choice(obj []byte, emit emitFunc) bool {
 	var delta, finish []byte
-	index := int64(0)
-	var perr error
-	err := jsonparser.ObjectEach(obj, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+	index, indexOK := int64(0), true
+	_, err := eachMember(obj, func(k, v []byte, kind byte) bool {
 		switch string(k) {
 		case "index":
-			if t == jsonparser.Number {
-				index, perr = jsonparser.ParseInt(v)
+			if kind == kindNumber {
+				index, indexOK = parseInt(v)
 			}
 		case "delta", "message":
 			// "message" is what a server that ignored stream:true sends in its one whole chunk.
-			if t == jsonparser.Object {
+			if kind == kindObject {
 				delta = v
 			}
 		case "finish_reason":
-			if t == jsonparser.String {
+			if kind == kindString {
 				finish = v
 			}
 		}
-		return nil
+		return true
 	})
-	if err == nil {
-		err = perr
+	if err == nil && !indexOK {
+		err = errSyntax
 	}
 	if err != nil {
 		return d.fail(d.malformed(obj, err), emit)
@@ -225,9 +221,13 @@ func (d *decoder) choice(obj []byte, emit emitFunc) bool {
 	if delta != nil && !d.delta(delta, emit) {
 		return false
 	}
-	if len(finish) > 0 && !d.sawFinish {
+	if len(finish) > 2 && !d.sawFinish {
+		reason, ok := unquote(finish, &d.scratch)
+		if !ok {
+			return d.fail(d.malformed(obj, errSyntax), emit)
+		}
 		d.sawFinish = true
-		d.finish = string(finish)
+		d.finish = reason
 		if !d.completeCalls(emit) {
 			return d.stop()
 		}
@@ -237,66 +237,52 @@ func (d *decoder) choice(obj []byte, emit emitFunc) bool {
 
 func (d *decoder) delta(obj []byte, emit emitFunc) bool {
 	var content, refusal, reasoning, details, calls []byte
-	err := jsonparser.ObjectEach(obj, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+	_, err := eachMember(obj, func(k, v []byte, kind byte) bool {
 		switch string(k) {
 		case "content":
-			if t == jsonparser.String {
+			if kind == kindString {
 				content = v
 			}
 		case "refusal":
-			if t == jsonparser.String {
+			if kind == kindString {
 				refusal = v
 			}
 		case "reasoning_content", "reasoning":
-			if t == jsonparser.String && len(v) > 0 {
+			if kind == kindString && len(v) > 2 {
 				reasoning = v
 			}
 		case "reasoning_details":
-			if t == jsonparser.Array {
+			if kind == kindArray {
 				details = v
 			}
 		case "tool_calls":
-			if t == jsonparser.Array {
+			if kind == kindArray {
 				calls = v
 			}
 		}
-		return nil
+		return true
 	})
 	if err != nil {
 		return d.fail(d.malformed(obj, err), emit)
 	}
 	// OpenRouter sends the same reasoning twice, as reasoning and reasoning_details; the details
 	// win because they carry the signature that must go back with the history.
-	if len(details) > 2 {
+	if hasElements(details) {
 		if !d.reasoningDetails(details, emit) {
 			return false
 		}
-	} else if len(reasoning) > 0 {
-		s, ok := str(reasoning)
-		if !ok {
-			return d.fail(d.malformed(obj, jsonparser.MalformedStringEscapeError), emit)
-		}
-		if !emit(providers.Event{Type: providers.EventThinkingDelta, Text: s}) {
-			return d.stop()
+	} else if len(reasoning) > 2 {
+		if !d.emitText(providers.EventThinkingDelta, reasoning, obj, emit) {
+			return false
 		}
 	}
-	if len(content) > 0 {
-		s, ok := str(content)
-		if !ok {
-			return d.fail(d.malformed(obj, jsonparser.MalformedStringEscapeError), emit)
-		}
-		if !emit(providers.Event{Type: providers.EventTextDelta, Text: s}) {
-			return d.stop()
-		}
+	if len(content) > 2 && !d.emitText(providers.EventTextDelta, content, obj, emit) {
+		return false
 	}
-	if len(refusal) > 0 {
-		s, ok := str(refusal)
-		if !ok {
-			return d.fail(d.malformed(obj, jsonparser.MalformedStringEscapeError), emit)
-		}
+	if len(refusal) > 2 {
 		d.refusal = true
-		if !emit(providers.Event{Type: providers.EventTextDelta, Text: s}) {
-			return d.stop()
+		if !d.emitText(providers.EventTextDelta, refusal, obj, emit) {
+			return false
 		}
 	}
 	if calls != nil {
@@ -305,43 +291,62 @@ func (d *decoder) delta(obj []byte, emit emitFunc) bool {
 	return true
 }
 
+// emitText emits a text or thinking delta for the raw JSON string raw.
+func (d *decoder) emitText(t providers.EventType, raw, obj []byte, emit emitFunc) bool {
+	s, ok := unquote(raw, &d.scratch)
+	if !ok {
+		return d.fail(d.malformed(obj, errSyntax), emit)
+	}
+	return emit(providers.Event{Type: t, Text: s}) || d.stop()
+}
+
+func hasElements(arr []byte) bool {
+	if arr == nil {
+		return false
+	}
+	i := skipWS(arr, 1)
+	return i < len(arr) && arr[i] != ']'
+}
+
 // reasoningDetails handles OpenRouter's reasoning_details: reasoning.text (text, signature),
 // reasoning.summary (summary) and reasoning.encrypted (data, kept as redacted thinking).
 func (d *decoder) reasoningDetails(arr []byte, emit emitFunc) bool {
 	ok := true
-	_, err := jsonparser.ArrayEach(arr, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
-		if !ok || t != jsonparser.Object {
-			return
+	err := eachElement(arr, func(v []byte, kind byte) bool {
+		if kind != kindObject {
+			return true
 		}
-		var ev providers.Event
-		ev.Type = providers.EventThinkingDelta
+		ev := providers.Event{Type: providers.EventThinkingDelta}
 		good := true
-		_ = jsonparser.ObjectEach(v, func(k, v []byte, t jsonparser.ValueType, _ int) error {
-			if t != jsonparser.String {
-				return nil
+		_, err := eachMember(v, func(k, v []byte, kind byte) bool {
+			if kind != kindString {
+				return true
 			}
-			s, sok := str(v)
-			good = good && sok
+			var dst *string
 			switch string(k) {
 			case "text", "summary":
-				ev.Text = s
+				dst = &ev.Text
 			case "signature":
-				ev.Signature = s
+				dst = &ev.Signature
 			case "data":
-				ev.Redacted = s
+				dst = &ev.Redacted
+			default:
+				return true
 			}
-			return nil
+			*dst, good = unquote(v, &d.scratch)
+			return good
 		})
-		if !good {
-			ok = d.fail(d.malformed(v, jsonparser.MalformedStringEscapeError), emit)
-			return
+		if err != nil || !good {
+			ok = d.fail(d.malformed(v, errSyntax), emit)
+			return false
 		}
 		if ev.Text == "" && ev.Signature == "" && ev.Redacted == "" {
-			return
+			return true
 		}
 		if !emit(ev) {
 			ok = d.stop()
 		}
+		return ok
 	})
 	if err != nil && ok {
 		return d.fail(d.malformed(arr, err), emit)
@@ -350,15 +355,15 @@ func (d *decoder) reasoningDetails(arr []byte, emit emitFunc) bool {
 }
 
 // toolCalls accumulates tool-call fragments. A fragment names its call by index; a fragment with
-// a new id on an index already used by a finished-looking call starts a new call (servers that
-// number every call 0), and a fragment with no index joins the last call unless it brings a new id.
+// a new id on an index already used starts a new call (servers that number every call 0), and a
+// fragment with no index joins the last call unless it brings a new id.
 func (d *decoder) toolCalls(arr []byte, emit emitFunc) bool {
 	ok := true
-	_, err := jsonparser.ArrayEach(arr, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
-		if !ok || t != jsonparser.Object {
-			return
+	err := eachElement(arr, func(v []byte, kind byte) bool {
+		if kind == kindObject {
+			ok = d.toolCall(v, emit)
 		}
-		ok = d.toolCall(v, emit)
+		return ok
 	})
 	if err != nil && ok {
 		return d.fail(d.malformed(arr, err), emit)
@@ -370,71 +375,75 @@ func (d *decoder) toolCall(obj []byte, emit emitFunc) bool {
 	wire := -1
 	var id, name, args []byte
 	argsIsString := true
-	var perr error
-	err := jsonparser.ObjectEach(obj, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+	good := true
+	_, err := eachMember(obj, func(k, v []byte, kind byte) bool {
 		switch string(k) {
 		case "index":
-			if t == jsonparser.Number {
-				var n int64
-				n, perr = jsonparser.ParseInt(v)
-				if n >= 0 && n < 1<<20 {
+			if kind == kindNumber {
+				n, ok := parseInt(v)
+				if ok && n >= 0 && n < 1<<20 {
 					wire = int(n)
 				}
 			}
 		case "id":
-			if t == jsonparser.String {
+			if kind == kindString && len(v) > 2 {
 				id = v
 			}
 		case "function":
-			if t == jsonparser.Object {
-				return jsonparser.ObjectEach(v, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+			if kind == kindObject {
+				_, ferr := eachMember(v, func(k, v []byte, kind byte) bool {
 					switch string(k) {
 					case "name":
-						if t == jsonparser.String {
+						if kind == kindString && len(v) > 2 {
 							name = v
 						}
 					case "arguments":
-						switch t {
-						case jsonparser.String:
+						switch kind {
+						case kindString:
 							args = v
-						case jsonparser.Object:
+						case kindObject:
 							// A few servers send the arguments as an object, not a string.
 							args, argsIsString = v, false
 						}
 					}
-					return nil
+					return true
 				})
+				good = ferr == nil
 			}
 		}
-		return nil
+		return good
 	})
-	if err == nil {
-		err = perr
+	if err == nil && !good {
+		err = errSyntax
 	}
 	if err != nil {
 		return d.fail(d.malformed(obj, err), emit)
 	}
-	i := d.findCall(wire, id)
+	var idStr, nameStr, frag string
+	ok1, ok2, ok3 := true, true, true
+	if id != nil {
+		idStr, ok1 = unquote(id, &d.scratch)
+	}
+	i := d.findCall(wire, idStr)
 	c := &d.calls[i]
-	if len(id) > 0 && c.id == "" {
-		s, _ := str(id)
-		c.id = s
+	if name != nil && c.name == "" {
+		nameStr, ok2 = unquote(name, &d.scratch)
+		c.name = nameStr
 	}
-	if len(name) > 0 && c.name == "" {
-		s, _ := str(name)
-		c.name = s
+	if idStr != "" && c.id == "" {
+		c.id = idStr
 	}
-	var frag string
-	if len(args) > 0 {
+	if args != nil {
 		if argsIsString {
-			s, ok := str(args)
-			if !ok {
-				return d.fail(d.malformed(obj, jsonparser.MalformedStringEscapeError), emit)
+			if len(args) > 2 {
+				frag, ok3 = unquote(args, &d.scratch)
 			}
-			frag = s
 		} else {
 			frag = string(args)
 		}
+	}
+	if !ok1 || !ok2 || !ok3 {
+		return d.fail(d.malformed(obj, errSyntax), emit)
 	}
 	if c.done {
 		return true
@@ -464,9 +473,9 @@ func (d *decoder) toolCall(obj []byte, emit emitFunc) bool {
 }
 
 // findCall returns the slot of the call a fragment belongs to, adding one when it is new.
-func (d *decoder) findCall(wire int, id []byte) int {
+func (d *decoder) findCall(wire int, id string) int {
 	if wire < 0 {
-		if n := len(d.calls); n > 0 && (len(id) == 0 || string(id) == d.calls[n-1].id) {
+		if n := len(d.calls); n > 0 && (id == "" || id == d.calls[n-1].id) {
 			return n - 1
 		}
 	} else {
@@ -475,7 +484,7 @@ func (d *decoder) findCall(wire int, id []byte) int {
 			if c.wireIndex != wire {
 				continue
 			}
-			if len(id) > 0 && c.id != "" && string(id) != c.id {
+			if id != "" && c.id != "" && id != c.id {
 				break // the same index reused for a new call
 			}
 			return i
@@ -544,47 +553,47 @@ func parseUsage(obj []byte) (providers.Usage, bool) {
 	var u providers.Usage
 	var prompt, cached, hit int
 	seen := false
-	num := func(v []byte, t jsonparser.ValueType) int {
-		if t != jsonparser.Number {
+	num := func(v []byte, kind byte) int {
+		if kind != kindNumber {
 			return 0
 		}
-		n, err := jsonparser.ParseInt(v)
-		if err != nil || n < 0 || n > 1<<40 {
+		n, ok := parseInt(v)
+		if !ok || n < 0 || n > 1<<40 {
 			return 0
 		}
 		return int(n)
 	}
-	_ = jsonparser.ObjectEach(obj, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+	_, _ = eachMember(obj, func(k, v []byte, kind byte) bool {
 		switch string(k) {
 		case "prompt_tokens":
-			prompt, seen = num(v, t), true
+			prompt, seen = num(v, kind), true
 		case "completion_tokens":
-			u.Output, seen = num(v, t), true
+			u.Output, seen = num(v, kind), true
 		case "prompt_cache_hit_tokens":
-			hit = num(v, t)
+			hit = num(v, kind)
 		case "prompt_tokens_details":
-			if t == jsonparser.Object {
-				_ = jsonparser.ObjectEach(v, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+			if kind == kindObject {
+				_, _ = eachMember(v, func(k, v []byte, kind byte) bool {
 					switch string(k) {
 					case "cached_tokens":
-						cached = num(v, t)
+						cached = num(v, kind)
 					case "cache_write_tokens":
-						u.CacheWrite = num(v, t)
+						u.CacheWrite = num(v, kind)
 					}
-					return nil
+					return true
 				})
 			}
 		case "completion_tokens_details":
-			if t == jsonparser.Object {
-				_ = jsonparser.ObjectEach(v, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+			if kind == kindObject {
+				_, _ = eachMember(v, func(k, v []byte, kind byte) bool {
 					if string(k) == "reasoning_tokens" {
-						u.Thinking = num(v, t)
+						u.Thinking = num(v, kind)
 					}
-					return nil
+					return true
 				})
 			}
 		}
-		return nil
+		return true
 	})
 	if cached == 0 {
 		cached = hit
@@ -599,35 +608,55 @@ func parseUsage(obj []byte) (providers.Usage, bool) {
 
 // inStreamError classifies an error payload that arrived inside a 200 stream: a top-level
 // {"error":{...}} object or the data of an `event: error` frame. The status comes from the body
-// (status_code, or a numeric code) when it has one; the kind from its code or type.
+// (status_code, or a numeric code) when it has one; the kind from its code or type. This path is
+// cold, so it uses encoding/json.
 func (d *decoder) inStreamError(payload []byte) *providers.Error {
-	inner, t, _, err := jsonparser.Get(payload, "error")
-	if err != nil || t != jsonparser.Object {
-		inner = payload
+	var env struct {
+		Error json.RawMessage `json:"error"`
 	}
-	status := 0
-	for _, key := range []string{"status_code", "code", "status"} {
-		if v, t, _, err := jsonparser.Get(inner, key); err == nil && t == jsonparser.Number {
-			if n, err := jsonparser.ParseInt(v); err == nil && n >= 100 && n < 600 {
-				status = int(n)
-				break
-			}
-		}
+	var obj struct {
+		Message    string          `json:"message"`
+		Type       string          `json:"type"`
+		Code       json.RawMessage `json:"code"`
+		Status     json.RawMessage `json:"status"`
+		StatusCode json.RawMessage `json:"status_code"`
+		Metadata   struct {
+			Raw string `json:"raw"`
+		} `json:"metadata"`
 	}
-	msg, _ := jsonparser.GetString(inner, "message")
-	if raw, _ := jsonparser.GetString(inner, "metadata", "raw"); raw != "" {
-		msg = strings.TrimSpace(msg + ": " + raw)
+	inner := []byte(nil)
+	if json.Unmarshal(payload, &env) == nil {
+		inner = bytes.TrimSpace(env.Error)
 	}
-	code, _ := jsonparser.GetString(inner, "code")
-	if code == "" {
-		code, _ = jsonparser.GetString(inner, "type")
+	var msg string
+	switch {
+	case len(inner) > 0 && inner[0] == '{':
+		_ = json.Unmarshal(inner, &obj)
+	case len(inner) > 0 && inner[0] == '"':
+		_ = json.Unmarshal(inner, &msg)
+	default:
+		_ = json.Unmarshal(payload, &obj)
 	}
 	if msg == "" {
-		if s, err := jsonparser.GetString(payload, "error"); err == nil {
-			msg = s
-		} else {
-			msg = clip(string(payload), 300)
+		msg = obj.Message
+	}
+	if obj.Metadata.Raw != "" {
+		msg = strings.TrimSpace(msg + ": " + obj.Metadata.Raw)
+	}
+	status := 0
+	for _, raw := range []json.RawMessage{obj.StatusCode, obj.Code, obj.Status} {
+		var n int
+		if json.Unmarshal(raw, &n) == nil && n >= 100 && n < 600 {
+			status = n
+			break
 		}
+	}
+	var code string
+	if json.Unmarshal(obj.Code, &code) != nil || code == "" {
+		code = obj.Type
+	}
+	if msg == "" {
+		msg = clip(string(payload), 300)
 	}
 	return providers.ClassifyStreamError(d.who, code, msg, status)
 }
@@ -637,15 +666,6 @@ func (d *decoder) malformed(data []byte, err error) *providers.Error {
 	e := providers.ProtocolError(d.who, "invalid JSON in a data line: "+clip(string(data), 60))
 	e.Detail = err.Error() + ": " + clip(string(data), 2000)
 	return e
-}
-
-// str decodes the inside of a JSON string, without an allocation beyond the result.
-func str(v []byte) (string, bool) {
-	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v), true
-	}
-	s, err := jsonparser.ParseString(v)
-	return s, err == nil
 }
 
 func clip(s string, n int) string {

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/buger/jsonparser"
-
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/httpsse"
 )
@@ -308,15 +306,20 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 		}
 		return nil, perr
 	}
-	var models []string
-	_, err := jsonparser.ArrayEach(body, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
-		if id, err := jsonparser.GetString(v, "id"); err == nil && id != "" {
-			models = append(models, id)
-		}
-	}, "data")
-	if err != nil {
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
 		return nil, &providers.Error{Kind: providers.ErrNotFound, Detail: clip(string(body), 300),
 			Message: fmt.Sprintf("%s answered %s with something that is not a model list; check the URL: OpenAI-compatible servers usually end in /v1.", p.who, url)}
+	}
+	models := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		if m.ID != "" {
+			models = append(models, m.ID)
+		}
 	}
 	return models, nil
 }
