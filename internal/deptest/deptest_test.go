@@ -1,0 +1,174 @@
+// Package deptest fails when an import arrow between agentd's packages runs backwards (see
+// docs/ARCHITECTURE.md), in the manner of tailscale's tstest/deptest: it asks `go list` for
+// every package's imports and checks each against the allowed direction.
+package deptest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentd-dev/agentd"
+
+// layer names the architectural unit a package belongs to, by longest matching prefix.
+func layer(pkg string) string {
+	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+	for _, l := range []string{
+		"cmd", "rpc/protocol", "rpc", "editorbridge", "session", "providers", "tools", "workspace", "config",
+		"internal/fakemodel", "internal/deptest", "clients",
+	} {
+		if rel == l || strings.HasPrefix(rel, l+"/") {
+			return l
+		}
+	}
+	return rel
+}
+
+// allowed lists, per layer, the agentd layers it may import. Everything else is a backwards or
+// sideways arrow. From ARCHITECTURE.md:
+//
+//	cmd/agentd ─► rpc ─► session ─► providers (+ providers/<dialect>)
+//	                 │         └──► tools ─► workspace
+//	                 └─► editorbridge ─► workspace, rpc/protocol
+//	config, rpc/protocol: leaves
+var allowed = map[string][]string{
+	"cmd":                {"rpc", "rpc/protocol", "editorbridge", "session", "providers", "tools", "workspace", "config"},
+	"rpc":                {"rpc/protocol", "editorbridge", "session", "providers", "tools", "workspace", "config"},
+	"editorbridge":       {"rpc/protocol", "workspace", "session", "tools", "config"},
+	"session":            {"rpc/protocol", "providers", "tools", "workspace", "config"},
+	"tools":              {"workspace", "providers", "rpc/protocol", "config"}, // providers: ToolSpec, in the seam file tools/registry.go
+	"providers":          {"config"},
+	"workspace":          {},
+	"config":             {},
+	"rpc/protocol":       {},
+	"internal/fakemodel": {"providers", "rpc/protocol"},
+}
+
+// leaves may import only the standard library.
+var stdlibOnly = map[string]bool{"rpc/protocol": true}
+
+type goPackage struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	Standard     bool
+	DepsErrors   []struct{ Err string }
+}
+
+func listPackages(t *testing.T) []goPackage {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,TestImports,XTestImports,Standard", module+"/...")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pkgs []goPackage
+	dec := json.NewDecoder(out)
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func TestImportArrows(t *testing.T) {
+	for _, v := range violations(listPackages(t)) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsCatchesBackwardsArrows keeps the checker honest on a made-up graph.
+func TestViolationsCatchesBackwardsArrows(t *testing.T) {
+	got := violations([]goPackage{
+		{ImportPath: module + "/workspace", Imports: []string{"os", module + "/session"}},
+		{ImportPath: module + "/rpc/protocol", Imports: []string{"go.uber.org/zap"}},
+		{ImportPath: module + "/session", Imports: []string{module + "/tools", module + "/rpc"}},
+		{ImportPath: module + "/rpc", Imports: []string{module + "/session", module + "/editorbridge"}},
+	})
+	want := []string{"workspace → session", "only the standard library", "session → rpc"}
+	if len(got) != len(want) {
+		t.Fatalf("violations = %q", got)
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("violation %d = %q, want it to mention %q", i, got[i], w)
+		}
+	}
+}
+
+func violations(pkgs []goPackage) []string {
+	var out []string
+	for _, p := range pkgs {
+		from := layer(p.ImportPath)
+		may, known := allowed[from]
+		if !known {
+			continue // cmd tests, deptest itself, clients: not part of the layering
+		}
+		// Production and in-package test imports follow the same arrows.
+		for _, imp := range append(append([]string{}, p.Imports...), p.TestImports...) {
+			if stdlibOnly[from] && !isStdlib(imp) && !strings.HasPrefix(imp, p.ImportPath) {
+				out = append(out, p.ImportPath+" imports "+imp+": "+from+" may import only the standard library")
+				continue
+			}
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			to := layer(imp)
+			if to == from {
+				continue
+			}
+			if !contains(may, to) {
+				out = append(out, p.ImportPath+" imports "+imp+": the arrow "+from+" → "+to+" runs against docs/ARCHITECTURE.md")
+			}
+		}
+	}
+	return out
+}
+
+// TestOnlyCmdNamesProviders: concrete dialects are named in cmd/agentd only (and in their own
+// tests), so adding one costs one registry line.
+func TestOnlyCmdNamesProviders(t *testing.T) {
+	for _, p := range listPackages(t) {
+		from := layer(p.ImportPath)
+		if from == "cmd" || from == "providers" || from == "internal/fakemodel" {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"/providers/") && !strings.HasPrefix(imp, module+"/providers/providertest") {
+				t.Errorf("%s imports the dialect %s; only cmd/agentd names concrete providers", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+func isStdlib(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return !strings.Contains(first, ".")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
