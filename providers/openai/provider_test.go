@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/httpsse"
 	"github.com/agentd-dev/agentd/providers/providertest"
 )
 
@@ -461,5 +462,52 @@ func TestListModels(t *testing.T) {
 				t.Fatalf("err %v, want %s saying %q", err, tc.kind, tc.contains)
 			}
 		})
+	}
+}
+
+// TestPlainHTTPNoticeOncePerPrivateOrigin: plain http to a private (not loopback) address gets one
+// notice per process; loopback and https get none. Nothing is sent: the notice is decided before
+// any request.
+func TestPlainHTTPNoticeOncePerPrivateOrigin(t *testing.T) {
+	plainHTTPNoticed.Delete("http://192.168.77.20:11434")
+	lan, err := newProvider(providers.Config{Model: "m", BaseURL: "http://192.168.77.20:11434/v1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := lan.plainHTTPNotice(); !strings.Contains(n, "unencrypted") {
+		t.Fatalf("first notice = %q", n)
+	}
+	if n := lan.plainHTTPNotice(); n != "" {
+		t.Fatalf("second notice = %q, want none", n)
+	}
+	for _, base := range []string{"http://localhost:11434/v1", "http://127.0.0.1:8080/v1", "http://[::1]:1234/v1", "https://10.0.0.5/v1"} {
+		p, err := newProvider(providers.Config{Model: "m", BaseURL: base}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := p.plainHTTPNotice(); n != "" {
+			t.Errorf("%s: notice %q, want none", base, n)
+		}
+	}
+}
+
+// TestRedirectToAnotherOriginNeverCarriesTheKey uses the production client: a server that
+// redirects the chat request elsewhere gets no second request there, key or not.
+func TestRedirectToAnotherOriginNeverCarriesTheKey(t *testing.T) {
+	other := newScripted(t, okStream)
+	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
+	})
+	p, err := newProvider(providers.Config{Model: "m", APIKey: "sk-secret", BaseURL: srv.URL + "/v1"},
+		&httpsse.Transport{Doer: sharedClient, Sleep: (&providertest.Sleeps{}).Sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := stream(t, p, testRequest())
+	if o.Err == nil || !strings.Contains(o.Err.Message+o.Err.Detail, "redirect") {
+		t.Fatalf("outcome %+v, want a failure naming the redirect", o.Err)
+	}
+	if n := len(other.all()); n != 0 {
+		t.Fatalf("the other origin received %d requests", n)
 	}
 }
