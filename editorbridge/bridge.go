@@ -195,15 +195,20 @@ func (b *Bridge) Notice(sessionID, severity, title, description string) {
 	})
 }
 
-// noticeOnce sends a notice the first time key comes up for the session.
+// noticeOnce sends a warning the first time key comes up for the session.
 func (b *Bridge) noticeOnce(sessionID, key, title, description string) {
+	b.noticeOnceSeverity(sessionID, key, protocol.SeverityWarning, title, description)
+}
+
+// noticeOnceSeverity sends a notice the first time key comes up for the session.
+func (b *Bridge) noticeOnceSeverity(sessionID, key, severity, title, description string) {
 	b.mu.Lock()
 	k := sessionID + "\x00" + key
 	seen := b.noticed[k]
 	b.noticed[k] = true
 	b.mu.Unlock()
 	if !seen {
-		b.Notice(sessionID, protocol.SeverityWarning, title, description)
+		b.Notice(sessionID, severity, title, description)
 	}
 }
 

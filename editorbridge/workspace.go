@@ -108,7 +108,7 @@ func (w *editorWorkspace) DirtyBuffers(ctx context.Context) ([]workspace.Buffer,
 // negotiated position encoding (characters, for the text agentd usually sees).
 func (w *editorWorkspace) Diagnostics(ctx context.Context, paths []string) ([]workspace.FileDiagnostics, error) {
 	if !w.can(w.b.caps.Agent.Diagnostics, protocol.MethodDiagnostics) {
-		w.b.noticeOnce(w.sessionID, "diagnostics", "No diagnostics from the editor",
+		w.b.noticeOnceSeverity(w.sessionID, "diagnostics", protocol.SeverityInfo, "No diagnostics from the editor",
 			"This editor does not serve agent/x/diagnostics, so agentd cannot see its language servers' problems.")
 		return nil, workspace.ErrUnsupported
 	}

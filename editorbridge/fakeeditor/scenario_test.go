@@ -48,6 +48,7 @@ type scenario struct {
 	script  []byte
 	files   map[string]string // relative path → text, the starting workspace
 	want    map[string]string // relative path → text at the end (as the editor shows it)
+	user    map[string]string // relative path → text the user types while the first permission prompt is up
 	absent  []string
 	golden  string
 }
@@ -58,7 +59,7 @@ func loadScenario(t *testing.T, file string) *scenario {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &scenario{file: file, archive: a, config: map[string]string{}, files: map[string]string{}, want: map[string]string{}}
+	sc := &scenario{file: file, archive: a, config: map[string]string{}, files: map[string]string{}, want: map[string]string{}, user: map[string]string{}}
 	for _, f := range a.Files {
 		switch {
 		case f.Name == "config":
@@ -77,6 +78,8 @@ func loadScenario(t *testing.T, file string) *scenario {
 			sc.files[strings.TrimPrefix(f.Name, "files/")] = string(f.Data)
 		case strings.HasPrefix(f.Name, "want/"):
 			sc.want[strings.TrimPrefix(f.Name, "want/")] = string(f.Data)
+		case strings.HasPrefix(f.Name, "user/"):
+			sc.user[strings.TrimPrefix(f.Name, "user/")] = string(f.Data)
 		default:
 			t.Fatalf("%s: unknown section %q", file, f.Name)
 		}
@@ -132,8 +135,13 @@ func transcript(ed *fakeeditor.Editor, root string) string {
 				line += " " + u.Status
 			}
 			for _, c := range u.ToolContent {
-				if c.Type == "diff" {
+				switch {
+				case c.Type == "diff":
 					line += " +diff"
+				case u.Status == protocol.StatusFailed && c.Content != nil:
+					// Why it failed is part of the scenario: the model must be told.
+					why, _, _ := strings.Cut(c.Content.Text, "\n")
+					line += ": " + why
 				}
 			}
 		case protocol.UpdateNotice:
@@ -171,11 +179,37 @@ func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed f
 	if err := os.WriteFile(scriptPath, sc.script, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ed := start(t, sc.editorOptions(t), scriptPath, t.TempDir())
+	opts := sc.editorOptions(t)
+	answers := strings.Fields(sc.config["permissions"])
+	var ed *fakeeditor.Editor
+	if len(sc.user) > 0 {
+		// The user types into the buffers while the first permission prompt is up, so the edit
+		// agentd computed is stale by the time it is allowed.
+		var mu sync.Mutex
+		typed := false
+		opts.Permission = func(p protocol.RequestPermissionParams) protocol.PermissionOutcome {
+			mu.Lock()
+			defer mu.Unlock()
+			if !typed {
+				typed = true
+				for rel, text := range sc.user {
+					ed.Edit(filepath.Join(root, rel), text)
+				}
+			}
+			if len(answers) == 0 {
+				t.Errorf("permission request %q beyond the scripted answers", p.ToolCall.Title)
+				return protocol.PermissionOutcome{Outcome: "cancelled"}
+			}
+			a := answers[0]
+			answers = answers[1:]
+			return protocol.PermissionOutcome{Outcome: "selected", OptionID: a}
+		}
+	}
+	ed = start(t, opts, scriptPath, t.TempDir())
 	for _, rel := range strings.Fields(sc.config["open"]) {
 		ed.OpenFile(filepath.Join(root, rel))
 	}
-	if answers := strings.Fields(sc.config["permissions"]); len(answers) > 0 {
+	if len(sc.user) == 0 && len(answers) > 0 {
 		ed.AnswerPermissions(answers...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
