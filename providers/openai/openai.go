@@ -132,8 +132,13 @@ func (p *Provider) header(stream bool) http.Header {
 
 // keyMissing is the error for OpenAI's own host without a key, given before any request.
 func (p *Provider) keyMissing() *providers.Error {
-	if p.ep.KeyNeed != providers.KeyRequired || p.cfg.APIKey != "" || p.cfg.Headers["Authorization"] != "" {
+	if p.ep.KeyNeed != providers.KeyRequired || p.cfg.APIKey != "" {
 		return nil
+	}
+	for k, v := range p.cfg.Headers {
+		if v != "" && (strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "Api-Key")) {
+			return nil
+		}
 	}
 	return &providers.Error{Kind: providers.ErrAuth,
 		Message: p.who + " needs an API key and none is configured; set OPENAI_API_KEY or add a key for this provider."}

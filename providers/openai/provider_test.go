@@ -511,3 +511,18 @@ func TestRedirectToAnotherOriginNeverCarriesTheKey(t *testing.T) {
 		t.Fatalf("the other origin received %d requests", n)
 	}
 }
+
+// TestAuthorizationHeaderFromSettings: a key given as a header (agent/providers/set), in any
+// case, is sent as is and satisfies OpenAI's key requirement.
+func TestAuthorizationHeaderFromSettings(t *testing.T) {
+	p, err := New(providers.Config{ID: "openai", Model: "gpt-4o", Headers: map[string]string{"authorization": "Bearer sk-h"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := p.(*Provider).keyMissing(); e != nil {
+		t.Fatalf("keyMissing = %v with an authorization header", e)
+	}
+	if got := p.(*Provider).header(true).Get("Authorization"); got != "Bearer sk-h" {
+		t.Fatalf("Authorization = %q", got)
+	}
+}
