@@ -205,6 +205,16 @@ func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed f
 			return protocol.PermissionOutcome{Outcome: "selected", OptionID: a}
 		}
 	}
+	if sc.config["cancel"] == "permission" {
+		// The user presses stop while the permission prompt is up: the editor sends
+		// agent/session/cancel and then answers its pending prompt cancelled, as the contract asks.
+		opts.Permission = func(p protocol.RequestPermissionParams) protocol.PermissionOutcome {
+			if err := ed.Notify(context.Background(), protocol.MethodSessionCancel, protocol.SessionIDParams{SessionID: p.SessionID}); err != nil {
+				t.Errorf("cancel: %v", err)
+			}
+			return protocol.PermissionOutcome{Outcome: "cancelled"}
+		}
+	}
 	ed = start(t, opts, scriptPath, t.TempDir())
 	for _, rel := range strings.Fields(sc.config["open"]) {
 		ed.OpenFile(filepath.Join(root, rel))
