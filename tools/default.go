@@ -7,12 +7,14 @@ func Default() *Registry {
 		ReadFile,
 		ListDir,
 		SearchText,
+		FindSymbol,
 		CreateFile,
 		EditFile,
 		CreateDir,
 		RenamePath,
 		MovePath,
 		DeletePath,
+		GetDiagnostics,
 		RunProgram,
 	)
 }

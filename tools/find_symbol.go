@@ -1,0 +1,384 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+//go:embed find_symbol.md
+var findSymbolDoc string
+
+type findSymbolIn struct {
+	Query      string `json:"query" jsonschema:"description=Symbol name or part of it,maxLength=200"`
+	Kind       string `json:"kind,omitempty" jsonschema:"description=Only symbols of this kind (function / method / type / class / interface / variable / constant / ...),maxLength=40"`
+	Path       string `json:"path,omitempty" jsonschema:"description=Only definitions under this directory,maxLength=4096"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"description=Most results to show (default 50),minimum=1,maximum=500"`
+}
+
+func (in findSymbolIn) title() string {
+	if in.Query == "" {
+		return ""
+	}
+	return "Find symbol " + in.Query
+}
+
+// FindSymbol is the find_symbol tool.
+var FindSymbol = New(Spec{Name: "find_symbol", Description: findSymbolDoc, Effect: EffectRead, Kind: "search", Title: "Find symbol"}, findSymbol)
+
+func findSymbol(ctx context.Context, env *Env, in findSymbolIn) Result {
+	q := strings.TrimSpace(in.Query)
+	if q == "" {
+		return Errorf("field query is empty")
+	}
+	if in.MaxResults == 0 {
+		in.MaxResults = 50
+	}
+	scope := ""
+	if in.Path != "" {
+		abs, bad := resolve(env, "path", in.Path, false)
+		if bad != nil {
+			return *bad
+		}
+		scope = abs
+	}
+	var syms []workspace.Symbol
+	source := "the editor's language servers"
+	lsp, err := env.WS.WorkspaceSymbols(ctx, q)
+	if err == nil {
+		for _, s := range lsp {
+			if _, err := env.Roots.Resolve(s.Path, false); err != nil {
+				continue // library code outside the roots
+			}
+			syms = append(syms, s)
+		}
+	}
+	var notes []string
+	if err != nil || len(syms) == 0 {
+		if err != nil && !errors.Is(err, workspace.ErrUnsupported) && ctx.Err() == nil {
+			notes = append(notes, fmt.Sprintf("the editor's symbol search failed (%v)", err))
+		}
+		var how string
+		syms, how, err = scanSymbols(ctx, env, q, scope)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Errorf("cancelled")
+			}
+			return Errorf("symbol scan failed: %v", err)
+		}
+		source = how
+	}
+	syms = rankSymbols(syms, q, in.Kind, scope)
+	var b strings.Builder
+	var locs []Location
+	for i, s := range syms {
+		if i == in.MaxResults {
+			fmt.Fprintf(&b, "[… %d more; narrow with kind or path]\n", len(syms)-in.MaxResults)
+			break
+		}
+		extra := ""
+		if s.Container != "" {
+			extra = " in " + s.Container
+		}
+		fmt.Fprintf(&b, "%s (%s%s) %s:%d\n", s.Name, strings.ToLower(s.Kind), extra, rel(env, s.Path), s.Line)
+		if len(locs) < 50 {
+			locs = append(locs, Location{Path: s.Path, Line: s.Line})
+		}
+	}
+	if len(syms) == 0 {
+		fmt.Fprintf(&b, "No definitions matching %q found", q)
+		if in.Kind != "" {
+			fmt.Fprintf(&b, " of kind %q", in.Kind)
+		}
+		b.WriteString("; try search_text for the name.\n")
+	}
+	fmt.Fprintf(&b, "[from %s", source)
+	for _, n := range notes {
+		fmt.Fprintf(&b, "; %s", n)
+	}
+	b.WriteString("]\n")
+	return Result{Output: b.String(), Locations: locs, Raw: map[string]any{"count": len(syms), "source": source}}
+}
+
+// rankSymbols filters by kind and scope, and orders exact matches, then case-insensitive exact,
+// then prefix, then substring; within a rank by path and line.
+func rankSymbols(syms []workspace.Symbol, q, kind, scope string) []workspace.Symbol {
+	lq := strings.ToLower(q)
+	rank := func(s workspace.Symbol) int {
+		switch n := s.Name; {
+		case n == q:
+			return 0
+		case strings.EqualFold(n, q):
+			return 1
+		case strings.HasPrefix(strings.ToLower(n), lq):
+			return 2
+		case strings.Contains(strings.ToLower(n), lq):
+			return 3
+		}
+		return 4
+	}
+	seen := map[string]bool{}
+	var out []workspace.Symbol
+	for _, s := range syms {
+		if rank(s) == 4 {
+			continue
+		}
+		if kind != "" && !strings.EqualFold(s.Kind, kind) && !strings.Contains(strings.ToLower(s.Kind), strings.ToLower(kind)) {
+			continue
+		}
+		if scope != "" && s.Path != scope && !strings.HasPrefix(s.Path, scope+string(filepath.Separator)) {
+			continue
+		}
+		key := fmt.Sprintf("%s\x00%s\x00%d", s.Name, s.Path, s.Line)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := rank(out[i]), rank(out[j])
+		if ri != rj {
+			return ri < rj
+		}
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out
+}
+
+// scanSymbols finds definitions without the editor: only files that contain the query
+// (case-insensitively) can define it, so the search engine picks the candidates and ctags or the
+// built-in patterns read just those.
+func scanSymbols(ctx context.Context, env *Env, q, scope string) ([]workspace.Symbol, string, error) {
+	var starts []string
+	if scope != "" {
+		starts = []string{scope}
+	} else {
+		starts = env.Roots.Dirs()
+	}
+	m, err := compileMatcher(q, true, true)
+	if err != nil {
+		return nil, "", err
+	}
+	var files []string
+	for _, start := range starts {
+		if _, err := os.Stat(start); err != nil {
+			continue
+		}
+		out, err := search(ctx, searchOpts{Root: rootOf(env, start), Start: start, Matcher: m, MaxPerFile: 1, MaxKept: 1})
+		if err != nil {
+			return nil, "", err
+		}
+		for _, f := range out.Files {
+			files = append(files, f.Path)
+		}
+	}
+	if len(files) > 5000 {
+		files = files[:5000]
+	}
+	if len(files) == 0 {
+		return nil, "a scan of the project files", nil
+	}
+	if ctagsPath() != "" {
+		if syms, err := runCtags(ctx, files); err == nil {
+			return syms, "universal-ctags", nil
+		}
+	}
+	var syms []workspace.Symbol
+	for _, f := range files {
+		syms = append(syms, scanDefinitions(f, q)...)
+	}
+	return syms, "agentd's definition scanner", nil
+}
+
+var ctagsOnce = sync.OnceValue(func() string {
+	p, err := exec.LookPath("ctags")
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command(p, "--version").Output()
+	if err != nil || !bytes.Contains(out, []byte("Universal Ctags")) {
+		return ""
+	}
+	if out, err := exec.Command(p, "--list-features").Output(); err != nil || !bytes.Contains(out, []byte("json")) {
+		return ""
+	}
+	return p
+})
+
+// ctagsPath is universal-ctags with JSON output, or "".
+var ctagsPath = ctagsOnce
+
+func runCtags(ctx context.Context, files []string) ([]workspace.Symbol, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ctagsPath(), "--output-format=json", "--fields=+nKZ", "--extras=-F", "-f", "-", "-L", "-")
+	cmd.Stdin = strings.NewReader(strings.Join(files, "\n") + "\n")
+	setProcessGroup(cmd)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	var syms []workspace.Symbol
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		var tag struct {
+			Type  string `json:"_type"`
+			Name  string `json:"name"`
+			Path  string `json:"path"`
+			Line  int    `json:"line"`
+			Kind  string `json:"kind"`
+			Scope string `json:"scope"`
+		}
+		if json.Unmarshal(sc.Bytes(), &tag) != nil || tag.Type != "tag" {
+			continue
+		}
+		syms = append(syms, workspace.Symbol{Name: tag.Name, Kind: tag.Kind, Container: tag.Scope, Path: tag.Path, Line: tag.Line})
+	}
+	return syms, nil
+}
+
+type defPattern struct {
+	re   *regexp.Regexp
+	kind string
+}
+
+func defs(kind string, exprs ...string) []defPattern {
+	var out []defPattern
+	for _, e := range exprs {
+		out = append(out, defPattern{regexp.MustCompile(e), kind})
+	}
+	return out
+}
+
+func join2(lists ...[]defPattern) []defPattern {
+	var out []defPattern
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+var (
+	goDefs = join2(
+		defs("method", `^func\s+\(\s*\w*\s*\*?\s*(?P<container>\w+)[^)]*\)\s*(?P<name>\w+)`),
+		defs("function", `^func\s+(?P<name>\w+)`),
+		defs("type", `^type\s+(?P<name>\w+)`, `^\t(?P<name>[A-Za-z_]\w*)\s+(?:struct|interface)\b`),
+		defs("variable", `^var\s+(?P<name>\w+)`),
+		defs("constant", `^const\s+(?P<name>\w+)`),
+	)
+	pyDefs = join2(
+		defs("function", `^\s*(?:async\s+)?def\s+(?P<name>\w+)`),
+		defs("class", `^\s*class\s+(?P<name>\w+)`),
+		defs("variable", `^(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=[^=]`),
+	)
+	jsDefs = join2(
+		defs("function", `^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)`),
+		defs("class", `^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)`),
+		defs("interface", `^\s*(?:export\s+)?(?:declare\s+)?interface\s+(?P<name>[\w$]+)`),
+		defs("type", `^\s*(?:export\s+)?(?:declare\s+)?type\s+(?P<name>[\w$]+)\s*(?:<[^=]*>)?\s*=`),
+		defs("enum", `^\s*(?:export\s+)?(?:const\s+)?enum\s+(?P<name>[\w$]+)`),
+		defs("constant", `^\s*(?:export\s+)?const\s+(?P<name>[\w$]+)\s*(?::[^=]+)?=`),
+		defs("variable", `^\s*(?:export\s+)?(?:let|var)\s+(?P<name>[\w$]+)`),
+		defs("method", `^\s+(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*(?P<name>[\w$]+)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`),
+	)
+	rustDefs = join2(
+		defs("function", `^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+(?P<name>\w+)`),
+		defs("struct", `^\s*(?:pub(?:\([^)]*\))?\s+)?struct\s+(?P<name>\w+)`),
+		defs("enum", `^\s*(?:pub(?:\([^)]*\))?\s+)?enum\s+(?P<name>\w+)`),
+		defs("trait", `^\s*(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?trait\s+(?P<name>\w+)`),
+		defs("type", `^\s*(?:pub(?:\([^)]*\))?\s+)?type\s+(?P<name>\w+)`),
+		defs("module", `^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(?P<name>\w+)`),
+		defs("constant", `^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(?:mut\s+)?(?P<name>\w+)`),
+		defs("macro", `^\s*macro_rules!\s*(?P<name>\w+)`),
+	)
+	jvmDefs = join2(
+		defs("class", `^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial|inner)\s+)*(?:class|record|object)\s+(?P<name>\w+)`),
+		defs("interface", `^\s*(?:(?:public|private|protected|internal|static|sealed|partial)\s+)*interface\s+(?P<name>\w+)`),
+		defs("enum", `^\s*(?:(?:public|private|protected|internal|static)\s+)*enum\s+(?:class\s+)?(?P<name>\w+)`),
+		defs("function", `^\s*(?:(?:public|private|protected|internal|override|suspend|inline|open)\s+)*fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)`),
+		defs("method", `^\s*(?:(?:public|private|protected|internal|static|final|abstract|synchronized|virtual|override|async|native)\s+)+[\w<>\[\],.?\s]+?\s+(?P<name>\w+)\s*\(`),
+	)
+	cDefs = join2(
+		defs("macro", `^\s*#\s*define\s+(?P<name>\w+)`),
+		defs("struct", `^\s*(?:typedef\s+)?(?:struct|union)\s+(?P<name>\w+)\s*\{?\s*$`),
+		defs("class", `^\s*(?:template\s*<[^>]*>\s*)?class\s+(?P<name>\w+)`),
+		defs("enum", `^\s*(?:typedef\s+)?enum\s+(?:class\s+)?(?P<name>\w+)`),
+		defs("type", `^\s*typedef\s+.*?\b(?P<name>\w+)\s*;\s*$`),
+		defs("function", `^[A-Za-z_][\w\s\*&:<>,]*?[\s\*&](?P<name>[A-Za-z_][\w:~]*)\s*\([^;]*$`),
+	)
+	rubyDefs = join2(
+		defs("method", `^\s*def\s+(?:self\.)?(?P<name>\w+[?!=]?)`),
+		defs("class", `^\s*class\s+(?P<name>[\w:]+)`),
+		defs("module", `^\s*module\s+(?P<name>[\w:]+)`),
+	)
+	phpDefs = join2(
+		defs("function", `^\s*(?:(?:public|private|protected|static|final|abstract)\s+)*function\s+&?(?P<name>\w+)`),
+		defs("class", `^\s*(?:(?:final|abstract)\s+)?(?:class|trait|enum)\s+(?P<name>\w+)`),
+		defs("interface", `^\s*interface\s+(?P<name>\w+)`),
+	)
+	defsByExt = map[string][]defPattern{
+		".go": goDefs, ".py": pyDefs, ".pyi": pyDefs,
+		".js": jsDefs, ".jsx": jsDefs, ".mjs": jsDefs, ".cjs": jsDefs, ".ts": jsDefs, ".tsx": jsDefs, ".mts": jsDefs, ".cts": jsDefs,
+		".rs":   rustDefs,
+		".java": jvmDefs, ".kt": jvmDefs, ".kts": jvmDefs, ".cs": jvmDefs, ".scala": jvmDefs,
+		".c": cDefs, ".h": cDefs, ".cc": cDefs, ".cpp": cDefs, ".cxx": cDefs, ".hpp": cDefs, ".hh": cDefs, ".hxx": cDefs, ".m": cDefs, ".mm": cDefs,
+		".rb":  rubyDefs,
+		".php": phpDefs,
+	}
+	notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "return": true, "function": true, "else": true, "new": true, "sizeof": true}
+)
+
+// scanDefinitions finds definitions whose name contains q in one file.
+func scanDefinitions(path, q string) []workspace.Symbol {
+	pats := defsByExt[strings.ToLower(filepath.Ext(path))]
+	if pats == nil {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) > MaxFileBytes || isBinary(data) {
+		return nil
+	}
+	lq := strings.ToLower(q)
+	var out []workspace.Symbol
+	for i, line := range strings.Split(string(data), "\n") {
+		if !strings.Contains(strings.ToLower(line), lq) {
+			continue
+		}
+		for _, p := range pats {
+			m := p.re.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			name := m[p.re.SubexpIndex("name")]
+			if notNames[name] || !strings.Contains(strings.ToLower(name), lq) {
+				continue
+			}
+			s := workspace.Symbol{Name: name, Kind: p.kind, Path: path, Line: i + 1}
+			if ci := p.re.SubexpIndex("container"); ci > 0 {
+				s.Container = m[ci]
+			}
+			out = append(out, s)
+			break
+		}
+	}
+	return out
+}

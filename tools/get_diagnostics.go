@@ -1,0 +1,166 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+//go:embed get_diagnostics.md
+var getDiagnosticsDoc string
+
+type getDiagnosticsIn struct {
+	Path        string `json:"path,omitempty" jsonschema:"description=File to check (default: all files the editor knows),maxLength=4096"`
+	MinSeverity string `json:"min_severity,omitempty" jsonschema:"description=Least serious level to show (default warning),enum=error,enum=warning,enum=information,enum=hint"`
+}
+
+func (in getDiagnosticsIn) title() string {
+	if in.Path == "" {
+		return "Diagnostics"
+	}
+	return "Diagnostics of " + in.Path
+}
+
+// GetDiagnostics is the get_diagnostics tool.
+var GetDiagnostics = New(Spec{Name: "get_diagnostics", Description: getDiagnosticsDoc, Effect: EffectRead, Kind: "read", Title: "Diagnostics"}, getDiagnostics)
+
+var severityNames = map[workspace.Severity]string{1: "error", 2: "warning", 3: "information", 4: "hint"}
+
+func severityLevel(name string) workspace.Severity {
+	for s, n := range severityNames {
+		if n == name {
+			return s
+		}
+	}
+	return 2
+}
+
+const maxDiagnosticsShown = 200
+
+func getDiagnostics(ctx context.Context, env *Env, in getDiagnosticsIn) Result {
+	var paths []string
+	if in.Path != "" {
+		abs, bad := resolve(env, "path", in.Path, false)
+		if bad != nil {
+			return *bad
+		}
+		paths = []string{abs}
+	}
+	fds, err := env.WS.Diagnostics(ctx, paths)
+	if errors.Is(err, workspace.ErrUnsupported) {
+		return Errorf("this editor does not report diagnostics to agentd; check the code another way (for example run the compiler or the tests with run_program)")
+	}
+	if err != nil {
+		return Errorf("the editor could not report diagnostics: %v", err)
+	}
+	min := severityLevel(in.MinSeverity)
+	text, counts, locs := formatDiagnostics(env, fds, min, maxDiagnosticsShown)
+	if text == "" {
+		scope := "any file"
+		if in.Path != "" {
+			scope = rel(env, paths[0])
+		}
+		return Result{Output: fmt.Sprintf("No problems of severity %s or worse reported for %s.", severityNames[min], scope), Raw: counts}
+	}
+	return Result{Output: text, Locations: locs, Raw: counts}
+}
+
+// formatDiagnostics lists diagnostics as path:line:col: severity: message [source code], worst
+// files first.
+func formatDiagnostics(env *Env, fds []workspace.FileDiagnostics, min workspace.Severity, limit int) (string, map[string]int, []Location) {
+	counts := map[string]int{}
+	type item struct {
+		path string
+		d    workspace.Diagnostic
+	}
+	var items []item
+	for _, fd := range fds {
+		for _, d := range fd.Diagnostics {
+			sev := d.Severity
+			if sev == 0 {
+				sev = 1
+			}
+			if sev > min {
+				continue
+			}
+			d.Severity = sev
+			counts[severityNames[sev]]++
+			items = append(items, item{fd.Path, d})
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := items[i], items[j]
+		if a.d.Severity != b.d.Severity {
+			return a.d.Severity < b.d.Severity
+		}
+		if a.path != b.path {
+			return a.path < b.path
+		}
+		return a.d.Line < b.d.Line
+	})
+	var b strings.Builder
+	var locs []Location
+	for i, it := range items {
+		if i == limit {
+			fmt.Fprintf(&b, "[… %d more not shown]\n", len(items)-limit)
+			break
+		}
+		src := ""
+		if it.d.Source != "" || it.d.Code != "" {
+			src = " [" + strings.TrimSpace(it.d.Source+" "+it.d.Code) + "]"
+		}
+		fmt.Fprintf(&b, "%s:%d:%d: %s: %s%s\n", rel(env, it.path), it.d.Line, it.d.Column, severityNames[it.d.Severity], strings.TrimSpace(it.d.Message), src)
+		if len(locs) < 50 {
+			locs = append(locs, Location{Path: it.path, Line: it.d.Line})
+		}
+	}
+	if len(items) > 0 {
+		var parts []string
+		for _, s := range []string{"error", "warning", "information", "hint"} {
+			if counts[s] > 0 {
+				parts = append(parts, plural(counts[s], s))
+			}
+		}
+		fmt.Fprintf(&b, "[%s]\n", strings.Join(parts, ", "))
+	}
+	return b.String(), counts, locs
+}
+
+// SettledDiagnostics is for the engine after an edit: it polls the editor's diagnostics of paths
+// until two answers poll apart agree (the language server has caught up) or wait runs out, and
+// returns the errors in those files as text for the model ("" when there are none, or when the
+// editor does not report diagnostics).
+func SettledDiagnostics(ctx context.Context, env *Env, paths []string, wait, poll time.Duration) string {
+	if len(paths) == 0 || env == nil || env.WS == nil {
+		return ""
+	}
+	deadline := time.Now().Add(wait)
+	var last []workspace.FileDiagnostics
+	for first := true; ; first = false {
+		fds, err := env.WS.Diagnostics(ctx, paths)
+		if err != nil {
+			return ""
+		}
+		if !first && reflect.DeepEqual(fds, last) {
+			break
+		}
+		last = fds
+		if time.Now().Add(poll).After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(poll):
+		}
+	}
+	text, _, _ := formatDiagnostics(env, last, 1, 30)
+	return text
+}
