@@ -297,6 +297,9 @@ type fakeWS struct {
 	readDelay time.Duration
 	editHook  func(ctx context.Context) error
 	edits     int
+	dirty     map[string]bool // edited buffers not saved yet
+	saved     []string
+	noSave    bool
 }
 
 func (w *fakeWS) ReadFile(ctx context.Context, path string) (workspace.Doc, error) {
@@ -315,15 +318,32 @@ func (w *fakeWS) ReadFile(ctx context.Context, path string) (workspace.Doc, erro
 	}
 	return workspace.Doc{Path: path, Text: text}, nil
 }
-func (w *fakeWS) DirtyBuffers(context.Context) ([]workspace.Buffer, error) { return nil, nil }
+func (w *fakeWS) DirtyBuffers(context.Context) ([]workspace.Buffer, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []workspace.Buffer
+	for p := range w.dirty {
+		out = append(out, workspace.Buffer{Path: p})
+	}
+	return out, nil
+}
 func (w *fakeWS) Diagnostics(context.Context, []string) ([]workspace.FileDiagnostics, error) {
 	return nil, nil
 }
 func (w *fakeWS) WorkspaceSymbols(context.Context, string) ([]workspace.Symbol, error) {
 	return nil, workspace.ErrUnsupported
 }
-func (w *fakeWS) SaveBuffers(context.Context, []string) (workspace.SaveResult, error) {
-	return workspace.SaveResult{}, workspace.ErrUnsupported
+func (w *fakeWS) SaveBuffers(_ context.Context, paths []string) (workspace.SaveResult, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.noSave {
+		return workspace.SaveResult{}, workspace.ErrUnsupported
+	}
+	for _, p := range paths {
+		delete(w.dirty, p)
+	}
+	w.saved = append(w.saved, paths...)
+	return workspace.SaveResult{Saved: paths}, nil
 }
 func (w *fakeWS) ApplyEdit(ctx context.Context, label string, changes []workspace.Change) error {
 	if w.editHook != nil {
@@ -340,6 +360,10 @@ func (w *fakeWS) ApplyEdit(ctx context.Context, label string, changes []workspac
 	}
 	for _, c := range changes {
 		w.files[c.Path] = c.NewText
+		if w.dirty == nil {
+			w.dirty = map[string]bool{}
+		}
+		w.dirty[c.Path] = true
 	}
 	w.edits++
 	return nil
@@ -424,6 +448,23 @@ func (editTool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) t
 	return tools.Result{Output: "edited " + a.Path, Diffs: []tools.Diff{diff}}
 }
 
+type runTool struct{}
+
+func (runTool) Name() string                 { return "run_program" }
+func (runTool) Description() string          { return "Runs a program." }
+func (runTool) Schema() json.RawMessage      { return json.RawMessage(`{"type":"object"}`) }
+func (runTool) Effect() tools.Effect         { return tools.EffectExec }
+func (runTool) Kind() string                 { return protocol.KindExecute }
+func (runTool) Title(json.RawMessage) string { return "Run go test" }
+func (runTool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {
+	argv := []string{"go", "test", "./..."}
+	if err := env.Permit(ctx, tools.PermissionRequest{Title: "Run go test", Kind: protocol.KindExecute, Command: argv, Cwd: env.Cwd}); err != nil {
+		return tools.Result{Output: err.Error(), IsError: true}
+	}
+	env.Progress("ok  example 0.1s")
+	return tools.Result{Output: "ok  example 0.1s"}
+}
+
 type panicTool struct{}
 
 func (panicTool) Name() string                 { return "explode" }
@@ -470,7 +511,7 @@ func (h *harness) manager() *Manager {
 		Client:     h.client,
 		Workspaces: func(string, *workspace.Roots) workspace.Workspace { return h.ws },
 		Providers:  fakeSource{p: h.prov},
-		Tools:      tools.NewRegistry(readTool{}, editTool{}, panicTool{}),
+		Tools:      tools.NewRegistry(readTool{}, editTool{}, panicTool{}, runTool{}),
 		Settings:   func() config.Settings { return h.set },
 		StateDir:   h.state,
 	})

@@ -401,7 +401,10 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Unlock()
 	m.bgCancel()
 	for _, s := range all {
-		s.close(ctx)
+		s.stop()
+	}
+	for _, s := range all {
+		s.wait(ctx)
 	}
 	done := make(chan struct{})
 	go func() { m.bg.Wait(); close(done) }()

@@ -199,3 +199,45 @@ func TestPermissionRequestCarriesCommandAndCwd(t *testing.T) {
 }
 
 var _ = providers.RoleUser
+
+func TestEditedFilesAreSavedBeforeAProgramRuns(t *testing.T) {
+	h := newHarness(t,
+		reply{events: callsReply(tc{"e1", "edit_file", `{"path":"a.txt","old":"alpha","new":"ALPHA"}`})},
+		reply{events: callsReply(tc{"r1", "run_program", `{}`})},
+		reply{events: textReply("tests pass")},
+	)
+	h.set.Mode = ModeAuto
+	h.set.SaveBeforeRun = true
+	h.newSession()
+	h.prompt("fix and test")
+	h.ws.mu.Lock()
+	saved := append([]string(nil), h.ws.saved...)
+	h.ws.mu.Unlock()
+	if len(saved) != 1 || saved[0] != h.path("a.txt") {
+		t.Fatalf("saved %v before the program ran", saved)
+	}
+	us := callUpdates(h.client.snapshot(), "r1")
+	var progress bool
+	for _, u := range us {
+		progress = progress || (u.Status == "" && len(u.ToolContent) == 1 && u.ToolContent[0].Content.Text == "ok  example 0.1s")
+	}
+	if !progress || finalStatus(h.client.snapshot(), "r1") != protocol.StatusCompleted {
+		t.Fatalf("run updates: %s", dumpUpdates(us))
+	}
+
+	// A client that cannot save gets a notice, and the model a note.
+	h2 := newHarness(t,
+		reply{events: callsReply(tc{"e1", "edit_file", `{"path":"a.txt","old":"alpha","new":"ALPHA"}`})},
+		reply{events: callsReply(tc{"r1", "run_program", `{}`})},
+		reply{events: textReply("ok")},
+	)
+	h2.set.Mode = ModeAuto
+	h2.set.SaveBeforeRun = true
+	h2.ws.noSave = true
+	h2.newSession()
+	h2.prompt("fix and test")
+	trs := toolResults(h2.prov.requests()[2].Messages)
+	if last := trs[len(trs)-1]; !strings.Contains(last.Text, "could not save") || !strings.Contains(last.Text, h2.path("a.txt")) {
+		t.Fatalf("model saw %q", last.Text)
+	}
+}

@@ -49,6 +49,9 @@ type Session struct {
 	mode       string
 	providerID string
 	grants     []grant // session-scope grants
+	// edited holds the files this session's edits changed that may still be unsaved in the
+	// editor; they are saved before a program runs (saveBeforeRun).
+	edited     map[string]bool
 	running    bool
 	turnCancel context.CancelFunc
 	turnDone   chan struct{}
@@ -173,11 +176,23 @@ func (s *Session) cancel() {
 
 // close cancels everything, waits (bounded by ctx) for the turn to answer and closes the store.
 func (s *Session) close(ctx context.Context) {
+	s.stop()
+	s.wait(ctx)
+}
+
+// stop marks the session closed and cancels its turn and queue.
+func (s *Session) stop() {
 	s.mu.Lock()
 	s.closed = true
-	done := s.turnDone
 	s.mu.Unlock()
 	s.cancel()
+}
+
+// wait waits (bounded by ctx) for a cancelled turn to answer, then flushes and closes the store.
+func (s *Session) wait(ctx context.Context) {
+	s.mu.Lock()
+	done := s.turnDone
+	s.mu.Unlock()
 	if done != nil {
 		select {
 		case <-done:
