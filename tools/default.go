@@ -8,13 +8,14 @@ func Default() *Registry {
 		ListDir,
 		SearchText,
 		FindSymbol,
+		GetDiagnostics,
+		ProjectOverview,
 		CreateFile,
 		EditFile,
 		CreateDir,
 		RenamePath,
 		MovePath,
 		DeletePath,
-		GetDiagnostics,
 		RunProgram,
 	)
 }

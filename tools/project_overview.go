@@ -1,0 +1,491 @@
+package tools
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+//go:embed project_overview.md
+var projectOverviewDoc string
+
+type projectOverviewIn struct{}
+
+// ProjectOverview is the project_overview tool.
+var ProjectOverview = New(Spec{Name: "project_overview", Description: projectOverviewDoc, Effect: EffectRead, Kind: "read", Title: "Project overview"}, projectOverview)
+
+var languageByExt = map[string]string{
+	".go": "Go", ".py": "Python", ".pyi": "Python", ".js": "JavaScript", ".mjs": "JavaScript", ".cjs": "JavaScript", ".jsx": "JavaScript",
+	".ts": "TypeScript", ".tsx": "TypeScript", ".mts": "TypeScript", ".cts": "TypeScript", ".rs": "Rust", ".java": "Java", ".kt": "Kotlin", ".kts": "Kotlin",
+	".scala": "Scala", ".cs": "C#", ".c": "C", ".h": "C/C++ header", ".cc": "C++", ".cpp": "C++", ".cxx": "C++", ".hpp": "C++", ".hh": "C++",
+	".m": "Objective-C", ".mm": "Objective-C++", ".swift": "Swift", ".rb": "Ruby", ".php": "PHP", ".lua": "Lua", ".sh": "Shell", ".bash": "Shell",
+	".zig": "Zig", ".dart": "Dart", ".ex": "Elixir", ".exs": "Elixir", ".erl": "Erlang", ".hs": "Haskell", ".ml": "OCaml", ".clj": "Clojure",
+	".r": "R", ".jl": "Julia", ".vue": "Vue", ".svelte": "Svelte", ".html": "HTML", ".css": "CSS", ".scss": "SCSS", ".sql": "SQL",
+	".proto": "Protocol Buffers", ".md": "Markdown", ".s": "Assembly", ".asm": "Assembly", ".vim": "Vim script", ".tf": "Terraform",
+}
+
+var manifestNames = map[string]bool{
+	"go.mod": true, "go.work": true, "package.json": true, "Cargo.toml": true, "pyproject.toml": true, "requirements.txt": true,
+	"setup.py": true, "pom.xml": true, "build.gradle": true, "build.gradle.kts": true, "settings.gradle": true, "settings.gradle.kts": true,
+	"Gemfile": true, "composer.json": true, "CMakeLists.txt": true, "Makefile": true, "deno.json": true, "pubspec.yaml": true, "mix.exs": true,
+}
+
+const overviewMaxFiles = 100000
+
+func projectOverview(ctx context.Context, env *Env, _ projectOverviewIn) Result {
+	var b strings.Builder
+	for _, root := range env.Roots.Dirs() {
+		if ctx.Err() != nil {
+			return Errorf("cancelled")
+		}
+		fmt.Fprintf(&b, "# %s", root)
+		if root == env.Roots.Cwd() {
+			b.WriteString(" (working directory)")
+		}
+		b.WriteString("\n")
+		overviewRoot(ctx, env, root, &b)
+		b.WriteString("\n")
+	}
+	return Result{Output: strings.TrimRight(b.String(), "\n") + "\n"}
+}
+
+func overviewRoot(ctx context.Context, env *Env, root string, b *strings.Builder) {
+	langs := map[string]int{}
+	dirs := map[string]int{}
+	var manifests []string
+	files := 0
+	truncated := false
+	stats, _ := walk(ctx, root, root, walkOpts{}, func(e walkEntry) error {
+		if e.Entry.IsDir() {
+			switch e.Entry.Name() {
+			case "node_modules", "vendor", "target", "dist", "build", "__pycache__", ".venv", "venv":
+				if e.Depth > 1 || e.Entry.Name() != "build" {
+					return fs.SkipDir
+				}
+			}
+			return nil
+		}
+		files++
+		if files > overviewMaxFiles {
+			truncated = true
+			return fs.SkipAll
+		}
+		name := e.Entry.Name()
+		if manifestNames[name] && len(manifests) < 200 {
+			manifests = append(manifests, e.Abs)
+		}
+		if lang, ok := languageByExt[strings.ToLower(filepath.Ext(name))]; ok {
+			langs[lang]++
+			if lang != "Markdown" && len(e.Parts) > 1 {
+				dirs[e.Parts[0]]++
+			} else if lang != "Markdown" {
+				dirs["."]++
+			}
+		}
+		return nil
+	})
+	fmt.Fprintf(b, "Files: %d", files)
+	if stats.Ignored > 0 {
+		fmt.Fprintf(b, " (plus %d entries ignored by .gitignore)", stats.Ignored)
+	}
+	if truncated {
+		fmt.Fprintf(b, " (stopped counting at %d)", overviewMaxFiles)
+	}
+	b.WriteString("\n")
+	if len(langs) > 0 {
+		fmt.Fprintf(b, "Languages: %s\n", topCounts(langs, 10, "files"))
+	}
+	if len(dirs) > 0 {
+		fmt.Fprintf(b, "Source directories: %s\n", topCounts(dirs, 15, "source files"))
+	}
+	gitSummary(ctx, root, b)
+	if len(manifests) == 0 {
+		b.WriteString("Manifests: none found\n")
+		return
+	}
+	sort.Slice(manifests, func(i, j int) bool {
+		di, dj := strings.Count(manifests[i], string(filepath.Separator)), strings.Count(manifests[j], string(filepath.Separator))
+		if di != dj {
+			return di < dj
+		}
+		return manifests[i] < manifests[j]
+	})
+	b.WriteString("Manifests:\n")
+	for i, m := range manifests {
+		if i == 40 {
+			fmt.Fprintf(b, "- … %d more\n", len(manifests)-40)
+			break
+		}
+		fmt.Fprintf(b, "- %s", rel(env, m))
+		if s := describeManifest(m); s != "" {
+			fmt.Fprintf(b, ": %s", s)
+		}
+		b.WriteString("\n")
+	}
+}
+
+func topCounts(m map[string]int, n int, unit string) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var list []kv
+	for k, v := range m {
+		list = append(list, kv{k, v})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].v != list[j].v {
+			return list[i].v > list[j].v
+		}
+		return list[i].k < list[j].k
+	})
+	var parts []string
+	for i, e := range list {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("… %d more", len(list)-n))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d)", e.k, e.v))
+	}
+	return strings.Join(parts, ", ") + " " + unit
+}
+
+// gitSummary reads the branch from .git/HEAD and counts uncommitted changes with git status when
+// git is installed.
+func gitSummary(ctx context.Context, root string, b *strings.Builder) {
+	gitDir := filepath.Join(root, ".git")
+	st, err := os.Stat(gitDir)
+	if err != nil {
+		b.WriteString("Git: not a repository root\n")
+		return
+	}
+	if !st.IsDir() {
+		// A worktree or submodule: .git is a file naming the real directory.
+		if data, err := os.ReadFile(gitDir); err == nil {
+			if d, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: "); ok {
+				if !filepath.IsAbs(d) {
+					d = filepath.Join(root, d)
+				}
+				gitDir = d
+			}
+		}
+	}
+	branch := "unknown"
+	if head, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err == nil {
+		h := strings.TrimSpace(string(head))
+		if ref, ok := strings.CutPrefix(h, "ref: refs/heads/"); ok {
+			branch = ref
+		} else if len(h) >= 12 {
+			branch = "detached at " + h[:12]
+		}
+	}
+	fmt.Fprintf(b, "Git: branch %s", branch)
+	if git, err := exec.LookPath("git"); err == nil {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, git, "-C", root, "status", "--porcelain", "--untracked-files=normal")
+		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+		setProcessGroup(cmd)
+		if out, err := cmd.Output(); err == nil {
+			n := 0
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.TrimSpace(l) != "" {
+					n++
+				}
+			}
+			if n == 0 {
+				b.WriteString(", clean")
+			} else {
+				fmt.Fprintf(b, ", %s with uncommitted changes", plural(n, "path"))
+			}
+		}
+	}
+	b.WriteString("\n")
+}
+
+// describeManifest reads a manifest's name, members and dependencies.
+func describeManifest(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) > 2<<20 {
+		return ""
+	}
+	text := string(data)
+	switch filepath.Base(path) {
+	case "go.mod":
+		return describeGoMod(text)
+	case "go.work":
+		uses := goBlock(text, "use")
+		return "Go workspace using " + listCap(uses, 20)
+	case "package.json", "composer.json", "deno.json":
+		return describePackageJSON(data)
+	case "Cargo.toml":
+		name := tomlValue(text, "package", "name")
+		deps := tomlKeys(text, "dependencies")
+		s := ""
+		if name != "" {
+			s = "crate " + name
+		}
+		if members := tomlArray(text, "workspace", "members"); len(members) > 0 {
+			s = strings.TrimSpace(s + " workspace members " + listCap(members, 20))
+		}
+		if len(deps) > 0 {
+			s += "; dependencies: " + listCap(deps, 20)
+		}
+		return s
+	case "pyproject.toml":
+		name := tomlValue(text, "project", "name")
+		if name == "" {
+			name = tomlValue(text, "tool.poetry", "name")
+		}
+		deps := tomlArray(text, "project", "dependencies")
+		if len(deps) == 0 {
+			deps = tomlKeys(text, "tool.poetry.dependencies")
+		}
+		s := ""
+		if name != "" {
+			s = "Python project " + name
+		}
+		if len(deps) > 0 {
+			s += "; dependencies: " + listCap(deps, 20)
+		}
+		return s
+	case "requirements.txt":
+		var deps []string
+		for _, l := range strings.Split(text, "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "-") {
+				deps = append(deps, l)
+			}
+		}
+		return "dependencies: " + listCap(deps, 20)
+	case "pom.xml":
+		return describePom(data)
+	case "build.gradle", "build.gradle.kts":
+		var deps []string
+		for _, m := range gradleDep.FindAllStringSubmatch(text, -1) {
+			deps = append(deps, m[2])
+		}
+		if len(deps) > 0 {
+			return "dependencies: " + listCap(deps, 20)
+		}
+	}
+	return ""
+}
+
+var gradleDep = regexp.MustCompile(`(?m)^\s*(implementation|api|compileOnly|runtimeOnly|testImplementation|kapt|annotationProcessor)\s*\(?\s*["']([^"']+)["']`)
+
+func describeGoMod(text string) string {
+	var module, goVer string
+	for _, l := range strings.Split(text, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "module" {
+			module = strings.Trim(f[1], `"`)
+		}
+		if len(f) >= 2 && f[0] == "go" {
+			goVer = f[1]
+		}
+	}
+	var direct, indirect []string
+	for _, r := range goBlock(text, "require") {
+		if strings.Contains(r, "// indirect") {
+			indirect = append(indirect, strings.Fields(r)[0])
+		} else {
+			direct = append(direct, strings.Join(strings.Fields(r)[:min(2, len(strings.Fields(r)))], " "))
+		}
+	}
+	s := "Go module " + module
+	if goVer != "" {
+		s += " (go " + goVer + ")"
+	}
+	if len(direct) > 0 {
+		s += "; requires " + listCap(direct, 20)
+	}
+	if len(indirect) > 0 {
+		s += fmt.Sprintf("; %d indirect", len(indirect))
+	}
+	return s
+}
+
+// goBlock returns the entries of a go.mod / go.work directive, in block or single-line form.
+func goBlock(text, directive string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case in && t == ")":
+			in = false
+		case in:
+			if t != "" && !strings.HasPrefix(t, "//") {
+				out = append(out, t)
+			}
+		case t == directive+" (":
+			in = true
+		case strings.HasPrefix(t, directive+" "):
+			out = append(out, strings.TrimSpace(strings.TrimPrefix(t, directive)))
+		}
+	}
+	return out
+}
+
+func describePackageJSON(data []byte) string {
+	var p struct {
+		Name            string            `json:"name"`
+		Workspaces      json.RawMessage   `json:"workspaces"`
+		Dependencies    map[string]string `json:"dependencies"`
+		DevDependencies map[string]string `json:"devDependencies"`
+		Require         map[string]string `json:"require"`
+		Scripts         map[string]string `json:"scripts"`
+	}
+	if json.Unmarshal(data, &p) != nil {
+		return "(not valid JSON)"
+	}
+	var parts []string
+	if p.Name != "" {
+		parts = append(parts, "package "+p.Name)
+	}
+	var ws []string
+	if json.Unmarshal(p.Workspaces, &ws) != nil {
+		var obj struct {
+			Packages []string `json:"packages"`
+		}
+		if json.Unmarshal(p.Workspaces, &obj) == nil {
+			ws = obj.Packages
+		}
+	}
+	if len(ws) > 0 {
+		parts = append(parts, "workspaces "+listCap(ws, 20))
+	}
+	for _, d := range []struct {
+		label string
+		m     map[string]string
+	}{{"dependencies", p.Dependencies}, {"devDependencies", p.DevDependencies}, {"require", p.Require}} {
+		if len(d.m) == 0 {
+			continue
+		}
+		var names []string
+		for k := range d.m {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		parts = append(parts, d.label+": "+listCap(names, 20))
+	}
+	if len(p.Scripts) > 0 {
+		var names []string
+		for k := range p.Scripts {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		parts = append(parts, "scripts: "+listCap(names, 15))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func describePom(data []byte) string {
+	var p struct {
+		GroupID    string   `xml:"groupId"`
+		ArtifactID string   `xml:"artifactId"`
+		Modules    []string `xml:"modules>module"`
+		Deps       []struct {
+			GroupID    string `xml:"groupId"`
+			ArtifactID string `xml:"artifactId"`
+		} `xml:"dependencies>dependency"`
+	}
+	if xml.Unmarshal(data, &p) != nil {
+		return "(not valid XML)"
+	}
+	s := "Maven artifact " + strings.Trim(p.GroupID+":"+p.ArtifactID, ":")
+	if len(p.Modules) > 0 {
+		s += "; modules " + listCap(p.Modules, 20)
+	}
+	var deps []string
+	for _, d := range p.Deps {
+		deps = append(deps, d.GroupID+":"+d.ArtifactID)
+	}
+	if len(deps) > 0 {
+		s += "; dependencies: " + listCap(deps, 20)
+	}
+	return s
+}
+
+// The TOML readers understand the plain forms manifests use: [section], key = "value", and
+// arrays of strings, possibly over several lines.
+func tomlSection(text, section string) []string {
+	var out []string
+	in := false
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		t := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(t, "[") {
+			in = t == "["+section+"]"
+			continue
+		}
+		if in && t != "" && !strings.HasPrefix(t, "#") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func tomlValue(text, section, key string) string {
+	for _, l := range tomlSection(text, section) {
+		k, v, ok := strings.Cut(l, "=")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+func tomlKeys(text, section string) []string {
+	var out []string
+	for _, l := range tomlSection(text, section) {
+		if k, _, ok := strings.Cut(l, "="); ok {
+			k = strings.Trim(strings.TrimSpace(k), `"`)
+			if k != "" && k != "python" && !strings.ContainsAny(k, "[]") {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+var tomlString = regexp.MustCompile(`"([^"]*)"|'([^']*)'`)
+
+func tomlArray(text, section, key string) []string {
+	lines := tomlSection(text, section)
+	for i, l := range lines {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || strings.TrimSpace(k) != key {
+			continue
+		}
+		body := v
+		for j := i + 1; !strings.Contains(body, "]") && j < len(lines); j++ {
+			body += " " + lines[j]
+		}
+		var out []string
+		for _, m := range tomlString.FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1]+m[2])
+		}
+		return out
+	}
+	return nil
+}
+
+func listCap(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" (+%d more)", len(items)-n)
+}
