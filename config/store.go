@@ -322,7 +322,12 @@ func Validate(s Settings) error {
 		if p.APIType == "" {
 			return &KeyError{Key: key + ".apiType", Msg: "required"}
 		}
-		if p.BaseURL != "" {
+		if p.APIType == "replay" && p.BaseURL != "" {
+			// A replay script is a local file: a path or a file:// URL, never a network origin.
+			if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "" && u.Scheme != "file") {
+				return &KeyError{Key: key + ".baseUrl", Msg: "a replay script must be a file path or a file:// URL"}
+			}
+		} else if p.BaseURL != "" {
 			u, err := url.Parse(p.BaseURL)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return &KeyError{Key: key + ".baseUrl", Msg: "not a URL"}

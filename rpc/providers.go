@@ -100,7 +100,7 @@ func (p *ProviderSource) resolve(ctx context.Context, id string, askClient bool)
 		base = config.DefaultBaseURL(ps.APIType)
 	}
 	r := resolved{cfg: providers.Config{ID: id, APIType: ps.APIType, BaseURL: base, Model: ps.Model}}
-	if base == "" { // a dialect without a network endpoint (replay)
+	if base == "" || ps.APIType == "replay" { // a dialect without a network endpoint (replay reads a local script)
 		r.keyStatus = protocol.KeyNotNeeded
 		return r, nil
 	}
