@@ -135,8 +135,10 @@ func NewStream(r io.ReadCloser, w io.WriteCloser, log *zap.Logger) *Stream {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Stream{r: bufio.NewReaderSize(r, 8<<10), rc: r, w: w, wc: w, log: log, max: MaxContentLength}
+	return &Stream{r: newBufReader(r), rc: r, w: w, wc: w, log: log, max: MaxContentLength}
 }
+
+func newBufReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 8<<10) }
 
 // headerRoom is reserved in front of every outgoing body so the header can be written in place
 // and the whole frame leaves in one Write.

@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/rpc"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// daemonBinary builds agentd once per test binary run.
+func daemonBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentd-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "agentd")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// daemon is a running agentd driven over its stdin and stdout.
+type daemon struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	raw    *bytes.Buffer // every stdout byte, for the frames-only check
+	stderr *bytes.Buffer
+	waited chan error
+}
+
+type teeReader struct {
+	r   io.Reader
+	mu  *sync.Mutex
+	buf *bytes.Buffer
+}
+
+func (t teeReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.mu.Lock()
+	t.buf.Write(p[:n])
+	t.mu.Unlock()
+	return n, err
+}
+
+var rawMu sync.Mutex
+
+func startDaemon(t testing.TB, env []string, args ...string) *daemon {
+	t.Helper()
+	cmd := exec.Command(daemonBinary(t), args...)
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"),
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+	cmd.Env = append(cmd.Env, env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &daemon{t: t, cmd: cmd, stdin: stdin, raw: &bytes.Buffer{}, stderr: &bytes.Buffer{}, waited: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{w: d.stderr}
+	d.stdout = bufio.NewReader(teeReader{r: stdout, mu: &rawMu, buf: d.raw})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.waited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-d.waited
+		if t.Failed() {
+			t.Logf("stderr:\n%s", d.stderr.String())
+		}
+	})
+	return d
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (d *daemon) send(v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(d.stdin, "Content-Length: %d\r\n\r\n%s", len(b), b)
+}
+
+// read returns the next frame from stdout.
+func (d *daemon) read() map[string]any {
+	d.t.Helper()
+	body, err := rpc.ReadFrame(d.stdout, nil, rpc.MaxContentLength)
+	if err != nil {
+		d.t.Fatalf("reading a frame: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		d.t.Fatalf("frame is not JSON: %q", body)
+	}
+	return m
+}
+
+// response reads frames until the response to id.
+func (d *daemon) response(id int) map[string]any {
+	d.t.Helper()
+	for {
+		m := d.read()
+		if v, ok := m["id"].(float64); ok && int(v) == id && m["method"] == nil {
+			return m
+		}
+	}
+}
+
+func initParams() map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"processId": nil, "capabilities": map[string]any{}}}
+}
+
+// exit waits for the process and returns its exit code and how long it took.
+func (d *daemon) exit(timeout time.Duration) (int, time.Duration) {
+	d.t.Helper()
+	start := time.Now()
+	select {
+	case <-d.waited:
+		d.waited <- nil
+	case <-time.After(timeout):
+		d.t.Fatalf("agentd still running %v later", timeout)
+	}
+	return d.cmd.ProcessState.ExitCode(), time.Since(start)
+}
+
+// checkFramesOnly parses every byte agentd wrote to stdout as Content-Length frames of JSON.
+func (d *daemon) checkFramesOnly() {
+	d.t.Helper()
+	rawMu.Lock()
+	all := append([]byte(nil), d.raw.Bytes()...)
+	rawMu.Unlock()
+	r := bufio.NewReader(bytes.NewReader(all))
+	n := 0
+	for {
+		body, err := rpc.ReadFrame(r, nil, rpc.MaxContentLength)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			d.t.Fatalf("stdout holds something that is not a frame after %d frames: %v\n%q", n, err, all)
+		}
+		if !json.Valid(body) {
+			d.t.Fatalf("frame %d is not JSON: %q", n, body)
+		}
+		n++
+	}
+	if n == 0 {
+		d.t.Fatal("no frames on stdout")
+	}
+}
+
+func TestDaemonInitializeAndEOF(t *testing.T) {
+	d := startDaemon(t, []string{"AGENTD_LOG=debug"}, "--stdio")
+	d.send(initParams())
+	res := d.response(1)
+	r, _ := res["result"].(map[string]any)
+	if r["serverInfo"].(map[string]any)["name"] != "agentd" {
+		t.Fatalf("initialize = %v", res)
+	}
+	d.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "agent/providers/list"})
+	d.response(2)
+	d.stdin.Close()
+	code, took := d.exit(2 * time.Second)
+	if code != 1 {
+		t.Errorf("exit code after EOF = %d, want 1", code)
+	}
+	if took > time.Second {
+		t.Errorf("exit after EOF took %v", took)
+	}
+	d.checkFramesOnly()
+	if !strings.Contains(d.stderr.String(), `"msg":"end of input; exiting"`) {
+		t.Errorf("stderr lacks the log lines:\n%s", d.stderr.String())
+	}
+}
+
+func TestDaemonShutdownExitWhileStdinOpen(t *testing.T) {
+	d := startDaemon(t, nil) // no subcommand
+	d.send(initParams())
+	d.response(1)
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+	d.response(2)
+	d.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
+	// stdin stays open, as an editor keeps it: the daemon must still leave.
+	code, took := d.exit(2 * time.Second)
+	if code != 0 || took > time.Second {
+		t.Errorf("exit code %d after %v, want 0 within 1s", code, took)
+	}
+	d.checkFramesOnly()
+}
+
+func TestDaemonExitWithoutShutdown(t *testing.T) {
+	d := startDaemon(t, nil, "serve")
+	d.send(initParams())
+	d.response(1)
+	d.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
+	if code, _ := d.exit(2 * time.Second); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+}
+
+func TestDaemonMalformedFrame(t *testing.T) {
+	d := startDaemon(t, nil)
+	d.send(initParams())
+	d.response(1)
+	io.WriteString(d.stdin, "Content-Length: 7\r\n\r\n{oops!}")
+	code, took := d.exit(2 * time.Second)
+	if code != 1 || took > time.Second {
+		t.Errorf("exit code %d after %v", code, took)
+	}
+	if !strings.Contains(d.stderr.String(), "malformed frame") {
+		t.Errorf("stderr does not say why:\n%s", d.stderr.String())
+	}
+	d.checkFramesOnly()
+}
+
+func TestDaemonNeverLogsKeys(t *testing.T) {
+	d := startDaemon(t, []string{"AGENTD_LOG=debug", "OPENAI_API_KEY=sk-envsecret-0123456789"})
+	d.send(initParams())
+	d.response(1)
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "agent/providers/set", "params": map[string]any{
+		"providerId": "gw", "apiType": "openai", "baseUrl": "https://gw.example/v1", "headers": map[string]string{"Authorization": "Bearer sk-headersecret-0123456789"}}})
+	res := d.response(2)
+	if res["error"] != nil {
+		t.Fatalf("providers/set: %v", res)
+	}
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "agent/providers/list"})
+	d.response(3)
+	d.stdin.Close()
+	d.exit(2 * time.Second)
+	rawMu.Lock()
+	out := d.raw.String()
+	rawMu.Unlock()
+	for _, secret := range []string{"sk-envsecret", "sk-headersecret"} {
+		if strings.Contains(d.stderr.String(), secret) {
+			t.Errorf("%s in the log", secret)
+		}
+		if strings.Contains(out, secret) {
+			t.Errorf("%s on the wire", secret)
+		}
+	}
+}
+
+func TestDaemonFlags(t *testing.T) {
+	bin := daemonBinary(t)
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "agentd ") {
+		t.Errorf("--version: %q %v", out, err)
+	}
+	out, err = exec.Command(bin, "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "-log-file FILE") {
+		t.Errorf("--help: %q %v", out, err)
+	}
+	err = exec.Command(bin, "bogus").Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("unknown command: %v", err)
+	}
+	err = exec.Command(bin, "--log-level", "loud").Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("bad log level: %v", err)
+	}
+}
+
+func TestDaemonLogFile(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "agentd.log")
+	d := startDaemon(t, nil, "--log-file", logFile, "--log-level", "debug")
+	d.send(initParams())
+	d.response(1)
+	d.stdin.Close()
+	d.exit(2 * time.Second)
+	b, err := os.ReadFile(logFile)
+	if err != nil || !strings.Contains(string(b), `"msg":"initialized"`) {
+		t.Fatalf("log file: %q %v", b, err)
+	}
+	if strings.Contains(d.stderr.String(), `"msg":"initialized"`) {
+		t.Error("logged to stderr despite --log-file")
+	}
+}
+
+// BenchmarkSpawnToInitialize measures what an editor waits for: process start to the
+// initialize answer. It reports the median and the resident set size once idle.
+func BenchmarkSpawnToInitialize(b *testing.B) {
+	daemonBinary(b)
+	var times []time.Duration
+	var rss int
+	for b.Loop() {
+		start := time.Now()
+		d := startDaemon(b, nil)
+		d.send(initParams())
+		d.response(1)
+		times = append(times, time.Since(start))
+		if rss == 0 {
+			rss = vmRSS(d.cmd.Process.Pid)
+		}
+		d.stdin.Close()
+		d.exit(5 * time.Second)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
+	if rss > 0 {
+		b.ReportMetric(float64(rss)/1024, "idle-RSS-MiB")
+	}
+}
+
+// vmRSS reads VmRSS (KiB) from /proc; 0 where there is no /proc.
+func vmRSS(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	return 0
+}

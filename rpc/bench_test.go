@@ -1,0 +1,82 @@
+package rpc
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+type discardCloser struct{ io.Writer }
+
+func (discardCloser) Close() error { return nil }
+
+type nopReader struct{}
+
+func (nopReader) Read([]byte) (int, error) { return 0, io.EOF }
+func (nopReader) Close() error             { return nil }
+
+func benchNotification() *protocol.SessionNotification {
+	return &protocol.SessionNotification{SessionID: "sess_4f1c2a9be0d3", Update: protocol.SessionUpdate{
+		SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: "msg_01",
+		Content: &protocol.ContentBlock{Type: "text", Text: "Here is the next chunk of the model's answer, a few words long."}}}
+}
+
+// BenchmarkSessionUpdateNotify is one agent/session/update as the bridge sends it: encode the
+// params and write one framed notification.
+func BenchmarkSessionUpdateNotify(b *testing.B) {
+	s := NewStream(nopReader{}, discardCloser{io.Discard}, nil)
+	c := newConn(jsonrpc2.NewConn(s, jsonrpc2.WithCodec(stdCodec{})), s, nil)
+	n := benchNotification()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Notify(ctx, protocol.MethodSessionUpdate, n); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSessionUpdateNotifyReflect is the same notification through jsonrpc2's generic path
+// (encoding/json via the codec), for comparison.
+func BenchmarkSessionUpdateNotifyReflect(b *testing.B) {
+	s := NewStream(nopReader{}, discardCloser{io.Discard}, nil)
+	conn := jsonrpc2.NewConn(s, jsonrpc2.WithCodec(stdCodec{}))
+	n := benchNotification()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := conn.Notify(ctx, protocol.MethodSessionUpdate, n); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestSessionUpdateFastPathFrame(t *testing.T) {
+	pr, pw := io.Pipe()
+	s := NewStream(nopReader{}, pw, nil)
+	c := newConn(jsonrpc2.NewConn(s), s, nil)
+	go func() {
+		c.Notify(context.Background(), protocol.MethodSessionUpdate, *benchNotification())
+		pw.Close()
+	}()
+	body, err := ReadFrame(newBufReader(pr), nil, MaxContentLength)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := jsonrpc2.DecodeMessage(body)
+	if err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	n, ok := msg.(*jsonrpc2.Notification)
+	if !ok || n.Method() != protocol.MethodSessionUpdate {
+		t.Fatalf("got %T %s", msg, body)
+	}
+	want := string(protocol.AppendSessionNotification(nil, benchNotification()))
+	if string(n.Params()) != want {
+		t.Fatalf("params %s, want %s", n.Params(), want)
+	}
+}
