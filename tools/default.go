@@ -17,5 +17,7 @@ func Default() *Registry {
 		MovePath,
 		DeletePath,
 		RunProgram,
+		AddDependency,
+		EditModuleConfig,
 	)
 }
