@@ -512,3 +512,23 @@ func TestAdvertisedButUnimplementedFallsBack(t *testing.T) {
 	}
 	waitNotices(t, e.ed, "s1", 1)
 }
+
+// BenchmarkUpdate measures session updates written through the bridge to the fake editor over a
+// real JSON-RPC pipe, each waited for until it is on the wire.
+func BenchmarkUpdate(b *testing.B) {
+	edEnd, agentEnd := fakeeditor.Pipe()
+	ed := fakeeditor.New(b, edEnd, fakeeditor.Full())
+	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(agentEnd), jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	b.Cleanup(func() { conn.Close() })
+	br := editorbridge.New(editorbridge.NewJSONRPC2Conn(conn, 5*time.Second), ed.BridgeCapabilities(), nil)
+	c := br.Client()
+	u := protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: "m",
+		Content: &protocol.ContentBlock{Type: "text", Text: "a token "}}
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Update("s1", u)
+	}
+	b.StopTimer()
+	ed.Wait("all updates", func() bool { return len(ed.Updates()) >= b.N })
+}

@@ -13,9 +13,9 @@ type ByteEdit struct {
 	NewText    string
 }
 
-// maxDiffCells bounds the line-diff table; beyond it ComputeEdits sends one replacement, which is
-// always correct, just coarser.
-const maxDiffCells = 4 << 20
+// maxDiffD bounds the line diff: past this many inserted plus deleted lines ComputeEdits sends
+// one replacement, which is always correct, just coarser.
+const maxDiffD = 2000
 
 // ComputeEdits turns oldText → newText into a few non-overlapping replacements of oldText, in
 // order: the common prefix and suffix are kept, the middle is diffed by lines and each changed
@@ -29,11 +29,15 @@ func ComputeEdits(oldText, newText string) []ByteEdit {
 	start, end, nt := trim(oldText, 0, len(oldText), newText)
 	mid := oldText[start:end]
 	oldLines, newLines := splitLines(mid), splitLines(nt)
-	if len(oldLines) < 2 || len(newLines) < 2 || (len(oldLines)+1)*(len(newLines)+1) > maxDiffCells {
+	if len(oldLines) < 2 || len(newLines) < 2 {
+		return []ByteEdit{{Start: start, End: end, NewText: nt}}
+	}
+	hunks, ok := diffLines(oldLines, newLines)
+	if !ok {
 		return []ByteEdit{{Start: start, End: end, NewText: nt}}
 	}
 	var edits []ByteEdit
-	for _, h := range diffLines(oldLines, newLines) {
+	for _, h := range hunks {
 		oa := start + lineOffset(oldLines, h.oldFrom)
 		ob := start + lineOffset(oldLines, h.oldTo)
 		repl := strings.Join(newLines[h.newFrom:h.newTo], "")
@@ -100,52 +104,105 @@ func lineOffset(lines []string, n int) int {
 
 type hunk struct{ oldFrom, oldTo, newFrom, newTo int }
 
-// diffLines finds the runs of lines that differ, by a longest-common-subsequence table.
-func diffLines(a, b []string) []hunk {
+// diffLines finds the runs of lines that differ, with Myers' O((N+M)D) algorithm: fast when the
+// texts are large and the changes few, which is the shape of an agent's edits. ok is false when
+// more than maxDiffD lines change.
+func diffLines(a, b []string) (hunks []hunk, ok bool) {
+	ids := map[string]int{}
+	intern := func(lines []string) []int {
+		out := make([]int, len(lines))
+		for i, l := range lines {
+			id, seen := ids[l]
+			if !seen {
+				id = len(ids)
+				ids[l] = id
+			}
+			out[i] = id
+		}
+		return out
+	}
+	x, y := intern(a), intern(b)
+	delA, insB, ok := myers(x, y, maxDiffD)
+	if !ok {
+		return nil, false
+	}
+	i, j := 0, 0
+	for i < len(x) || j < len(y) {
+		if (i < len(x) && delA[i]) || (j < len(y) && insB[j]) {
+			h := hunk{oldFrom: i, newFrom: j}
+			for i < len(x) && delA[i] {
+				i++
+			}
+			for j < len(y) && insB[j] {
+				j++
+			}
+			h.oldTo, h.newTo = i, j
+			hunks = append(hunks, h)
+			continue
+		}
+		i++
+		j++
+	}
+	return hunks, true
+}
+
+// myers returns which lines of a are deleted and which of b inserted by a shortest edit script,
+// or ok false when that script is longer than maxD. trace[d][k+d] is the furthest x reached on
+// diagonal k after d edits, kept per step so the path can be walked back.
+func myers(a, b []int, maxD int) (delA, insB []bool, ok bool) {
 	n, m := len(a), len(b)
-	// lcs[i][j] = LCS length of a[i:], b[j:], stored row-major.
-	w := m + 1
-	lcs := make([]int32, (n+1)*w)
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
-			} else {
-				lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
+	var trace [][]int
+	for d := 0; d <= maxD && d <= n+m; d++ {
+		cur := make([]int, 2*d+1)
+		for k := -d; k <= d; k += 2 {
+			x := 0
+			if d > 0 {
+				prev := trace[d-1]
+				if k == -d || (k != d && prev[k-1+d-1] < prev[k+1+d-1]) {
+					x = prev[k+1+d-1] // down: insert b[y]
+				} else {
+					x = prev[k-1+d-1] + 1 // right: delete a[x]
+				}
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x++
+				y++
+			}
+			cur[k+d] = x
+			if x >= n && y >= m {
+				trace = append(trace, cur)
+				delA, insB = backtrack(trace, n, m)
+				return delA, insB, true
 			}
 		}
+		trace = append(trace, cur)
 	}
-	var hunks []hunk
-	i, j := 0, 0
-	cur := hunk{-1, -1, -1, -1}
-	flush := func() {
-		if cur.oldFrom >= 0 {
-			cur.oldTo, cur.newTo = i, j
-			hunks = append(hunks, cur)
-			cur = hunk{-1, -1, -1, -1}
+	return nil, nil, false
+}
+
+func backtrack(trace [][]int, n, m int) ([]bool, []bool) {
+	delA, insB := make([]bool, n), make([]bool, m)
+	x, y := n, m
+	for d := len(trace) - 1; d > 0; d-- {
+		prev := trace[d-1]
+		k := x - y
+		var pk int
+		if k == -d || (k != d && prev[k-1+d-1] < prev[k+1+d-1]) {
+			pk = k + 1
+		} else {
+			pk = k - 1
 		}
-	}
-	open := func() {
-		if cur.oldFrom < 0 {
-			cur.oldFrom, cur.newFrom = i, j
+		px := prev[pk+d-1]
+		py := px - pk
+		if pk == k+1 {
+			insB[py] = true
+		} else {
+			delA[px] = true
 		}
+		x, y = px, py
 	}
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
-			flush()
-			i++
-			j++
-		case j < m && (i == n || lcs[i*w+j+1] >= lcs[(i+1)*w+j]):
-			open()
-			j++
-		default:
-			open()
-			i++
-		}
-	}
-	flush()
-	return hunks
+	return delA, insB
 }
 
 // ApplyEdits applies non-overlapping edits of text (in any order) and returns the result.

@@ -110,3 +110,56 @@ func FuzzComputeEdits(f *testing.F) {
 		checkEdits(t, a, b)
 	})
 }
+
+// benchFile is a 2,000-line Go-like file with emoji and CJK comments.
+func benchFile() string {
+	var b strings.Builder
+	for i := range 2000 {
+		if i%10 == 0 {
+			b.WriteString("\t// 注释 😀 line\r\n")
+		} else {
+			b.WriteString("\tx := compute(a, b, c) + offset // plain\r\n")
+		}
+	}
+	return b.String()
+}
+
+func BenchmarkComputeEdits(b *testing.B) {
+	old := benchFile()
+	lines := strings.SplitAfter(old, "\r\n")
+	lines[100] = "\tchanged := 1\r\n"
+	lines[1500] = "\t// 新 🎉\r\n"
+	lines = append(lines[:900], append([]string{"\tinserted()\r\n"}, lines[900:]...)...)
+	changed := strings.Join(lines, "")
+	b.SetBytes(int64(len(old)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(ComputeEdits(old, changed)) != 3 {
+			b.Fatal("want 3 edits")
+		}
+	}
+}
+
+func BenchmarkPositionUTF16(b *testing.B) {
+	text := benchFile()
+	x := NewLineIndex(text)
+	off := len(text) - 20
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := x.Position(off, UTF16); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestComputeEditsFallsBackToOneReplacement(t *testing.T) {
+	var a, b strings.Builder
+	for i := range maxDiffD {
+		a.WriteString("old " + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + "\n")
+		b.WriteString("new " + strings.Repeat("y", i%5) + string(rune('a'+i%26)) + "\n")
+	}
+	edits := checkEdits(t, a.String(), b.String())
+	if len(edits) != 1 {
+		t.Errorf("got %d edits for a rewrite past maxDiffD, want one replacement", len(edits))
+	}
+}
