@@ -156,7 +156,7 @@ func (s *Server) startEngine(caps Capabilities) error {
 		Logger:     s.log.Named("session"),
 	})
 	s.mu.Lock()
-	s.sessions = m
+	s.sessions, s.bridge = m, bridge
 	s.mu.Unlock()
 	return nil
 }

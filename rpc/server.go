@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,6 +106,7 @@ type Server struct {
 	mu       sync.Mutex
 	state    lifecycle
 	sessions Sessions
+	bridge   Bridge
 	caps     Capabilities
 	inflight map[jsonrpc2.ID]*inflight
 
@@ -291,6 +293,9 @@ func (s *Server) call(ctx context.Context, method string, m method, params jsonr
 		}
 	}()
 	res, err = m.call(s, ctx, params)
+	if strings.HasPrefix(method, "agent/session/") {
+		s.flushUpdates()
+	}
 	if err == nil {
 		return res, nil
 	}
@@ -298,6 +303,24 @@ func (s *Server) call(ctx context.Context, method string, m method, params jsonr
 		return nil, jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeRequestCancelled), method+": request cancelled")
 	}
 	return nil, s.wireError(method, err)
+}
+
+// flushUpdates waits (briefly) until the bridge has written every session update queued so
+// far, so an answer never overtakes the updates that came before it (a load's replay, a turn's
+// last chunks).
+func (s *Server) flushUpdates() {
+	s.mu.Lock()
+	b := s.bridge
+	s.mu.Unlock()
+	f, ok := b.(interface{ Flush(context.Context) error })
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := f.Flush(ctx); err != nil {
+		s.log.Warn("session updates not flushed before the answer", zap.Error(err))
+	}
 }
 
 // wireError maps an error to the JSON-RPC error the contract names.

@@ -3,10 +3,20 @@ package main
 import (
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/rpc"
+	"github.com/agentd-dev/agentd/session"
 )
 
-// newBridge builds the editor bridge on the connection. TODO(wire): call editorbridge.New once
-// the editorbridge package lands; until then the daemon serves the lifecycle and the providers
-// API, and agent/session/* answer that the engine is not available.
-var newBridge func(c *rpc.Conn, caps rpc.Capabilities, log *zap.Logger) rpc.Bridge
+// newBridge builds the editor bridge on the connection: the client's JSON-RPC errors become
+// editorbridge.RPCError, and the bridge's concrete client is handed on as a session.Client.
+func newBridge(c *rpc.Conn, caps rpc.Capabilities, log *zap.Logger) rpc.Bridge {
+	c.SetErrorMapper(func(code int, message string) error {
+		return &editorbridge.RPCError{Code: code, Message: message}
+	})
+	return bridge{editorbridge.New(c, editorbridge.Capabilities(caps), log)}
+}
+
+type bridge struct{ *editorbridge.Bridge }
+
+func (b bridge) Client() session.Client { return b.Bridge.Client() }
