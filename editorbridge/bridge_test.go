@@ -532,3 +532,21 @@ func BenchmarkUpdate(b *testing.B) {
 	b.StopTimer()
 	ed.Wait("all updates", func() bool { return len(ed.Updates()) >= b.N })
 }
+
+func TestCreateIgnoreIfExistsKeepsTheFile(t *testing.T) {
+	e := setup(t, fakeeditor.Full())
+	p := e.write(t, "a.txt", "existing\n")
+	err := e.ws.ApplyEdit(e.ctx, "create", []workspace.Change{
+		{Kind: workspace.ChangeCreate, Path: p, IgnoreIfExists: true, NewText: "new\n"},
+		{Kind: workspace.ChangeCreate, Path: e.path("b.txt"), IgnoreIfExists: true, NewText: "b\n"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.ed.Text(p); got != "existing\n" {
+		t.Errorf("existing file = %q, want it untouched", got)
+	}
+	if got := e.ed.Text(e.path("b.txt")); got != "b\n" {
+		t.Errorf("new file = %q", got)
+	}
+}

@@ -221,9 +221,19 @@ func (w *editorWorkspace) ApplyEdit(ctx context.Context, label string, changes [
 	var dirs []workspace.Change
 	var rest []workspace.Change
 	for _, c := range changes {
-		if c.Kind == workspace.ChangeCreate && c.Dir {
+		switch {
+		case c.Kind == workspace.ChangeCreate && c.Dir:
 			dirs = append(dirs, c)
-		} else {
+		case c.Kind == workspace.ChangeCreate && c.IgnoreIfExists && !c.Overwrite && c.NewText != "":
+			// The editor would skip the CreateFile but still apply the content edit that
+			// follows it, prepending NewText to the existing file; decide here instead.
+			if _, err := w.ReadFile(ctx, c.Path); err == nil {
+				continue
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			rest = append(rest, c)
+		default:
 			rest = append(rest, c)
 		}
 	}
