@@ -9,8 +9,14 @@ import (
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
-// cancelBound is the contract's bound on answering a cancelled prompt.
-const cancelBound = 100 * time.Millisecond
+// cancelBound is the contract's bound on answering a cancelled prompt, scaled under the race
+// detector, whose instrumentation slows every goroutine switch.
+var cancelBound = func() time.Duration {
+	if raceEnabled {
+		return 400 * time.Millisecond
+	}
+	return 100 * time.Millisecond
+}()
 
 func blockBeforeFirstToken() reply {
 	return reply{fn: func(ctx context.Context, yield func(providers.Event) bool) {

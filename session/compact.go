@@ -151,9 +151,9 @@ func (t *turn) compactCommand() protocol.PromptResult {
 
 // maybeAutoCompact summarizes the turns before the current one when the last model call used
 // more than the threshold of the context window.
-func (t *turn) maybeAutoCompact() {
+func (t *turn) maybeAutoCompact() bool {
 	if t.used == 0 || float64(t.used) < t.set.CompactThreshold*float64(t.window) {
-		return
+		return false
 	}
 	hist := t.s.historySnapshot()
 	// Keep the current turn whole: find its prompt (the last user message that is not tool results).
@@ -165,12 +165,14 @@ func (t *turn) maybeAutoCompact() {
 		}
 	}
 	if keepFrom <= 2 {
-		return
+		return false
 	}
-	if err := t.compact(keepFrom); err != nil && t.ctx.Err() == nil {
+	err := t.compact(keepFrom)
+	if err != nil && t.ctx.Err() == nil {
 		t.s.notice(protocol.SeverityWarning, "Automatic compaction failed", err.Error())
 	}
 	t.used = 0
+	return err == nil
 }
 
 func isToolResults(m providers.Message) bool {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -155,5 +156,43 @@ func TestCompactCommandSummarizes(t *testing.T) {
 	msgs := reqs[len(reqs)-1].Messages
 	if len(msgs) != 3 || !strings.Contains(msgs[0].Parts[0].Text, "SUMMARY of earlier work") {
 		t.Fatalf("history after compaction: %+v", msgs)
+	}
+}
+
+func TestAutomaticCompactionPastTheThreshold(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("one")}, reply{events: textReply("two")}, reply{events: textReply("three")})
+	h.set.Providers["fake"] = config.ProviderSettings{APIType: "fake", Model: "fake-model", ContextWindow: 120}
+	h.set.CompactThreshold = 0.8
+	h.newSession()
+	h.prompt("first")
+	h.prompt("second")
+	if n := len(kinds(h.client.snapshot(), protocol.UpdateCompactionUpdate)); n != 0 {
+		t.Fatalf("compacted too early (%d updates)", n)
+	}
+	h.prompt("third")
+	cs := kinds(h.client.snapshot(), protocol.UpdateCompactionUpdate)
+	if len(cs) != 2 || cs[1].Status != "completed" {
+		t.Fatalf("compaction updates: %s", dumpUpdates(cs))
+	}
+	reqs := h.prov.requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if len(msgs) != 3 || !strings.Contains(msgs[0].Parts[0].Text, "SUMMARY") || msgs[2].Parts[0].Text != "third" {
+		t.Fatalf("history sent after compaction: %+v", msgs)
+	}
+}
+
+func TestContextOverflowCompactsAndRetries(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("one")}, reply{events: textReply("two")},
+		reply{events: []providers.Event{{Type: providers.EventFailed, Err: &providers.Error{Kind: providers.ErrContextOverflow, Message: "too long"}}}},
+		reply{events: textReply("three")})
+	h.newSession()
+	h.prompt("first")
+	h.prompt("second")
+	if res := h.prompt("third"); res.StopReason != protocol.StopEndTurn || res.Meta != nil {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := h.prov.requests()
+	if msgs := reqs[len(reqs)-1].Messages; !strings.Contains(msgs[0].Parts[0].Text, "SUMMARY") {
+		t.Fatalf("retry did not send the compacted history: %+v", msgs)
 	}
 }

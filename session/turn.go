@@ -28,6 +28,8 @@ type turn struct {
 	usage  protocol.Usage
 	used   int // context tokens after the last model call
 	live   string
+	// overflowed is set once a context_overflow made the turn compact and retry.
+	overflowed bool
 	// switchAsked is set once the user declined to leave plan mode in this turn, so the
 	// question is not repeated for every call.
 	switchAsked bool
@@ -35,6 +37,9 @@ type turn struct {
 
 func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, announce bool) protocol.PromptResult {
 	t := &turn{s: s, ctx: ctx, set: s.m.settings()}
+	s.mu.Lock()
+	t.used = s.lastUsed
+	s.mu.Unlock()
 	res := t.run(blocks, announce)
 	res.Usage = &t.usage
 	s.mu.Lock()
@@ -97,6 +102,14 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		}
 		t.maybeAutoCompact()
 		st := t.stream(t.request())
+		if st.err != nil && st.err.Kind == providers.ErrContextOverflow && !t.overflowed && t.ctx.Err() == nil {
+			// The history no longer fits: summarize the turns before this one and retry once.
+			t.overflowed = true
+			t.used = int(float64(t.window) * t.set.CompactThreshold)
+			if t.maybeAutoCompact() {
+				continue
+			}
+		}
 		if st.cancelled {
 			return t.cancelled()
 		}
@@ -258,6 +271,9 @@ func (t *turn) addUsage(u providers.Usage) {
 	t.usage.ThoughtTokens += u.Thinking
 	t.usage.TotalTokens += in + u.Output
 	t.used = in + u.Output
+	t.s.mu.Lock()
+	t.s.lastUsed = t.used
+	t.s.mu.Unlock()
 	used, size := t.used, t.window
 	t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate, Used: &used, Size: &size})
 }
