@@ -48,7 +48,7 @@ type Session struct {
 	updatedAt  time.Time
 	mode       string
 	providerID string
-	lastUsed   int // context tokens after the last model call, for automatic compaction
+	lastUsed   int     // context tokens after the last model call, for automatic compaction
 	grants     []grant // session-scope grants
 	// edited holds the files this session's edits changed that may still be unsaved in the
 	// editor; they are saved before a program runs (saveBeforeRun).
