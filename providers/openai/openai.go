@@ -216,7 +216,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 		}
 		memo := p.memoFor(p.base, model)
 		drop, noTools := memo.snapshot()
-		opt := options{drop: drop, noTools: noTools, openRouter: p.openRouter}
+		opt := options{drop: drop, noTools: noTools, openRouter: p.openRouter, openAIHost: p.ep.KeyNeed == providers.KeyRequired}
 		var stream *httpsse.Stream
 		for {
 			body := buildRequest(req, model, opt)

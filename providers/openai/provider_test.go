@@ -526,3 +526,23 @@ func TestAuthorizationHeaderFromSettings(t *testing.T) {
 		t.Fatalf("Authorization = %q", got)
 	}
 }
+
+// TestReasoningContentDroppedWhenRefused: a server whose validator refuses reasoning_content in
+// history gets the turn again without it.
+func TestReasoningContentDroppedWhenRefused(t *testing.T) {
+	srv := newScripted(t,
+		jsonError(400, `{"error":{"message":"messages.2: Extra inputs are not permitted: 'reasoning_content'","type":"invalid_request_error"}}`),
+		okStream)
+	p := provider(t, providers.Config{Model: "strict"}, srv.URL)
+	req := testRequest()
+	req.Messages = history()
+	if o := stream(t, p, req); o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	rs := srv.all()
+	b0, _ := json.Marshal(rs[0].body["messages"])
+	b1, _ := json.Marshal(rs[1].body["messages"])
+	if len(rs) != 2 || !strings.Contains(string(b0), "reasoning_content") || strings.Contains(string(b1), "reasoning_content") {
+		t.Fatalf("%d requests:\n%s\n%s", len(rs), b0, b1)
+	}
+}

@@ -51,6 +51,7 @@ type chatMessage struct {
 	Content          any               `json:"content"`
 	ToolCalls        []chatToolCall    `json:"tool_calls,omitempty"`
 	ToolCallID       string            `json:"tool_call_id,omitempty"`
+	ReasoningContent string            `json:"reasoning_content,omitempty"`
 	ReasoningDetails []reasoningDetail `json:"reasoning_details,omitempty"`
 }
 
@@ -93,6 +94,9 @@ type options struct {
 	drop map[string]bool
 	// openRouter enables OpenRouter's reasoning parameter and reasoning_details in history.
 	openRouter bool
+	// openAIHost is OpenAI's own API, which produces no visible reasoning and accepts no
+	// reasoning fields in history.
+	openAIHost bool
 }
 
 // isReasoningModel reports whether model is an OpenAI reasoning model (o-series, gpt-5.x), which
@@ -178,7 +182,7 @@ func applyDrops(body *chatRequest, drop map[string]bool) {
 // droppable lists the parameters agentd may send and can do without.
 var droppable = map[string]bool{
 	"max_tokens": true, "max_completion_tokens": true, "temperature": true,
-	"stream_options": true, "reasoning_effort": true, "reasoning": true,
+	"stream_options": true, "reasoning_effort": true, "reasoning": true, "reasoning_content": true,
 }
 
 // sent reports whether body carries the parameter name.
@@ -196,6 +200,12 @@ func sent(body *chatRequest, name string) bool {
 		return body.ReasoningEffort != ""
 	case "reasoning":
 		return body.Reasoning != nil
+	case "reasoning_content":
+		for _, m := range body.Messages {
+			if m.ReasoningContent != "" {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -240,21 +250,24 @@ func buildMessages(req *providers.Request, opt options) []chatMessage {
 }
 
 func assistantMessage(m providers.Message, opt options) (chatMessage, bool) {
-	var text strings.Builder
+	var text, thinking strings.Builder
 	out := chatMessage{Role: "assistant"}
 	for _, p := range m.Parts {
 		switch p.Type {
 		case providers.PartText:
 			text.WriteString(p.Text)
 		case providers.PartThinking:
-			// Reasoning goes back only where the server needs it: OpenRouter's signed or
-			// encrypted details. DeepSeek and others refuse or ignore their own reasoning.
-			if opt.openRouter && (p.Signature != "" || p.Redacted != "") {
+			switch {
+			case opt.openRouter:
+				// OpenRouter wants reasoning_details back as they came, signatures included,
+				// to continue a reasoning model's tool use.
 				if p.Redacted != "" {
 					out.ReasoningDetails = append(out.ReasoningDetails, reasoningDetail{Type: "reasoning.encrypted", Data: p.Redacted})
-				} else {
+				} else if p.Text != "" || p.Signature != "" {
 					out.ReasoningDetails = append(out.ReasoningDetails, reasoningDetail{Type: "reasoning.text", Text: p.Text, Signature: p.Signature})
 				}
+			case !opt.openAIHost:
+				thinking.WriteString(p.Text)
 			}
 		case providers.PartToolCall:
 			args := string(bytes.TrimSpace(p.Args))
@@ -270,6 +283,12 @@ func assistantMessage(m providers.Message, opt options) (chatMessage, bool) {
 			}
 			out.ToolCalls = append(out.ToolCalls, chatToolCall{ID: p.ToolCallID, Type: "function", Function: chatCallFunction{Name: p.ToolName, Arguments: args}})
 		}
+	}
+	// DeepSeek's thinking mode (and llama-server's templates) need the reasoning of a turn that
+	// called tools sent back with it, or it answers 400; a turn without tool calls does not, and
+	// its reasoning would only cost tokens.
+	if len(out.ToolCalls) > 0 && !opt.drop["reasoning_content"] {
+		out.ReasoningContent = thinking.String()
 	}
 	if text.Len() > 0 {
 		out.Content = text.String()

@@ -54,7 +54,10 @@ func TestRequestGoldens(t *testing.T) {
 		{name: "text_tools_stream_options", model: "gpt-4o", req: providers.Request{
 			System: "You are agentd.", Context: "Roots: /src", Messages: []providers.Message{text(providers.RoleUser, "Hi")},
 			Tools: tools(), MaxTokens: 4096, Temperature: &temp}},
-		{name: "history_tool_calls_results_image", model: "gpt-4.1", req: providers.Request{
+		{name: "history_tool_calls_results_image", model: "gpt-4.1", opt: options{openAIHost: true}, req: providers.Request{
+			System: "You are agentd.", Messages: history(), Tools: tools(), MaxTokens: 4096}},
+		// DeepSeek's thinking mode needs the reasoning of a tool-calling turn sent back.
+		{name: "deepseek_reasoning_content_history", model: "deepseek-reasoner", req: providers.Request{
 			System: "You are agentd.", Messages: history(), Tools: tools(), MaxTokens: 4096}},
 		{name: "reasoning_model_params", model: "gpt-5.1", req: providers.Request{
 			System: "You are agentd.", Messages: []providers.Message{text(providers.RoleUser, "Hi")}, Tools: tools(),
