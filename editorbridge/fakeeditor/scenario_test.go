@@ -162,9 +162,22 @@ func transcript(ed *fakeeditor.Editor, root string) string {
 
 // run plays the scenario against one agentd and checks the outcome.
 func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed fakeeditor.Options, scriptPath, stateDir string) *fakeeditor.Editor) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
+	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The session's cwd is base/work; "additional" names more roots relative to it (../extra),
+	// and files may be placed there with the same relative names.
+	root := filepath.Join(base, "work")
+	var additional []string
+	for _, rel := range append([]string{"."}, strings.Fields(sc.config["additional"])...) {
+		d := filepath.Join(root, rel)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if rel != "." {
+			additional = append(additional, d)
+		}
 	}
 	for rel, text := range sc.files {
 		p := filepath.Join(root, rel)
@@ -230,7 +243,7 @@ func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed f
 		}
 		t.Fatalf("initialize: %v", err)
 	}
-	ns, err := ed.NewSession(ctx, root)
+	ns, err := ed.NewSession(ctx, root, additional...)
 	if err != nil {
 		if binary && strings.Contains(err.Error(), "engine is not available") {
 			t.Skipf("the daemon does not wire the engine yet (cmd/agentd newBridge): %v", err)
@@ -264,7 +277,7 @@ func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed f
 			t.Errorf("%s still exists at the end", rel)
 		}
 	}
-	got := transcript(ed, root)
+	got := strings.ReplaceAll(transcript(ed, root), base, "$BASE")
 	if *update {
 		sc.rewriteGolden(t, got)
 		return
