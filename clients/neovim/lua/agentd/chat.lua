@@ -1,0 +1,615 @@
+-- The chat: a per-session model fed by `agent/session/update` notifications
+-- and the plugin's own events, rendered into a transcript buffer, plus an
+-- input buffer where the next message is typed. Rendering is a pure function
+-- of the model (`M.render`), so it can be tested without a daemon.
+local config = require("agentd.config")
+
+local M = {}
+
+local STATUS = {
+  pending = "pending",
+  in_progress = "running",
+  completed = "done",
+  failed = "failed",
+}
+
+--- A fresh model for one session.
+function M.new_model(session_id)
+  return {
+    session_id = session_id,
+    entries = {},
+    tools = {},
+    queued = {},
+    usage = nil,
+    mode = nil,
+    title = nil,
+    busy = 0,
+  }
+end
+
+local function last(model)
+  return model.entries[#model.entries]
+end
+
+local function text_of(content)
+  if type(content) ~= "table" then
+    return ""
+  end
+  if content.type == "text" and type(content.text) == "string" then
+    return content.text
+  end
+  if content.type == "resource_link" then
+    return "[" .. tostring(content.name or content.uri) .. "]"
+  end
+  if content.type == "resource" and type(content.resource) == "table" then
+    return "[" .. tostring(content.resource.uri) .. "]"
+  end
+  if content.type == "image" then
+    return "[image]"
+  end
+  return ""
+end
+
+local function append_stream(model, kind, update)
+  local id = update.messageId
+  local e = last(model)
+  local delta = text_of(update.content)
+  if e and e.kind == kind and (id == nil or id == vim.NIL or e.id == id) then
+    e.text = e.text .. delta
+  else
+    table.insert(model.entries, { kind = kind, id = id, text = delta })
+  end
+end
+
+--- Adds the user's prompt: shown at once when the session is idle, else
+--- listed as queued until agentd starts it.
+function M.add_prompt(model, text)
+  if model.busy > 0 then
+    table.insert(model.queued, text)
+  else
+    table.insert(model.entries, { kind = "user", text = text })
+  end
+  model.busy = model.busy + 1
+end
+
+--- Records the end of a prompt request.
+function M.prompt_done(model, err, result)
+  model.busy = math.max(0, model.busy - 1)
+  if err then
+    table.insert(model.entries, { kind = "notice", severity = "error", title = "prompt failed", description = err.message or tostring(err) })
+    return
+  end
+  result = type(result) == "table" and result or {}
+  local meta = type(result._meta) == "table" and result._meta or {}
+  local aerr = meta["agentd/error"]
+  if type(aerr) == "table" then
+    table.insert(model.entries, { kind = "notice", severity = "error", title = tostring(aerr.kind or "error"), description = aerr.message })
+  end
+  local stop = result.stopReason
+  if stop and stop ~= "end_turn" then
+    table.insert(model.entries, { kind = "stop", reason = stop })
+  end
+  if stop == "cancelled" then
+    -- Prompts queued behind a cancelled turn are answered cancelled too.
+    model.queued = {}
+  end
+end
+
+local function tool_entry(model, update)
+  local id = update.toolCallId
+  local e = id and model.tools[id]
+  if not e then
+    e = { kind = "tool", id = id, status = "pending", title = "tool call" }
+    if id then
+      model.tools[id] = e
+    end
+    table.insert(model.entries, e)
+  end
+  return e
+end
+
+local function tool_update(e, update)
+  if type(update.title) == "string" and update.title ~= "" then
+    e.title = update.title
+  end
+  if type(update.status) == "string" then
+    e.status = update.status
+  end
+  if type(update.kind) == "string" then
+    e.tool_kind = update.kind
+  end
+  if type(update.content) == "table" then
+    for _, c in ipairs(update.content) do
+      if type(c) == "table" and c.type == "diff" then
+        e.diff = c
+      end
+    end
+  end
+  if update.rawOutput ~= nil and update.rawOutput ~= vim.NIL then
+    e.raw_output = update.rawOutput
+  end
+end
+
+--- Applies one `agent/session/update` payload to the model. Returns true
+--- when the model changed.
+function M.apply(model, update)
+  if type(update) ~= "table" then
+    return false
+  end
+  local kind = update.sessionUpdate
+  if kind == "agent_message_chunk" then
+    append_stream(model, "agent", update)
+  elseif kind == "agent_thought_chunk" then
+    append_stream(model, "thought", update)
+  elseif kind == "user_message_chunk" then
+    local text = text_of(update.content)
+    if #model.queued > 0 then
+      -- A queued prompt has started.
+      table.remove(model.queued, 1)
+      table.insert(model.entries, { kind = "user", id = update.messageId, text = text })
+    else
+      local e = last(model)
+      if e and e.kind == "user" and (e.id == update.messageId and e.id ~= nil) then
+        e.text = e.text .. text
+      elseif not (e and e.kind == "user" and e.id == nil and e.text == text) then
+        table.insert(model.entries, { kind = "user", id = update.messageId, text = text })
+      else
+        e.id = update.messageId
+      end
+    end
+  elseif kind == "tool_call" then
+    local e = tool_entry(model, update)
+    tool_update(e, update)
+  elseif kind == "tool_call_update" then
+    local e = tool_entry(model, update)
+    tool_update(e, update)
+  elseif kind == "plan" then
+    local e = model.plan_entry
+    if not e then
+      e = { kind = "plan" }
+      model.plan_entry = e
+      table.insert(model.entries, e)
+    end
+    e.items = type(update.entries) == "table" and update.entries or {}
+  elseif kind == "usage_update" then
+    model.usage = { used = update.used, size = update.size, cost = update.cost }
+  elseif kind == "current_mode_update" then
+    model.mode = update.modeId or update.currentModeId
+  elseif kind == "config_option_update" then
+    M.set_config_options(model, update.configOptions)
+  elseif kind == "session_info_update" then
+    if type(update.title) == "string" then
+      model.title = update.title
+    end
+  elseif kind == "notice" then
+    table.insert(model.entries, {
+      kind = "notice",
+      severity = update.severity or "info",
+      title = update.title or "",
+      description = update.description,
+    })
+  elseif kind == "compaction_update" then
+    if update.status == "completed" or update.status == "done" then
+      table.insert(model.entries, { kind = "notice", severity = "info", title = "conversation compacted" })
+    end
+  else
+    return false
+  end
+  return true
+end
+
+--- Reads the current mode out of a configOptions list.
+function M.set_config_options(model, options)
+  if type(options) ~= "table" then
+    return
+  end
+  for _, o in ipairs(options) do
+    if type(o) == "table" and (o.id == "mode" or o.category == "mode") and o.currentValue ~= nil then
+      model.mode = o.currentValue
+    end
+  end
+end
+
+--- Adds a permission request to the transcript so its diff is visible
+--- while the user decides; returns the entry to record the decision on.
+function M.add_permission(model, tool_call)
+  local e = { kind = "permission", title = (tool_call and tool_call.title) or "tool call", diffs = {} }
+  if tool_call and type(tool_call.content) == "table" then
+    for _, c in ipairs(tool_call.content) do
+      if type(c) == "table" and c.type == "diff" then
+        table.insert(e.diffs, c)
+      end
+    end
+  end
+  if tool_call and type(tool_call.rawInput) == "table" and type(tool_call.rawInput.command) == "string" then
+    e.command = tool_call.rawInput.command
+  end
+  table.insert(model.entries, e)
+  return e
+end
+
+local function split(text)
+  return vim.split(text or "", "\n", true)
+end
+
+--- Unified diff lines of one ACP diff block.
+function M.diff_lines(d)
+  local old = d.oldText
+  if old == vim.NIL or old == nil then
+    old = ""
+  end
+  local new = d.newText
+  if new == vim.NIL or new == nil then
+    new = ""
+  end
+  local out = {}
+  local ok, diff = pcall(vim.diff, old, new, { result_type = "unified", ctxlen = 2 })
+  if ok and type(diff) == "string" then
+    for _, l in ipairs(split(diff)) do
+      if l ~= "" then
+        out[#out + 1] = l
+      end
+    end
+  end
+  return out
+end
+
+local function short(s, n)
+  s = tostring(s or ""):gsub("\n", " ")
+  if #s > n then
+    return s:sub(1, n - 1) .. "…"
+  end
+  return s
+end
+
+--- Renders the model into lines. Returns lines and a list of {first, last}
+--- 1-based line ranges to fold (the thinking).
+function M.render(model)
+  local lines, folds = {}, {}
+  local function add(l)
+    lines[#lines + 1] = l
+  end
+  local header = "agentd"
+  if model.title then
+    header = header .. " · " .. model.title
+  end
+  if model.mode then
+    header = header .. " · mode: " .. model.mode
+  end
+  add(header)
+  local prev
+  for _, e in ipairs(model.entries) do
+    if e.kind == "user" then
+      add("")
+      for _, l in ipairs(split(e.text)) do
+        add("> " .. l)
+      end
+      add("")
+    elseif e.kind == "agent" then
+      if prev and prev ~= "user" and prev ~= "agent" then
+        add("")
+      end
+      for _, l in ipairs(split(e.text)) do
+        add(l)
+      end
+    elseif e.kind == "thought" then
+      local first = #lines + 1
+      add("▸ Thinking")
+      for _, l in ipairs(split(e.text)) do
+        add("  │ " .. l)
+      end
+      folds[#folds + 1] = { first, #lines }
+    elseif e.kind == "tool" then
+      local line = string.format("  [%s] %s", STATUS[e.status] or e.status, e.title)
+      if e.status == "failed" and type(e.raw_output) == "string" then
+        line = line .. ": " .. short(e.raw_output, 80)
+      elseif e.status == "failed" and type(e.raw_output) == "table" and e.raw_output.error then
+        line = line .. ": " .. short(e.raw_output.error, 80)
+      end
+      add(line)
+    elseif e.kind == "permission" then
+      add("  ? permission: " .. e.title .. (e.decision and (" → " .. e.decision) or ""))
+      if not e.decision then
+        if e.command then
+          add("    $ " .. e.command)
+        end
+        for _, d in ipairs(e.diffs) do
+          add("    diff " .. tostring(d.path))
+          for _, l in ipairs(M.diff_lines(d)) do
+            add("    " .. l)
+          end
+        end
+      end
+    elseif e.kind == "plan" then
+      add("Plan:")
+      for _, item in ipairs(e.items or {}) do
+        local mark = item.status == "completed" and "[x]" or item.status == "in_progress" and "[~]" or "[ ]"
+        add("  " .. mark .. " " .. short(item.content, 200))
+      end
+    elseif e.kind == "notice" then
+      local sev = e.severity == "error" and "error" or e.severity == "warning" and "warning" or "info"
+      local l = "! " .. sev .. ": " .. tostring(e.title)
+      if e.description and e.description ~= vim.NIL and e.description ~= "" then
+        l = l .. " — " .. short(e.description, 300)
+      end
+      add(l)
+    elseif e.kind == "stop" then
+      add("(turn ended: " .. tostring(e.reason) .. ")")
+    end
+    prev = e.kind
+  end
+  if #model.queued > 0 then
+    add("")
+    add("Queued:")
+    for i, q in ipairs(model.queued) do
+      add(string.format("  %d. %s", i, short(q, 200)))
+    end
+  end
+  local status = {}
+  if model.busy > 0 then
+    status[#status + 1] = "working…"
+  end
+  if model.usage and type(model.usage.used) == "number" then
+    local u = "usage: " .. model.usage.used
+    if type(model.usage.size) == "number" then
+      u = u .. "/" .. model.usage.size
+    end
+    u = u .. " tokens"
+    if type(model.usage.cost) == "table" and model.usage.cost.amount then
+      u = u .. string.format(" · %s %.4f", model.usage.cost.currency or "USD", model.usage.cost.amount)
+    end
+    status[#status + 1] = u
+  end
+  if #status > 0 then
+    add("")
+    add("── " .. table.concat(status, " · "))
+  end
+  return lines, folds
+end
+
+-- Windows and buffers ---------------------------------------------------------
+
+M.ui = { transcript = nil, input = nil, twin = nil, iwin = nil, model = nil, on_send = nil, on_stop = nil }
+
+local function valid_buf(b)
+  return b ~= nil and vim.api.nvim_buf_is_valid(b)
+end
+
+local function valid_win(w)
+  return w ~= nil and vim.api.nvim_win_is_valid(w)
+end
+
+local function scratch(name, modifiable)
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.bo[b].buftype = "nofile"
+  vim.bo[b].bufhidden = "hide"
+  vim.bo[b].swapfile = false
+  vim.bo[b].modifiable = modifiable
+  pcall(vim.api.nvim_buf_set_name, b, name)
+  return b
+end
+
+local function map(b, mode, lhs, fn, desc)
+  if lhs and lhs ~= false then
+    vim.keymap.set(mode, lhs, fn, { buffer = b, nowait = true, silent = true, desc = desc })
+  end
+end
+
+local function ensure_buffers()
+  local ui = M.ui
+  local km = config.options.keymaps or {}
+  if not valid_buf(ui.transcript) then
+    ui.transcript = scratch("agentd://chat", false)
+    vim.bo[ui.transcript].filetype = "agentd"
+    map(ui.transcript, "n", km.close, function()
+      M.close()
+    end, "agentd: close chat")
+    map(ui.transcript, "n", km.stop, function()
+      if ui.on_stop then
+        ui.on_stop()
+      end
+    end, "agentd: cancel turn")
+  end
+  if not valid_buf(ui.input) then
+    ui.input = scratch("agentd://input", true)
+    vim.bo[ui.input].filetype = "agentd_input"
+    local function send()
+      M.submit()
+    end
+    map(ui.input, "n", km.send, send, "agentd: send message")
+    map(ui.input, "i", km.send_insert, function()
+      vim.cmd("stopinsert")
+      send()
+    end, "agentd: send message")
+    map(ui.input, "n", km.stop, function()
+      if ui.on_stop then
+        ui.on_stop()
+      end
+    end, "agentd: cancel turn")
+  end
+end
+
+--- Sends the input buffer's text as the next prompt and clears it.
+function M.submit()
+  local ui = M.ui
+  if not valid_buf(ui.input) then
+    return
+  end
+  local text = table.concat(vim.api.nvim_buf_get_lines(ui.input, 0, -1, false), "\n")
+  text = vim.trim(text)
+  if text == "" then
+    return
+  end
+  vim.api.nvim_buf_set_lines(ui.input, 0, -1, false, {})
+  if ui.on_send then
+    ui.on_send(text)
+  end
+end
+
+function M.is_open()
+  return valid_win(M.ui.twin)
+end
+
+local function apply_folds()
+  local ui = M.ui
+  if not (valid_win(ui.twin) and ui.folds) then
+    return
+  end
+  vim.api.nvim_win_call(ui.twin, function()
+    vim.wo.foldmethod = "manual"
+    vim.wo.foldenable = true
+    pcall(vim.cmd, "silent! normal! zE")
+    for _, f in ipairs(ui.folds) do
+      pcall(vim.cmd, string.format("silent! %d,%dfold", f[1], f[2]))
+    end
+  end)
+end
+
+--- Opens the chat windows (transcript above, input below). Focus goes to
+--- the input window when focus is true.
+function M.open(focus)
+  ensure_buffers()
+  local ui = M.ui
+  local opts = config.options.chat or config.defaults.chat
+  local prev = vim.api.nvim_get_current_win()
+  if not valid_win(ui.twin) then
+    local pos = opts.position or "right"
+    if pos == "tab" then
+      vim.cmd("tabnew")
+      vim.api.nvim_win_set_buf(0, ui.transcript)
+    else
+      local width = opts.width or 0.4
+      if width < 1 then
+        width = math.floor(vim.o.columns * width)
+      end
+      if pos == "bottom" then
+        vim.cmd("botright split")
+      elseif pos == "left" then
+        vim.cmd("topleft " .. width .. "vsplit")
+      else
+        vim.cmd("botright " .. width .. "vsplit")
+      end
+      vim.api.nvim_win_set_buf(0, ui.transcript)
+    end
+    ui.twin = vim.api.nvim_get_current_win()
+    vim.wo[ui.twin].wrap = true
+    vim.wo[ui.twin].linebreak = true
+    vim.wo[ui.twin].number = false
+    vim.wo[ui.twin].relativenumber = false
+    vim.wo[ui.twin].foldcolumn = "0"
+    vim.wo[ui.twin].winfixwidth = true
+  end
+  if not valid_win(ui.iwin) then
+    vim.api.nvim_set_current_win(ui.twin)
+    vim.cmd("belowright " .. (opts.input_height or 5) .. "split")
+    ui.iwin = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(ui.iwin, ui.input)
+    vim.wo[ui.iwin].winfixheight = true
+    vim.wo[ui.iwin].number = false
+    vim.wo[ui.iwin].relativenumber = false
+  end
+  M.render_now()
+  if focus then
+    vim.api.nvim_set_current_win(ui.iwin)
+  elseif valid_win(prev) then
+    vim.api.nvim_set_current_win(prev)
+  end
+end
+
+function M.close()
+  local ui = M.ui
+  for _, w in ipairs({ ui.iwin, ui.twin }) do
+    if valid_win(w) and #vim.api.nvim_list_wins() > 1 then
+      pcall(vim.api.nvim_win_close, w, true)
+    end
+  end
+  ui.iwin, ui.twin = nil, nil
+end
+
+function M.toggle()
+  if M.is_open() then
+    M.close()
+  else
+    M.open(true)
+  end
+end
+
+--- Renders the shown model into the transcript buffer now.
+function M.render_now()
+  local ui = M.ui
+  ui.scheduled = false
+  if not ui.model then
+    return
+  end
+  ensure_buffers()
+  local lines, folds = M.render(ui.model)
+  ui.folds = folds
+  local b = ui.transcript
+  vim.bo[b].modifiable = true
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].modifiable = false
+  vim.bo[b].modified = false
+  if valid_win(ui.twin) then
+    apply_folds()
+    if vim.api.nvim_get_current_win() ~= ui.twin then
+      pcall(vim.api.nvim_win_set_cursor, ui.twin, { #lines, 0 })
+    end
+  end
+end
+
+--- Renders on the next tick, coalescing bursts of streamed chunks.
+function M.render_soon()
+  local ui = M.ui
+  if ui.scheduled then
+    return
+  end
+  ui.scheduled = true
+  vim.schedule(M.render_now)
+end
+
+--- Shows model in the chat buffer.
+function M.show(model)
+  M.ui.model = model
+  M.render_soon()
+end
+
+--- Opens a tab comparing a diff's old and new text with Neovim's diff mode.
+function M.show_diff(d)
+  local old = (d.oldText == vim.NIL or d.oldText == nil) and "" or d.oldText
+  local new = (d.newText == vim.NIL or d.newText == nil) and "" or d.newText
+  vim.cmd("tabnew")
+  local tab = vim.api.nvim_get_current_tabpage()
+  local ft = ""
+  if vim.filetype and vim.filetype.match and type(d.path) == "string" then
+    local ok, m = pcall(vim.filetype.match, { filename = d.path })
+    if not (ok and type(m) == "string") then
+      ok, m = pcall(vim.filetype.match, d.path)
+    end
+    ft = (ok and type(m) == "string") and m or ""
+  end
+  local function pane(text, label)
+    local b = vim.api.nvim_create_buf(false, true)
+    vim.bo[b].buftype = "nofile"
+    vim.bo[b].bufhidden = "wipe"
+    local ls = split(text)
+    if ls[#ls] == "" then
+      table.remove(ls)
+    end
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, ls)
+    vim.bo[b].modifiable = false
+    pcall(vim.api.nvim_buf_set_name, b, "agentd://" .. label .. "/" .. tostring(d.path))
+    if type(ft) == "string" and ft ~= "" then
+      vim.bo[b].filetype = ft
+    end
+    vim.api.nvim_win_set_buf(0, b)
+    vim.cmd("diffthis")
+    return b
+  end
+  pane(old, "before")
+  vim.cmd("rightbelow vsplit")
+  pane(new, "after")
+  vim.cmd("redraw")
+  return tab
+end
+
+return M

@@ -1,0 +1,230 @@
+-- The connection to agentd, through Neovim's own LSP client: it frames
+-- messages, negotiates position encodings, cancels requests and applies
+-- workspace edits the way every other language server's are applied. This
+-- module starts the daemon, waits for `initialize`, and reports a missing,
+-- crashing or garbled daemon with one clear message while the editor keeps
+-- working.
+local config = require("agentd.config")
+
+local M = {}
+
+M.state = {
+  client_id = nil,
+  ready = false,
+  starting = false,
+  waiters = {},
+  init_result = nil,
+  stopping = false,
+  last_error = nil,
+}
+
+local function notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.ERROR, { title = "agentd" })
+end
+
+--- Version-independent request on a client (0.11 made them methods).
+function M.raw_request(client, method, params, cb, bufnr)
+  if vim.fn.has("nvim-0.11") == 1 then
+    return client:request(method, params, cb, bufnr)
+  end
+  return client.request(method, params, cb, bufnr)
+end
+
+function M.raw_notify(client, method, params)
+  if vim.fn.has("nvim-0.11") == 1 then
+    return client:notify(method, params)
+  end
+  return client.notify(method, params)
+end
+
+function M.get()
+  local id = M.state.client_id
+  if not id then
+    return nil
+  end
+  -- Neovim forgets a client once it has exited.
+  return vim.lsp.get_client_by_id(id)
+end
+
+--- The client capabilities agentd reads: the standard LSP ones plus the
+--- workspace-edit support Neovim's apply_workspace_edit implements.
+function M.capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.workspace = caps.workspace or {}
+  caps.workspace.applyEdit = true
+  caps.workspace.workspaceEdit = vim.tbl_extend("force", caps.workspace.workspaceEdit or {}, {
+    documentChanges = true,
+    resourceOperations = { "create", "rename", "delete" },
+    failureHandling = "abort",
+  })
+  return caps
+end
+
+--- initializationOptions.agent as PROTOCOL.md describes it.
+function M.init_options()
+  local v = vim.version and vim.version() or {}
+  return {
+    agent = {
+      protocolVersion = 1,
+      clientInfo = {
+        name = "agentd.nvim",
+        title = "agentd for Neovim",
+        version = string.format("nvim-%s.%s.%s", v.major or 0, v.minor or 0, v.patch or 0),
+      },
+      clientCapabilities = {
+        fs = { readTextFile = true },
+        dirtyBuffers = true,
+        diagnostics = vim.diagnostic ~= nil,
+        permissions = { ui = true },
+        secrets = false,
+        saveBuffers = true,
+        workspaceSymbols = true,
+      },
+      settings = config.settings(),
+    },
+  }
+end
+
+local function finish_waiters(err)
+  local ws = M.state.waiters
+  M.state.waiters = {}
+  for _, cb in ipairs(ws) do
+    local ok, e = pcall(cb, err, err == nil and M.get() or nil)
+    if not ok then
+      notify("agentd: " .. tostring(e))
+    end
+  end
+end
+
+local function fail(msg)
+  M.state.last_error = msg
+  notify(msg)
+  finish_waiters(msg)
+end
+
+--- Starts agentd if needed and calls cb(err, client) once it has
+--- initialized.
+function M.start(handlers, on_exit, cb)
+  local st = M.state
+  if st.ready and M.get() then
+    return cb(nil, M.get())
+  end
+  table.insert(st.waiters, cb)
+  if st.starting then
+    return
+  end
+  local opts = config.options
+  local cmd = opts.cmd
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    return fail(string.format("agentd: cannot start `%s`: not found or not executable (set `cmd` in require('agentd').setup())", cmd[1]))
+  end
+  st.starting, st.ready, st.stopping, st.last_error = true, false, false, nil
+  local root = config.cwd()
+  local timer
+  local lsp_config = {
+    name = "agentd",
+    cmd = cmd,
+    cmd_cwd = root,
+    cmd_env = opts.cmd_env,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    capabilities = M.capabilities(),
+    init_options = M.init_options(),
+    handlers = handlers,
+    on_init = function(client, result)
+      if timer then
+        timer:stop()
+        timer:close()
+        timer = nil
+      end
+      if not st.starting then
+        return
+      end
+      st.starting, st.ready = false, true
+      st.init_result = result
+      finish_waiters(nil)
+    end,
+    on_exit = function(code, signal, client_id)
+      vim.schedule(function()
+        if timer then
+          timer:stop()
+          timer:close()
+          timer = nil
+        end
+        if client_id and st.client_id and client_id ~= st.client_id then
+          return
+        end
+        local was_ready, was_starting, stopping = st.ready, st.starting, st.stopping
+        st.client_id, st.ready, st.starting = nil, false, false
+        if stopping then
+          finish_waiters("agentd stopped")
+        elseif was_starting then
+          fail(string.format("agentd: `%s` exited (code %s%s) before it initialized; see %s",
+            table.concat(cmd, " "), tostring(code), signal and signal ~= 0 and (", signal " .. signal) or "",
+            vim.lsp.get_log_path()))
+        elseif was_ready then
+          M.state.last_error = string.format("agentd exited unexpectedly (code %s)", tostring(code))
+          notify("agentd: the daemon exited unexpectedly (code " .. tostring(code) .. "); the next prompt restarts it")
+        end
+        if on_exit then
+          on_exit(code, signal)
+        end
+      end)
+    end,
+  }
+  local ok, id
+  if vim.fn.has("nvim-0.11") == 1 and vim.lsp.start then
+    ok, id = pcall(vim.lsp.start, lsp_config, { attach = false, reuse_client = function()
+      return false
+    end })
+  else
+    ok, id = pcall(vim.lsp.start_client, lsp_config)
+  end
+  if not ok or not id then
+    st.starting = false
+    return fail("agentd: could not start `" .. table.concat(cmd, " ") .. "`: " .. tostring(ok and "spawn failed" or id))
+  end
+  st.client_id = id
+  local timeout = (opts.init_timeout or 15) * 1000
+  timer = vim.loop.new_timer()
+  timer:start(timeout, 0, vim.schedule_wrap(function()
+    if timer then
+      timer:close()
+      timer = nil
+    end
+    if not st.starting then
+      return
+    end
+    st.starting = false
+    st.stopping = true
+    local c = vim.lsp.get_client_by_id(id)
+    st.client_id = nil
+    fail(string.format("agentd: `%s` did not answer initialize within %d s (is it agentd, speaking LSP on stdio?)",
+      table.concat(cmd, " "), opts.init_timeout or 15))
+    if c then
+      pcall(function()
+        if vim.fn.has("nvim-0.11") == 1 then
+          c:stop(true)
+        else
+          c.stop(true)
+        end
+      end)
+    end
+  end))
+end
+
+--- Stops the daemon politely (shutdown + exit).
+function M.stop()
+  local c = M.get()
+  M.state.stopping = true
+  M.state.ready = false
+  if c then
+    if vim.fn.has("nvim-0.11") == 1 then
+      c:stop()
+    else
+      c.stop()
+    end
+  end
+end
+
+return M

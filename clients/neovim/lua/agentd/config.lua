@@ -1,0 +1,176 @@
+-- Options of the agentd plugin: defaults, validation and the merged result.
+-- A bad option is reported by its name, so that `setup()` can tell the user
+-- exactly which line of their config to fix.
+local M = {}
+
+M.modes = { ask = true, auto = true, plan = true }
+
+M.defaults = {
+  -- Command that starts the daemon; agentd speaks LSP framing on stdio.
+  cmd = { "agentd", "--stdio" },
+  -- Extra environment for the daemon (e.g. an API key variable).
+  cmd_env = nil,
+  -- Passed as initializationOptions.agent.settings (same keys as agentd's
+  -- config file: provider, providers, mode, maxIterations, …).
+  settings = {},
+  -- Permission mode for new sessions: "ask", "auto" or "plan" (nil keeps
+  -- agentd's own default or the settings' "mode").
+  mode = nil,
+  -- Working directory of sessions: a string, or a function returning one.
+  cwd = nil,
+  -- Seconds to wait for agentd to answer `initialize`.
+  init_timeout = 15,
+  -- Global keymaps (normal mode); false disables one, false for the whole
+  -- table disables all.
+  keymaps = {
+    toggle = "<leader>aa",
+    cancel = "<leader>ax",
+    -- Chat-window keymaps (buffer-local).
+    send = "<CR>",        -- normal mode in the input window
+    send_insert = "<C-s>", -- insert mode in the input window
+    close = "q",          -- normal mode in the transcript
+    stop = "<C-c>",       -- both chat windows
+  },
+  chat = {
+    -- "right", "left", "bottom" or "tab".
+    position = "right",
+    -- Width (columns, or a fraction of the screen) for left/right.
+    width = 0.4,
+    -- Height of the input window.
+    input_height = 5,
+  },
+}
+
+local function fail(name, msg)
+  return false, string.format("agentd: option `%s` %s", name, msg)
+end
+
+local function is_list_of_strings(v)
+  if type(v) ~= "table" or #v == 0 then
+    return false
+  end
+  for k, s in pairs(v) do
+    if type(k) ~= "number" or type(s) ~= "string" then
+      return false
+    end
+  end
+  return true
+end
+
+--- Checks user options. Returns true, or false and a message naming the bad
+--- option.
+function M.validate(opts)
+  if opts == nil then
+    return true
+  end
+  if type(opts) ~= "table" then
+    return false, "agentd: setup() takes a table of options, got " .. type(opts)
+  end
+  for k in pairs(opts) do
+    if M.defaults[k] == nil and k ~= "cmd_env" and k ~= "mode" and k ~= "cwd" then
+      return fail(tostring(k), "is not an agentd option")
+    end
+  end
+  if opts.cmd ~= nil and not is_list_of_strings(opts.cmd) then
+    return fail("cmd", "must be a non-empty list of strings, e.g. { \"agentd\", \"--stdio\" }")
+  end
+  if opts.cmd_env ~= nil and type(opts.cmd_env) ~= "table" then
+    return fail("cmd_env", "must be a table of environment variables")
+  end
+  if opts.settings ~= nil and type(opts.settings) ~= "table" then
+    return fail("settings", "must be a table (agentd settings), got " .. type(opts.settings))
+  end
+  if opts.mode ~= nil and not M.modes[opts.mode] then
+    return fail("mode", string.format("must be one of ask, auto, plan; got %s", vim.inspect(opts.mode)))
+  end
+  if opts.settings and opts.settings.mode ~= nil and not M.modes[opts.settings.mode] then
+    return fail("settings.mode", string.format("must be one of ask, auto, plan; got %s", vim.inspect(opts.settings.mode)))
+  end
+  if opts.cwd ~= nil and type(opts.cwd) ~= "string" and type(opts.cwd) ~= "function" then
+    return fail("cwd", "must be a string or a function returning one")
+  end
+  if opts.init_timeout ~= nil and (type(opts.init_timeout) ~= "number" or opts.init_timeout <= 0) then
+    return fail("init_timeout", "must be a positive number of seconds")
+  end
+  if opts.keymaps ~= nil and opts.keymaps ~= false then
+    if type(opts.keymaps) ~= "table" then
+      return fail("keymaps", "must be a table or false")
+    end
+    for k, v in pairs(opts.keymaps) do
+      if M.defaults.keymaps[k] == nil then
+        return fail("keymaps." .. tostring(k), "is not an agentd keymap (known: toggle, cancel, send, send_insert, close, stop)")
+      end
+      if v ~= false and (type(v) ~= "string" or v == "") then
+        return fail("keymaps." .. k, "must be a key sequence string or false")
+      end
+    end
+  end
+  if opts.chat ~= nil then
+    if type(opts.chat) ~= "table" then
+      return fail("chat", "must be a table")
+    end
+    for k in pairs(opts.chat) do
+      if M.defaults.chat[k] == nil then
+        return fail("chat." .. tostring(k), "is not an agentd chat option")
+      end
+    end
+    local pos = opts.chat.position
+    if pos ~= nil and pos ~= "right" and pos ~= "left" and pos ~= "bottom" and pos ~= "tab" then
+      return fail("chat.position", "must be right, left, bottom or tab")
+    end
+    local w = opts.chat.width
+    if w ~= nil and (type(w) ~= "number" or w <= 0) then
+      return fail("chat.width", "must be a positive number")
+    end
+    local h = opts.chat.input_height
+    if h ~= nil and (type(h) ~= "number" or h < 1) then
+      return fail("chat.input_height", "must be a number >= 1")
+    end
+  end
+  return true
+end
+
+M.options = vim.deepcopy(M.defaults)
+
+--- Validates and merges opts over the defaults. Returns true or false, err.
+function M.set(opts)
+  local ok, err = M.validate(opts)
+  if not ok then
+    return false, err
+  end
+  opts = opts or {}
+  local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  -- Lists replace rather than merge.
+  if opts.cmd then
+    merged.cmd = vim.deepcopy(opts.cmd)
+  end
+  if opts.keymaps == false then
+    merged.keymaps = false
+  end
+  M.options = merged
+  return true
+end
+
+--- The working directory for sessions.
+function M.cwd()
+  local c = M.options.cwd
+  if type(c) == "function" then
+    c = c()
+  end
+  if type(c) ~= "string" or c == "" then
+    c = vim.fn.getcwd()
+  end
+  c = vim.fn.fnamemodify(c, ":p"):gsub("(.)/$", "%1")
+  return c
+end
+
+--- Settings as sent to agentd, with `mode` folded in.
+function M.settings()
+  local s = vim.deepcopy(M.options.settings or {})
+  if M.options.mode then
+    s.mode = M.options.mode
+  end
+  return s
+end
+
+return M

@@ -1,0 +1,229 @@
+-- Answers to agentd's requests to the editor, taken from Neovim's real
+-- state: buffers (unsaved text and changedtick as version), vim.diagnostic,
+-- other language servers, and `workspace/applyEdit` through Neovim's own LSP
+-- utilities. Every handler is total: bad input or a buffer that vanished
+-- gives a JSON-RPC error or a disk read, never a Lua error.
+local buffers = require("agentd.buffers")
+
+local M = {}
+
+local NOT_FOUND = -32002
+local INVALID_PARAMS = -32602
+
+local function rpc_error(code, message)
+  return nil, vim.lsp.rpc.rpc_response_error(code, message)
+end
+
+local function empty_object()
+  return vim.empty_dict and vim.empty_dict() or vim.json.decode("{}")
+end
+
+local function is_nil(v)
+  return v == nil or v == vim.NIL
+end
+
+-- agent/fs/read_text_file {sessionId, path, line?, limit?}
+function M.read_text_file(params)
+  if type(params) ~= "table" or type(params.path) ~= "string" or params.path == "" then
+    return rpc_error(INVALID_PARAMS, "read_text_file: path is required")
+  end
+  local line = (not is_nil(params.line)) and tonumber(params.line) or nil
+  local limit = (not is_nil(params.limit)) and tonumber(params.limit) or nil
+  local b = buffers.find(params.path)
+  if b then
+    return {
+      content = buffers.text(b, line, limit),
+      _meta = {
+        ["agentd/version"] = buffers.version(b),
+        ["agentd/dirty"] = vim.bo[b].modified,
+      },
+    }
+  end
+  local text, why = buffers.read_disk(params.path)
+  if not text then
+    if why == "not_found" then
+      return rpc_error(NOT_FOUND, "file not found: " .. params.path)
+    end
+    return rpc_error(NOT_FOUND, params.path .. ": " .. tostring(why))
+  end
+  return { content = buffers.slice(text, line, limit) }
+end
+
+-- agent/x/dirty_buffers {sessionId}
+function M.dirty_buffers()
+  local out = {}
+  for _, d in ipairs(buffers.dirty()) do
+    out[#out + 1] = { path = d.path, version = buffers.version(d.bufnr) }
+  end
+  return { buffers = out }
+end
+
+-- Converts a vim.diagnostic item (0-based rows, byte columns) to an LSP
+-- Diagnostic in UTF-16 columns.
+local function to_lsp(b, d)
+  local function col16(row, col)
+    local line = vim.api.nvim_buf_get_lines(b, row, row + 1, false)[1]
+    if not line then
+      return col
+    end
+    col = math.min(col or 0, #line)
+    local ok, idx = pcall(function()
+      if vim.fn.has("nvim-0.11") == 1 then
+        return vim.str_utfindex(line, "utf-16", col, false)
+      end
+      local _, u16 = vim.str_utfindex(line, col)
+      return u16
+    end)
+    return ok and idx or col
+  end
+  local end_row = d.end_lnum or d.lnum
+  local end_col = d.end_col or d.col
+  local out = {
+    range = {
+      start = { line = d.lnum, character = col16(d.lnum, d.col) },
+      ["end"] = { line = end_row, character = col16(end_row, end_col) },
+    },
+    severity = d.severity,
+    message = d.message,
+  }
+  if d.source then
+    out.source = d.source
+  end
+  if d.code then
+    out.code = d.code
+  end
+  return out
+end
+
+-- agent/x/diagnostics {sessionId, paths?}
+function M.diagnostics(params)
+  local items = {}
+  local paths = type(params) == "table" and not is_nil(params.paths) and params.paths or nil
+  if not vim.diagnostic then
+    return { items = items }
+  end
+  if paths then
+    for _, p in ipairs(paths) do
+      local b = buffers.find(p)
+      local diags = {}
+      if b then
+        for _, d in ipairs(vim.diagnostic.get(b)) do
+          diags[#diags + 1] = to_lsp(b, d)
+        end
+      end
+      items[#items + 1] = { path = buffers.normalize(p) or p, diagnostics = diags }
+    end
+  else
+    local by_buf = {}
+    for _, d in ipairs(vim.diagnostic.get()) do
+      if vim.api.nvim_buf_is_valid(d.bufnr) and vim.api.nvim_buf_get_name(d.bufnr) ~= "" then
+        by_buf[d.bufnr] = by_buf[d.bufnr] or {}
+        table.insert(by_buf[d.bufnr], to_lsp(d.bufnr, d))
+      end
+    end
+    for b, diags in pairs(by_buf) do
+      items[#items + 1] = { path = buffers.normalize(vim.api.nvim_buf_get_name(b)), diagnostics = diags }
+    end
+  end
+  return { items = items }
+end
+
+-- agent/x/save_buffers {sessionId, paths}
+function M.save_buffers(params)
+  if type(params) ~= "table" or type(params.paths) ~= "table" then
+    return rpc_error(INVALID_PARAMS, "save_buffers: paths is required")
+  end
+  local saved, failed = {}, {}
+  for _, p in ipairs(params.paths) do
+    local b = buffers.find(p)
+    if not b then
+      if vim.loop.fs_stat(p) then
+        saved[#saved + 1] = p -- nothing unsaved: the disk is current
+      else
+        failed[#failed + 1] = { path = p, reason = "no buffer and no file" }
+      end
+    elseif not vim.bo[b].modified then
+      saved[#saved + 1] = p
+    else
+      local ok, err = pcall(vim.api.nvim_buf_call, b, function()
+        vim.cmd("silent write")
+      end)
+      if ok and not vim.bo[b].modified then
+        saved[#saved + 1] = p
+      else
+        failed[#failed + 1] = { path = p, reason = ok and "buffer still modified after :write" or tostring(err) }
+      end
+    end
+  end
+  return { saved = saved, failed = failed }
+end
+
+-- agent/x/workspace_symbols {sessionId, query}: asks the other language
+-- servers attached in this Neovim.
+function M.workspace_symbols(params, self_id)
+  local query = type(params) == "table" and type(params.query) == "string" and params.query or ""
+  local symbols = {}
+  local list = vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
+  for _, c in ipairs(list) do
+    local caps = c.server_capabilities or {}
+    if c.id ~= self_id and c.name ~= "agentd" and caps.workspaceSymbolProvider then
+      local ok, resp = pcall(function()
+        if vim.fn.has("nvim-0.11") == 1 then
+          return c:request_sync("workspace/symbol", { query = query }, 2000, 0)
+        end
+        return c.request_sync("workspace/symbol", { query = query }, 2000, 0)
+      end)
+      if ok and resp and resp.result and type(resp.result) == "table" then
+        for _, s in ipairs(resp.result) do
+          symbols[#symbols + 1] = s
+        end
+      end
+    end
+  end
+  return { symbols = symbols }
+end
+
+--- Checks every versioned TextDocumentEdit against the buffer it targets.
+--- Returns nil when all match, else the reason to refuse the whole edit.
+function M.stale_reason(edit)
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.kind == nil and type(change.textDocument) == "table" then
+      local td = change.textDocument
+      local fname = vim.uri_to_fname(td.uri)
+      local b = buffers.find(fname)
+      if not is_nil(td.version) then
+        if not b then
+          return string.format("%s is no longer open in the editor (edit was computed against buffer version %d)", fname, td.version)
+        end
+        local now = buffers.version(b)
+        if now ~= td.version then
+          return string.format("%s changed since it was read (version %d, buffer is now at %d); re-read it", fname, td.version, now)
+        end
+      end
+    end
+  end
+  return nil
+end
+
+-- workspace/applyEdit {label?, edit}: version-checked, then applied by
+-- vim.lsp.util.apply_workspace_edit so it is one undoable change per
+-- buffer, left unsaved.
+function M.apply_edit(params, client)
+  if type(params) ~= "table" or type(params.edit) ~= "table" then
+    return rpc_error(INVALID_PARAMS, "applyEdit: edit is required")
+  end
+  local stale = M.stale_reason(params.edit)
+  if stale then
+    return { applied = false, failureReason = stale }
+  end
+  local enc = (client and client.offset_encoding) or "utf-16"
+  local ok, err = pcall(vim.lsp.util.apply_workspace_edit, params.edit, enc)
+  if not ok then
+    return { applied = false, failureReason = tostring(err) }
+  end
+  return { applied = true }
+end
+
+M.empty_object = empty_object
+
+return M

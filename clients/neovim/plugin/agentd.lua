@@ -1,0 +1,41 @@
+-- Commands of the agentd plugin. Nothing here starts the daemon or reads
+-- options: require("agentd").setup(opts) configures, and the first command
+-- that needs agentd starts it.
+if vim.g.loaded_agentd then
+  return
+end
+vim.g.loaded_agentd = true
+
+local function agentd()
+  return require("agentd")
+end
+
+vim.api.nvim_create_user_command("AgentdChat", function()
+  agentd().toggle_chat()
+end, { desc = "agentd: open or close the chat window" })
+
+vim.api.nvim_create_user_command("AgentdPrompt", function(o)
+  agentd().prompt(o.args)
+end, { nargs = "+", desc = "agentd: send a prompt" })
+
+vim.api.nvim_create_user_command("AgentdCancel", function()
+  agentd().cancel()
+end, { desc = "agentd: cancel the running turn" })
+
+vim.api.nvim_create_user_command("AgentdMode", function(o)
+  agentd().set_mode(o.args)
+end, {
+  nargs = 1,
+  complete = function()
+    return { "ask", "auto", "plan" }
+  end,
+  desc = "agentd: set the permission mode (ask, auto, plan)",
+})
+
+vim.api.nvim_create_user_command("AgentdNew", function()
+  agentd().new_session()
+end, { desc = "agentd: start a new session" })
+
+vim.api.nvim_create_user_command("AgentdSessions", function()
+  agentd().sessions()
+end, { desc = "agentd: list and load sessions" })

@@ -1,0 +1,66 @@
+-- A small test harness run inside a child Neovim: each case runs in its own
+-- `nvim --headless` started by run.sh, and reports "ok" or the failure into
+-- the file named by $AGENTD_TEST_RESULT.
+local M = {}
+
+function M.cases()
+  local list = { names = {}, fns = {} }
+  function list.add(name, fn)
+    table.insert(list.names, name)
+    list.fns[name] = fn
+  end
+  return list
+end
+
+local function load(spec)
+  local chunk = assert(loadfile(spec))
+  return chunk()
+end
+
+--- Writes the case names of spec, one per line, to out.
+function M.list(spec, out)
+  local ok, cases = pcall(load, spec)
+  local f = assert(io.open(out, "w"))
+  if ok then
+    for _, n in ipairs(cases.names) do
+      f:write(n, "\n")
+    end
+  else
+    f:write("<load error> ", tostring(cases):gsub("\n", " "), "\n")
+  end
+  f:close()
+  vim.cmd("qall!")
+end
+
+--- Runs one case and exits Neovim with 0 (pass) or 1 (fail).
+function M.run()
+  local spec, name, result = vim.env.AGENTD_TEST_SPEC, vim.env.AGENTD_TEST_CASE, vim.env.AGENTD_TEST_RESULT
+  local h = require("helpers")
+  local ok, err = xpcall(function()
+    local cases = load(spec)
+    local fn = cases.fns[name]
+    if not fn then
+      error("no such case: " .. tostring(name))
+    end
+    fn()
+  end, debug.traceback)
+  local cleanup_ok, cleanup_err = pcall(h.cleanup)
+  local f = io.open(result, "w")
+  if ok then
+    f:write("ok\n")
+  else
+    f:write("FAIL: ", tostring(err), "\n")
+    if not cleanup_ok then
+      f:write("cleanup: ", tostring(cleanup_err), "\n")
+    end
+    f:write(h.report())
+  end
+  f:close()
+  if ok then
+    vim.cmd("qall!")
+  else
+    vim.cmd("cquit 1")
+  end
+end
+
+return M

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs the Neovim plugin's tests: every case of every test/*_spec.lua in its
+# own headless Neovim (minimal init, hard timeout), against the real agentd
+# binary and the fake model server, both built here into a temp dir.
+# Installs nothing: CI's scripts/test.sh installs Debian's neovim first.
+# Prints "neovim: N passed, M failed" last; exits non-zero on any failure.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
+TIMEOUT=${AGENTD_NVIM_TEST_TIMEOUT:-90}
+FILTER=${1:-}
+
+if ! command -v nvim >/dev/null 2>&1; then
+  echo "neovim: nvim is not on PATH; install Debian's neovim package (apt-get install neovim) to run these tests"
+  echo "neovim: 0 passed, 1 failed"
+  exit 1
+fi
+echo "neovim: $(nvim --version | head -1)"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+mkdir -p "$TMP/bin"
+export PATH="/usr/local/go/bin:$PATH"
+
+if out=$(cd "$ROOT" && go build -o "$TMP/bin/agentd" ./cmd/agentd 2>&1); then
+  export AGENTD_BIN="$TMP/bin/agentd"
+else
+  export AGENTD_BIN_ERROR="go build ./cmd/agentd failed: $(echo "$out" | head -5 | tr '\n' ' ')"
+  echo "neovim: $AGENTD_BIN_ERROR"
+fi
+if out=$(cd "$ROOT" && go build -o "$TMP/bin/fakemodel" ./internal/fakemodel/cmd/fakemodel 2>&1); then
+  export FAKEMODEL_BIN="$TMP/bin/fakemodel"
+else
+  export FAKEMODEL_BIN_ERROR="go build ./internal/fakemodel/cmd/fakemodel failed: $(echo "$out" | head -5 | tr '\n' ' ')"
+  echo "neovim: $FAKEMODEL_BIN_ERROR"
+fi
+
+passed=0
+failed=0
+failures=()
+n=0
+for spec in "$HERE"/*_spec.lua; do
+  base=$(basename "$spec" .lua)
+  names="$TMP/$base.names"
+  timeout -k 5 30 nvim --headless -u "$HERE/minimal_init.lua" \
+    -c "lua require('harness').list('$spec', '$names')" </dev/null >/dev/null 2>&1
+  if [ ! -s "$names" ]; then
+    echo "FAIL $base: could not list its cases"
+    failed=$((failed + 1)); failures+=("$base")
+    continue
+  fi
+  while IFS= read -r name; do
+    [ -n "$FILTER" ] && [[ "$base: $name" != *"$FILTER"* ]] && continue
+    n=$((n + 1))
+    case_dir="$TMP/case$n"
+    mkdir -p "$case_dir"/{config,state,cache,data,home}
+    result="$case_dir/result"
+    start=$SECONDS
+    AGENTD_TEST_SPEC="$spec" AGENTD_TEST_CASE="$name" AGENTD_TEST_RESULT="$result" \
+      HOME="$case_dir/home" XDG_CONFIG_HOME="$case_dir/config" XDG_STATE_HOME="$case_dir/state" \
+      XDG_CACHE_HOME="$case_dir/cache" XDG_DATA_HOME="$case_dir/data" \
+      timeout -k 5 "$TIMEOUT" nvim --headless -u "$HERE/minimal_init.lua" \
+      -c "lua require('harness').run()" </dev/null >"$case_dir/out" 2>&1
+    rc=$?
+    secs=$((SECONDS - start))
+    if [ $rc -eq 0 ] && [ "$(head -1 "$result" 2>/dev/null)" = "ok" ]; then
+      echo "ok   $base: $name (${secs}s)"
+      passed=$((passed + 1))
+    else
+      echo "FAIL $base: $name (${secs}s, exit $rc)"
+      if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        echo "     timed out after ${TIMEOUT}s"
+      fi
+      sed 's/^/     /' "$result" 2>/dev/null | head -80
+      sed 's/^/     nvim: /' "$case_dir/out" | tail -20
+      log=$(find "$case_dir/cache" -name 'lsp.log' 2>/dev/null | head -1)
+      if [ -n "$log" ]; then
+        echo "     --- lsp.log (tail):"
+        tail -25 "$log" | cut -c1-400 | sed 's/^/     /'
+      fi
+      failed=$((failed + 1)); failures+=("$base: $name")
+    fi
+  done <"$names"
+done
+
+echo "neovim: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
