@@ -87,7 +87,7 @@ fs.rmSync(WORK, { recursive: true, force: true });
 for (const d of ['ud/User', 'ext', 'xdg', 'chrome', 'ws']) fs.mkdirSync(path.join(WORK, d), { recursive: true });
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 fs.writeFileSync(A_TXT, A_TEXT);
-fs.writeFileSync(path.join(WORK, 'ud/User/settings.json'), JSON.stringify({
+const userSettings = {
   'workbench.startupEditor': 'none',
   'telemetry.telemetryLevel': 'off',
   'security.workspace.trust.enabled': false,
@@ -109,7 +109,8 @@ fs.writeFileSync(path.join(WORK, 'ud/User/settings.json'), JSON.stringify({
     providers: { fake: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' } },
     mode: 'ask',
   },
-}, null, 2));
+};
+fs.writeFileSync(path.join(WORK, 'ud/User/settings.json'), JSON.stringify(userSettings, null, 2));
 const env = {
   ...process.env,
   XDG_CONFIG_HOME: path.join(WORK, 'xdg'),
@@ -322,6 +323,56 @@ try {
     await chat().locator('textarea.input').fill('And now a short one');
     await chat().locator('button.send').click();
     await chatSays('Fresh answer after the stop.', 30000);
+  });
+
+  // The last tests break agentd on purpose; they change the user settings file, which VS Code watches.
+  // code-server does not notice writes to the settings file behind its back, so edit it the
+  // way a user does: in the editor, then save.
+  const setAgentdPath = async (p) => {
+    const st = { ...userSettings, 'agentd.path': p };
+    await runCommand('Preferences: Open User Settings (JSON)');
+    await page.locator('.tab.active', { hasText: 'settings.json' }).waitFor({ timeout: 15000 });
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    log('settings.json open');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(JSON.stringify(st, null, 2));
+    await page.keyboard.press('Control+S');
+    await waitFor('settings.json saved', async () => !(await tabDirty('settings.json')), 10000);
+    log('settings.json saved');
+    await runCommand('View: Close Editor');
+    await page.locator('.tab.active', { hasText: 'settings.json' }).waitFor({ state: 'detached', timeout: 10000 });
+    log(`agentd.path set to ${p}`);
+  };
+  async function editorStillWorks(word) {
+    await openFile('a.txt');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(` ${word}`);
+    await waitFor(`"${word}" typed into the editor`, async () => (await editorText()).includes(word), 5000);
+  }
+
+  await test('a missing agentd gives one clear message and a working editor', async () => {
+    await setAgentdPath(path.join(WORK, 'no-such-dir', 'agentd'));
+    await page.locator('.notifications-toasts', { hasText: 'does not exist or is not executable' }).waitFor({ timeout: 30000 });
+    await runCommand('agentd: Open Chat');
+    await waitFor('chat view shows the error', async () => (await chat().locator('body').getAttribute('data-daemon')) === 'error', 10000);
+    await chat().locator('.banner', { hasText: 'agentd is not running' }).waitFor({ timeout: 5000 });
+    await chat().locator('.banner', { hasText: 'agentd.path' }).waitFor({ timeout: 5000 });
+    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor();
+    await editorStillWorks('typed-after-missing');
+  });
+
+  await test('a crashing agentd is restarted a few times, then reported', async () => {
+    const crasher = path.join(WORK, 'crashing-agentd');
+    fs.writeFileSync(crasher, '#!/bin/sh\necho "this is not JSON-RPC"\necho "agentd: simulated crash" >&2\nexit 3\n');
+    fs.chmodSync(crasher, 0o755);
+    await setAgentdPath(crasher);
+    await runCommand('agentd: Open Chat');
+    log('chat open');
+    await chat().locator('.banner', { hasText: 'will not be restarted' }).waitFor({ timeout: 60000 });
+    await chat().locator('.banner button', { hasText: 'Restart agentd' }).waitFor({ timeout: 5000 });
+    if ((await chat().locator('body').getAttribute('data-daemon')) === 'ready') throw new Error('chat view claims agentd is ready');
+    await editorStillWorks('typed-after-crash');
   });
 
   if (external.length) log(`blocked non-loopback requests: ${external.join(' ')}`);
