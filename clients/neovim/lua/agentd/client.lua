@@ -144,6 +144,37 @@ function M.start(handlers, on_exit, cb)
       st.init_result = result
       finish_waiters(nil)
     end,
+    on_error = function(code, err)
+      vim.schedule(function()
+        local what = vim.lsp.rpc.client_errors and vim.lsp.rpc.client_errors[code] or tostring(code)
+        if st.starting then
+          -- Garbage before initialize: give up now rather than at the timeout.
+          st.starting = false
+          st.stopping = true
+          local c = st.client_id and vim.lsp.get_client_by_id(st.client_id)
+          st.client_id = nil
+          if timer then
+            timer:stop()
+            timer:close()
+            timer = nil
+          end
+          fail(string.format("agentd: `%s` is not speaking LSP on stdio (%s: %s)", table.concat(cmd, " "), tostring(what),
+            vim.inspect(err):sub(1, 200)))
+          if c then
+            pcall(function()
+              if vim.fn.has("nvim-0.11") == 1 then
+                c:stop(true)
+              else
+                c.stop(true)
+              end
+            end)
+          end
+        elseif not st.reported_garbage then
+          st.reported_garbage = true
+          notify(string.format("agentd: bad message from the daemon (%s); see %s", tostring(what), vim.lsp.get_log_path()))
+        end
+      end)
+    end,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         if timer then

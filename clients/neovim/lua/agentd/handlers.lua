@@ -212,6 +212,13 @@ function M.apply_edit(params, client)
   if type(params) ~= "table" or type(params.edit) ~= "table" then
     return rpc_error(INVALID_PARAMS, "applyEdit: edit is required")
   end
+  -- JSON null arrives as nil from Neovim's decoder, but vim.NIL from other
+  -- callers; Neovim 0.7's version check cannot compare vim.NIL.
+  for _, change in ipairs(params.edit.documentChanges or {}) do
+    if type(change) == "table" and type(change.textDocument) == "table" and change.textDocument.version == vim.NIL then
+      change.textDocument.version = nil
+    end
+  end
   local stale = M.stale_reason(params.edit)
   if stale then
     return { applied = false, failureReason = stale }

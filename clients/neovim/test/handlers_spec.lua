@@ -1,0 +1,261 @@
+-- Reverse requests answered from real buffers, through the plugin's real
+-- LSP handler table (as Neovim's LSP client would call them).
+local h = require("helpers")
+local cases = require("harness").cases()
+
+local function call(method, params)
+  local fn = require("agentd").lsp_handlers()[method]
+  h.truthy(fn, "handler for " .. method)
+  return fn(nil, params, { method = method, client_id = 0 })
+end
+
+local function setup_file(text)
+  local dir = h.tmpdir()
+  local path = dir .. "/a.txt"
+  h.write(path, text)
+  return dir, path
+end
+
+cases.add("read_text_file returns the unsaved buffer with changedtick as version", function()
+  local _, path = setup_file("one\ntwo\nthree\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local b = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(b, 1, 2, false, { "TWO (unsaved)" })
+  local res, err = call("agent/fs/read_text_file", { sessionId = "s", path = path })
+  h.eq(nil, err, "no error")
+  h.eq("one\nTWO (unsaved)\nthree\n", res.content, "buffer text, unsaved change included")
+  h.eq(vim.api.nvim_buf_get_changedtick(b), res._meta["agentd/version"], "version is changedtick")
+  h.eq(true, res._meta["agentd/dirty"], "dirty")
+  -- A line range.
+  res = call("agent/fs/read_text_file", { sessionId = "s", path = path, line = 2, limit = 1 })
+  h.eq("TWO (unsaved)\n", res.content, "line 2, limit 1")
+  -- The disk was not touched.
+  h.eq("one\ntwo\nthree\n", h.read(path), "disk unchanged")
+  -- Paths reaching the same file another way find the same buffer.
+  res = call("agent/fs/read_text_file", { sessionId = "s", path = vim.fn.fnamemodify(path, ":h") .. "/./a.txt" })
+  h.eq("one\nTWO (unsaved)\nthree\n", res.content, "normalized path")
+end)
+
+cases.add("read_text_file falls back to disk, and a missing file is -32002", function()
+  local dir, path = setup_file("on disk\n")
+  local res = call("agent/fs/read_text_file", { sessionId = "s", path = path })
+  h.eq("on disk\n", res.content, "disk text")
+  h.eq(nil, res._meta, "no version for a disk read")
+  local _, err = call("agent/fs/read_text_file", { sessionId = "s", path = dir .. "/nope.txt" })
+  h.eq(-32002, err and err.code, "not found code")
+  h.contains(err.message, "nope.txt", "message names the file")
+  local _, perr = call("agent/fs/read_text_file", { sessionId = "s" })
+  h.eq(-32602, perr and perr.code, "invalid params")
+  -- A wiped buffer: the disk, never a Lua error.
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local b = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, { "in buffer" })
+  h.eq("in buffer\n", call("agent/fs/read_text_file", { sessionId = "s", path = path }).content, "loaded")
+  vim.cmd("enew")
+  vim.cmd("bwipeout! " .. b)
+  h.eq("on disk\n", call("agent/fs/read_text_file", { sessionId = "s", path = path }).content, "after wipe: disk")
+  os.remove(path)
+  local _, gone = call("agent/fs/read_text_file", { sessionId = "s", path = path })
+  h.eq(-32002, gone and gone.code, "wiped and deleted: not found")
+end)
+
+cases.add("dirty_buffers lists modified buffers with versions", function()
+  local dir, path = setup_file("x\n")
+  local other = dir .. "/b.txt"
+  h.write(other, "y\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local a = vim.api.nvim_get_current_buf()
+  vim.cmd("edit " .. vim.fn.fnameescape(other))
+  vim.api.nvim_buf_set_lines(a, 0, -1, false, { "x changed" })
+  local res = call("agent/x/dirty_buffers", { sessionId = "s" })
+  h.eq({ { path = path, version = vim.api.nvim_buf_get_changedtick(a) } }, res.buffers, "only the modified one")
+end)
+
+cases.add("diagnostics come from vim.diagnostic in UTF-16 columns", function()
+  local _, path = setup_file("héllo wörld\nsecond\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local b = vim.api.nvim_get_current_buf()
+  local ns = vim.api.nvim_create_namespace("test")
+  -- "wörld" starts at byte 7 (é is two bytes): UTF-16 column 6.
+  vim.diagnostic.set(ns, b, {
+    { lnum = 0, col = 7, end_lnum = 0, end_col = 13, severity = vim.diagnostic.severity.ERROR, message = "bad word", source = "spell" },
+    { lnum = 1, col = 0, severity = vim.diagnostic.severity.WARN, message = "meh" },
+  })
+  local res = call("agent/x/diagnostics", { sessionId = "s", paths = { path } })
+  h.eq(1, #res.items, "one item")
+  h.eq(path, res.items[1].path, "path")
+  local d = res.items[1].diagnostics
+  h.eq(2, #d, "two diagnostics")
+  table.sort(d, function(x, y)
+    return x.range.start.line < y.range.start.line
+  end)
+  h.eq({ start = { line = 0, character = 6 }, ["end"] = { line = 0, character = 11 } }, d[1].range, "UTF-16 range")
+  h.eq(1, d[1].severity, "error severity")
+  h.eq("bad word", d[1].message, "message")
+  h.eq("spell", d[1].source, "source")
+  local all = call("agent/x/diagnostics", { sessionId = "s" })
+  h.eq(1, #all.items, "all buffers with diagnostics")
+end)
+
+cases.add("applyEdit is version-checked, lands unsaved and undoes with u", function()
+  local _, path = setup_file("alpha\nbeta\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local b = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(b, 0, 1, false, { "ALPHA" })
+  vim.cmd("let &undolevels = &undolevels") -- close the undo block of the setup change
+  local read = call("agent/fs/read_text_file", { sessionId = "s", path = path })
+  local version = read._meta["agentd/version"]
+  local uri = vim.uri_from_fname(path)
+  local edit = {
+    label = "edit a.txt",
+    edit = { documentChanges = { {
+      textDocument = { uri = uri, version = version },
+      edits = { { range = { start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 4 } }, newText = "GAMMA" } },
+    } } },
+  }
+  -- Stale version: refused, buffer untouched.
+  vim.api.nvim_buf_set_lines(b, 1, 1, false, { "" })
+  local stale_version = version
+  local res = call("workspace/applyEdit", vim.tbl_deep_extend("force", edit, {}))
+  h.eq(false, res.applied, "stale edit refused")
+  h.contains(res.failureReason, "changed since it was read", "reason")
+  h.eq({ "ALPHA", "", "beta" }, h.lines(b), "buffer untouched by the refused edit")
+  vim.cmd("silent undo")
+  h.eq({ "ALPHA", "beta" }, h.lines(b), "test's own change undone")
+  h.truthy(vim.api.nvim_buf_get_changedtick(b) ~= stale_version, "undo moved the version on")
+
+  -- Fresh version: applied through Neovim's LSP utilities.
+  read = call("agent/fs/read_text_file", { sessionId = "s", path = path })
+  edit.edit.documentChanges[1].textDocument.version = read._meta["agentd/version"]
+  res = call("workspace/applyEdit", edit)
+  h.eq(true, res.applied, "fresh edit applied: " .. vim.inspect(res))
+  h.eq({ "ALPHA", "GAMMA" }, h.lines(b), "edited")
+  h.eq(true, vim.bo[b].modified, "left unsaved")
+  h.eq("alpha\nbeta\n", h.read(path), "disk untouched")
+  vim.cmd("normal! u")
+  h.eq({ "ALPHA", "beta" }, h.lines(b), "one u undoes the edit")
+
+  -- An unversioned edit (file read from disk) to a closed file.
+  local other = vim.fn.fnamemodify(path, ":h") .. "/closed.txt"
+  h.write(other, "one\n")
+  res = call("workspace/applyEdit", { edit = { documentChanges = { {
+    textDocument = { uri = vim.uri_from_fname(other), version = vim.NIL },
+    edits = { { range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 3 } }, newText = "two" } },
+  } } } })
+  h.eq(true, res.applied, "unversioned edit applied")
+  local ob = vim.fn.bufnr(other)
+  h.eq({ "two" }, h.lines(ob), "closed file loaded and edited in a buffer")
+  h.eq("one\n", h.read(other), "still unsaved")
+  -- A versioned edit to a file no longer open is refused.
+  res = call("workspace/applyEdit", { edit = { documentChanges = { {
+    textDocument = { uri = vim.uri_from_fname(vim.fn.fnamemodify(path, ":h") .. "/never.txt"), version = 7 },
+    edits = {},
+  } } } })
+  h.eq(false, res.applied, "versioned edit of a closed file refused")
+end)
+
+cases.add("applyEdit creates files in buffers and rejects garbage without a Lua error", function()
+  local dir = h.tmpdir()
+  local newf = dir .. "/new.txt"
+  local res = call("workspace/applyEdit", { edit = { documentChanges = {
+    { kind = "create", uri = vim.uri_from_fname(newf) },
+    { textDocument = { uri = vim.uri_from_fname(newf), version = vim.NIL },
+      edits = { { range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 0 } }, newText = "hello\n" } } },
+  } } })
+  h.eq(true, res.applied, "create + edit applied: " .. vim.inspect(res))
+  h.eq({ "hello", "" }, vim.tbl_map(function(l) return l end, h.lines(vim.fn.bufnr(newf))), "new buffer content")
+  local _, err = call("workspace/applyEdit", { nope = 1 })
+  h.eq(-32602, err and err.code, "no edit: invalid params")
+  res = call("workspace/applyEdit", { edit = { documentChanges = { { kind = "explode", uri = "file:///x" } } } })
+  h.eq(false, res.applied, "unsupported change refused, not raised")
+end)
+
+cases.add("save_buffers writes the named buffers", function()
+  local dir, path = setup_file("old\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "new" })
+  local res = call("agent/x/save_buffers", { sessionId = "s", paths = { path, dir .. "/missing.txt" } })
+  h.eq({ path }, res.saved, "saved")
+  h.eq(1, #res.failed, "one failed")
+  h.eq(dir .. "/missing.txt", res.failed[1].path, "failed path")
+  h.eq("new\n", h.read(path), "written to disk")
+  h.eq(false, vim.bo.modified, "buffer clean")
+end)
+
+cases.add("permission asks through vim.ui.select with the diff viewable first", function()
+  local agentd = require("agentd")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "p1"
+  agentd.models.p1 = require("agentd.chat").new_model("p1")
+  agentd.open_chat()
+  local diff_seen
+  local calls = h.stub_select(function(items, labels)
+    if #vim.api.nvim_list_tabpages() > 1 and not diff_seen then
+      -- Second call: the diff tab is open; look at it, then allow once.
+      local wins = vim.api.nvim_tabpage_list_wins(0)
+      local texts = {}
+      for _, w in ipairs(wins) do
+        table.insert(texts, table.concat(h.lines(vim.api.nvim_win_get_buf(w)), "\n"))
+        h.eq(1, vim.wo[w].diff and 1 or 0, "diff mode on")
+      end
+      diff_seen = texts
+    end
+    local want = diff_seen and "allow once" or "show diff"
+    for i, l in ipairs(labels) do
+      if l:lower():find(want, 1, true) then
+        return items[i]
+      end
+    end
+  end)
+  local params = {
+    sessionId = "p1",
+    toolCall = {
+      toolCallId = "t1", title = "Edit a.txt", kind = "edit", status = "pending",
+      content = { { type = "diff", path = "/w/a.txt", oldText = "a\nb\n", newText = "a\nB\n" } },
+    },
+    options = {
+      { optionId = "allow_once", name = "Allow once", kind = "allow_once" },
+      { optionId = "allow_session", name = "Allow for this session", kind = "allow_always" },
+      { optionId = "reject_once", name = "Reject", kind = "reject_once" },
+    },
+  }
+  local res = call("agent/session/request_permission", params)
+  h.eq({ outcome = { outcome = "selected", optionId = "allow_once" } }, res, "outcome")
+  h.eq(2, #calls, "asked twice (diff, then decision)")
+  h.eq({ "Show diff", "Allow once", "Allow for this session", "Reject" }, calls[1].labels, "choices")
+  h.contains(calls[1].prompt, "Edit a.txt", "prompt names the tool call")
+  h.eq({ "a\nb", "a\nB" }, diff_seen, "old and new text side by side")
+  h.eq(1, #vim.api.nvim_list_tabpages(), "diff tab closed after the decision")
+  local t = h.transcript_text()
+  h.contains(t, "? permission: Edit a.txt → Allow once", "decision in the transcript")
+
+  -- Dismissing the prompt answers cancelled.
+  h.stub_select(function()
+    return nil
+  end)
+  params.toolCall.content = nil
+  res = call("agent/session/request_permission", params)
+  h.eq({ outcome = { outcome = "cancelled" } }, res, "dismissed → cancelled")
+end)
+
+cases.add("the diff is in the transcript while the question is open", function()
+  local agentd = require("agentd")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "p2"
+  agentd.models.p2 = require("agentd.chat").new_model("p2")
+  agentd.open_chat()
+  local during
+  h.stub_select(function(items, labels)
+    during = h.transcript_text()
+    return items[#items]
+  end)
+  call("agent/session/request_permission", {
+    sessionId = "p2",
+    toolCall = { toolCallId = "t", title = "Edit x.go", content = { { type = "diff", path = "/w/x.go", oldText = "x := 1\n", newText = "x := 2\n" } } },
+    options = { { optionId = "allow_once", name = "Allow once" }, { optionId = "reject_once", name = "Reject" } },
+  })
+  h.contains(during, "? permission: Edit x.go", "question shown")
+  h.contains(during, "    -x := 1\n    +x := 2", "diff lines shown")
+end)
+
+return cases
