@@ -1,10 +1,14 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/httpsse"
+	"github.com/buger/jsonparser"
 )
 
 // kind is an event, block or delta type, decoded without allocating a string.
@@ -117,6 +121,108 @@ type decoder struct {
 	blocks map[int]*openBlock
 	usage  providers.Usage
 	stop   providers.StopReason
+
+	// fast is the content_block_delta fast path's scratch: raw values found by jsonparser's
+	// allocation-free walks, so a delta costs no allocation but its text.
+	fast      fastDelta
+	onTop     func(key, value []byte, t jsonparser.ValueType, off int) error
+	onDeltaKV func(key, value []byte, t jsonparser.ValueType, off int) error
+	// noFast turns the fast path off (tests compare both paths).
+	noFast bool
+}
+
+type fastDelta struct {
+	typ, index, delta                       []byte
+	deltaType, text, thinking, partial, sig []byte
+	bad                                     bool
+}
+
+var errStop = errors.New("stop")
+
+func (d *decoder) topKV(key, v []byte, t jsonparser.ValueType, _ int) error {
+	f := &d.fast
+	switch canonical(key, "type", "index", "delta") {
+	case "type":
+		if t != jsonparser.String {
+			return errStop
+		}
+		f.typ = v
+	case "index":
+		if t != jsonparser.Number {
+			return errStop
+		}
+		f.index = v
+	case "delta":
+		if t != jsonparser.Object {
+			return errStop
+		}
+		f.delta = v
+	}
+	return nil
+}
+
+func (d *decoder) deltaKV(key, v []byte, t jsonparser.ValueType, _ int) error {
+	f := &d.fast
+	var dst *[]byte
+	switch canonical(key, "type", "text", "thinking", "partial_json", "signature") {
+	case "type":
+		dst = &f.deltaType
+	case "text":
+		dst = &f.text
+	case "thinking":
+		dst = &f.thinking
+	case "partial_json":
+		dst = &f.partial
+	case "signature":
+		dst = &f.sig
+	default:
+		return nil
+	}
+	if t != jsonparser.String {
+		return errStop
+	}
+	*dst = v
+	return nil
+}
+
+// fastBlockDelta handles a well-formed content_block_delta without encoding/json. It reports
+// false when the event is anything else, or looks malformed, for the general path to handle.
+func (d *decoder) fastBlockDelta(data []byte) (handled, more bool) {
+	if d.onTop == nil {
+		d.onTop, d.onDeltaKV = d.topKV, d.deltaKV
+	}
+	d.fast = fastDelta{}
+	f := &d.fast
+	if !framed(data) || jsonparser.ObjectEach(data, d.onTop) != nil || string(f.typ) != "content_block_delta" ||
+		f.index == nil || f.delta == nil || jsonparser.ObjectEach(f.delta, d.onDeltaKV) != nil {
+		return false, false
+	}
+	idx, err := jsonparser.ParseInt(f.index)
+	if err != nil || idx < 0 || idx > 1<<20 {
+		return false, false
+	}
+	var raw []byte
+	k := kinds[string(f.deltaType)]
+	switch k {
+	case kTextDelta:
+		raw = f.text
+	case kThinkingDelta:
+		raw = f.thinking
+	case kSignatureDelta:
+		raw = f.sig
+	case kInputJSONDelta:
+		raw = f.partial
+	default:
+		return false, false
+	}
+	v := ""
+	if raw != nil {
+		if v, err = jsonparser.ParseString(raw); err != nil {
+			return false, false
+		}
+		v = httpsse.FixUTF8(v)
+	}
+	return true, d.delta(int(idx), k, v)
 }
 
 // event handles one SSE event; it returns false when the stream is over for the caller (ended
@@ -124,6 +230,11 @@ type decoder struct {
 func (d *decoder) event(sseType string, data []byte) bool {
 	if len(data) == 0 {
 		return true
+	}
+	if !d.noFast && (sseType == "content_block_delta" || sseType == "") {
+		if handled, more := d.fastBlockDelta(data); handled {
+			return more
+		}
 	}
 	d.w = wireEvent{}
 	if err := json.Unmarshal(data, &d.w); err != nil {
@@ -228,22 +339,40 @@ func (d *decoder) blockStart(i int, cb *wireBlock) bool {
 }
 
 func (d *decoder) blockDelta(w *wireEvent) bool {
-	b := d.block(w.Index)
+	v := ""
 	switch w.Delta.Type {
 	case kTextDelta:
-		// A delta without its block start (a stream picked up midway) still carries text.
-		if w.Delta.Text == "" {
-			return true
-		}
-		return d.em.Emit(providers.Event{Type: providers.EventTextDelta, Text: w.Delta.Text})
+		v = w.Delta.Text
 	case kThinkingDelta:
-		if w.Delta.Thinking == "" {
+		v = w.Delta.Thinking
+	case kSignatureDelta:
+		v = w.Delta.Signature
+	case kInputJSONDelta:
+		v = w.Delta.PartialJSON
+	default:
+		return true
+	}
+	return d.delta(w.Index, w.Delta.Type, v)
+}
+
+// delta handles one content_block_delta of kind k carrying v at block index i.
+func (d *decoder) delta(i int, k kind, v string) bool {
+	switch k {
+	case kTextDelta:
+		// A delta without its block start (a stream picked up midway) still carries text.
+		if v == "" {
 			return true
 		}
-		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Text: w.Delta.Thinking})
+		return d.em.Emit(providers.Event{Type: providers.EventTextDelta, Text: v})
+	case kThinkingDelta:
+		if v == "" {
+			return true
+		}
+		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Text: v})
 	case kSignatureDelta:
-		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Signature: w.Delta.Signature})
+		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Signature: v})
 	case kInputJSONDelta:
+		b := d.block(i)
 		if b == nil || b.kind != kToolUse {
 			if b != nil && b.kind == kServerToolUse {
 				return true
@@ -251,11 +380,11 @@ func (d *decoder) blockDelta(w *wireEvent) bool {
 			d.em.Fail(providers.ProtocolError(name, "input_json_delta outside a tool_use block"))
 			return false
 		}
-		if w.Delta.PartialJSON == "" {
+		if v == "" {
 			return true
 		}
-		b.args.WriteString(w.Delta.PartialJSON)
-		return d.em.Emit(providers.Event{Type: providers.EventToolCallArgsDelta, Index: w.Index, ToolCallID: b.id, Text: w.Delta.PartialJSON})
+		b.args.WriteString(v)
+		return d.em.Emit(providers.Event{Type: providers.EventToolCallArgsDelta, Index: i, ToolCallID: b.id, Text: v})
 	}
 	return true
 }
@@ -283,6 +412,19 @@ func (d *decoder) blockStop(i int) bool {
 	return d.em.Emit(providers.Event{Type: providers.EventToolCallCompleted, Index: i, ToolCallID: b.id, ToolName: b.name, Args: args})
 }
 
+// framed is the fast path's cheap sanity check: one JSON object, closed. jsonparser does not
+// validate, so a data line cut short is left to encoding/json, which reports it.
+func framed(b []byte) bool {
+	i, j := 0, len(b)-1
+	for i < j && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	for j > i && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n') {
+		j--
+	}
+	return i < j && b[i] == '{' && b[j] == '}'
+}
+
 func stopReason(s string) providers.StopReason {
 	switch s {
 	case "end_turn", "stop_sequence", "pause_turn":
@@ -305,4 +447,20 @@ func clipType(t string) string {
 		return t[:40]
 	}
 	return t
+}
+
+// canonical returns the name in names that key equals, exactly or case-insensitively (the way
+// encoding/json matches struct fields, so both decoding paths read the same keys), or "".
+func canonical(key []byte, names ...string) string {
+	for _, n := range names {
+		if string(key) == n {
+			return n
+		}
+	}
+	for _, n := range names {
+		if bytes.EqualFold(key, httpsse.Bytes(n)) {
+			return n
+		}
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/buger/jsonparser"
 )
 
 type wirePart struct {
@@ -18,12 +19,29 @@ type wirePart struct {
 	} `json:"functionCall"`
 }
 
+// wireUsage holds the token counts. An odd value (a string, a float, a huge number) counts as 0
+// instead of failing the chunk, exactly as the fast path reads it.
 type wireUsage struct {
-	PromptTokenCount        int `json:"promptTokenCount"`
-	CandidatesTokenCount    int `json:"candidatesTokenCount"`
-	CachedContentTokenCount int `json:"cachedContentTokenCount"`
-	ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
-	TotalTokenCount         int `json:"totalTokenCount"`
+	PromptTokenCount        tokenCount `json:"promptTokenCount"`
+	CandidatesTokenCount    tokenCount `json:"candidatesTokenCount"`
+	CachedContentTokenCount tokenCount `json:"cachedContentTokenCount"`
+	ThoughtsTokenCount      tokenCount `json:"thoughtsTokenCount"`
+}
+
+type tokenCount int
+
+func (c *tokenCount) UnmarshalJSON(b []byte) error {
+	*c = tokenCount(parseCount(b))
+	return nil
+}
+
+// parseCount reads a token count literal: 0 when it is not a plain non-negative integer.
+func parseCount(b []byte) int {
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || v < 0 || v > 1<<40 {
+		return 0
+	}
+	return int(v)
 }
 
 type wireChunk struct {
@@ -53,15 +71,68 @@ type decoder struct {
 	idPrefix string // unique per stream, for synthesized tool call ids
 	chunk    wireChunk
 	calls    int
-	usage    *wireUsage
+	usage    wireUsage
+	hasUsage bool
+	// usageRaw is the last usageMetadata seen by the fast path, parsed only when reported: it
+	// points into an event's data string, which is immutable, so keeping it is safe.
+	usageRaw []byte
 	finish   string
 	finished bool
+
+	// noFast turns the jsonparser fast path off (tests compare both paths).
+	noFast bool
+	fast   fastChunk
+	cb     *fastCallbacks
+	onUKey func(int, []byte, jsonparser.ValueType, error)
+}
+
+// usageKey reads one usageMetadata field on the fast path.
+func (d *decoder) usageKey(key, v []byte, t jsonparser.ValueType, _ int) error {
+	if t != jsonparser.Number {
+		return nil
+	}
+	u := &d.usage
+	n := tokenCount(parseCount(v))
+	switch canonical(key, "promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount", "thoughtsTokenCount") {
+	case "promptTokenCount":
+		u.PromptTokenCount = n
+	case "candidatesTokenCount":
+		u.CandidatesTokenCount = n
+	case "cachedContentTokenCount":
+		u.CachedContentTokenCount = n
+	case "thoughtsTokenCount":
+		u.ThoughtsTokenCount = n
+	}
+	return nil
+}
+
+// framed is the fast path's cheap sanity check: one JSON object, closed. jsonparser does not
+// validate, so a data line cut short is left to encoding/json, which reports it.
+func framed(b []byte) bool {
+	i, j := 0, len(b)-1
+	for i < j && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	for j > i && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n') {
+		j--
+	}
+	return i < j && b[i] == '{' && b[j] == '}'
+}
+
+func (d *decoder) setFinish(reason string) {
+	d.finish = reason
+	d.finished = true
 }
 
 // chunk handles one data line; false means the stream is over for the caller.
 func (d *decoder) data(b []byte) bool {
 	if len(b) == 0 {
 		return true
+	}
+	if !d.noFast {
+		if handled, more := d.fastData(b); handled {
+			return more
+		}
 	}
 	d.chunk = wireChunk{}
 	if err := json.Unmarshal(b, &d.chunk); err != nil {
@@ -70,7 +141,9 @@ func (d *decoder) data(b []byte) bool {
 	}
 	c := &d.chunk
 	if c.UsageMetadata != nil {
-		d.usage = c.UsageMetadata
+		d.usage = *c.UsageMetadata
+		d.usageRaw = nil
+		d.hasUsage = true
 	}
 	if c.Error != nil {
 		d.emitUsage()
@@ -98,8 +171,7 @@ func (d *decoder) data(b []byte) bool {
 		}
 	}
 	if cand.FinishReason != "" {
-		d.finish = cand.FinishReason
-		d.finished = true
+		d.setFinish(cand.FinishReason)
 	}
 	return true
 }
@@ -125,40 +197,57 @@ func (d *decoder) part(p *wirePart) bool {
 		return d.em.Emit(providers.Event{Type: providers.EventToolCallStarted, Index: i, ToolCallID: id, ToolName: fc.Name}) &&
 			d.em.Emit(providers.Event{Type: providers.EventToolCallArgsDelta, Index: i, ToolCallID: id, Text: string(args)}) &&
 			d.em.Emit(providers.Event{Type: providers.EventToolCallCompleted, Index: i, ToolCallID: id, ToolName: fc.Name, Args: args, Signature: p.ThoughtSignature})
-	case p.Text != nil && p.Thought:
-		if *p.Text == "" && p.ThoughtSignature == "" {
+	case p.Text != nil:
+		return d.textPart(*p.Text, true, p.Thought, p.ThoughtSignature)
+	case p.ThoughtSignature != "":
+		return d.textPart("", false, false, p.ThoughtSignature)
+	}
+	return true
+}
+
+// textPart handles a part that is not a function call: a thought, text, or a bare signature.
+func (d *decoder) textPart(text string, hasText, thought bool, sig string) bool {
+	switch {
+	case hasText && thought:
+		if text == "" && sig == "" {
 			return true
 		}
-		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Text: *p.Text, Signature: p.ThoughtSignature})
-	case p.Text != nil:
+		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Text: text, Signature: sig})
+	case hasText:
 		// A signature on a plain text part (the end of a thinking turn) is kept as a thinking
 		// event of its own so it can be sent back.
-		if p.ThoughtSignature != "" && !d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Signature: p.ThoughtSignature}) {
+		if sig != "" && !d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Signature: sig}) {
 			return false
 		}
-		if *p.Text == "" {
+		if text == "" {
 			return true
 		}
-		return d.em.Emit(providers.Event{Type: providers.EventTextDelta, Text: *p.Text})
-	case p.ThoughtSignature != "":
-		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Signature: p.ThoughtSignature})
+		return d.em.Emit(providers.Event{Type: providers.EventTextDelta, Text: text})
+	case sig != "":
+		return d.em.Emit(providers.Event{Type: providers.EventThinkingDelta, Signature: sig})
 	}
 	return true
 }
 
 func (d *decoder) emitUsage() {
-	if d.usage == nil {
+	if !d.hasUsage {
 		return
 	}
-	u := d.usage
+	if d.usageRaw != nil {
+		d.usage = wireUsage{}
+		_ = jsonparser.ObjectEach(d.usageRaw, d.usageKey)
+		d.usageRaw = nil
+	}
+	u := &d.usage
+	prompt, cached, cand, thoughts := int(u.PromptTokenCount), int(u.CachedContentTokenCount), int(u.CandidatesTokenCount), int(u.ThoughtsTokenCount)
 	// promptTokenCount includes the cached tokens and candidatesTokenCount excludes the
 	// thoughts; the neutral model counts input without cache reads and output with reasoning,
 	// as OpenAI's completion_tokens does.
 	d.em.Emit(providers.Event{Type: providers.EventUsage, Usage: providers.Usage{
-		Input:     max(u.PromptTokenCount-u.CachedContentTokenCount, 0),
-		Output:    u.CandidatesTokenCount + u.ThoughtsTokenCount,
-		CacheRead: u.CachedContentTokenCount,
-		Thinking:  u.ThoughtsTokenCount,
+		Input:     max(prompt-cached, 0),
+		Output:    cand + thoughts,
+		CacheRead: cached,
+		Thinking:  thoughts,
 	}})
 }
 

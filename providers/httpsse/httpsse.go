@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/agentd-dev/agentd/providers"
@@ -378,4 +379,25 @@ func nameOr(p string) string {
 		return "provider"
 	}
 	return p
+}
+
+// FixUTF8 replaces each byte of s that is not valid UTF-8 with U+FFFD, as encoding/json does
+// when it decodes a string, so a fast decoding path yields the same text as encoding/json. Valid
+// input is returned as is, without allocating.
+func FixUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }

@@ -1,0 +1,135 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/httpsse"
+	"github.com/agentd-dev/agentd/providers/providertest"
+	sse "github.com/tmaxmax/go-sse"
+)
+
+// decodeBytes runs the decoder over an SSE body the way Stream does, without the network.
+func decodeBytes(body []byte, noFast bool) []providers.Event {
+	var evs []providers.Event
+	em := providers.NewEmitter(func(ev providers.Event) bool { evs = append(evs, ev); return true })
+	d := decoder{em: em, noFast: noFast, idPrefix: "id-"}
+	for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: 1 << 20}) {
+		if err != nil {
+			em.Fail(providers.ProtocolError(name, err.Error()))
+			break
+		}
+		if !d.data(httpsse.Bytes(ev.Data)) {
+			break
+		}
+	}
+	if !em.Ended() {
+		d.end()
+	}
+	return evs
+}
+
+func sseFiles(t *testing.T) []string {
+	files, _ := filepath.Glob(filepath.Join(providertest.RepoRoot(t), "testdata", "providers", "gemini", "*.sse"))
+	shared, _ := filepath.Glob(filepath.Join(filepath.Dir(providertest.RepoRoot(t)), "shared", "fixtures", "providers", "gemini", "*.sse"))
+	return append(files, shared...)
+}
+
+// TestFastPathAgreesWithEncodingJSON decodes every fixture with and without the jsonparser fast
+// path and requires identical events.
+func TestFastPathAgreesWithEncodingJSON(t *testing.T) {
+	files := sseFiles(t)
+	if len(files) == 0 {
+		t.Fatal("no fixtures")
+	}
+	for _, f := range files {
+		body, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, slow := decodeBytes(body, false), decodeBytes(body, true)
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("%s: fast path differs:\nfast:\n%s\nslow:\n%s", filepath.Base(f), providertest.Dump(fast), providertest.Dump(slow))
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, file := range sseFiles(&testing.T{}) {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\\u00e9\\\\\",\"thought\":true},{\"text\":\"x\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":-3}}\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast := decodeBytes(body, false)
+		terminal := 0
+		for _, ev := range fast {
+			if ev.Type == providers.EventCompleted || ev.Type == providers.EventFailed {
+				terminal++
+			}
+			if ev.Type == providers.EventToolCallCompleted && !json.Valid(ev.Args) {
+				t.Fatalf("tool call args not JSON: %q", ev.Args)
+			}
+		}
+		if terminal != 1 {
+			t.Fatalf("%d terminal events:\n%s", terminal, providertest.Dump(fast))
+		}
+		if allDataValid(body) {
+			slow := decodeBytes(body, true)
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("fast path differs:\nfast:\n%s\nslow:\n%s", providertest.Dump(fast), providertest.Dump(slow))
+			}
+		}
+	})
+}
+
+func allDataValid(body []byte) bool {
+	for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: 1 << 20}) {
+		if err != nil {
+			return false
+		}
+		if strings.TrimSpace(ev.Data) != "" && !json.Valid([]byte(ev.Data)) {
+			return false
+		}
+	}
+	return true
+}
+
+func benchStream(n int) ([]byte, int) {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"%d\\n%d\\n\"}],\"role\": \"model\"},\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 18,\"candidatesTokenCount\": %d,\"totalTokenCount\": %d,\"promptTokensDetails\": [{\"modality\": \"TEXT\",\"tokenCount\": 18}],\"thoughtsTokenCount\": 35,\"serviceTier\": \"standard\"},\"modelVersion\": \"gemini-2.5-flash\",\"responseId\": \"ru1garvBEoOiqtsP2fznmQw\"}\r\n\r\n", i, i+1, i+1, i+54)
+	}
+	b.WriteString("data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"end\"}],\"role\": \"model\"},\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 18,\"candidatesTokenCount\": 80,\"totalTokenCount\": 133,\"thoughtsTokenCount\": 35}}\r\n\r\n")
+	return []byte(b.String()), n + 1
+}
+
+// BenchmarkDecode measures SSE parsing plus JSON decoding plus normalization, per delta (one
+// chunk of a recorded-style stream, usage repeated on each), from the bytes (no network).
+func BenchmarkDecode(b *testing.B) {
+	body, deltas := benchStream(1000)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	providertest.BenchPerDelta(b, deltas, func() {
+		var last providers.Event
+		em := providers.NewEmitter(func(ev providers.Event) bool { last = ev; return true })
+		d := decoder{em: em, idPrefix: "id-"}
+		for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: httpsse.DefaultMaxEventSize}) {
+			if err != nil || !d.data(httpsse.Bytes(ev.Data)) {
+				break
+			}
+		}
+		d.end()
+		if last.Type != providers.EventCompleted {
+			b.Fatalf("last = %+v", last)
+		}
+	})
+}
