@@ -72,28 +72,42 @@ func (d *decoder) event(typ string, data []byte, emit emitFunc) bool {
 	if string(data) == "[DONE]" {
 		return d.finishStream(emit)
 	}
-	var choices, usage []byte
+	// One pass: choices are decoded in place as the walk reaches them; the usage and an error
+	// object are handled after it, so a chunk carrying both reports its usage before failing.
+	var usage []byte
 	hasError := false
-	err := parseObject(data, func(k, v []byte, kind byte) bool {
+	end := membersAt(data, 0, func(k []byte, vi int) int {
+		ve, kind := 0, byte(0)
 		switch string(k) {
 		case "choices":
-			if kind == kindArray {
-				choices = v
+			if data[vi] == '[' {
+				return d.choicesAt(data, vi, emit)
 			}
 		case "usage":
-			if kind == kindObject {
-				usage = v
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
 			}
+			if kind == kindObject {
+				usage = data[vi:ve]
+			}
+			return ve
 		case "error":
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
+			}
 			hasError = kind != kindNull
+			return ve
 		}
-		return true
+		ve, _ = valueEnd(data, vi)
+		return ve
 	})
-	if err != nil {
-		return d.fail(d.malformed(data, err), emit)
-	}
-	if choices != nil && !d.choices(choices, emit) {
+	if d.ended {
 		return false
+	}
+	if end < 0 || skipWS(data, end) != len(data) {
+		return d.fail(d.malformed(data, errSyntax), emit)
 	}
 	if usage != nil {
 		if u, ok := parseUsage(usage); ok && !emit(providers.Event{Type: providers.EventUsage, Usage: u}) {
@@ -173,129 +187,158 @@ func (d *decoder) stopReason() providers.StopReason {
 	return providers.StopUnknown
 }
 
-// choices handles the choices array; only choice 0 is read (agentd never asks for n > 1).
-func (d *decoder) choices(arr []byte, emit emitFunc) bool {
-	ok := true
-	err := eachElement(arr, func(v []byte, kind byte) bool {
-		if kind == kindObject {
-			ok = d.choice(v, emit)
+// choicesAt decodes the choices array at data[i] in place and returns its end (-1 when it is
+// malformed, stopWalk when the stream ended on the way). Only choice 0 is read: agentd never asks
+// for n > 1.
+func (d *decoder) choicesAt(data []byte, i int, emit emitFunc) int {
+	return elementsAt(data, i, func(vi int) int {
+		if data[vi] != '{' {
+			ve, _ := valueEnd(data, vi)
+			return ve
 		}
-		return ok
+		return d.choiceAt(data, vi, emit)
 	})
-	if err != nil && ok {
-		return d.fail(d.malformed(arr, err), emit)
-	}
-	return ok
 }
 
-func (d *decoder) choice(obj []byte, emit emitFunc) bool {
-	var delta, finish []byte
-	index, indexOK := int64(0), true
-	_, err := eachMember(obj, func(k, v []byte, kind byte) bool {
+func (d *decoder) choiceAt(data []byte, i int, emit emitFunc) int {
+	var finish []byte
+	index := int64(0)
+	end := membersAt(data, i, func(k []byte, vi int) int {
+		ve, kind := 0, byte(0)
 		switch string(k) {
 		case "index":
-			if kind == kindNumber {
-				index, indexOK = parseInt(v)
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
 			}
+			if kind == kindNumber {
+				n, ok := parseInt(data[vi:ve])
+				if !ok {
+					return -1
+				}
+				index = n
+			}
+			return ve
 		case "delta", "message":
 			// "message" is what a server that ignored stream:true sends in its one whole chunk.
-			if kind == kindObject {
-				delta = v
+			// The index comes first from every server seen; a choice other than 0 is skipped.
+			if data[vi] == '{' && index == 0 {
+				return d.deltaAt(data, vi, emit)
 			}
 		case "finish_reason":
-			if kind == kindString {
-				finish = v
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
 			}
+			if kind == kindString {
+				finish = data[vi:ve]
+			}
+			return ve
 		}
-		return true
+		ve, _ = valueEnd(data, vi)
+		return ve
 	})
-	if err == nil && !indexOK {
-		err = errSyntax
-	}
-	if err != nil {
-		return d.fail(d.malformed(obj, err), emit)
-	}
-	if index != 0 {
-		return true
-	}
-	if delta != nil && !d.delta(delta, emit) {
-		return false
+	if end < 0 || index != 0 {
+		return end
 	}
 	if len(finish) > 2 && !d.sawFinish {
 		reason, ok := unquote(finish, &d.scratch)
 		if !ok {
-			return d.fail(d.malformed(obj, errSyntax), emit)
+			return -1
 		}
 		d.sawFinish = true
 		d.finish = reason
 		if !d.completeCalls(emit) {
-			return d.stop()
+			d.stop()
+			return stopWalk
 		}
 	}
-	return true
+	return end
 }
 
-func (d *decoder) delta(obj []byte, emit emitFunc) bool {
-	var content, refusal, reasoning, details, calls []byte
-	_, err := eachMember(obj, func(k, v []byte, kind byte) bool {
+// deltaAt decodes a delta (or whole message) object in place: its strings are collected and
+// emitted after the walk, reasoning first, so OpenRouter's doubled reasoning can be told apart;
+// tool-call fragments are handled as they come.
+func (d *decoder) deltaAt(data []byte, i int, emit emitFunc) int {
+	var content, refusal, reasoning, details []byte
+	end := membersAt(data, i, func(k []byte, vi int) int {
+		ve, kind := 0, byte(0)
 		switch string(k) {
-		case "content":
-			if kind == kindString {
-				content = v
-			}
-		case "refusal":
-			if kind == kindString {
-				refusal = v
-			}
-		case "reasoning_content", "reasoning":
-			if kind == kindString && len(v) > 2 {
-				reasoning = v
-			}
-		case "reasoning_details":
-			if kind == kindArray {
-				details = v
-			}
 		case "tool_calls":
-			if kind == kindArray {
-				calls = v
+			if data[vi] == '[' {
+				return d.toolCallsAt(data, vi, emit)
 			}
+		case "content":
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
+			}
+			if kind == kindString {
+				content = data[vi:ve]
+			}
+			return ve
+		case "refusal":
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
+			}
+			if kind == kindString {
+				refusal = data[vi:ve]
+			}
+			return ve
+		case "reasoning_content", "reasoning":
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
+			}
+			if kind == kindString && ve-vi > 2 {
+				reasoning = data[vi:ve]
+			}
+			return ve
+		case "reasoning_details":
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
+			}
+			if kind == kindArray {
+				details = data[vi:ve]
+			}
+			return ve
 		}
-		return true
+		ve, _ = valueEnd(data, vi)
+		return ve
 	})
-	if err != nil {
-		return d.fail(d.malformed(obj, err), emit)
+	if end < 0 {
+		return end
 	}
 	// OpenRouter sends the same reasoning twice, as reasoning and reasoning_details; the details
 	// win because they carry the signature that must go back with the history.
 	if hasElements(details) {
 		if !d.reasoningDetails(details, emit) {
-			return false
+			return stopWalk
 		}
 	} else if len(reasoning) > 2 {
-		if !d.emitText(providers.EventThinkingDelta, reasoning, obj, emit) {
-			return false
+		if !d.emitText(providers.EventThinkingDelta, reasoning, emit) {
+			return stopWalk
 		}
 	}
-	if len(content) > 2 && !d.emitText(providers.EventTextDelta, content, obj, emit) {
-		return false
+	if len(content) > 2 && !d.emitText(providers.EventTextDelta, content, emit) {
+		return stopWalk
 	}
 	if len(refusal) > 2 {
 		d.refusal = true
-		if !d.emitText(providers.EventTextDelta, refusal, obj, emit) {
-			return false
+		if !d.emitText(providers.EventTextDelta, refusal, emit) {
+			return stopWalk
 		}
 	}
-	if calls != nil {
-		return d.toolCalls(calls, emit)
-	}
-	return true
+	return end
 }
 
 // emitText emits a text or thinking delta for the raw JSON string raw.
-func (d *decoder) emitText(t providers.EventType, raw, obj []byte, emit emitFunc) bool {
+func (d *decoder) emitText(t providers.EventType, raw []byte, emit emitFunc) bool {
 	s, ok := unquote(raw, &d.scratch)
 	if !ok {
-		return d.fail(d.malformed(obj, errSyntax), emit)
+		return d.fail(d.malformed(raw, errSyntax), emit)
 	}
 	return emit(providers.Event{Type: t, Text: s}) || d.stop()
 }
@@ -354,75 +397,93 @@ func (d *decoder) reasoningDetails(arr []byte, emit emitFunc) bool {
 	return ok
 }
 
-// toolCalls accumulates tool-call fragments. A fragment names its call by index; a fragment with
-// a new id on an index already used starts a new call (servers that number every call 0), and a
-// fragment with no index joins the last call unless it brings a new id.
-func (d *decoder) toolCalls(arr []byte, emit emitFunc) bool {
-	ok := true
-	err := eachElement(arr, func(v []byte, kind byte) bool {
-		if kind == kindObject {
-			ok = d.toolCall(v, emit)
+// toolCallsAt accumulates the tool-call fragments of the array at data[i]. A fragment names its
+// call by index; a fragment with a new id on an index already used starts a new call (servers
+// that number every call 0), and a fragment with no index joins the last call unless it brings a
+// new id.
+func (d *decoder) toolCallsAt(data []byte, i int, emit emitFunc) int {
+	return elementsAt(data, i, func(vi int) int {
+		if data[vi] != '{' {
+			ve, _ := valueEnd(data, vi)
+			return ve
 		}
-		return ok
+		return d.toolCallAt(data, vi, emit)
 	})
-	if err != nil && ok {
-		return d.fail(d.malformed(arr, err), emit)
-	}
-	return ok
 }
 
-func (d *decoder) toolCall(obj []byte, emit emitFunc) bool {
+func (d *decoder) toolCallAt(data []byte, i int, emit emitFunc) int {
 	wire := -1
 	var id, name, args []byte
 	argsIsString := true
-	good := true
-	_, err := eachMember(obj, func(k, v []byte, kind byte) bool {
+	end := membersAt(data, i, func(k []byte, vi int) int {
+		ve, kind := 0, byte(0)
 		switch string(k) {
 		case "index":
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
+			}
 			if kind == kindNumber {
-				n, ok := parseInt(v)
-				if ok && n >= 0 && n < 1<<20 {
+				if n, ok := parseInt(data[vi:ve]); ok && n >= 0 && n < 1<<20 {
 					wire = int(n)
 				}
 			}
+			return ve
 		case "id":
-			if kind == kindString && len(v) > 2 {
-				id = v
+			ve, kind = valueEnd(data, vi)
+			if ve < 0 {
+				return -1
 			}
+			if kind == kindString && ve-vi > 2 {
+				id = data[vi:ve]
+			}
+			return ve
 		case "function":
-			if kind == kindObject {
-				_, ferr := eachMember(v, func(k, v []byte, kind byte) bool {
+			if data[vi] == '{' {
+				return membersAt(data, vi, func(k []byte, vi int) int {
+					ve, kind := valueEnd(data, vi)
+					if ve < 0 {
+						return -1
+					}
 					switch string(k) {
 					case "name":
-						if kind == kindString && len(v) > 2 {
-							name = v
+						if kind == kindString && ve-vi > 2 {
+							name = data[vi:ve]
 						}
 					case "arguments":
 						switch kind {
 						case kindString:
-							args = v
+							args = data[vi:ve]
 						case kindObject:
 							// A few servers send the arguments as an object, not a string.
-							args, argsIsString = v, false
+							args, argsIsString = data[vi:ve], false
 						}
 					}
-					return true
+					return ve
 				})
-				good = ferr == nil
 			}
 		}
-		return good
+		ve, _ = valueEnd(data, vi)
+		return ve
 	})
-	if err == nil && !good {
-		err = errSyntax
+	if end < 0 {
+		return end
 	}
-	if err != nil {
-		return d.fail(d.malformed(obj, err), emit)
+	if !d.addFragment(wire, id, name, args, argsIsString, emit) {
+		return stopWalk
 	}
+	return end
+}
+
+// addFragment applies one tool-call fragment; it reports false when the stream ended.
+func (d *decoder) addFragment(wire int, id, name, args []byte, argsIsString bool, emit emitFunc) bool {
 	var idStr, nameStr, frag string
 	ok1, ok2, ok3 := true, true, true
 	if id != nil {
 		idStr, ok1 = unquote(id, &d.scratch)
+	}
+	if !ok1 {
+		return d.fail(d.malformed(id, errSyntax), emit)
 	}
 	i := d.findCall(wire, idStr)
 	c := &d.calls[i]
@@ -442,8 +503,8 @@ func (d *decoder) toolCall(obj []byte, emit emitFunc) bool {
 			frag = string(args)
 		}
 	}
-	if !ok1 || !ok2 || !ok3 {
-		return d.fail(d.malformed(obj, errSyntax), emit)
+	if !ok2 || !ok3 {
+		return d.fail(d.malformed(append(name, args...), errSyntax), emit)
 	}
 	if c.done {
 		return true

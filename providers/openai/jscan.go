@@ -118,85 +118,131 @@ func literal(d []byte, i int, lit string) int {
 	return -1
 }
 
-// eachMember calls fn for every member of the object d (which may have surrounding space) with
-// the raw key (without quotes, escapes left as they are), the raw value and its kind. fn returns
-// false to stop early. It returns the index just past the object.
-func eachMember(d []byte, fn func(key, val []byte, kind byte) bool) (int, error) {
-	i := skipWS(d, 0)
+// stopWalk, returned by a callback of membersAt or elementsAt, ends the walk early; the walk
+// then returns it too.
+const stopWalk = -2
+
+// membersAt walks the object that starts at d[i] (after space). For each member it calls fn with
+// the raw key (without quotes, escapes left as they are) and the index where the value starts;
+// fn returns the index just past the value (parsing it in place, or skipping it with valueEnd),
+// -1 when it is malformed, or stopWalk. membersAt returns the index just past the object, -1 when
+// the object is malformed, or stopWalk.
+func membersAt(d []byte, i int, fn func(key []byte, vi int) int) int {
+	i = skipWS(d, i)
 	if i >= len(d) || d[i] != '{' {
-		return -1, errSyntax
+		return -1
 	}
 	i = skipWS(d, i+1)
 	if i < len(d) && d[i] == '}' {
-		return i + 1, nil
+		return i + 1
 	}
 	for {
 		if i >= len(d) || d[i] != '"' {
-			return -1, errSyntax
+			return -1
 		}
 		ke := stringEnd(d, i)
 		if ke < 0 {
-			return -1, errSyntax
+			return -1
 		}
 		key := d[i+1 : ke-1]
 		i = skipWS(d, ke)
 		if i >= len(d) || d[i] != ':' {
-			return -1, errSyntax
+			return -1
 		}
 		i = skipWS(d, i+1)
-		ve, kind := valueEnd(d, i)
-		if ve < 0 {
-			return -1, errSyntax
+		if i >= len(d) {
+			return -1
 		}
-		if !fn(key, d[i:ve], kind) {
-			return ve, nil
+		ve := fn(key, i)
+		if ve < 0 {
+			return ve
 		}
 		i = skipWS(d, ve)
 		if i >= len(d) {
-			return -1, errSyntax
+			return -1
 		}
 		switch d[i] {
 		case ',':
 			i = skipWS(d, i+1)
 		case '}':
-			return i + 1, nil
+			return i + 1
 		default:
-			return -1, errSyntax
+			return -1
 		}
 	}
 }
 
-// eachElement calls fn for every element of the array d with its raw value and kind.
-func eachElement(d []byte, fn func(val []byte, kind byte) bool) error {
-	i := skipWS(d, 0)
+// elementsAt walks the array that starts at d[i] like membersAt walks an object.
+func elementsAt(d []byte, i int, fn func(vi int) int) int {
+	i = skipWS(d, i)
 	if i >= len(d) || d[i] != '[' {
-		return errSyntax
+		return -1
 	}
 	i = skipWS(d, i+1)
 	if i < len(d) && d[i] == ']' {
-		return nil
+		return i + 1
 	}
 	for {
-		ve, kind := valueEnd(d, i)
-		if ve < 0 {
-			return errSyntax
+		if i >= len(d) {
+			return -1
 		}
-		if !fn(d[i:ve], kind) {
-			return nil
+		ve := fn(i)
+		if ve < 0 {
+			return ve
 		}
 		i = skipWS(d, ve)
 		if i >= len(d) {
-			return errSyntax
+			return -1
 		}
 		switch d[i] {
 		case ',':
 			i = skipWS(d, i+1)
 		case ']':
-			return nil
+			return i + 1
 		default:
-			return errSyntax
+			return -1
 		}
 	}
+}
+
+// eachMember calls fn for every member of the object d with the raw key, the raw value and its
+// kind; fn returns false to stop early. It returns the index just past the object.
+func eachMember(d []byte, fn func(key, val []byte, kind byte) bool) (int, error) {
+	end := membersAt(d, 0, func(key []byte, vi int) int {
+		ve, kind := valueEnd(d, vi)
+		if ve < 0 {
+			return -1
+		}
+		if !fn(key, d[vi:ve], kind) {
+			return stopWalk
+		}
+		return ve
+	})
+	switch end {
+	case -1:
+		return -1, errSyntax
+	case stopWalk:
+		return len(d), nil
+	}
+	return end, nil
+}
+
+// eachElement calls fn for every element of the array d with its raw value and kind.
+func eachElement(d []byte, fn func(val []byte, kind byte) bool) error {
+	end := elementsAt(d, 0, func(vi int) int {
+		ve, kind := valueEnd(d, vi)
+		if ve < 0 {
+			return -1
+		}
+		if !fn(d[vi:ve], kind) {
+			return stopWalk
+		}
+		return ve
+	})
+	if end == -1 {
+		return errSyntax
+	}
+	return nil
 }
 
 // parseObject walks a whole top-level object and refuses anything after it.
