@@ -599,7 +599,9 @@ func (e *Editor) Done() <-chan struct{} { return e.conn.Done() }
 // ---- serving agentd ----
 
 func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	method := req.Method()
+	// The request borrows the transport's read buffer until the handler returns or calls Async;
+	// both strings and bytes kept past that point must be copies.
+	method := strings.Clone(req.Method())
 	params := json.RawMessage(slices.Clone(req.Params()))
 	if !req.IsCall() {
 		e.notification(method, params)
