@@ -300,7 +300,10 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 		return nil, e
 	}
 	url := p.base + "/models"
-	body, perr := p.tr.Fetch(ctx, &httpsse.Call{Provider: p.who, Method: http.MethodGet, URL: url, Header: p.header(false)})
+	// A connection test answers at once with what happened; it does not back off and retry.
+	tr := *p.tr
+	tr.Retry.MaxAttempts = 1
+	body, perr := tr.Fetch(ctx, &httpsse.Call{Provider: p.who, Method: http.MethodGet, URL: url, Header: p.header(false)})
 	if perr != nil {
 		switch {
 		case perr.Status == http.StatusNotFound || perr.Status == http.StatusMethodNotAllowed:

@@ -546,3 +546,13 @@ func TestReasoningContentDroppedWhenRefused(t *testing.T) {
 		t.Fatalf("%d requests:\n%s\n%s", len(rs), b0, b1)
 	}
 }
+
+func TestListModelsDoesNotRetry(t *testing.T) {
+	srv := newScripted(t, jsonError(503, `{"error":{"message":"loading model","type":"unavailable"}}`))
+	p := provider(t, providers.Config{Model: "m"}, srv.URL)
+	_, err := p.(providers.ModelLister).ListModels(context.Background())
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Kind != providers.ErrOverloaded || len(srv.all()) != 1 {
+		t.Fatalf("err %v after %d requests, want overloaded after 1", err, len(srv.all()))
+	}
+}
