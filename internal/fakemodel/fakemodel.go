@@ -38,6 +38,17 @@ type Script struct {
 	// RepeatLast answers every request past the end of Turns with the last
 	// turn instead of ExhaustedText.
 	RepeatLast bool `json:"repeatLast,omitempty"`
+	// Routes answer requests whose body contains Match with their Turn,
+	// every time, without using up a scripted turn. They keep side requests
+	// (e.g. a session-title request a client makes in the background) from
+	// racing the agent loop for the scripted turns. The first match wins.
+	Routes []Route `json:"routes,omitempty"`
+}
+
+// Route answers every request whose raw body contains Match.
+type Route struct {
+	Match string `json:"match"`
+	Turn  Turn   `json:"turn"`
 }
 
 // Turn is one model reply.
@@ -102,6 +113,11 @@ func ParseScript(data []byte) (Script, error) {
 			if tc.Name == "" {
 				return Script{}, fmt.Errorf("fakemodel: turn %d tool call %d has no name", i, j)
 			}
+		}
+	}
+	for i, r := range s.Routes {
+		if r.Match == "" {
+			return Script{}, fmt.Errorf("fakemodel: route %d has no match", i)
 		}
 	}
 	return s, nil
@@ -214,6 +230,13 @@ func (s *Server) record(body []byte) (Turn, int) {
 	s.requests = append(s.requests, body)
 	close(s.changed)
 	s.changed = make(chan struct{})
+	for _, r := range s.script.Routes {
+		if bytes.Contains(body, []byte(r.Match)) {
+			n := len(s.requests) - 1
+			s.mu.Unlock()
+			return r.Turn, n
+		}
+	}
 	i := s.next
 	s.next++
 	s.mu.Unlock()

@@ -216,6 +216,33 @@ func TestTurnsInOrderThenExhausted(t *testing.T) {
 	}
 }
 
+func TestRoutesDoNotUseUpTurns(t *testing.T) {
+	srv := New(Script{
+		Turns:  []Turn{{Text: "one"}, {Text: "two"}},
+		Routes: []Route{{Match: "You name coding conversations", Turn: Turn{Text: "A title"}}},
+	})
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	bodies := []string{
+		`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"stream":true,"messages":[{"role":"system","content":"You name coding conversations."}]}`,
+		`{"stream":true,"messages":[{"role":"user","content":"more"}]}`,
+		`{"stream":true,"messages":[{"role":"system","content":"You name coding conversations."}]}`,
+	}
+	for i, want := range []string{"one", "A title", "two", "A title"} {
+		_, datas := post(t, ts.URL, bodies[i])
+		if got := TextOf(strings.Join(prefix(datas), "\n")); got != want {
+			t.Errorf("request %d: %q, want %q", i, got, want)
+		}
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("recorded %d requests, want 4", n)
+	}
+	if _, err := ParseScript([]byte(`{"routes":[{"turn":{"text":"x"}}]}`)); err == nil {
+		t.Error("route without match accepted")
+	}
+}
+
 func TestModels(t *testing.T) {
 	ts := httptest.NewServer(New(Script{}).Handler())
 	defer ts.Close()
