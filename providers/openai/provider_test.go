@@ -556,3 +556,20 @@ func TestListModelsDoesNotRetry(t *testing.T) {
 		t.Fatalf("err %v after %d requests, want overloaded after 1", err, len(srv.all()))
 	}
 }
+
+// TestEventOverTheLimitFails: an event larger than the transport's limit ends the stream with a
+// readable protocol error instead of hanging or panicking (the production limit is 16 MiB, so a
+// 64 KiB event passes, as TestBadResponses shows).
+func TestEventOverTheLimitFails(t *testing.T) {
+	srv := newScripted(t, sseBody(`{"choices":[{"index":0,"delta":{"content":"`+strings.Repeat("y", 8<<10)+`"}}]}`, `[DONE]`))
+	tr := providertest.Transport(&providertest.Sleeps{})
+	tr.MaxEventSize = 4 << 10
+	p, err := newTest(providers.Config{Model: "m", BaseURL: srv.URL + "/v1"}, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := stream(t, p, testRequest())
+	if o.ErrKind() != providers.ErrServer || !strings.Contains(o.Err.Message, "limit") {
+		t.Fatalf("outcome %+v", o.Err)
+	}
+}
