@@ -161,12 +161,17 @@ function M.need_bin(var, what)
   return p
 end
 
+M.TITLE_MATCH = "You name coding conversations"
+
 --- Starts the fake model server with script (a table). Returns {url, log,
 --- requests()}.
 function M.fakemodel(script)
   local bin = M.need_bin("FAKEMODEL_BIN", "the fake model server")
   local dir = M.tmpdir()
   local script_path, log_path = dir .. "/script.json", dir .. "/requests.jsonl"
+  -- agentd names a session in the background after its first turn; answer
+  -- that request aside so it never takes one of the scripted turns.
+  script.routes = script.routes or { { match = M.TITLE_MATCH, turn = { text = "Test session" } } }
   M.write(script_path, vim.json.encode(script))
   local url
   local job = vim.fn.jobstart({ bin, "--script", script_path, "--log", log_path }, {
@@ -193,11 +198,14 @@ function M.fakemodel(script)
     return url
   end, "the fake model's URL", 10000)
   local fm = { url = url, log = log_path }
+  -- The agent loop's requests, in order (side requests left out).
   function fm.requests()
     local out = {}
     local s = M.read(log_path) or ""
     for line in s:gmatch("[^\n]+") do
-      table.insert(out, vim.json.decode(line))
+      if not line:find(M.TITLE_MATCH, 1, true) then
+        table.insert(out, vim.json.decode(line))
+      end
     end
     return out
   end

@@ -42,8 +42,9 @@ function M.get()
   if not id then
     return nil
   end
-  -- Neovim forgets a client once it has exited.
-  return vim.lsp.get_client_by_id(id)
+  -- Neovim forgets a client once it has exited; during on_init (0.7) it
+  -- does not know it yet.
+  return vim.lsp.get_client_by_id(id) or (M.state.ready and M.state.client) or nil
 end
 
 --- The client capabilities agentd reads: the standard LSP ones plus the
@@ -142,7 +143,11 @@ function M.start(handlers, on_exit, cb)
       end
       st.starting, st.ready = false, true
       st.init_result = result
-      finish_waiters(nil)
+      st.client = client
+      -- Neovim registers the client as active only after on_init returns.
+      vim.schedule(function()
+        finish_waiters(nil)
+      end)
     end,
     on_error = function(code, err)
       vim.schedule(function()
@@ -186,7 +191,7 @@ function M.start(handlers, on_exit, cb)
           return
         end
         local was_ready, was_starting, stopping = st.ready, st.starting, st.stopping
-        st.client_id, st.ready, st.starting = nil, false, false
+        st.client_id, st.ready, st.starting, st.client = nil, false, false, nil
         if stopping then
           finish_waiters("agentd stopped")
         elseif was_starting then

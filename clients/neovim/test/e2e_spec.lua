@@ -1,0 +1,228 @@
+-- End to end: this Neovim, the real agentd binary (built by run.sh) and the
+-- fake model server speaking OpenAI's streaming wire format.
+local h = require("helpers")
+local cases = require("harness").cases()
+
+-- A project with a.txt on disk, opened in a buffer and changed without
+-- saving. Returns dir, path, bufnr.
+local function project()
+  local dir = h.tmpdir()
+  local path = dir .. "/a.txt"
+  h.write(path, "hello world\nsecond line\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local b = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(b, 0, 1, false, { "hello unsaved world" })
+  vim.cmd("let &undolevels = &undolevels")
+  return dir, path, b
+end
+
+local function pick_option(id)
+  return function(items)
+    for _, it in ipairs(items) do
+      if it.option and it.option.optionId == id then
+        return it
+      end
+    end
+    return nil
+  end
+end
+
+local function tool_results(req)
+  local out = {}
+  for _, m in ipairs(req.messages or {}) do
+    if m.role == "tool" then
+      local c = m.content
+      if type(c) == "table" then
+        local parts = {}
+        for _, p in ipairs(c) do
+          table.insert(parts, p.text or "")
+        end
+        c = table.concat(parts)
+      end
+      table.insert(out, tostring(c))
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+local function idle()
+  local m = require("agentd").model()
+  return m and m.busy == 0
+end
+
+cases.add("reads the unsaved buffer, asks, edits through applyEdit, undo with u", function()
+  local dir, path, b = project()
+  local fm = h.fakemodel({ turns = {
+    { text = "Let me look.", toolCalls = { { name = "read_file", arguments = { path = "a.txt" } } } },
+    { reasoning = "The file says unsaved; change it.", toolCalls = { { name = "edit_file", arguments = {
+      path = "a.txt", edits = { { old_text = "hello unsaved world", new_text = "hello edited world" } } } } } },
+    { text = "All done." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  local asked = h.stub_select(pick_option("allow_once"))
+  local file_win = vim.api.nvim_get_current_win()
+  vim.cmd("AgentdPrompt Please fix a.txt")
+
+  -- The agent read the unsaved text: the model's second request carries it.
+  local reqs = h.wait_for(function()
+    local r = fm.requests()
+    return #r >= 2 and r
+  end, "the model's second request", 30000, h.report)
+  h.contains(tool_results(reqs[2]), "hello unsaved world", "the read returned the unsaved buffer")
+
+  -- The permission was asked, with the diff, and approved.
+  h.wait_for(function()
+    return #asked > 0
+  end, "the permission question", 30000, h.report)
+  h.contains(asked[1].prompt, "a.txt", "question names the file")
+  h.eq("Show diff", asked[1].labels[1], "diff viewable before choosing")
+
+  -- The buffer was edited through applyEdit, left unsaved.
+  h.wait_for(function()
+    return h.lines(b)[1] == "hello edited world"
+  end, "the buffer to be edited", 30000, function()
+    return vim.inspect(h.lines(b)) .. "\n" .. h.report()
+  end)
+  h.eq({ "hello edited world", "second line" }, h.lines(b), "buffer after the edit")
+  h.eq(true, vim.bo[b].modified, "edit left unsaved")
+  h.eq("hello world\nsecond line\n", h.read(path), "disk untouched")
+
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("All done.", 1, true)
+  end, "the turn to end", 30000, h.transcript_text)
+  local t = h.transcript_text()
+  h.contains(t, "> Please fix a.txt", "prompt")
+  h.contains(t, "Let me look.", "reply")
+  h.contains(t, "▸ Thinking", "thinking")
+  h.truthy(t:find("%[done%][^\n]*a%.txt"), "read and edit tool lines done:\n" .. t)
+  h.eq(3, #fm.requests(), "three model calls")
+
+  -- u in the file's window undoes the agent's edit.
+  vim.api.nvim_set_current_win(file_win)
+  h.eq(b, vim.api.nvim_get_current_buf(), "file window shows the file")
+  vim.cmd("normal! u")
+  h.eq({ "hello unsaved world", "second line" }, h.lines(b), "undone with u")
+end)
+
+cases.add("cancel mid-stream", function()
+  local dir = project()
+  local long = string.rep("streaming words ", 60)
+  local fm = h.fakemodel({ turns = {
+    { text = long, chunkSize = 2, chunkDelayMs = 25 },
+    { text = "After the cancel." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  vim.cmd("AgentdPrompt write a lot")
+  h.wait_for(function()
+    return h.transcript_text():find("streaming words streaming", 1, true)
+  end, "streaming to start", 30000, h.report)
+  vim.cmd("AgentdCancel")
+  h.wait_for(function()
+    return h.transcript_text():find("(turn ended: cancelled)", 1, true) and idle()
+  end, "the turn to end cancelled", 10000, h.report)
+  local t = h.transcript_text()
+  h.eq(nil, t:find(vim.trim(long), 1, true), "stream stopped before its end")
+  -- The session takes the next prompt normally.
+  vim.cmd("AgentdPrompt go on")
+  h.wait_for(function()
+    return h.transcript_text():find("After the cancel.", 1, true) and idle()
+  end, "the next turn", 30000, h.report)
+  h.eq(2, #fm.requests(), "two model calls")
+end)
+
+cases.add("deny the permission", function()
+  local dir, path, b = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = {
+      path = "a.txt", edits = { { old_text = "second line", new_text = "2nd line" } } } } } },
+    { text = "Understood, no changes." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  local asked = h.stub_select(pick_option("reject_once"))
+  vim.cmd("AgentdPrompt change the second line")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Understood, no changes.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  h.eq(1, #asked, "asked once")
+  h.eq({ "hello unsaved world", "second line" }, h.lines(b), "buffer unchanged")
+  h.eq("hello world\nsecond line\n", h.read(path), "disk unchanged")
+  h.contains(h.transcript_text(), "[failed]", "the edit's status line says failed")
+  local reqs = fm.requests()
+  h.eq(2, #reqs, "the model was told and answered")
+  h.truthy(tool_results(reqs[2]):lower():find("denied") or tool_results(reqs[2]):lower():find("reject"),
+    "tool result tells the model it was denied: " .. tool_results(reqs[2]))
+end)
+
+cases.add("auto mode edits without asking; sessions list and load", function()
+  local dir, _, b = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = {
+      path = "a.txt", edits = { { old_text = "second line", new_text = "2nd line" } } } } } },
+    { text = "Edited." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  local asked = h.stub_select(pick_option("allow_once"))
+  vim.cmd("AgentdMode auto")
+  vim.cmd("AgentdPrompt shorten the second line")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Edited.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  h.eq(0, #asked, "auto mode did not ask")
+  h.eq("2nd line", h.lines(b)[2], "edited")
+  h.contains(h.transcript()[1], "mode: auto", "mode shown in the header")
+  local first = require("agentd").session_id
+
+  vim.cmd("AgentdNew")
+  h.wait_for(function()
+    local id = require("agentd").session_id
+    return id and id ~= first
+  end, "a new session", 10000, h.report)
+  h.eq(nil, h.transcript_text():find("shorten the second line", 1, true), "new session starts empty")
+
+  local listed = h.stub_select(function(items)
+    for _, it in ipairs(items) do
+      if it.sessionId == first then
+        return it
+      end
+    end
+  end)
+  vim.cmd("AgentdSessions")
+  h.wait_for(function()
+    return require("agentd").session_id == first and h.transcript_text():find("Edited.", 1, true)
+  end, "the old session replayed", 10000, h.report)
+  h.truthy(#listed == 1 and #listed[1].items >= 1, "sessions offered through vim.ui.select")
+  h.contains(h.transcript_text(), "shorten the second line", "replayed prompt")
+end)
+
+cases.add("a prompt sent during a turn is queued", function()
+  local dir = project()
+  local fm = h.fakemodel({ turns = {
+    { text = string.rep("one ", 40), chunkSize = 4, chunkDelayMs = 20 },
+    { text = "Second answer." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  vim.cmd("AgentdPrompt first")
+  h.wait_for(function()
+    return h.transcript_text():find("one one", 1, true)
+  end, "the first reply to stream", 30000, h.report)
+  vim.cmd("AgentdPrompt second")
+  h.contains(h.transcript_text(), "Queued:\n  1. second", "second prompt queued")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Second answer.", 1, true)
+  end, "both turns", 30000, h.report)
+  h.eq(nil, h.transcript_text():find("Queued:", 1, true), "queue empty")
+  h.contains(h.transcript_text(), "> second", "queued prompt moved into the transcript")
+end)
+
+cases.add("checkhealth reports the binary, version, provider and key status", function()
+  local dir = h.tmpdir()
+  h.setup_agentd("http://127.0.0.1:9/v1", dir)
+  vim.cmd("checkhealth agentd")
+  local text = table.concat(h.lines(0), "\n")
+  h.contains(text, "binary: " .. vim.env.AGENTD_BIN, "binary")
+  h.contains(text, "starts and initializes: agentd", "initializes")
+  h.contains(text, "provider fake (openai", "provider listed")
+  h.truthy(text:find("key not_needed") or text:find("key set"), "key status:\n" .. text)
+end)
+
+return cases
