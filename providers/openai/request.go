@@ -246,7 +246,54 @@ func buildMessages(req *providers.Request, opt options) []chatMessage {
 			msgs = append(msgs, userMessages(m, opt)...)
 		}
 	}
-	return msgs
+	return pairToolMessages(msgs)
+}
+
+// pairToolMessages makes the history acceptable to servers that check tool pairing (OpenAI
+// answers 400 otherwise): every tool_call of an assistant message is answered by a tool message
+// right after it (a call whose result is missing, say because the turn was cancelled, gets one
+// saying so), and a tool result that answers no call there travels as user text.
+func pairToolMessages(msgs []chatMessage) []chatMessage {
+	out := make([]chatMessage, 0, len(msgs))
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		if m.Role == "tool" {
+			out = append(out, orphanResult(m))
+			continue
+		}
+		out = append(out, m)
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+			continue
+		}
+		pending := make(map[string]bool, len(m.ToolCalls))
+		for _, c := range m.ToolCalls {
+			pending[c.ID] = true
+		}
+		var orphans []chatMessage
+		for i+1 < len(msgs) && msgs[i+1].Role == "tool" {
+			i++
+			r := msgs[i]
+			if pending[r.ToolCallID] {
+				delete(pending, r.ToolCallID)
+				out = append(out, r)
+			} else {
+				orphans = append(orphans, orphanResult(r))
+			}
+		}
+		for _, c := range m.ToolCalls {
+			if pending[c.ID] {
+				out = append(out, chatMessage{Role: "tool", ToolCallID: c.ID, Content: "No result: the call was not run (the turn was interrupted)."})
+			}
+		}
+		// Text goes after the run of tool messages, which must follow their call unbroken.
+		out = append(out, orphans...)
+	}
+	return out
+}
+
+func orphanResult(m chatMessage) chatMessage {
+	text, _ := m.Content.(string)
+	return chatMessage{Role: "user", Content: "[result of an earlier tool call " + m.ToolCallID + "]\n" + text}
 }
 
 func assistantMessage(m providers.Message, opt options) (chatMessage, bool) {

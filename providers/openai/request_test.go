@@ -67,6 +67,21 @@ func TestRequestGoldens(t *testing.T) {
 			Thinking: providers.Thinking{Enabled: true, BudgetTokens: 1024}}},
 		{name: "no_tools_history_as_text", model: "gemma:2b", opt: options{noTools: true}, req: providers.Request{
 			System: "You are agentd.", Messages: history(), Tools: tools(), MaxTokens: 1024}},
+		// A call left without a result (a cancelled turn) gets one; a result answering no call
+		// travels as user text.
+		{name: "unpaired_tool_messages", model: "gpt-4o", opt: options{openAIHost: true}, req: providers.Request{
+			Messages: []providers.Message{
+				text(providers.RoleUser, "Read a and b."),
+				{Role: providers.RoleAssistant, Parts: []providers.Part{
+					{Type: providers.PartToolCall, ToolCallID: "call_a", ToolName: "read_file", Args: json.RawMessage(`{"path":"a"}`)},
+					{Type: providers.PartToolCall, ToolCallID: "call_b", ToolName: "read_file", Args: json.RawMessage(`{"path":"b"}`)},
+				}},
+				{Role: providers.RoleUser, Parts: []providers.Part{
+					{Type: providers.PartToolResult, ToolCallID: "call_a", ToolName: "read_file", Text: "A"},
+					{Type: providers.PartToolResult, ToolCallID: "call_zzz", ToolName: "read_file", Text: "stray"},
+					{Type: providers.PartText, Text: "Stop, do something else."},
+				}},
+			}}},
 		{name: "dropped_params", model: "local-model", opt: options{drop: map[string]bool{"max_tokens": true, "temperature": true, "stream_options": true}}, req: providers.Request{
 			Messages: []providers.Message{text(providers.RoleUser, "Hi")}, MaxTokens: 512, Temperature: &temp}},
 	}
