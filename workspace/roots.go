@@ -159,9 +159,11 @@ func evalLinks(p string, depth int) (string, error) {
 	}
 }
 
+// inGitDir matches .git in any case: on case-insensitive file systems (macOS, Windows) ".GIT" is
+// the same directory.
 func inGitDir(p string) bool {
 	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
-		if part == ".git" {
+		if strings.EqualFold(part, ".git") {
 			return true
 		}
 	}

@@ -83,6 +83,7 @@ func TestResolveRefuses(t *testing.T) {
 	symlink(t, filepath.Join(outside, "newdir"), filepath.Join(root, "dangling-dir")) // dangling dir out
 	symlink(t, filepath.Join(root, "loop2"), filepath.Join(root, "loop1"))            // a loop
 	symlink(t, filepath.Join(root, "loop1"), filepath.Join(root, "loop2"))
+	symlink(t, ".git", filepath.Join(root, "gitlink")) // a way into .git under another name
 	r, err := NewRoots(root)
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +111,8 @@ func TestResolveRefuses(t *testing.T) {
 		{".git/config", true, ".git", false},
 		{"sub/.git/hooks/pre-commit", true, ".git", false},
 		{filepath.Join(root, ".git"), true, ".git", false},
+		{".GIT/config", true, ".git", false},
+		{"gitlink/config", true, ".git", false},
 	} {
 		got, err := r.Resolve(c.in, c.forWrite)
 		if err == nil {
