@@ -67,4 +67,19 @@ cases.add("keymaps are set from options", function()
   h.eq("", vim.fn.maparg("<leader>ax", "n"), "cancel keymap disabled")
 end)
 
+cases.add(":help agentd opens the plugin's help", function()
+  local rtp = h.tmpdir()
+  vim.fn.mkdir(rtp .. "/doc", "p")
+  local src = vim.api.nvim_get_runtime_file("doc/agentd.txt", false)[1]
+  h.truthy(src, "doc/agentd.txt on the runtimepath")
+  h.write(rtp .. "/doc/agentd.txt", h.read(src))
+  vim.cmd("helptags " .. vim.fn.fnameescape(rtp .. "/doc"))
+  vim.opt.runtimepath:prepend(rtp)
+  for _, topic in ipairs({ "agentd", ":AgentdPrompt", "agentd-options", "agentd.setup()", "agentd-permissions" }) do
+    vim.cmd("help " .. topic)
+    h.eq("agentd.txt", vim.fn.expand("%:t"), ":help " .. topic)
+    vim.cmd("helpclose")
+  end
+end)
+
 return cases

@@ -214,6 +214,39 @@ cases.add("a prompt sent during a turn is queued", function()
   h.contains(h.transcript_text(), "> second", "queued prompt moved into the transcript")
 end)
 
+cases.add("daemon crashing mid-turn: one message, then a fresh start", function()
+  local dir = project()
+  local fm = h.fakemodel({ turns = {
+    { text = string.rep("slow ", 200), chunkSize = 2, chunkDelayMs = 25 },
+    { text = "Back again." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  vim.cmd("AgentdPrompt stream slowly")
+  h.wait_for(function()
+    return h.transcript_text():find("slow slow", 1, true)
+  end, "streaming to start", 30000, h.report)
+  local c = require("agentd.client").get()
+  local pid = c.rpc and c.rpc.pid
+  h.truthy(pid, "daemon pid")
+  vim.loop.kill(pid, "sigkill")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("agentd stopped", 1, true)
+  end, "the chat to say the daemon stopped", 10000, h.report)
+  local ours = {}
+  for _, m in ipairs(h.errors()) do
+    if m:find("agentd", 1, true) then
+      table.insert(ours, m)
+    end
+  end
+  h.eq(1, #ours, "one agentd error: " .. vim.inspect(ours))
+  h.contains(ours[1], "exited unexpectedly", "message")
+  -- The editor works and the next prompt starts a fresh daemon.
+  vim.cmd("AgentdPrompt again")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Back again.", 1, true)
+  end, "a turn on a restarted daemon", 30000, h.report)
+end)
+
 cases.add("checkhealth reports the binary, version, provider and key status", function()
   local dir = h.tmpdir()
   h.setup_agentd("http://127.0.0.1:9/v1", dir)

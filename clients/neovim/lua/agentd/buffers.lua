@@ -5,7 +5,7 @@
 -- against the buffer before it lands.
 local M = {}
 
-local uv = vim.loop
+local uv = vim.uv or vim.loop
 
 --- Normalizes a path for comparison: absolute, symlinks resolved when the
 --- file exists, no trailing slash.

@@ -199,8 +199,12 @@ function M.start(handlers, on_exit, cb)
             table.concat(cmd, " "), tostring(code), signal and signal ~= 0 and (", signal " .. signal) or "",
             vim.lsp.get_log_path()))
         elseif was_ready then
-          M.state.last_error = string.format("agentd exited unexpectedly (code %s)", tostring(code))
-          notify("agentd: the daemon exited unexpectedly (code " .. tostring(code) .. "); the next prompt restarts it")
+          local how = "code " .. tostring(code)
+          if signal and signal ~= 0 then
+            how = how .. ", signal " .. tostring(signal)
+          end
+          M.state.last_error = "agentd exited unexpectedly (" .. how .. ")"
+          notify("agentd: the daemon exited unexpectedly (" .. how .. "); the next prompt restarts it; log: " .. vim.lsp.get_log_path())
         end
         if on_exit then
           on_exit(code, signal)
@@ -222,7 +226,7 @@ function M.start(handlers, on_exit, cb)
   end
   st.client_id = id
   local timeout = (opts.init_timeout or 15) * 1000
-  timer = vim.loop.new_timer()
+  timer = (vim.uv or vim.loop).new_timer()
   timer:start(timeout, 0, vim.schedule_wrap(function()
     if timer then
       timer:close()

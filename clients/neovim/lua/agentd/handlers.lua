@@ -137,7 +137,7 @@ function M.save_buffers(params)
   for _, p in ipairs(params.paths) do
     local b = buffers.find(p)
     if not b then
-      if vim.loop.fs_stat(p) then
+      if (vim.uv or vim.loop).fs_stat(p) then
         saved[#saved + 1] = p -- nothing unsaved: the disk is current
       else
         failed[#failed + 1] = { path = p, reason = "no buffer and no file" }

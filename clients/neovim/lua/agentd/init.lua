@@ -102,6 +102,11 @@ local function on_exit()
       table.insert(m.entries, { kind = "notice", severity = "error", title = "agentd stopped", description = "the daemon exited during the turn" })
     end
   end
+  -- Keep the transcript on screen; the next prompt continues it in a new
+  -- session of a fresh daemon.
+  if M.session_id then
+    M._placeholder = M.models[M.session_id]
+  end
   M.session_id = nil
   show_current()
 end
