@@ -181,45 +181,59 @@ func rarestByte(lit []byte) int {
 	return best
 }
 
-// next returns the offset of the next occurrence of the literal in buf at or after from, or -1.
-func (m *matcher) next(buf []byte, from int) int {
-	if !m.fold {
-		i := bytes.Index(buf[from:], m.lit)
-		if i < 0 {
-			return -1
-		}
-		return from + i
-	}
+// finder walks one buffer for the literal. It remembers the next position of each case of the
+// rare byte, so every byte is scanned at most once per case even when one case is frequent and the
+// other rare (scanning again for the rarer one after each hit of the other was quadratic).
+type finder struct {
+	m              *matcher
+	buf            []byte
+	nextLo, nextUp int // next offsets of rareLo / rareUp at or after the last query; -1 unknown
+}
+
+func (m *matcher) finder(buf []byte) finder {
+	return finder{m: m, buf: buf, nextLo: -1, nextUp: -1}
+}
+
+// next returns the offset of the next occurrence of the literal at or after from, or -1.
+func (f *finder) next(from int) int {
+	m, buf := f.m, f.buf
 	n := len(m.lit)
 	pos := from + m.rare
 	for pos < len(buf) {
-		i := indexEither(buf[pos:], m.rareLo, m.rareUp)
-		if i < 0 {
+		if f.nextLo < pos {
+			f.nextLo = indexFrom(buf, pos, m.rareLo)
+		}
+		at := f.nextLo
+		if m.rareUp != m.rareLo {
+			if f.nextUp < pos {
+				f.nextUp = indexFrom(buf, pos, m.rareUp)
+			}
+			at = min(at, f.nextUp)
+		}
+		if at >= len(buf) {
 			return -1
 		}
-		start := pos + i - m.rare
-		if start+n <= len(buf) && equalFoldASCII(buf[start:start+n], m.lit) {
-			return start
+		start := at - m.rare
+		if start+n <= len(buf) {
+			if m.fold {
+				if equalFoldASCII(buf[start:start+n], m.lit) {
+					return start
+				}
+			} else if string(buf[start:start+n]) == string(m.lit) {
+				return start
+			}
 		}
-		pos += i + 1
+		pos = at + 1
 	}
 	return -1
 }
 
-// indexEither finds the first a or b in s.
-func indexEither(s []byte, a, b byte) int {
-	i := bytes.IndexByte(s, a)
-	if a == b {
-		return i
+// indexFrom is the offset of c in buf at or after pos, or len(buf).
+func indexFrom(buf []byte, pos int, c byte) int {
+	if i := bytes.IndexByte(buf[pos:], c); i >= 0 {
+		return pos + i
 	}
-	limit := len(s)
-	if i >= 0 {
-		limit = i
-	}
-	if j := bytes.IndexByte(s[:limit], b); j >= 0 {
-		return j
-	}
-	return i
+	return len(buf)
 }
 
 // equalFoldASCII compares s with lit, which is lower case.
@@ -245,10 +259,11 @@ func (m *matcher) scan(buf []byte, emit func(line int, text []byte) bool) int {
 	count := 0
 	line, counted := 1, 0
 	pos := 0
+	f := m.finder(buf)
 	for pos <= len(buf) {
 		var ls, le int
 		if m.lit != nil && !m.multiline {
-			c := m.next(buf, pos)
+			c := f.next(pos)
 			if c < 0 {
 				break
 			}

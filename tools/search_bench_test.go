@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The queries docs/benchmarks.md reports, run against $(go env GOROOT)/src by both agentd's
@@ -75,6 +76,57 @@ func BenchmarkSearchGOROOT(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(total), "lines")
+		})
+	}
+}
+
+// BenchmarkSearchVsRipgrep alternates agentd and ripgrep within each iteration, so both see the
+// same machine load (the build VM is shared), and reports each one's wall time and the ratio.
+func BenchmarkSearchVsRipgrep(b *testing.B) {
+	src := goroot(b)
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		b.Skip("ripgrep (rg) is not installed: apt-get install ripgrep")
+	}
+	for _, q := range benchQueries {
+		m, err := compileMatcher(q.pattern, q.literal, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		args := []string{"--no-config", "--hidden", "--no-require-git", "-c", "--no-messages"}
+		if q.literal {
+			args = append(args, "-F")
+		}
+		args = append(args, "--", q.pattern, src)
+		b.Run(q.name, func(b *testing.B) {
+			var ours, theirs time.Duration
+			var oursLines, rgLines int
+			for b.Loop() {
+				t0 := time.Now()
+				out, err := search(context.Background(), searchOpts{Root: src, Start: src, Matcher: m, MaxPerFile: 50, MaxKept: 100})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ours += time.Since(t0)
+				oursLines = out.TotalMatches
+				t0 = time.Now()
+				rgOut, _ := exec.Command(rg, args...).Output()
+				theirs += time.Since(t0)
+				rgLines = 0
+				for _, line := range bytes.Split(bytes.TrimSpace(rgOut), []byte("\n")) {
+					if i := bytes.LastIndexByte(line, ':'); i >= 0 {
+						n, _ := strconv.Atoi(string(line[i+1:]))
+						rgLines += n
+					}
+				}
+			}
+			if oursLines != rgLines {
+				b.Fatalf("agentd found %d lines, ripgrep %d", oursLines, rgLines)
+			}
+			b.ReportMetric(float64(ours.Milliseconds())/float64(b.N), "agentd-ms")
+			b.ReportMetric(float64(theirs.Milliseconds())/float64(b.N), "rg-ms")
+			b.ReportMetric(float64(ours)/float64(theirs), "ratio")
+			b.ReportMetric(float64(oursLines), "lines")
 		})
 	}
 }
