@@ -351,11 +351,6 @@ type termCall struct {
 	diffShown   bool // the permission prompt showed the diff already
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 func newTermClient(w *os.File, in *os.File, errw io.Writer, jsonOut bool) *termClient {
 	return &termClient{
 		w:     w,
