@@ -550,3 +550,38 @@ func TestCreateIgnoreIfExistsKeepsTheFile(t *testing.T) {
 		t.Errorf("new file = %q", got)
 	}
 }
+
+// A client that is gone must not wedge the engine: updates are dropped (and logged) and every
+// reverse request fails promptly.
+func TestClosedConnectionDoesNotBlock(t *testing.T) {
+	edEnd, agentEnd := fakeeditor.Pipe()
+	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(agentEnd), jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	edEnd.Close()
+	<-conn.Done()
+	b := editorbridge.New(editorbridge.NewJSONRPC2Conn(conn, 5*time.Second), fakeeditor.Full().BridgeCaps(), nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 10 {
+			b.Client().Update("s1", protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk})
+		}
+		if err := b.Flush(context.Background()); err != nil {
+			t.Errorf("Flush: %v", err)
+		}
+		root := t.TempDir()
+		roots, _ := workspace.NewRoots(root)
+		if _, err := b.Workspace("s1", roots).ReadFile(context.Background(), filepath.Join(root, "x")); err == nil {
+			t.Error("a read over a closed connection succeeded")
+		}
+		if _, err := b.Client().RequestPermission(context.Background(), protocol.RequestPermissionParams{SessionID: "s1"}); err == nil {
+			t.Error("a permission request over a closed connection succeeded")
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bridge blocked on a closed connection")
+	}
+	conn.Close()
+}

@@ -202,9 +202,16 @@ func (e *Editor) Encoding() workspace.PositionEncoding {
 // BridgeCapabilities is what agentd would negotiate with this editor, for tests that build an
 // editorbridge.Bridge directly.
 func (e *Editor) BridgeCapabilities() editorbridge.Capabilities {
+	c := e.opts.BridgeCaps()
+	c.PositionEncoding = string(e.Encoding())
+	return c
+}
+
+// BridgeCaps is the capabilities these options amount to, with the encoding agentd would pick.
+func (o Options) BridgeCaps() editorbridge.Capabilities {
 	return editorbridge.Capabilities{
-		Agent: e.opts.Agent, ApplyEdit: e.opts.ApplyEdit, DocumentChanges: e.opts.DocumentChanges,
-		ResourceOps: e.opts.ResourceOps, PositionEncoding: string(e.Encoding()),
+		Agent: o.Agent, ApplyEdit: o.ApplyEdit, DocumentChanges: o.DocumentChanges,
+		ResourceOps: o.ResourceOps, PositionEncoding: string(workspace.NegotiateEncoding(o.PositionEncodings)),
 	}
 }
 
