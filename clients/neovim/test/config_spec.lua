@@ -82,4 +82,39 @@ cases.add(":help agentd opens the plugin's help", function()
   end
 end)
 
+cases.add("the README's lazy.nvim snippet loads the plugin", function()
+  local here = vim.api.nvim_get_runtime_file("plugin/agentd.lua", false)[1]
+  local plugin_dir = vim.fn.fnamemodify(here, ":h:h")
+  local readme = h.read(plugin_dir .. "/README.md")
+  local snippet = readme:match("```lua\n(%{\n  \"agentd%-dev/agentd\".-\n%})\n```")
+  h.truthy(snippet, "lazy.nvim spec found in README.md")
+  local spec = assert(loadstring("return " .. snippet))()
+  -- A lazy.nvim checkout of the repository: clients/neovim inside it.
+  local checkout = h.tmpdir()
+  vim.fn.mkdir(checkout .. "/clients", "p")
+  vim.fn.system({ "cp", "-r", plugin_dir, checkout .. "/clients/neovim" })
+  vim.fn.delete(checkout .. "/clients/neovim/doc/tags")
+  -- Forget the copy minimal_init loaded.
+  vim.opt.runtimepath:remove(plugin_dir)
+  vim.g.loaded_agentd = nil
+  for _, c in ipairs({ "AgentdChat", "AgentdPrompt", "AgentdCancel", "AgentdMode", "AgentdNew", "AgentdSessions" }) do
+    vim.api.nvim_del_user_command(c)
+  end
+  for name in pairs(package.loaded) do
+    if name == "agentd" or name:match("^agentd%.") then
+      package.loaded[name] = nil
+    end
+  end
+  local plugin = { dir = checkout, name = spec.name }
+  spec.build(plugin)
+  h.notes = {}
+  spec.config(plugin)
+  h.eq({}, h.errors(), "no errors from setup")
+  h.truthy(vim.api.nvim_get_commands({}).AgentdChat, ":AgentdChat defined by the snippet")
+  h.truthy(vim.fn.filereadable(checkout .. "/clients/neovim/doc/tags") == 1, "build made the help tags")
+  vim.cmd("help :AgentdSessions")
+  h.eq(checkout .. "/clients/neovim/doc/agentd.txt", vim.fn.expand("%:p"), "help from the checkout")
+  h.eq("claude-sonnet-4-5", require("agentd.config").options.settings.providers.anthropic.model, "setup ran")
+end)
+
 return cases
