@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -584,4 +585,58 @@ func TestClosedConnectionDoesNotBlock(t *testing.T) {
 		t.Fatal("the bridge blocked on a closed connection")
 	}
 	conn.Close()
+}
+
+// TestApplyEditRandomized edits random texts (emoji, CJK, combining marks, CRLF, lone CR) in
+// every encoding: the bridge computes ranges with workspace's position code and the fake editor
+// applies them with its own, so both must agree for the buffer to end up right.
+func TestApplyEditRandomized(t *testing.T) {
+	pieces := []string{"a", "b", "xyz", " ", "\t", "\n", "\r\n", "\r", "😀", "🎉", "漢", "字", "e\u0301", "ñ", "{", "}", "ü"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	text := func() string {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	mutate := func(s string) string {
+		rs := []rune(s)
+		for range 1 + rng.IntN(3) {
+			i := rng.IntN(len(rs) + 1)
+			j := min(len(rs), i+rng.IntN(4))
+			ins := []rune(text())
+			if len(ins) > 6 {
+				ins = ins[:6]
+			}
+			rs = append(rs[:i:i], append(ins, rs[j:]...)...)
+		}
+		return string(rs)
+	}
+	for _, enc := range []string{"utf-16", "utf-8", "utf-32"} {
+		t.Run(enc, func(t *testing.T) {
+			opts := fakeeditor.Full()
+			opts.PositionEncodings = []string{enc}
+			e := setup(t, opts)
+			p := e.write(t, "r.txt", "")
+			e.ed.OpenFile(p)
+			for i := range 150 {
+				doc, err := e.ws.ReadFile(e.ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				next := mutate(doc.Text)
+				if i%10 == 0 {
+					next = text()
+				}
+				err = e.ws.ApplyEdit(e.ctx, "r", []workspace.Change{{Kind: workspace.ChangeEdit, Path: p, Version: doc.Version, OldText: doc.Text, NewText: next}})
+				if err != nil {
+					t.Fatalf("step %d: %q → %q: %v", i, doc.Text, next, err)
+				}
+				if got := e.ed.Text(p); got != next {
+					t.Fatalf("step %d: %q → %q gave %q", i, doc.Text, next, got)
+				}
+			}
+		})
+	}
 }
