@@ -26,8 +26,8 @@ const (
 		"describe the change you propose as text (file, what to change and why) and let the user apply it or switch modes."
 	rejectedOnce   = "The user rejected this call. Do not retry it unchanged; ask the user what they want or propose another way."
 	rejectedAlways = "A rule the user set (reject always) refuses this call. Do not retry it; propose another way."
-	noPermissionUI = "This editor cannot show permission prompts and the session is in ask mode, so the call was refused. " +
-		"Describe the change as text, or ask the user to switch the session to auto mode."
+	noPermissionUI = "Permission could not be asked: this client shows no permission prompts (or agentd exec runs without a terminal) " +
+		"and the session is in ask mode, so the call was refused. Describe the change as text, or ask the user to switch to auto mode."
 )
 
 var permissionOptions = []protocol.PermissionOption{

@@ -163,7 +163,7 @@ func TestNoPermissionUIDeniesInsteadOfWaiting(t *testing.T) {
 		t.Fatalf("asked a client without permissions.ui, or applied")
 	}
 	trs := toolResults(h.prov.requests()[1].Messages)
-	if !strings.Contains(trs[0].Text, "cannot show permission prompts") {
+	if !strings.Contains(trs[0].Text, "shows no permission prompts") {
 		t.Fatalf("model saw %q", trs[0].Text)
 	}
 }
