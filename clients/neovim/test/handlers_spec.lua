@@ -238,6 +238,51 @@ cases.add("permission asks through vim.ui.select with the diff viewable first", 
   h.eq({ outcome = { outcome = "cancelled" } }, res, "dismissed → cancelled")
 end)
 
+cases.add("an asynchronous vim.ui.select is awaited (coroutine and plain)", function()
+  local agentd = require("agentd")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "p3"
+  agentd.models.p3 = require("agentd.chat").new_model("p3")
+  -- A picker that answers later, like dressing.nvim or telescope.
+  vim.ui.select = function(items, _, on_choice)
+    vim.defer_fn(function()
+      on_choice(items[1])
+    end, 50)
+  end
+  local params = {
+    sessionId = "p3",
+    toolCall = { toolCallId = "t", title = "Run make" },
+    options = { { optionId = "allow_once", name = "Allow once" }, { optionId = "reject_once", name = "Reject" } },
+  }
+  -- Neovim 0.10+ runs server requests in a coroutine: the handler yields.
+  local result
+  local co = coroutine.create(function()
+    result = call("agent/session/request_permission", params)
+  end)
+  assert(coroutine.resume(co))
+  h.eq(nil, result, "handler yielded while the picker is open")
+  h.eq("suspended", coroutine.status(co), "coroutine suspended")
+  h.wait_for(function()
+    return result
+  end, "the coroutine to be resumed with the choice")
+  h.eq({ outcome = { outcome = "selected", optionId = "allow_once" } }, result, "coroutine path outcome")
+  -- Neovim 0.7-0.9 run them on the main thread: the handler waits.
+  h.eq({ outcome = { outcome = "selected", optionId = "allow_once" } }, call("agent/session/request_permission", params),
+    "main-thread path outcome")
+  -- Cancelling the turn answers a pending question "cancelled".
+  vim.ui.select = function() end
+  local cresult
+  co = coroutine.create(function()
+    cresult = call("agent/session/request_permission", params)
+  end)
+  assert(coroutine.resume(co))
+  agentd.cancel()
+  h.wait_for(function()
+    return cresult
+  end, "the cancelled question to be answered")
+  h.eq({ outcome = { outcome = "cancelled" } }, cresult, "cancel answers cancelled")
+end)
+
 cases.add("the diff is in the transcript while the question is open", function()
   local agentd = require("agentd")
   h.truthy(agentd.setup({}))
