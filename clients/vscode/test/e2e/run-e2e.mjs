@@ -9,7 +9,7 @@
 //   AGENTD     the agentd binary       FAKEMODEL  the fakemodel binary
 //   WORK       scratch folder, wiped   ARTIFACTS  screenshots and logs of failures
 //   SHOT_MIDTURN  where to save the README screenshot (optional)
-//   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (280), ONLY (test name filter)
+//   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (290), ONLY (test name filter)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,7 +28,7 @@ const ARTIFACTS = path.resolve(env0.ARTIFACTS || path.join(WORK, 'artifacts'));
 const PORT = Number(env0.PORT || 18080);
 const FAKE_PORT = Number(env0.FAKE_PORT || 18181);
 const CHROMIUM = env0.CHROMIUM || '/usr/bin/chromium';
-const TIMEOUT_S = Number(env0.TIMEOUT_S || 280);
+const TIMEOUT_S = Number(env0.TIMEOUT_S || 290);
 const CS_BIN = path.join(CS_ROOT, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const URL_BASE = `http://127.0.0.1:${PORT}`;
 const WS = path.join(WORK, 'ws');
@@ -156,7 +156,8 @@ async function openFile(name) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 15000 });
   await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15000 });
+  // Right after start-up the file search may still be indexing the folder.
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 45000 });
   await page.keyboard.press('Enter');
   await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15000 });
 }
@@ -205,8 +206,10 @@ function readScript(unsaved) {
   return {
     turns: [
       { reasoning: 'The user wants the greeting changed. Let me read a.txt first.', toolCalls: [{ id: 'call_read', name: 'read_file', arguments: { path: 'a.txt' } }], chunkDelayMs: 15 },
-      { text: 'I will change **hello** to `goodbye` in `a.txt`.', toolCalls: [{ id: 'call_edit', name: 'edit_file', arguments: { path: 'a.txt', old_string: 'hello world', new_string: 'goodbye world' } }], chunkDelayMs: 15 },
+      { text: 'I will change **hello** to `goodbye` in `a.txt`.', toolCalls: [{ id: 'call_edit', name: 'edit_file', arguments: { path: 'a.txt', edits: [{ old_text: 'hello world', new_text: 'goodbye world' }] } }], chunkDelayMs: 15 },
       { text: unsaved ? 'Done: `a.txt` now says **goodbye**. The change is in your editor, unsaved.' : 'OK, I left `a.txt` alone.', chunkDelayMs: 15 },
+      // agentd names a session after its first finished turn with one more model request.
+      { text: 'Change the greeting' },
     ],
   };
 }
@@ -242,6 +245,8 @@ try {
   await page.goto(`${URL_BASE}/?folder=${encodeURIComponent(WS)}`, { waitUntil: 'domcontentloaded' });
   await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
   log('workbench rendered');
+  await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+  log('extension activated');
 
   await test('activation, palette and chat view', async () => {
     await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 60000 });
@@ -306,7 +311,7 @@ try {
 
   await test('Stop mid-stream ends the turn', async () => {
     const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i + 1} of a long streamed answer.`).join(' ');
-    await startFake('stop', { turns: [{ text: long, chunkDelayMs: 40, chunkSize: 3 }, { text: 'Fresh answer after the stop.', chunkDelayMs: 5 }] });
+    await startFake('stop', { turns: [{ text: long, chunkDelayMs: 40, chunkSize: 3 }, { text: 'Fresh answer after the stop.', chunkDelayMs: 5 }, { text: 'A long story' }] });
     await newChat();
     await sendPromptFromPalette('Tell me a long story (slow)');
     await chatSays('Sentence number 2', 30000);
