@@ -35,8 +35,21 @@ func runDemo(t *testing.T, args ...string) (code int, stdout, stderr string, cop
 		t.Fatal(err)
 	}
 	defer in.Close()
+	// A copy of the demo with its script's streaming delay removed, so the tests run fast.
+	demo := t.TempDir()
+	if err := copyTree("../../testdata/demo", demo); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(demo, "replay.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script = regexp.MustCompile(`"chunkDelayMs": \d+`).ReplaceAll(script, []byte(`"chunkDelayMs": 0`))
+	if err := os.WriteFile(filepath.Join(demo, "replay.json"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var errb bytes.Buffer
-	code = execMain(append([]string{"--demo", "--demo-dir", "../../testdata/demo"}, args...), in, outF, &errb)
+	code = execMain(append([]string{"--demo", "--demo-dir", demo}, args...), in, outF, &errb)
 	b, _ := os.ReadFile(outF.Name())
 	m := regexp.MustCompile(`copied to (\S+) `).FindStringSubmatch(errb.String())
 	if m == nil {
@@ -52,7 +65,8 @@ func TestExecDemoAutoFixesTheCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs, dir := runDemo(t, "--mode", "auto")
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	code, out, errs, dir := runDemo(t, "--mode", "auto", "--trace", trace)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -67,6 +81,10 @@ func TestExecDemoAutoFixesTheCopy(t *testing.T) {
 	}
 	if now, _ := os.ReadFile("../../testdata/demo/project/stats.go"); !bytes.Equal(now, orig) {
 		t.Fatal("the repository's demo was modified")
+	}
+	tr, err := os.ReadFile(trace)
+	if err != nil || !strings.Contains(string(tr), `"kind":"tool_call"`) || !strings.Contains(string(tr), `"kind":"provider"`) {
+		t.Fatalf("trace: %v\n%s", err, tr)
 	}
 }
 
