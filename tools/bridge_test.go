@@ -177,7 +177,7 @@ func TestBridgeRefusedEditAndDenial(t *testing.T) {
 func TestBridgeDiagnosticsAndSymbols(t *testing.T) {
 	r := newRig(t, fakeeditor.Full(), map[string]string{"a.go": "package a\n\nfunc Foo() {}\n"})
 	r.ed.SetDiagnostics(r.path("a.go"), []editorbridge.Diagnostic{{
-		Range: editorbridge.Range{Start: editorbridge.Position{Line: 2, Character: 5}, End: editorbridge.Position{Line: 2, Character: 8}},
+		Range:    editorbridge.Range{Start: editorbridge.Position{Line: 2, Character: 5}, End: editorbridge.Position{Line: 2, Character: 8}},
 		Severity: 1, Source: "compiler", Message: "Foo redeclared",
 	}})
 	ok(t, r.run("get_diagnostics", map[string]any{"path": "a.go"}), "a.go:3:6: error: Foo redeclared [compiler]")
