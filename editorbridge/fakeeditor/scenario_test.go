@@ -49,6 +49,10 @@ type scenario struct {
 	files   map[string]string // relative path → text, the starting workspace
 	want    map[string]string // relative path → text at the end (as the editor shows it)
 	user    map[string]string // relative path → text the user types while the first permission prompt is up
+	disk    map[string]string // relative path → text expected on disk (not in the buffer) at the end
+	diags   []byte            // diagnostics.json: {relpath: [LSP Diagnostic]}
+	symbols []byte            // symbols.json: [LSP WorkspaceSymbol] with relative paths as "uri"
+	outputs [][2]string       // "callID: text" lines: the call's final content must contain the text
 	absent  []string
 	golden  string
 }
@@ -59,7 +63,7 @@ func loadScenario(t *testing.T, file string) *scenario {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &scenario{file: file, archive: a, config: map[string]string{}, files: map[string]string{}, want: map[string]string{}, user: map[string]string{}}
+	sc := &scenario{file: file, archive: a, config: map[string]string{}, files: map[string]string{}, want: map[string]string{}, user: map[string]string{}, disk: map[string]string{}}
 	for _, f := range a.Files {
 		switch {
 		case f.Name == "config":
@@ -78,6 +82,20 @@ func loadScenario(t *testing.T, file string) *scenario {
 			sc.files[strings.TrimPrefix(f.Name, "files/")] = string(f.Data)
 		case strings.HasPrefix(f.Name, "want/"):
 			sc.want[strings.TrimPrefix(f.Name, "want/")] = string(f.Data)
+		case f.Name == "outputs":
+			for _, line := range strings.Split(strings.TrimSpace(string(f.Data)), "\n") {
+				id, text, ok := strings.Cut(line, ":")
+				if !ok {
+					t.Fatalf("%s: outputs line %q is not \"callID: text\"", file, line)
+				}
+				sc.outputs = append(sc.outputs, [2]string{strings.TrimSpace(id), strings.TrimSpace(text)})
+			}
+		case f.Name == "diagnostics.json":
+			sc.diags = f.Data
+		case f.Name == "symbols.json":
+			sc.symbols = f.Data
+		case strings.HasPrefix(f.Name, "disk/"):
+			sc.disk[strings.TrimPrefix(f.Name, "disk/")] = string(f.Data)
 		case strings.HasPrefix(f.Name, "user/"):
 			sc.user[strings.TrimPrefix(f.Name, "user/")] = string(f.Data)
 		default:
@@ -232,6 +250,25 @@ func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed f
 	for _, rel := range strings.Fields(sc.config["open"]) {
 		ed.OpenFile(filepath.Join(root, rel))
 	}
+	if sc.diags != nil {
+		var ds map[string][]editorbridge.Diagnostic
+		if err := json.Unmarshal(sc.diags, &ds); err != nil {
+			t.Fatalf("diagnostics.json: %v", err)
+		}
+		for rel, d := range ds {
+			ed.SetDiagnostics(filepath.Join(root, rel), d)
+		}
+	}
+	if sc.symbols != nil {
+		var syms []editorbridge.WorkspaceSymbol
+		if err := json.Unmarshal(sc.symbols, &syms); err != nil {
+			t.Fatalf("symbols.json: %v", err)
+		}
+		for i := range syms {
+			syms[i].Location.URI = editorbridge.FileURI(filepath.Join(root, syms[i].Location.URI))
+		}
+		ed.SetSymbols(syms)
+	}
 	if len(sc.user) == 0 && len(answers) > 0 {
 		ed.AnswerPermissions(answers...)
 	}
@@ -272,6 +309,19 @@ func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed f
 			t.Errorf("%s at the end:\n%s\nwant:\n%s", rel, got, want)
 		}
 	}
+	for _, o := range sc.outputs {
+		if got := callOutput(ed, o[0]); !strings.Contains(got, o[1]) {
+			t.Errorf("call %s output does not contain %q:\n%s", o[0], o[1], got)
+		}
+	}
+	for rel, want := range sc.disk {
+		got, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			t.Errorf("%s on disk: %v", rel, err)
+		} else if string(got) != want {
+			t.Errorf("%s on disk:\n%s\nwant:\n%s", rel, got, want)
+		}
+	}
 	for _, rel := range sc.absent {
 		if _, ok := ed.Lookup(filepath.Join(root, rel)); ok {
 			t.Errorf("%s still exists at the end", rel)
@@ -285,6 +335,27 @@ func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed f
 	if got != sc.golden {
 		t.Errorf("transcript differs (run with -update to accept):\n--- got\n%s--- want\n%s", got, sc.golden)
 	}
+}
+
+// callOutput is the text content of the final update of the tool call the script named id (the
+// engine suffixes the ids it is given).
+func callOutput(ed *fakeeditor.Editor, id string) string {
+	var out string
+	for _, n := range ed.Updates() {
+		u := n.Update
+		if u.SessionUpdate != protocol.UpdateToolCallUpdate || (u.ToolCallID != id && !strings.HasPrefix(u.ToolCallID, id+"_")) {
+			continue
+		}
+		if u.Status != protocol.StatusCompleted && u.Status != protocol.StatusFailed {
+			continue
+		}
+		for _, c := range u.ToolContent {
+			if c.Content != nil {
+				out += c.Content.Text
+			}
+		}
+	}
+	return out
 }
 
 var goldenMu sync.Mutex
