@@ -104,6 +104,29 @@ cases.add("reads the unsaved buffer, asks, edits through applyEdit, undo with u"
   h.eq({ "hello unsaved world", "second line" }, h.lines(b), "undone with u")
 end)
 
+cases.add("an edit computed before the user typed is refused, and the agent told", function()
+  local dir, path, b = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = {
+      path = "a.txt", edits = { { old_text = "second line", new_text = "agent line" } } } } } },
+    { text = "I will re-read it." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  -- While the question is open the user edits the buffer, then approves.
+  h.stub_select(function(items)
+    vim.api.nvim_buf_set_lines(b, 0, 1, false, { "typed by the user" })
+    return pick_option("allow_once")(items)
+  end)
+  vim.cmd("AgentdPrompt change the second line")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("I will re-read it.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  h.eq({ "typed by the user", "second line" }, h.lines(b), "the user's text kept, the stale edit not applied")
+  h.eq("hello world\nsecond line\n", h.read(path), "disk untouched")
+  local result = tool_results(fm.requests()[2]):lower()
+  h.contains(result, "changed since it was read", "the model is told why the edit did not land")
+end)
+
 cases.add("cancel mid-stream", function()
   local dir = project()
   local long = string.rep("streaming words ", 60)

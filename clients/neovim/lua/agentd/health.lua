@@ -122,7 +122,9 @@ function M.check()
       else
         ok("agent protocol version " .. tostring(agent.protocolVersion))
         local settings = config.settings()
-        local chosen = settings.provider
+        -- Without settings.provider, agentd's config file or its built-in
+        -- default ("anthropic") decides.
+        local chosen = settings.provider or "anthropic"
         local providers = type(agent.providers) == "table" and agent.providers or {}
         if #providers == 0 then
           warn("no providers configured", { "Set `settings.provider` and `settings.providers` in setup(), or agentd's config.json." })
@@ -130,12 +132,11 @@ function M.check()
         for _, p in ipairs(providers) do
           local line = string.format("provider %s (%s, %s)%s: key %s", tostring(p.providerId), tostring(p.apiType),
             tostring(p.baseUrl or "default URL"), p.providerId == chosen and " [configured]" or "", tostring(p.keyStatus))
-          if p.keyStatus == "missing" then
-            if p.providerId == chosen or chosen == nil then
-              error(line, { "Export the provider's API key variable (e.g. ANTHROPIC_API_KEY) before starting Neovim." })
-            else
-              warn(line)
-            end
+          if p.providerId ~= chosen then
+            info(line)
+          elseif p.keyStatus == "missing" then
+            error(line, { "Export the provider's API key variable (e.g. ANTHROPIC_API_KEY) before starting Neovim,",
+              "or set `apiKeyEnv` in the provider's settings to the variable that holds it." })
           else
             ok(line)
           end
