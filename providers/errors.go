@@ -420,11 +420,19 @@ func firstHeader(h http.Header, keys ...string) string {
 }
 
 func htmlTitle(b []byte) string {
-	lower := bytes.ToLower(b)
+	// ASCII-only lowering keeps byte offsets aligned with b (bytes.ToLower would not, on
+	// invalid UTF-8).
+	lower := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
 	if i := bytes.Index(lower, []byte("<title>")); i >= 0 {
-		rest := b[i+len("<title>"):]
-		if j := bytes.Index(bytes.ToLower(rest), []byte("</title>")); j >= 0 {
-			return clip(strings.Join(strings.Fields(string(rest[:j])), " "), 200)
+		start := i + len("<title>")
+		if j := bytes.Index(lower[start:], []byte("</title>")); j >= 0 {
+			return clip(strings.Join(strings.Fields(string(b[start:start+j])), " "), 200)
 		}
 	}
 	return clip(string(b), 200)
