@@ -3,12 +3,11 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/httpsse"
-	"github.com/buger/jsonparser"
+	"github.com/agentd-dev/agentd/providers/internal/jscan"
 )
 
 // kind is an event, block or delta type, decoded without allocating a string.
@@ -57,12 +56,15 @@ var kinds = map[string]kind{
 
 func (k *kind) UnmarshalJSON(b []byte) error {
 	if len(b) >= 2 && b[0] == '"' {
-		*k = kinds[string(b[1:len(b)-1])] // the map lookup does not allocate
+		*k = kindOf(b[1 : len(b)-1])
 	} else {
 		*k = kOther
 	}
 	return nil
 }
+
+// kindOf looks a raw type name up; the map lookup does not allocate.
+func kindOf(b []byte) kind { return kinds[string(b)] }
 
 type wireUsage struct {
 	InputTokens              *int `json:"input_tokens"`
@@ -122,102 +124,117 @@ type decoder struct {
 	usage  providers.Usage
 	stop   providers.StopReason
 
-	// fast is the content_block_delta fast path's scratch: raw values found by jsonparser's
-	// allocation-free walks, so a delta costs no allocation but its text.
-	fast      fastDelta
-	onTop     func(key, value []byte, t jsonparser.ValueType, off int) error
-	onDeltaKV func(key, value []byte, t jsonparser.ValueType, off int) error
+	// fast is the content_block_delta fast path's scratch: raw values found by one jscan walk,
+	// so a delta costs no allocation but its text.
+	fast fastDelta
 	// noFast turns the fast path off (tests compare both paths).
 	noFast bool
 }
 
 type fastDelta struct {
-	typ, index, delta                       []byte
-	deltaType, text, thinking, partial, sig []byte
-	bad                                     bool
-}
-
-var errStop = errors.New("stop")
-
-func (d *decoder) topKV(key, v []byte, t jsonparser.ValueType, _ int) error {
-	f := &d.fast
-	switch canonical(key, "type", "index", "delta") {
-	case "type":
-		if t != jsonparser.String {
-			return errStop
-		}
-		f.typ = v
-	case "index":
-		if t != jsonparser.Number {
-			return errStop
-		}
-		f.index = v
-	case "delta":
-		if t != jsonparser.Object {
-			return errStop
-		}
-		f.delta = v
-	}
-	return nil
-}
-
-func (d *decoder) deltaKV(key, v []byte, t jsonparser.ValueType, _ int) error {
-	f := &d.fast
-	var dst *[]byte
-	switch canonical(key, "type", "text", "thinking", "partial_json", "signature") {
-	case "type":
-		dst = &f.deltaType
-	case "text":
-		dst = &f.text
-	case "thinking":
-		dst = &f.thinking
-	case "partial_json":
-		dst = &f.partial
-	case "signature":
-		dst = &f.sig
-	default:
-		return nil
-	}
-	if t != jsonparser.String {
-		return errStop
-	}
-	*dst = v
-	return nil
+	typ, index, delta []byte
+	deltaType, value  []byte
+	buf               []byte // unquote scratch, kept across events
 }
 
 // fastBlockDelta handles a well-formed content_block_delta without encoding/json. It reports
-// false when the event is anything else, or looks malformed, for the general path to handle.
+// false when the event is anything else, or has a key repeated, a value of an unexpected type or
+// a field a delta does not carry, for the general path to handle.
 func (d *decoder) fastBlockDelta(data []byte) (handled, more bool) {
-	if d.onTop == nil {
-		d.onTop, d.onDeltaKV = d.topKV, d.deltaKV
-	}
-	d.fast = fastDelta{}
 	f := &d.fast
-	if !framed(data) || jsonparser.ObjectEach(data, d.onTop) != nil || string(f.typ) != "content_block_delta" ||
-		f.index == nil || f.delta == nil || jsonparser.ObjectEach(f.delta, d.onDeltaKV) != nil {
+	f.typ, f.index, f.delta, f.deltaType, f.value = nil, nil, nil, nil, nil
+	var seen uint8
+	end := jscan.Members(data, 0, func(key []byte, vi int) int {
+		ve, kind := jscan.ValueEnd(data, vi)
+		if ve < 0 {
+			return -1
+		}
+		var bit uint8
+		switch canonical(key, "type", "index", "delta", "content_block", "message", "usage", "error", "request_id") {
+		case "type":
+			if kind != jscan.KindString {
+				return -1
+			}
+			bit, f.typ = 1, data[vi:ve]
+		case "index":
+			if kind != jscan.KindNumber {
+				return -1
+			}
+			bit, f.index = 2, data[vi:ve]
+		case "delta":
+			if kind != jscan.KindObject {
+				return -1
+			}
+			bit, f.delta = 4, data[vi:ve]
+		case "":
+			return ve
+		default:
+			return -1
+		}
+		if seen&bit != 0 {
+			return -1
+		}
+		seen |= bit
+		return ve
+	})
+	if end < 0 || jscan.SkipWS(data, end) != len(data) || string(f.typ) != `"content_block_delta"` || f.index == nil || f.delta == nil {
 		return false, false
 	}
-	idx, err := jsonparser.ParseInt(f.index)
-	if err != nil || idx < 0 || idx > 1<<20 {
+	var kinds uint8
+	var valueKey string
+	if jscan.Members(f.delta, 0, func(key []byte, vi int) int {
+		ve, kind := jscan.ValueEnd(f.delta, vi)
+		if ve < 0 {
+			return -1
+		}
+		k := canonical(key, "type", "text", "thinking", "partial_json", "signature", "stop_reason")
+		var bit uint8
+		switch k {
+		case "":
+			return ve
+		case "type":
+			bit, f.deltaType = 1, f.delta[vi:ve]
+		case "stop_reason":
+			return -1
+		default:
+			if f.value != nil {
+				return -1 // two payloads: leave the choice to the general path
+			}
+			bit, f.value, valueKey = 2, f.delta[vi:ve], k
+		}
+		if kind != jscan.KindString || kinds&bit != 0 {
+			return -1
+		}
+		kinds |= bit
+		return ve
+	}) < 0 || len(f.deltaType) < 2 {
 		return false, false
 	}
-	var raw []byte
-	k := kinds[string(f.deltaType)]
+	idx, ok := jscan.ParseInt(f.index)
+	if !ok || idx < 0 || idx > 1<<20 {
+		return false, false
+	}
+	k := kindOf(f.deltaType[1 : len(f.deltaType)-1])
+	want := ""
 	switch k {
 	case kTextDelta:
-		raw = f.text
+		want = "text"
 	case kThinkingDelta:
-		raw = f.thinking
+		want = "thinking"
 	case kSignatureDelta:
-		raw = f.sig
+		want = "signature"
 	case kInputJSONDelta:
-		raw = f.partial
+		want = "partial_json"
 	default:
 		return false, false
 	}
 	v := ""
-	if raw != nil {
-		if v, err = jsonparser.ParseString(raw); err != nil {
+	if f.value != nil {
+		if valueKey != want {
+			return false, false
+		}
+		var ok bool
+		if v, ok = jscan.Unquote(f.value, &f.buf); !ok {
 			return false, false
 		}
 		v = httpsse.FixUTF8(v)
@@ -412,19 +429,6 @@ func (d *decoder) blockStop(i int) bool {
 	return d.em.Emit(providers.Event{Type: providers.EventToolCallCompleted, Index: i, ToolCallID: b.id, ToolName: b.name, Args: args})
 }
 
-// framed is the fast path's cheap sanity check: one JSON object, closed. jsonparser does not
-// validate, so a data line cut short is left to encoding/json, which reports it.
-func framed(b []byte) bool {
-	i, j := 0, len(b)-1
-	for i < j && (b[i] == ' ' || b[i] == '\t') {
-		i++
-	}
-	for j > i && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n') {
-		j--
-	}
-	return i < j && b[i] == '{' && b[j] == '}'
-}
-
 func stopReason(s string) providers.StopReason {
 	switch s {
 	case "end_turn", "stop_sequence", "pause_turn":
@@ -452,6 +456,16 @@ func clipType(t string) string {
 // canonical returns the name in names that key equals, exactly or case-insensitively (the way
 // encoding/json matches struct fields, so both decoding paths read the same keys), or "".
 func canonical(key []byte, names ...string) string {
+	if bytes.IndexByte(key, '\\') >= 0 {
+		// An escaped key (rare) is compared unescaped, as encoding/json does.
+		quoted := append(append(append(make([]byte, 0, len(key)+2), '"'), key...), '"')
+		var buf []byte
+		s, ok := jscan.Unquote(quoted, &buf)
+		if !ok {
+			return ""
+		}
+		key = []byte(s)
+	}
 	for _, n := range names {
 		if string(key) == n {
 			return n

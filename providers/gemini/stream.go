@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/buger/jsonparser"
+	"github.com/agentd-dev/agentd/providers/internal/jscan"
 )
 
 type wirePart struct {
@@ -79,20 +79,18 @@ type decoder struct {
 	finish   string
 	finished bool
 
-	// noFast turns the jsonparser fast path off (tests compare both paths).
+	// noFast turns the fast path off (tests compare both paths).
 	noFast bool
 	fast   fastChunk
-	cb     *fastCallbacks
-	onUKey func(int, []byte, jsonparser.ValueType, error)
 }
 
-// usageKey reads one usageMetadata field on the fast path.
-func (d *decoder) usageKey(key, v []byte, t jsonparser.ValueType, _ int) error {
-	if t != jsonparser.Number {
-		return nil
+// usageKey reads one usageMetadata field of the fast path.
+func (d *decoder) usageKey(key, v []byte, kind byte) bool {
+	n := tokenCount(0)
+	if kind == jscan.KindNumber {
+		n = tokenCount(parseCount(v))
 	}
 	u := &d.usage
-	n := tokenCount(parseCount(v))
 	switch canonical(key, "promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount", "thoughtsTokenCount") {
 	case "promptTokenCount":
 		u.PromptTokenCount = n
@@ -103,20 +101,7 @@ func (d *decoder) usageKey(key, v []byte, t jsonparser.ValueType, _ int) error {
 	case "thoughtsTokenCount":
 		u.ThoughtsTokenCount = n
 	}
-	return nil
-}
-
-// framed is the fast path's cheap sanity check: one JSON object, closed. jsonparser does not
-// validate, so a data line cut short is left to encoding/json, which reports it.
-func framed(b []byte) bool {
-	i, j := 0, len(b)-1
-	for i < j && (b[i] == ' ' || b[i] == '\t') {
-		i++
-	}
-	for j > i && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n') {
-		j--
-	}
-	return i < j && b[i] == '{' && b[j] == '}'
+	return true
 }
 
 func (d *decoder) setFinish(reason string) {
@@ -235,7 +220,7 @@ func (d *decoder) emitUsage() {
 	}
 	if d.usageRaw != nil {
 		d.usage = wireUsage{}
-		_ = jsonparser.ObjectEach(d.usageRaw, d.usageKey)
+		_, _ = jscan.EachMember(d.usageRaw, d.usageKey)
 		d.usageRaw = nil
 	}
 	u := &d.usage
