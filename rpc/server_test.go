@@ -684,3 +684,38 @@ func TestSecretStoreBoundToOrigin(t *testing.T) {
 }
 
 var _ = config.NewStore
+
+// Many sessions run at once: two prompts of different sessions are both in their turn at the
+// same time, and both answer.
+func TestManySessionsAtOnce(t *testing.T) {
+	e := &engine{fake: &fakeSessions{}}
+	var mu sync.Mutex
+	running := map[string]bool{}
+	both := make(chan struct{})
+	e.fake.prompt = func(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error) {
+		mu.Lock()
+		running[p.SessionID] = true
+		if len(running) == 2 {
+			close(both)
+		}
+		mu.Unlock()
+		select {
+		case <-both:
+		case <-ctx.Done():
+			return protocol.PromptResult{StopReason: protocol.StopCancelled}, nil
+		}
+		return protocol.PromptResult{StopReason: protocol.StopEndTurn}, nil
+	}
+	h := startServer(t, e.options(Options{}))
+	h.initialize(t, nil)
+	text := []any{map[string]any{"type": "text", "text": "x"}}
+	_, a := h.start(protocol.MethodSessionPrompt, map[string]any{"sessionId": "a", "prompt": text})
+	_, b := h.start(protocol.MethodSessionPrompt, map[string]any{"sessionId": "b", "prompt": text})
+	for _, ch := range []chan *wireMsg{a, b} {
+		var r protocol.PromptResult
+		wantResult(t, h.wait(ch), &r)
+		if r.StopReason != protocol.StopEndTurn {
+			t.Fatalf("stopReason %q", r.StopReason)
+		}
+	}
+}
