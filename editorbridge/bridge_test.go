@@ -271,6 +271,21 @@ func TestApplyEditResourceOperations(t *testing.T) {
 	if got := strings.Join(kinds, " "); got != "create edit(v=<nil>) rename delete edit(v=<nil>) create" {
 		t.Errorf("document changes = %s", got)
 	}
+	// On the wire: a file read from disk is edited with an explicit null version (no check),
+	// resource operations carry their kind, and the directory never reaches the editor.
+	log := e.ed.Log()
+	for _, want := range []string{
+		`{"textDocument":{"uri":"` + editorbridge.FileURI(a) + `","version":null},"edits":[{"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":0}},"newText":"more\n"}]}`,
+		`{"kind":"rename","oldUri":"` + editorbridge.FileURI(e.path("old")) + `","newUri":"` + editorbridge.FileURI(e.path("renamed")) + `"}`,
+		`{"kind":"delete","uri":"` + editorbridge.FileURI(gone) + `"}`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the applyEdit on the wire lacks %s", want)
+		}
+	}
+	if strings.Contains(log, "made/dir") {
+		t.Error("the directory creation was sent to the editor")
+	}
 }
 
 func TestApplyEditCapabilityGaps(t *testing.T) {
