@@ -16,22 +16,14 @@ const (
 )
 
 // NegotiateEncoding picks the encoding agentd uses with a client that offered these
-// (general.positionEncodings): utf-8 when offered (no conversion cost), then utf-32, else
-// utf-16, which every client must support.
+// (general.positionEncodings, in the client's order of preference): the first utf-8 or utf-32 it
+// offers (no UTF-16 arithmetic), else utf-16, which every client must support. rpc negotiates the
+// same way.
 func NegotiateEncoding(offered []string) PositionEncoding {
-	has := func(e PositionEncoding) bool {
-		for _, o := range offered {
-			if PositionEncoding(o) == e {
-				return true
-			}
+	for _, o := range offered {
+		if e := PositionEncoding(o); e == UTF8 || e == UTF32 {
+			return e
 		}
-		return false
-	}
-	switch {
-	case has(UTF8):
-		return UTF8
-	case has(UTF32):
-		return UTF32
 	}
 	return UTF16
 }

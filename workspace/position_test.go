@@ -112,6 +112,7 @@ func TestNegotiateEncoding(t *testing.T) {
 		{[]string{"utf-16"}, UTF16},
 		{[]string{"utf-16", "utf-8"}, UTF8},
 		{[]string{"utf-32", "utf-16"}, UTF32},
+		{[]string{"utf-32", "utf-8"}, UTF32}, // the client's order of preference wins
 		{[]string{"latin-1"}, UTF16},
 	} {
 		if got := NegotiateEncoding(c.offered); got != c.want {
