@@ -178,6 +178,10 @@ func readTranscript(f *os.File, full bool) (*loaded, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		// A listing needs only the header, title and config records ("t" is marshalled first).
+		if !full && !bytes.HasPrefix(line, []byte(`{"t":"session"`)) && !bytes.HasPrefix(line, []byte(`{"t":"title"`)) {
+			continue
+		}
 		var r record
 		if err := json.Unmarshal(line, &r); err != nil {
 			continue // a torn line from a kill mid-write
@@ -221,7 +225,59 @@ func readTranscript(f *os.File, full bool) (*loaded, error) {
 	if !haveHeader {
 		return nil, errors.New("transcript has no header")
 	}
+	l.history = repairHistory(l.history)
 	return l, nil
+}
+
+// interruptedOutput answers tool calls whose results were never written (the daemon died
+// mid-step).
+const interruptedOutput = "agentd stopped before this call finished; it may not have taken effect. Check before relying on it."
+
+// repairHistory makes a history read back after a crash valid for every provider: each
+// assistant message's tool calls are answered by the next message, in order.
+func repairHistory(h []providers.Message) []providers.Message {
+	var out []providers.Message
+	for i := 0; i < len(h); i++ {
+		m := h[i]
+		out = append(out, m)
+		var ids []providers.Part
+		for _, p := range m.Parts {
+			if p.Type == providers.PartToolCall {
+				ids = append(ids, p)
+			}
+		}
+		if m.Role != providers.RoleAssistant || len(ids) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		if i+1 < len(h) && h[i+1].Role == providers.RoleUser {
+			for _, p := range h[i+1].Parts {
+				if p.Type == providers.PartToolResult {
+					answered[p.ToolCallID] = true
+				}
+			}
+		}
+		if len(answered) == len(ids) {
+			continue
+		}
+		res := providers.Message{Role: providers.RoleUser}
+		for _, c := range ids {
+			if answered[c.ToolCallID] {
+				for _, p := range h[i+1].Parts {
+					if p.Type == providers.PartToolResult && p.ToolCallID == c.ToolCallID {
+						res.Parts = append(res.Parts, p)
+					}
+				}
+				continue
+			}
+			res.Parts = append(res.Parts, providers.Part{Type: providers.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Text: interruptedOutput, IsError: true})
+		}
+		out = append(out, res)
+		if len(answered) > 0 {
+			i++ // the partial results message is replaced by the repaired one
+		}
+	}
+	return out
 }
 
 func (st *store) list() ([]protocol.SessionInfo, error) {
@@ -243,6 +299,11 @@ func (st *store) list() ([]protocol.SessionInfo, error) {
 			continue
 		}
 		l, err := readTranscript(f, false)
+		if err == nil {
+			if fi, serr := f.Stat(); serr == nil && fi.ModTime().After(l.updated) {
+				l.updated = fi.ModTime().UTC()
+			}
+		}
 		f.Close()
 		if err != nil {
 			continue
