@@ -291,3 +291,43 @@ func TestRetryNoticesReachTheStream(t *testing.T) {
 		t.Fatalf("outcome %+v sleeps %v", o, sl.All())
 	}
 }
+
+// TestEventOverGoSSEDefaultLimit streams a 100 KiB text delta: go-sse's default 64 KiB limit
+// would fail it, the transport's raised limit does not.
+func TestEventOverGoSSEDefaultLimit(t *testing.T) {
+	big := strings.Repeat("é", 50<<10) // 100 KiB of UTF-8
+	body := "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + big + "\"}}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	srv := providertest.ServeResponse(t, 200, http.Header{"Content-Type": {"text/event-stream"}}, []byte(body))
+	p, _ := anthropic.NewWithTransport(providers.Config{BaseURL: srv.URL, Model: "m"}, providertest.Transport(&providertest.Sleeps{}))
+	o := providertest.Collect(t, p.Stream(context.Background(), req))
+	if o.Stop != providers.StopEndTurn || o.Text != big {
+		t.Fatalf("stop %q, %d bytes of text, err %+v", o.Stop, len(o.Text), o.Err)
+	}
+}
+
+func TestDefaultBaseURL(t *testing.T) {
+	var got string
+	tr := providertest.Transport(&providertest.Sleeps{})
+	tr.Doer = doerFunc(func(r *http.Request) (*http.Response, error) {
+		got = r.URL.String()
+		return nil, fmt.Errorf("offline")
+	})
+	tr.Retry.MaxAttempts = 1
+	p, err := anthropic.NewWithTransport(providers.Config{Model: "m"}, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := providertest.Collect(t, p.Stream(context.Background(), req))
+	if got != "https://api.anthropic.com/v1/messages" || o.ErrKind() != providers.ErrNetwork {
+		t.Fatalf("url %q outcome %+v", got, o.Err)
+	}
+	if _, err := anthropic.New(providers.Config{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type doerFunc func(*http.Request) (*http.Response, error)
+
+func (f doerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/gemini"
@@ -311,4 +312,64 @@ func keys(m map[string]any) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+type doerFunc func(*http.Request) (*http.Response, error)
+
+func (f doerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestDefaultBaseURL(t *testing.T) {
+	var got string
+	tr := providertest.Transport(&providertest.Sleeps{})
+	tr.Doer = doerFunc(func(r *http.Request) (*http.Response, error) {
+		got = r.URL.String()
+		return nil, fmt.Errorf("offline")
+	})
+	tr.Retry.MaxAttempts = 1
+	p, _ := gemini.NewWithTransport(providers.Config{Model: "gemini-2.5-flash"}, tr)
+	o := providertest.Collect(t, p.Stream(context.Background(), req))
+	if got != "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" || o.ErrKind() != providers.ErrNetwork {
+		t.Fatalf("url %q outcome %+v", got, o.Err)
+	}
+	p, _ = gemini.New(providers.Config{})
+	if o := providertest.Collect(t, p.Stream(context.Background(), req)); o.ErrKind() != providers.ErrInvalidRequest {
+		t.Fatalf("no model: %+v", o.Err)
+	}
+}
+
+func TestCancelAndBreakCloseTheSocket(t *testing.T) {
+	for _, mode := range []string{"cancel", "break"} {
+		t.Run(mode, func(t *testing.T) {
+			gone := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprint(w, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}]}}]}\r\n\r\n")
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+				close(gone)
+			}))
+			defer srv.Close()
+			p, _ := gemini.NewWithTransport(providers.Config{BaseURL: srv.URL, Model: "gemini-2.5-flash"}, providertest.Transport(&providertest.Sleeps{}))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var last providers.Event
+			for ev := range p.Stream(ctx, req) {
+				last = ev
+				if ev.Type == providers.EventTextDelta {
+					if mode == "break" {
+						break
+					}
+					cancel()
+				}
+			}
+			if mode == "cancel" && (last.Type != providers.EventFailed || last.Err.Kind != providers.ErrCancelled) {
+				t.Fatalf("last %+v", last)
+			}
+			select {
+			case <-gone:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the server never saw the connection close")
+			}
+		})
+	}
 }
