@@ -226,7 +226,7 @@ func TestDaemonInitializeAndEOF(t *testing.T) {
 }
 
 func TestDaemonShutdownExitWhileStdinOpen(t *testing.T) {
-	d := startDaemon(t, nil) // no subcommand
+	d := startDaemon(t, nil, "--stdio", "--clientProcessId=1") // what vscode-languageclient may append
 	d.send(initParams())
 	d.response(1)
 	d.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "shutdown"})

@@ -70,6 +70,7 @@ func run(args []string, stderr io.Writer) int {
 	fl := flag.NewFlagSet("agentd", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	fl.Bool("stdio", true, "serve on stdin/stdout (the default; accepted because LSP clients append it)")
+	fl.Int("clientProcessId", 0, "accepted because vscode-languageclient appends it for some transports; end of stdin ends agentd")
 	showVersion := fl.Bool("version", false, "print the version and exit")
 	logFile := fl.String("log-file", "", "write logs to `FILE` instead of stderr")
 	logLevel := fl.String("log-level", "", "log level: debug, info, warn or error (default $AGENTD_LOG, else info)")
