@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/internal/jscan"
 )
 
 // decoder turns the data of the server-sent events of one chat-completions stream into neutral
@@ -76,7 +77,7 @@ func (d *decoder) event(typ string, data []byte, emit emitFunc) bool {
 	// object are handled after it, so a chunk carrying both reports its usage before failing.
 	var usage []byte
 	hasError := false
-	end := membersAt(data, 0, func(k []byte, vi int) int {
+	end := jscan.Members(data, 0, func(k []byte, vi int) int {
 		ve, kind := 0, byte(0)
 		switch string(k) {
 		case "choices":
@@ -84,30 +85,30 @@ func (d *decoder) event(typ string, data []byte, emit emitFunc) bool {
 				return d.choicesAt(data, vi, emit)
 			}
 		case "usage":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			if kind == kindObject {
+			if kind == jscan.KindObject {
 				usage = data[vi:ve]
 			}
 			return ve
 		case "error":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			hasError = kind != kindNull
+			hasError = kind != jscan.KindNull
 			return ve
 		}
-		ve, _ = valueEnd(data, vi)
+		ve, _ = jscan.ValueEnd(data, vi)
 		return ve
 	})
 	if d.ended {
 		return false
 	}
-	if end < 0 || skipWS(data, end) != len(data) {
-		return d.fail(d.malformed(data, errSyntax), emit)
+	if end < 0 || jscan.SkipWS(data, end) != len(data) {
+		return d.fail(d.malformed(data, jscan.ErrSyntax), emit)
 	}
 	if usage != nil {
 		if u, ok := parseUsage(usage); ok && !emit(providers.Event{Type: providers.EventUsage, Usage: u}) {
@@ -188,12 +189,12 @@ func (d *decoder) stopReason() providers.StopReason {
 }
 
 // choicesAt decodes the choices array at data[i] in place and returns its end (-1 when it is
-// malformed, stopWalk when the stream ended on the way). Only choice 0 is read: agentd never asks
+// malformed, jscan.StopWalk when the stream ended on the way). Only choice 0 is read: agentd never asks
 // for n > 1.
 func (d *decoder) choicesAt(data []byte, i int, emit emitFunc) int {
-	return elementsAt(data, i, func(vi int) int {
+	return jscan.Elements(data, i, func(vi int) int {
 		if data[vi] != '{' {
-			ve, _ := valueEnd(data, vi)
+			ve, _ := jscan.ValueEnd(data, vi)
 			return ve
 		}
 		return d.choiceAt(data, vi, emit)
@@ -203,16 +204,16 @@ func (d *decoder) choicesAt(data []byte, i int, emit emitFunc) int {
 func (d *decoder) choiceAt(data []byte, i int, emit emitFunc) int {
 	var finish []byte
 	index := int64(0)
-	end := membersAt(data, i, func(k []byte, vi int) int {
+	end := jscan.Members(data, i, func(k []byte, vi int) int {
 		ve, kind := 0, byte(0)
 		switch string(k) {
 		case "index":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			if kind == kindNumber {
-				n, ok := parseInt(data[vi:ve])
+			if kind == jscan.KindNumber {
+				n, ok := jscan.ParseInt(data[vi:ve])
 				if !ok {
 					return -1
 				}
@@ -226,23 +227,23 @@ func (d *decoder) choiceAt(data []byte, i int, emit emitFunc) int {
 				return d.deltaAt(data, vi, emit)
 			}
 		case "finish_reason":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			if kind == kindString {
+			if kind == jscan.KindString {
 				finish = data[vi:ve]
 			}
 			return ve
 		}
-		ve, _ = valueEnd(data, vi)
+		ve, _ = jscan.ValueEnd(data, vi)
 		return ve
 	})
 	if end < 0 || index != 0 {
 		return end
 	}
 	if len(finish) > 2 && !d.sawFinish {
-		reason, ok := unquote(finish, &d.scratch)
+		reason, ok := jscan.Unquote(finish, &d.scratch)
 		if !ok {
 			return -1
 		}
@@ -250,7 +251,7 @@ func (d *decoder) choiceAt(data []byte, i int, emit emitFunc) int {
 		d.finish = reason
 		if !d.completeCalls(emit) {
 			d.stop()
-			return stopWalk
+			return jscan.StopWalk
 		}
 	}
 	return end
@@ -261,7 +262,7 @@ func (d *decoder) choiceAt(data []byte, i int, emit emitFunc) int {
 // tool-call fragments are handled as they come.
 func (d *decoder) deltaAt(data []byte, i int, emit emitFunc) int {
 	var content, refusal, reasoning, details []byte
-	end := membersAt(data, i, func(k []byte, vi int) int {
+	end := jscan.Members(data, i, func(k []byte, vi int) int {
 		ve, kind := 0, byte(0)
 		switch string(k) {
 		case "tool_calls":
@@ -269,43 +270,43 @@ func (d *decoder) deltaAt(data []byte, i int, emit emitFunc) int {
 				return d.toolCallsAt(data, vi, emit)
 			}
 		case "content":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			if kind == kindString {
+			if kind == jscan.KindString {
 				content = data[vi:ve]
 			}
 			return ve
 		case "refusal":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			if kind == kindString {
+			if kind == jscan.KindString {
 				refusal = data[vi:ve]
 			}
 			return ve
 		case "reasoning_content", "reasoning":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			if kind == kindString && ve-vi > 2 {
+			if kind == jscan.KindString && ve-vi > 2 {
 				reasoning = data[vi:ve]
 			}
 			return ve
 		case "reasoning_details":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			if kind == kindArray {
+			if kind == jscan.KindArray {
 				details = data[vi:ve]
 			}
 			return ve
 		}
-		ve, _ = valueEnd(data, vi)
+		ve, _ = jscan.ValueEnd(data, vi)
 		return ve
 	})
 	if end < 0 {
@@ -315,20 +316,20 @@ func (d *decoder) deltaAt(data []byte, i int, emit emitFunc) int {
 	// win because they carry the signature that must go back with the history.
 	if hasElements(details) {
 		if !d.reasoningDetails(details, emit) {
-			return stopWalk
+			return jscan.StopWalk
 		}
 	} else if len(reasoning) > 2 {
 		if !d.emitText(providers.EventThinkingDelta, reasoning, emit) {
-			return stopWalk
+			return jscan.StopWalk
 		}
 	}
 	if len(content) > 2 && !d.emitText(providers.EventTextDelta, content, emit) {
-		return stopWalk
+		return jscan.StopWalk
 	}
 	if len(refusal) > 2 {
 		d.refusal = true
 		if !d.emitText(providers.EventTextDelta, refusal, emit) {
-			return stopWalk
+			return jscan.StopWalk
 		}
 	}
 	return end
@@ -336,9 +337,9 @@ func (d *decoder) deltaAt(data []byte, i int, emit emitFunc) int {
 
 // emitText emits a text or thinking delta for the raw JSON string raw.
 func (d *decoder) emitText(t providers.EventType, raw []byte, emit emitFunc) bool {
-	s, ok := unquote(raw, &d.scratch)
+	s, ok := jscan.Unquote(raw, &d.scratch)
 	if !ok {
-		return d.fail(d.malformed(raw, errSyntax), emit)
+		return d.fail(d.malformed(raw, jscan.ErrSyntax), emit)
 	}
 	return emit(providers.Event{Type: t, Text: s}) || d.stop()
 }
@@ -347,7 +348,7 @@ func hasElements(arr []byte) bool {
 	if arr == nil {
 		return false
 	}
-	i := skipWS(arr, 1)
+	i := jscan.SkipWS(arr, 1)
 	return i < len(arr) && arr[i] != ']'
 }
 
@@ -355,14 +356,14 @@ func hasElements(arr []byte) bool {
 // reasoning.summary (summary) and reasoning.encrypted (data, kept as redacted thinking).
 func (d *decoder) reasoningDetails(arr []byte, emit emitFunc) bool {
 	ok := true
-	err := eachElement(arr, func(v []byte, kind byte) bool {
-		if kind != kindObject {
+	err := jscan.EachElement(arr, func(v []byte, kind byte) bool {
+		if kind != jscan.KindObject {
 			return true
 		}
 		ev := providers.Event{Type: providers.EventThinkingDelta}
 		good := true
-		_, err := eachMember(v, func(k, v []byte, kind byte) bool {
-			if kind != kindString {
+		_, err := jscan.EachMember(v, func(k, v []byte, kind byte) bool {
+			if kind != jscan.KindString {
 				return true
 			}
 			var dst *string
@@ -376,11 +377,11 @@ func (d *decoder) reasoningDetails(arr []byte, emit emitFunc) bool {
 			default:
 				return true
 			}
-			*dst, good = unquote(v, &d.scratch)
+			*dst, good = jscan.Unquote(v, &d.scratch)
 			return good
 		})
 		if err != nil || !good {
-			ok = d.fail(d.malformed(v, errSyntax), emit)
+			ok = d.fail(d.malformed(v, jscan.ErrSyntax), emit)
 			return false
 		}
 		if ev.Text == "" && ev.Signature == "" && ev.Redacted == "" {
@@ -402,9 +403,9 @@ func (d *decoder) reasoningDetails(arr []byte, emit emitFunc) bool {
 // that number every call 0), and a fragment with no index joins the last call unless it brings a
 // new id.
 func (d *decoder) toolCallsAt(data []byte, i int, emit emitFunc) int {
-	return elementsAt(data, i, func(vi int) int {
+	return jscan.Elements(data, i, func(vi int) int {
 		if data[vi] != '{' {
-			ve, _ := valueEnd(data, vi)
+			ve, _ := jscan.ValueEnd(data, vi)
 			return ve
 		}
 		return d.toolCallAt(data, vi, emit)
@@ -415,46 +416,46 @@ func (d *decoder) toolCallAt(data []byte, i int, emit emitFunc) int {
 	wire := -1
 	var id, name, args []byte
 	argsIsString := true
-	end := membersAt(data, i, func(k []byte, vi int) int {
+	end := jscan.Members(data, i, func(k []byte, vi int) int {
 		ve, kind := 0, byte(0)
 		switch string(k) {
 		case "index":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			if kind == kindNumber {
-				if n, ok := parseInt(data[vi:ve]); ok && n >= 0 && n < 1<<20 {
+			if kind == jscan.KindNumber {
+				if n, ok := jscan.ParseInt(data[vi:ve]); ok && n >= 0 && n < 1<<20 {
 					wire = int(n)
 				}
 			}
 			return ve
 		case "id":
-			ve, kind = valueEnd(data, vi)
+			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
 				return -1
 			}
-			if kind == kindString && ve-vi > 2 {
+			if kind == jscan.KindString && ve-vi > 2 {
 				id = data[vi:ve]
 			}
 			return ve
 		case "function":
 			if data[vi] == '{' {
-				return membersAt(data, vi, func(k []byte, vi int) int {
-					ve, kind := valueEnd(data, vi)
+				return jscan.Members(data, vi, func(k []byte, vi int) int {
+					ve, kind := jscan.ValueEnd(data, vi)
 					if ve < 0 {
 						return -1
 					}
 					switch string(k) {
 					case "name":
-						if kind == kindString && ve-vi > 2 {
+						if kind == jscan.KindString && ve-vi > 2 {
 							name = data[vi:ve]
 						}
 					case "arguments":
 						switch kind {
-						case kindString:
+						case jscan.KindString:
 							args = data[vi:ve]
-						case kindObject:
+						case jscan.KindObject:
 							// A few servers send the arguments as an object, not a string.
 							args, argsIsString = data[vi:ve], false
 						}
@@ -463,14 +464,14 @@ func (d *decoder) toolCallAt(data []byte, i int, emit emitFunc) int {
 				})
 			}
 		}
-		ve, _ = valueEnd(data, vi)
+		ve, _ = jscan.ValueEnd(data, vi)
 		return ve
 	})
 	if end < 0 {
 		return end
 	}
 	if !d.addFragment(wire, id, name, args, argsIsString, emit) {
-		return stopWalk
+		return jscan.StopWalk
 	}
 	return end
 }
@@ -480,15 +481,15 @@ func (d *decoder) addFragment(wire int, id, name, args []byte, argsIsString bool
 	var idStr, nameStr, frag string
 	ok1, ok2, ok3 := true, true, true
 	if id != nil {
-		idStr, ok1 = unquote(id, &d.scratch)
+		idStr, ok1 = jscan.Unquote(id, &d.scratch)
 	}
 	if !ok1 {
-		return d.fail(d.malformed(id, errSyntax), emit)
+		return d.fail(d.malformed(id, jscan.ErrSyntax), emit)
 	}
 	i := d.findCall(wire, idStr)
 	c := &d.calls[i]
 	if name != nil && c.name == "" {
-		nameStr, ok2 = unquote(name, &d.scratch)
+		nameStr, ok2 = jscan.Unquote(name, &d.scratch)
 		c.name = nameStr
 	}
 	if idStr != "" && c.id == "" {
@@ -497,14 +498,14 @@ func (d *decoder) addFragment(wire int, id, name, args []byte, argsIsString bool
 	if args != nil {
 		if argsIsString {
 			if len(args) > 2 {
-				frag, ok3 = unquote(args, &d.scratch)
+				frag, ok3 = jscan.Unquote(args, &d.scratch)
 			}
 		} else {
 			frag = string(args)
 		}
 	}
 	if !ok2 || !ok3 {
-		return d.fail(d.malformed(append(name, args...), errSyntax), emit)
+		return d.fail(d.malformed(append(name, args...), jscan.ErrSyntax), emit)
 	}
 	if c.done {
 		return true
@@ -615,16 +616,16 @@ func parseUsage(obj []byte) (providers.Usage, bool) {
 	var prompt, cached, hit int
 	seen := false
 	num := func(v []byte, kind byte) int {
-		if kind != kindNumber {
+		if kind != jscan.KindNumber {
 			return 0
 		}
-		n, ok := parseInt(v)
+		n, ok := jscan.ParseInt(v)
 		if !ok || n < 0 || n > 1<<40 {
 			return 0
 		}
 		return int(n)
 	}
-	_, _ = eachMember(obj, func(k, v []byte, kind byte) bool {
+	_, _ = jscan.EachMember(obj, func(k, v []byte, kind byte) bool {
 		switch string(k) {
 		case "prompt_tokens":
 			prompt, seen = num(v, kind), true
@@ -633,8 +634,8 @@ func parseUsage(obj []byte) (providers.Usage, bool) {
 		case "prompt_cache_hit_tokens":
 			hit = num(v, kind)
 		case "prompt_tokens_details":
-			if kind == kindObject {
-				_, _ = eachMember(v, func(k, v []byte, kind byte) bool {
+			if kind == jscan.KindObject {
+				_, _ = jscan.EachMember(v, func(k, v []byte, kind byte) bool {
 					switch string(k) {
 					case "cached_tokens":
 						cached = num(v, kind)
@@ -645,8 +646,8 @@ func parseUsage(obj []byte) (providers.Usage, bool) {
 				})
 			}
 		case "completion_tokens_details":
-			if kind == kindObject {
-				_, _ = eachMember(v, func(k, v []byte, kind byte) bool {
+			if kind == jscan.KindObject {
+				_, _ = jscan.EachMember(v, func(k, v []byte, kind byte) bool {
 					if string(k) == "reasoning_tokens" {
 						u.Thinking = num(v, kind)
 					}

@@ -1,9 +1,11 @@
-package openai
+package jscan
 
 import (
 	"encoding/json"
 	"testing"
 )
+
+// These cases came with the scanner from the openai dialect.
 
 func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 	for _, raw := range []string{
@@ -16,20 +18,20 @@ func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("%s: %v", raw, err)
 		}
 		var buf []byte
-		got, ok := unquote([]byte(raw), &buf)
+		got, ok := Unquote([]byte(raw), &buf)
 		if !ok || got != want {
-			t.Errorf("unquote(%s) = %q, %v; want %q", raw, got, ok, want)
+			t.Errorf("Unquote(%s) = %q, %v; want %q", raw, got, ok, want)
 		}
 	}
 	for _, bad := range []string{`"\x"`, `"\u12"`, `"\`, `x`, `"`, `"\uzzzz"`} {
 		var buf []byte
-		if _, ok := unquote([]byte(bad), &buf); ok {
-			t.Errorf("unquote(%s) accepted", bad)
+		if _, ok := Unquote([]byte(bad), &buf); ok {
+			t.Errorf("Unquote(%s) accepted", bad)
 		}
 	}
 	// A lone surrogate becomes U+FFFD, as encoding/json does.
 	var buf []byte
-	if got, _ := unquote([]byte(`"\ud83d!"`), &buf); got != "\uFFFD!" {
+	if got, _ := Unquote([]byte(`"\ud83d!"`), &buf); got != "\uFFFD!" {
 		t.Errorf("lone surrogate = %q", got)
 	}
 }
@@ -40,8 +42,8 @@ func TestParseObjectStructure(t *testing.T) {
 		`{"s":"with \"quotes\" and ]}"}`,
 	}
 	for _, s := range valid {
-		if err := parseObject([]byte(s), func(k, v []byte, kind byte) bool { return true }); err != nil {
-			t.Errorf("parseObject(%s) = %v", s, err)
+		if err := ParseObject([]byte(s), func(k, v []byte, kind byte) bool { return true }); err != nil {
+			t.Errorf("ParseObject(%s) = %v", s, err)
 		}
 	}
 	invalid := []string{
@@ -49,12 +51,12 @@ func TestParseObjectStructure(t *testing.T) {
 		`{"a":1}}`, `{"a":1} x`, `{"a":tru}`, `{a:1}`, `{"a":{"b":1}`,
 	}
 	for _, s := range invalid {
-		if err := parseObject([]byte(s), func(k, v []byte, kind byte) bool { return true }); err == nil {
-			t.Errorf("parseObject(%s) accepted", s)
+		if err := ParseObject([]byte(s), func(k, v []byte, kind byte) bool { return true }); err == nil {
+			t.Errorf("ParseObject(%s) accepted", s)
 		}
 	}
 	var keys []string
-	_ = parseObject([]byte(`{"a":"x","b":{"c":[1]},"d":[{"e":1}]}`), func(k, v []byte, kind byte) bool {
+	_ = ParseObject([]byte(`{"a":"x","b":{"c":[1]},"d":[{"e":1}]}`), func(k, v []byte, kind byte) bool {
 		keys = append(keys, string(k)+"="+string(v)+"/"+string(kind))
 		return true
 	})
