@@ -219,3 +219,18 @@ func TestDiskWorkspace(t *testing.T) {
 	}
 	fails(t, r.run("create_file", map[string]any{"path": "z.go", "content": ""}), "already exists")
 }
+
+// The tools that read the disk or run programs, through the same rig: every tool of the contract
+// runs at least once on the fake editor.
+func TestBridgeOtherTools(t *testing.T) {
+	r := newRig(t, fakeeditor.Full(), map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "src/a.go": "package a\n", ".gitignore": "out/\n", "out/x": ""})
+	ok(t, r.run("list_dir", map[string]any{}), "src/", "a.go", "1 entries ignored by .gitignore")
+	ok(t, r.run("project_overview", map[string]any{}), "Go module example.com/m", "Languages: Go (1)")
+	ok(t, r.run("run_program", map[string]any{"command": []string{"go", "env", "GOMOD"}}), "go.mod", "[exit code 0")
+	fails(t, r.run("run_program", map[string]any{"command": []string{"go", "version"}, "cwd": "/"}), "outside")
+	r.deny = true
+	fails(t, r.run("add_dependency", map[string]any{"ecosystem": "go", "package": "example.com/x"}), "permission denied")
+	fails(t, r.run("edit_module_config", map[string]any{"ecosystem": "go", "action": "tidy"}), "permission denied")
+	fails(t, r.run("create_dir", map[string]any{"path": "newdir"}), "permission denied")
+	fails(t, r.run("move_path", map[string]any{"path": "src", "destination": "lib"}), "permission denied")
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -42,6 +43,11 @@ func rel(env *Env, abs string) string {
 // readDoc reads a text file through the workspace port, refusing binaries and huge files with a
 // message the model can act on.
 func readDoc(ctx context.Context, env *Env, field, abs string) (workspace.Doc, *Result) {
+	// Refuse a huge file before the editor sends all of it over the wire.
+	if st, err := os.Stat(abs); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
+		r := Errorf("%s is %d bytes, more than the %d bytes agentd reads; use search_text to find the part you need", rel(env, abs), st.Size(), MaxFileBytes)
+		return workspace.Doc{}, &r
+	}
 	doc, err := env.WS.ReadFile(ctx, abs)
 	if err != nil {
 		var r Result
