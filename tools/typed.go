@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/invopop/jsonschema"
 )
@@ -35,14 +36,20 @@ const MaxArgsBytes = 16 << 20
 // (json and jsonschema tags), arguments are checked against that same schema before they are
 // decoded (unknown fields, wrong types, missing required fields, out-of-range values each become
 // an error result naming the field), and a panic in run becomes an error result too.
+//
+// The schema is reflected on first use, not when New runs: every tool is a package-level
+// variable, and reflecting them all at init cost the daemon ~8 ms of start-up before it could
+// answer initialize.
 func New[In any](spec Spec, run func(ctx context.Context, env *Env, in In) Result) Tool {
-	var zero In
-	s := reflectSchema(reflect.TypeOf(zero))
-	raw, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("tools: schema of %s: %v", spec.Name, err))
-	}
-	return &typed[In]{spec: spec, schema: s, raw: raw, run: run}
+	return &typed[In]{spec: spec, run: run, schemas: sync.OnceValues(func() (*jsonschema.Schema, json.RawMessage) {
+		var zero In
+		s := reflectSchema(reflect.TypeOf(zero))
+		raw, err := json.Marshal(s)
+		if err != nil {
+			panic(fmt.Sprintf("tools: schema of %s: %v", spec.Name, err))
+		}
+		return s, raw
+	})}
 }
 
 func reflectSchema(t reflect.Type) *jsonschema.Schema {
@@ -58,17 +65,20 @@ func reflectSchema(t reflect.Type) *jsonschema.Schema {
 }
 
 type typed[In any] struct {
-	spec   Spec
-	schema *jsonschema.Schema
-	raw    json.RawMessage
-	run    func(context.Context, *Env, In) Result
+	spec    Spec
+	schemas func() (*jsonschema.Schema, json.RawMessage) // the schema and its JSON, made once
+	run     func(context.Context, *Env, In) Result
 }
 
-func (t *typed[In]) Name() string            { return t.spec.Name }
-func (t *typed[In]) Description() string     { return t.spec.Description }
-func (t *typed[In]) Schema() json.RawMessage { return append(json.RawMessage(nil), t.raw...) }
-func (t *typed[In]) Effect() Effect          { return t.spec.Effect }
-func (t *typed[In]) Kind() string            { return t.spec.Kind }
+func (t *typed[In]) Name() string        { return t.spec.Name }
+func (t *typed[In]) Description() string { return t.spec.Description }
+func (t *typed[In]) Effect() Effect      { return t.spec.Effect }
+func (t *typed[In]) Kind() string        { return t.spec.Kind }
+
+func (t *typed[In]) Schema() json.RawMessage {
+	_, raw := t.schemas()
+	return append(json.RawMessage(nil), raw...)
+}
 
 func (t *typed[In]) Title(args json.RawMessage) (title string) {
 	defer func() {
@@ -127,7 +137,8 @@ func (t *typed[In]) Decode(args json.RawMessage) (In, error) {
 	if dec.More() {
 		return in, fmt.Errorf("the arguments hold more than one JSON value")
 	}
-	if err := validate(t.schema, v, ""); err != nil {
+	schema, _ := t.schemas()
+	if err := validate(schema, v, ""); err != nil {
 		return in, err
 	}
 	strict := json.NewDecoder(bytes.NewReader(args))
