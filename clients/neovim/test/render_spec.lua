@@ -59,6 +59,7 @@ cases.add("streams the reply, folds thinking, shows tool status lines", function
   end
   h.truthy(lnum, "thinking header")
   h.eq("  │ Let me think.", t[lnum + 1], "thought text")
+  h.eq("agentd", vim.bo[chat.ui.transcript].syntax, "transcript highlighted")
   vim.api.nvim_win_call(chat.ui.twin, function()
     h.eq(lnum, vim.fn.foldclosed(lnum + 1), "thinking fold is closed")
     h.eq(-1, vim.fn.foldclosed(lnum + 3), "reply is not folded")

@@ -260,8 +260,9 @@ function M.set_mode(mode)
   if M.session_id and client.get() then
     apply_mode_option(M.session_id)
   end
-  local m = M.model()
-  m.mode = m.mode or mode
+  if not M.session_id then
+    M.model().mode = mode
+  end
   show_current()
 end
 
@@ -364,6 +365,11 @@ function M.setup(opts)
   chat.ui.on_send = M.prompt
   chat.ui.on_stop = M.cancel
   set_global_keymaps()
+  -- A running daemon takes the new settings as its client layer.
+  local c = client.get()
+  if c then
+    client.raw_notify(c, "workspace/didChangeConfiguration", { settings = { agent = config.settings() } })
+  end
   return true
 end
 
