@@ -573,3 +573,34 @@ func TestEventOverTheLimitFails(t *testing.T) {
 		t.Fatalf("outcome %+v", o.Err)
 	}
 }
+
+// TestConcurrentStreams: one provider serves several sessions at once (run with -race).
+func TestConcurrentStreams(t *testing.T) {
+	srv := newScripted(t,
+		jsonError(400, `{"error":{"message":"Unsupported parameter: 'temperature' is not supported with this model.","type":"invalid_request_error","param":"temperature","code":"unsupported_parameter"}}`),
+		okStream)
+	p := provider(t, providers.Config{Model: "m"}, srv.URL)
+	req := testRequest()
+	temp := 0.3
+	req.Temperature = &temp
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for range 8 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var last providers.Event
+			for ev := range p.Stream(ctx, req) {
+				last = ev
+			}
+			if last.Type != providers.EventCompleted {
+				errs <- last.Type.String()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("a stream ended with %s", e)
+	}
+}
