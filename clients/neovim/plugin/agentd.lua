@@ -15,8 +15,9 @@ vim.api.nvim_create_user_command("AgentdChat", function()
 end, { desc = "agentd: open or close the chat window" })
 
 vim.api.nvim_create_user_command("AgentdPrompt", function(o)
-  agentd().prompt(o.args)
-end, { nargs = "+", desc = "agentd: send a prompt" })
+  local range = o.range > 0 and { o.line1, o.line2 } or nil
+  agentd().prompt(o.args, { range = range })
+end, { nargs = "+", range = true, desc = "agentd: send a prompt (with the lines of a range as context)" })
 
 vim.api.nvim_create_user_command("AgentdCancel", function()
   agentd().cancel()

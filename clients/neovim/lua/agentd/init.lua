@@ -207,11 +207,47 @@ function M.with_session(cb)
   end)
 end
 
---- Sends a prompt to the current session (creating it if needed).
-function M.prompt(text)
+--- A path as the user thinks of it: relative to the session's directory
+--- when inside it.
+function M.display_path(path)
+  local root = config.cwd()
+  if path:sub(1, #root + 1) == root .. "/" then
+    return path:sub(#root + 2)
+  end
+  return vim.fn.fnamemodify(path, ":~")
+end
+
+-- The lines of a range of the current buffer as an ACP resource block, so
+-- the agent sees the selection (unsaved text included) with its file.
+local function range_block(range)
+  local b = vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(b)
+  local first, last = math.min(range[1], range[2]), math.max(range[1], range[2])
+  local lines = vim.api.nvim_buf_get_lines(b, first - 1, last, false)
+  local uri = name ~= "" and vim.uri_from_fname(name) or ("untitled:" .. b)
+  return {
+    type = "resource",
+    resource = {
+      uri = uri .. "#L" .. first .. "-" .. last,
+      text = table.concat(lines, "\n") .. "\n",
+      mimeType = "text/plain",
+    },
+  }, string.format("%s:%d-%d", name ~= "" and M.display_path(name) or "[No Name]", first, last)
+end
+
+--- Sends a prompt to the current session (creating it if needed). opts.range
+--- = {first, last} adds those lines of the current buffer as context.
+function M.prompt(text, opts)
+  opts = opts or {}
   if type(text) ~= "string" or vim.trim(text) == "" then
     err_notify("agentd: the prompt is empty")
     return
+  end
+  local blocks = { { type = "text", text = text } }
+  if opts.range then
+    local block, where = range_block(opts.range)
+    table.insert(blocks, block)
+    text = text .. "\n[" .. where .. "]"
   end
   chat.add_prompt(M.model(), text)
   show_current()
@@ -230,7 +266,7 @@ function M.prompt(text)
     local m = model_for(id)
     client.raw_request(client.get(), "agent/session/prompt", {
       sessionId = id,
-      prompt = { { type = "text", text = text } },
+      prompt = blocks,
     }, function(perr, result)
       chat.prompt_done(m, perr, result)
       if id == M.session_id then
