@@ -117,12 +117,15 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 			}
 			prompt = strings.TrimSpace(string(b))
 		}
-		if *script == "" && *providerID == "" && !providerReady(store) {
-			*script = filepath.Join(dir, "replay.json")
-		}
 		out.info("Demo project copied to %s (the repository is not touched).", tmp)
-		if *script != "" {
-			out.info("No API key configured: the model's side is replayed from %s.", *script)
+		if *script == "" && *providerID == "" {
+			if id := demoProvider(store); id != "" {
+				*providerID = id
+				out.info("Using the configured provider %q.", id)
+			} else {
+				*script = filepath.Join(dir, "replay.json")
+				out.info("No API key configured: the model's side is replayed from %s.", *script)
+			}
 		}
 	}
 	if prompt == "" {
@@ -256,24 +259,24 @@ func (p *execProviders) Provider(ctx context.Context, id string) (providers.Prov
 	return p.rpc.Provider(ctx, id)
 }
 
-// providerReady reports whether the default provider can be used: it has a key, or needs none
-// (a local server such as Ollama).
-func providerReady(store *config.Store) bool {
+// demoProvider picks the provider the demo talks to: the default one when it has a key or needs
+// none (a local server such as Ollama), else the first remote one with a key; "" means none.
+func demoProvider(store *config.Store) string {
 	st := store.Get()
-	ps, ok := st.Providers[st.Provider]
-	if !ok {
-		return false
-	}
-	if ps.APIType == replay.APIType {
-		return true
-	}
 	src := &rpc.ProviderSource{Settings: store, Registry: newRegistry(), Secrets: rpc.DefaultSecretStore()}
-	for _, info := range src.List(context.Background()) {
-		if info.ProviderID == st.Provider {
-			return info.KeyStatus == protocol.KeySet || info.KeyStatus == protocol.KeyNotNeeded
+	infos := src.List(context.Background())
+	for _, info := range infos {
+		if info.ProviderID == st.Provider && (info.KeyStatus == protocol.KeySet || info.KeyStatus == protocol.KeyNotNeeded || info.APIType == replay.APIType) {
+			return info.ProviderID
 		}
 	}
-	return false
+	for _, info := range infos {
+		// A local server is only used when it is the default: it may not be running.
+		if ep, err := providers.CheckEndpoint(info.BaseURL); err == nil && !ep.Local && info.KeyStatus == protocol.KeySet {
+			return info.ProviderID
+		}
+	}
+	return ""
 }
 
 // findDemo locates testdata/demo: the flag, else from the current directory up.
