@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -50,7 +52,15 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	}
 	var lp lsp.InitializeParams
 	if err := lsp.Unmarshal(normalizeParams(raw), &lp); err != nil {
-		return nil, paramError("params", "not LSP InitializeParams: "+err.Error())
+		field := "params"
+		if m := errOffset.FindStringSubmatch(err.Error()); m != nil {
+			if off, _ := strconv.ParseInt(m[1], 10, 64); off > 0 {
+				if p := config.JSONPath(raw, off+1); p != "" {
+					field = p
+				}
+			}
+		}
+		return nil, paramError(field, "not valid LSP InitializeParams: "+err.Error())
 	}
 	agent := protocol.AgentInitOptions{ProtocolVersion: protocol.ProtocolVersion}
 	if ip.InitializationOptions.Agent != nil {
@@ -126,6 +136,9 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 		zap.String("positionEncoding", caps.PositionEncoding), zap.Bool("applyEdit", caps.ApplyEdit))
 	return res, nil
 }
+
+// errOffset finds the byte offset go.lsp.dev/protocol's decoder reports, to name the key.
+var errOffset = regexp.MustCompile(`offset (\d+)`)
 
 // normalizeParams gives the LSP decoder an object even for absent params.
 func normalizeParams(raw []byte) []byte {

@@ -219,6 +219,10 @@ func TestInitializeBadSettingNamesKey(t *testing.T) {
 	wantError(t, m, -32602, "initializationOptions.agent.settings.providers.ollama.baseUrl: not a URL")
 	m = h.initialize(t, map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"agent": map[string]any{"protocolVersion": "one"}}})
 	wantError(t, m, -32602, "initializationOptions.agent.protocolVersion: expected number, got string")
+	m = h.initialize(t, map[string]any{"capabilities": map[string]any{}, "processId": "abc"})
+	wantError(t, m, -32602, "processId: not valid LSP InitializeParams")
+	m = h.initialize(t, map[string]any{"capabilities": map[string]any{"general": map[string]any{"positionEncodings": "utf-8"}}})
+	wantError(t, m, -32602, "capabilities.general.positionEncodings: not valid LSP InitializeParams")
 }
 
 func TestProjectConfigWithoutSecrets(t *testing.T) {
