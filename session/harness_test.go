@@ -3,12 +3,9 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"iter"
-	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -573,10 +570,6 @@ func toolResults(msgs []providers.Message) []providers.Part {
 	}
 	return out
 }
-
-var _ = errors.New
-var _ = maps.Keys[map[int]int]
-var _ = os.Stat
 
 func toolsPermission(path string) tools.PermissionRequest {
 	return tools.PermissionRequest{Title: "Edit", Kind: protocol.KindEdit, Paths: []string{path}}

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -248,5 +247,3 @@ func (t *turn) leavePlan(ctx context.Context, c *call, req tools.PermissionReque
 	}
 	return &tools.ErrDenied{Reason: planRefusal}
 }
-
-var _ = json.Valid

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -197,8 +196,6 @@ func TestPermissionRequestCarriesCommandAndCwd(t *testing.T) {
 		t.Fatalf("rawInput = %s", u.RawInput)
 	}
 }
-
-var _ = providers.RoleUser
 
 func TestEditedFilesAreSavedBeforeAProgramRuns(t *testing.T) {
 	h := newHarness(t,
