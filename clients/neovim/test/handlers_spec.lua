@@ -182,6 +182,28 @@ cases.add("save_buffers writes the named buffers", function()
   h.eq(false, vim.bo.modified, "buffer clean")
 end)
 
+cases.add("workspace_symbols asks the other language servers", function()
+  local sym = { name = "Frobnicate", kind = 12, location = { uri = "file:///w/x.go", range = {
+    start = { line = 3, character = 5 }, ["end"] = { line = 3, character = 15 } } } }
+  local asked = {}
+  local function fake(id, name, provider)
+    local c = { id = id, name = name, server_capabilities = { workspaceSymbolProvider = provider } }
+    c.request_sync = function(method, params, timeout)
+      table.insert(asked, { name = name, method = method, query = params.query })
+      return { result = { sym } }
+    end
+    return c
+  end
+  local clients = { fake(7, "gopls", true), fake(8, "agentd", true), fake(9, "plain", false) }
+  vim.lsp.get_active_clients = function()
+    return clients
+  end
+  vim.lsp.get_clients = nil
+  local res = call("agent/x/workspace_symbols", { sessionId = "s", query = "Frob" })
+  h.eq({ sym }, res.symbols, "symbols from gopls")
+  h.eq({ { name = "gopls", method = "workspace/symbol", query = "Frob" } }, asked, "only servers with the capability, not agentd")
+end)
+
 cases.add("permission asks through vim.ui.select with the diff viewable first", function()
   local agentd = require("agentd")
   h.truthy(agentd.setup({}))
