@@ -225,6 +225,11 @@ func (s *Server) didChangeConfiguration(ctx context.Context, raw jsonrpc2.RawMes
 		return err
 	}
 	settings := p.Settings
+	if len(settings) == 0 || string(settings) == "null" {
+		// The pull model's "something changed": agentd does not pull, the client pushes.
+		s.log.Debug("didChangeConfiguration without settings ignored")
+		return nil
+	}
 	var wrapped struct {
 		Agent json.RawMessage `json:"agent"`
 	}

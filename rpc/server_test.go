@@ -546,6 +546,7 @@ func TestDidChangeConfiguration(t *testing.T) {
 	h := startServer(t, e.options(Options{}))
 	h.initialize(t, nil)
 	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agent": map[string]any{"mode": "plan"}}})
+	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": nil}) // keeps the layer
 	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"providers": map[string]any{"ollama": map[string]any{"baseUrl": "x"}}}})
 	w := h.note("window/showMessage")
 	if !strings.Contains(string(w.Params), "providers.ollama.baseUrl: not a URL") {
