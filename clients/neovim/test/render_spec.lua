@@ -144,6 +144,12 @@ cases.add("updates for another session do not disturb the shown one", function()
   -- Garbage updates are ignored without a Lua error.
   update("mine", { sessionUpdate = "no_such_kind" })
   update("mine", nil)
+  update("mine", { sessionUpdate = "agent_message_chunk", content = "not a table" })
+  update("mine", { sessionUpdate = "tool_call_update", toolCallId = { "odd" }, status = 3, title = false })
+  update("mine", { sessionUpdate = "plan", entries = { "x", { content = 5 } } })
+  update("mine", { sessionUpdate = "usage_update", used = "lots" })
+  h.transcript()
+  h.eq({}, h.errors(), "no error messages for odd updates")
   require("agentd").lsp_handlers()["agent/session/update"](nil, nil, {})
 end)
 

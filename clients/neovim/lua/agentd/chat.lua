@@ -542,7 +542,10 @@ function M.render_now()
     return
   end
   ensure_buffers()
-  local lines, folds = M.render(ui.model)
+  local ok, lines, folds = pcall(M.render, ui.model)
+  if not ok then
+    lines, folds = { "agentd: could not render the chat: " .. tostring(lines) }, {}
+  end
   ui.folds = folds
   local b = ui.transcript
   vim.bo[b].modifiable = true

@@ -62,9 +62,16 @@ function M.lsp_handlers()
       if type(params) ~= "table" then
         return
       end
-      local m = model_for(params.sessionId)
-      if m and chat.apply(m, params.update) and params.sessionId == M.session_id then
-        chat.render_soon()
+      local ok, err = pcall(function()
+        local m = model_for(params.sessionId)
+        if m and chat.apply(m, params.update) and params.sessionId == M.session_id then
+          chat.render_soon()
+        end
+      end)
+      if not ok and not M._reported_update_error then
+        -- A malformed update must not take the editor down; say it once.
+        M._reported_update_error = true
+        err_notify("agentd: could not show an update: " .. tostring(err))
       end
     end,
     ["agent/fs/read_text_file"] = safe(function(p)
