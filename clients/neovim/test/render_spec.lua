@@ -63,6 +63,13 @@ cases.add("streams the reply, folds thinking, shows tool status lines", function
   vim.api.nvim_win_call(chat.ui.twin, function()
     h.eq(lnum, vim.fn.foldclosed(lnum + 1), "thinking fold is closed")
     h.eq(-1, vim.fn.foldclosed(lnum + 3), "reply is not folded")
+    -- The user opens it; more streaming keeps it open.
+    vim.cmd(lnum .. "foldopen")
+  end)
+  update(sid, { sessionUpdate = "agent_message_chunk", messageId = "m9", content = { type = "text", text = " more" } })
+  h.transcript()
+  vim.api.nvim_win_call(chat.ui.twin, function()
+    h.eq(-1, vim.fn.foldclosed(lnum + 1), "opened thinking stays open after a re-render")
   end)
 end)
 

@@ -298,7 +298,7 @@ function M.render(model)
       for _, l in ipairs(split(e.text)) do
         add("  │ " .. l)
       end
-      folds[#folds + 1] = { first, #lines }
+      folds[#folds + 1] = { first, #lines, entry = e }
     elseif e.kind == "tool" then
       local line = string.format("  [%s] %s", STATUS[e.status] or e.status, e.title)
       if e.status == "failed" and type(e.raw_output) == "string" then
@@ -450,6 +450,22 @@ function M.is_open()
   return valid_win(M.ui.twin)
 end
 
+-- Notes which thinking folds the user opened, so a re-render keeps them
+-- open.
+local function remember_open_folds()
+  local ui = M.ui
+  if not (valid_win(ui.twin) and ui.folds) then
+    return
+  end
+  vim.api.nvim_win_call(ui.twin, function()
+    for _, f in ipairs(ui.folds) do
+      if f.entry and f[1] <= vim.fn.line("$") and vim.fn.foldclosed(f[1]) == -1 then
+        f.entry.open = true
+      end
+    end
+  end)
+end
+
 local function apply_folds()
   local ui = M.ui
   if not (valid_win(ui.twin) and ui.folds) then
@@ -461,6 +477,9 @@ local function apply_folds()
     pcall(vim.cmd, "silent! normal! zE")
     for _, f in ipairs(ui.folds) do
       pcall(vim.cmd, string.format("silent! %d,%dfold", f[1], f[2]))
+      if f.entry and f.entry.open then
+        pcall(vim.cmd, string.format("silent! %dfoldopen", f[1]))
+      end
     end
   end)
 end
@@ -542,6 +561,10 @@ function M.render_now()
     return
   end
   ensure_buffers()
+  if ui.rendered_model == ui.model then
+    remember_open_folds()
+  end
+  ui.rendered_model = ui.model
   local ok, lines, folds = pcall(M.render, ui.model)
   if not ok then
     lines, folds = { "agentd: could not render the chat: " .. tostring(lines) }, {}
