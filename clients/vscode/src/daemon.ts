@@ -173,7 +173,8 @@ export class Daemon implements vscode.Disposable {
       await client.start();
     } catch (e: any) {
       const message = `agentd could not be started: ${e?.message ?? e}`;
-      if (this.state.status !== 'error') this.setState({ status: 'error', message });
+      // Once the process has exited, the close handler owns the state (restarting, or given up).
+      if (this.crashes.length === 0 && this.state.status !== 'error') this.setState({ status: 'error', message });
       this.output.appendLine(`[agentd] ${message}`);
     }
   }
