@@ -238,3 +238,18 @@ func TestEditedFilesAreSavedBeforeAProgramRuns(t *testing.T) {
 		t.Fatalf("model saw %q", last.Text)
 	}
 }
+
+func TestGrantsAreSharedBetweenDaemons(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "A1"), reply{events: textReply("done")})
+	other := h.manager() // a second agentd on the same state dir (another editor)
+	t.Cleanup(func() { _ = other.Shutdown(context.Background()) })
+	if got := other.projects.grants(h.dir); len(got) != 0 {
+		t.Fatalf("grants before: %+v", got)
+	}
+	h.client.answer = answerWith(protocol.OptionAllowAlways)
+	h.newSession()
+	h.prompt("edit")
+	if got := other.projects.grants(h.dir); len(got) != 1 || got[0].Tool != "edit_file" {
+		t.Fatalf("the other daemon does not see the grant: %+v", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -27,11 +28,18 @@ type projects struct {
 	log *zap.Logger
 
 	mu    sync.Mutex
-	cache map[string]*projectState
+	cache map[string]*cachedProject
+}
+
+// cachedProject is a project's state with the file's modification time it was read at, so a
+// change made by another agentd process (another editor) is seen on the next decision.
+type cachedProject struct {
+	st  *projectState
+	mod time.Time
 }
 
 func newProjects(stateDir string, log *zap.Logger) *projects {
-	p := &projects{log: log, cache: map[string]*projectState{}}
+	p := &projects{log: log, cache: map[string]*cachedProject{}}
 	if stateDir != "" {
 		p.dir = filepath.Join(stateDir, "projects")
 	}
@@ -43,13 +51,19 @@ func (p *projects) file(path string) string {
 	return filepath.Join(p.dir, hex.EncodeToString(sum[:12])+".json")
 }
 
-// get returns the state of path; p.mu must be held.
+// get returns the state of path, reread when its file changed; p.mu must be held.
 func (p *projects) get(path string) *projectState {
-	if st, ok := p.cache[path]; ok {
-		return st
+	var mod time.Time
+	if p.dir != "" {
+		if fi, err := os.Stat(p.file(path)); err == nil {
+			mod = fi.ModTime()
+		}
+	}
+	if c, ok := p.cache[path]; ok && c.mod.Equal(mod) {
+		return c.st
 	}
 	st := &projectState{Path: path}
-	if p.dir != "" {
+	if !mod.IsZero() {
 		if b, err := os.ReadFile(p.file(path)); err == nil {
 			var disk projectState
 			if json.Unmarshal(b, &disk) == nil && disk.Path == path {
@@ -57,7 +71,7 @@ func (p *projects) get(path string) *projectState {
 			}
 		}
 	}
-	p.cache[path] = st
+	p.cache[path] = &cachedProject{st: st, mod: mod}
 	return st
 }
 
@@ -89,6 +103,10 @@ func (p *projects) save(st *projectState) {
 	if err := os.Rename(tmp.Name(), p.file(st.Path)); err != nil {
 		os.Remove(tmp.Name())
 		p.log.Warn("project state", zap.Error(err))
+		return
+	}
+	if fi, err := os.Stat(p.file(st.Path)); err == nil {
+		p.cache[st.Path] = &cachedProject{st: st, mod: fi.ModTime()}
 	}
 }
 
