@@ -153,6 +153,10 @@ func (t *turn) fail(err error) protocol.PromptResult {
 		return t.cancelled()
 	}
 	meta := protocol.ErrorMeta{Kind: string(providers.ErrInvalidRequest), Message: err.Error()}
+	if strings.Contains(strings.ToLower(err.Error()), "api key") {
+		// The provider source's "needs an API key … none was found".
+		meta.Kind = string(providers.ErrAuth)
+	}
 	var pe *providers.Error
 	if errors.As(err, &pe) {
 		if pe.Kind == providers.ErrCancelled && t.ctx.Err() != nil {
