@@ -285,12 +285,12 @@ end
 
 --- Ends the current turn (and any prompts queued behind it).
 function M.cancel()
-  permission.cancel_all()
   local c = client.get()
-  if not (c and M.session_id) then
-    return
+  if c and M.session_id then
+    client.raw_notify(c, "agent/session/cancel", { sessionId = M.session_id })
   end
-  client.raw_notify(c, "agent/session/cancel", { sessionId = M.session_id })
+  -- Then answer the questions still open, as PROTOCOL.md asks.
+  permission.cancel_all()
 end
 
 --- Sets the permission mode of the current session (and of new ones).
