@@ -74,17 +74,26 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 		fmt.Fprint(stderr, execUsage)
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	// Flags may come before or after the prompt's words: `agentd exec "fix it" --mode auto`.
+	var words []string
+	for rest := args; ; {
+		if err := fl.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			return exitUsage
 		}
-		return exitUsage
+		rest = fl.Args()
+		if len(rest) == 0 {
+			break
+		}
+		words, rest = append(words, rest[0]), rest[1:]
 	}
 	if *mode != "" && *mode != session.ModeAsk && *mode != session.ModeAuto && *mode != session.ModePlan {
 		fmt.Fprintf(stderr, "agentd exec: --mode %q is not one of ask, auto, plan\n", *mode)
 		return exitUsage
 	}
-	prompt := strings.TrimSpace(strings.Join(fl.Args(), " "))
+	prompt := strings.TrimSpace(strings.Join(words, " "))
 
 	store := config.NewStore()
 	if err := store.LoadFile(config.LayerUser, config.UserConfigPath()); err != nil {

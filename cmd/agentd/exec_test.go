@@ -147,6 +147,9 @@ func TestExecUsage(t *testing.T) {
 	if code := execMain(nil, os.Stdin, os.Stdout, &errb); code != exitUsage {
 		t.Fatalf("exit %d without a prompt", code)
 	}
+	if code := execMain([]string{"fix", "it", "--mode", "yolo"}, os.Stdin, os.Stdout, &errb); code != exitUsage || !strings.Contains(errb.String(), `--mode "yolo"`) {
+		t.Fatalf("a flag after the prompt was not parsed: exit %d, %s", code, errb.String())
+	}
 }
 
 func TestUnifiedDiff(t *testing.T) {
