@@ -153,6 +153,36 @@ cases.add("cancel mid-stream", function()
   h.eq(2, #fm.requests(), "two model calls")
 end)
 
+cases.add("cancel while the permission question is open", function()
+  local dir, path, b = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = {
+      path = "a.txt", edits = { { old_text = "second line", new_text = "2nd line" } } } } } },
+    { text = "Fresh turn." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  -- A picker that stays open; the user cancels the turn instead of choosing.
+  local opened = 0
+  vim.ui.select = function()
+    opened = opened + 1
+    vim.defer_fn(function()
+      vim.cmd("AgentdCancel")
+    end, 100)
+  end
+  vim.cmd("AgentdPrompt change the second line")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("(turn ended: cancelled)", 1, true)
+  end, "the turn to end cancelled", 30000, h.report)
+  h.eq(1, opened, "the question was open")
+  h.contains(h.transcript_text(), "? permission: Edit a.txt → cancelled", "question answered cancelled")
+  h.eq({ "hello unsaved world", "second line" }, h.lines(b), "buffer unchanged")
+  h.eq("hello world\nsecond line\n", h.read(path), "disk unchanged")
+  vim.cmd("AgentdPrompt next")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Fresh turn.", 1, true)
+  end, "the next turn", 30000, h.report)
+end)
+
 cases.add("deny the permission", function()
   local dir, path, b = project()
   local fm = h.fakemodel({ turns = {
