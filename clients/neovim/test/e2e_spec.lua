@@ -300,6 +300,29 @@ cases.add("daemon crashing mid-turn: one message, then a fresh start", function(
   end, "a turn on a restarted daemon", 30000, h.report)
 end)
 
+cases.add("a program runs after agentd has Neovim save the agent's edits", function()
+  local dir, path, b = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = {
+      path = "a.txt", edits = { { old_text = "second line", new_text = "saved line" } } } } } },
+    { toolCalls = { { name = "run_program", arguments = { command = { "cat", "a.txt" } } } } },
+    { text = "Ran it." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  local asked = h.stub_select(pick_option("allow_once"))
+  vim.cmd("AgentdPrompt edit then run")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Ran it.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  h.eq(2, #asked, "asked for the edit and for the program")
+  h.contains(asked[2].prompt, "cat", "the program's question shows the command")
+  -- The agent's edit was saved before the program ran (the user's own
+  -- unsaved line is in the buffer, so it was saved too: it is one buffer).
+  h.eq("hello unsaved world\nsaved line\n", h.read(path), "saved to disk")
+  h.eq(false, vim.bo[b].modified, "buffer written")
+  h.contains(tool_results(fm.requests()[3]), "saved line", "the program read the saved file")
+end)
+
 cases.add("setup() again sends the new settings to the running daemon", function()
   local dir = project()
   local a = h.fakemodel({ turns = { { text = "From A." } } })
