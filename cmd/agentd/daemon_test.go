@@ -374,3 +374,47 @@ func vmRSS(pid int) int {
 	}
 	return 0
 }
+
+// A key stored with agentd key set reaches the provider of that origin only.
+func TestKeyStoreCommand(t *testing.T) {
+	bin := daemonBinary(t)
+	cfg := t.TempDir()
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "OPENAI_API_KEY=")
+	cmd := exec.Command(bin, "key", "set", "https://gw.example/v1")
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader("sk-stored-0123456789\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("key set: %v %s", err, out)
+	}
+	fi, err := os.Stat(filepath.Join(cfg, "agentd", "secrets.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("store: %v %v", fi, err)
+	}
+	cmd = exec.Command(bin, "key", "set", "http://gw.example/v1")
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader("k\n")
+	if err := cmd.Run(); err == nil {
+		t.Fatal("a key for plain http to a remote host was accepted")
+	}
+
+	d := startDaemon(t, []string{"XDG_CONFIG_HOME=" + cfg})
+	d.send(initParams())
+	d.response(1)
+	for i, p := range []map[string]any{
+		{"providerId": "gw", "apiType": "openai", "baseUrl": "https://gw.example/v1"},
+		{"providerId": "other", "apiType": "openai", "baseUrl": "https://other.example/v1"},
+	} {
+		d.send(map[string]any{"jsonrpc": "2.0", "id": 10 + i, "method": "agent/providers/set", "params": p})
+		d.response(10 + i)
+	}
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "agent/providers/list"})
+	res := d.response(3)
+	status := map[string]any{}
+	for _, p := range res["result"].(map[string]any)["providers"].([]any) {
+		m := p.(map[string]any)
+		status[m["providerId"].(string)] = m["keyStatus"]
+	}
+	if status["gw"] != "set" || status["other"] != "missing" {
+		t.Fatalf("key status = %v", status)
+	}
+}

@@ -43,6 +43,7 @@ const usage = `agentd: an LLM coding agent that lives beside your editor.
 usage:
   agentd [serve] [flags]      serve the protocol on stdin/stdout (what an editor runs)
   agentd exec [flags] PROMPT  run one turn on a directory without an editor (agentd exec -h)
+  agentd key set|rm URL       store or forget an API key for URL's origin (agentd key -h)
   agentd version              print the version
 
 flags:
@@ -57,6 +58,8 @@ func run(args []string, stderr io.Writer) int {
 			args = args[1:]
 		case "exec":
 			return runExec(args[1:])
+		case "key":
+			return runKey(args[1:], os.Stdin, stderr)
 		case "version":
 			fmt.Fprintln(stderr, "agentd", agentdVersion())
 			return 0
