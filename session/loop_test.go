@@ -312,3 +312,23 @@ func TestUnknownSessionAndBadParams(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestSystemPromptIsStableAndContextIsLive(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("a")}, reply{events: textReply("b")})
+	h.newSession()
+	h.prompt("one")
+	if _, err := h.m.SetConfigOption(context.Background(), protocol.SetConfigOptionParams{SessionID: h.sid, ConfigID: "mode", Value: ModePlan}); err != nil {
+		t.Fatal(err)
+	}
+	h.ws.mu.Lock()
+	h.ws.dirty = map[string]bool{h.path("b.txt"): true}
+	h.ws.mu.Unlock()
+	h.prompt("two")
+	reqs := h.prov.requests()
+	if reqs[0].System != reqs[1].System {
+		t.Fatal("the system prompt changed between turns; provider caches would miss")
+	}
+	if !strings.Contains(reqs[1].Context, "Permission mode: plan") || !strings.Contains(reqs[1].Context, h.path("b.txt")) {
+		t.Fatalf("live context: %q", reqs[1].Context)
+	}
+}
