@@ -141,6 +141,32 @@ cases.add("the next message is typed in the chat's input window", function()
   h.eq(true, chat.is_open(), "reopened by :AgentdChat")
 end)
 
+cases.add("<CR> on a tool line opens the file it touched", function()
+  local dir = h.tmpdir()
+  local path = dir .. "/x.txt"
+  h.write(path, "1\n2\n3\n4\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/other.txt"))
+  local file_win = vim.api.nvim_get_current_win()
+  fresh("loc")
+  update("loc", { sessionUpdate = "tool_call", toolCallId = "t", title = "Read x.txt", status = "pending",
+    locations = { { path = path, line = 3 } } })
+  local t = h.transcript()
+  local lnum
+  for i, l in ipairs(t) do
+    if l:find("Read x.txt", 1, true) then
+      lnum = i
+    end
+  end
+  local chat = require("agentd.chat")
+  vim.api.nvim_set_current_win(chat.ui.twin)
+  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+  h.eq(file_win, vim.api.nvim_get_current_win(), "opened in the editing window, not the chat")
+  h.eq(path, vim.api.nvim_buf_get_name(0), "the tool's file")
+  h.eq(3, vim.api.nvim_win_get_cursor(0)[1], "at its line")
+  h.eq(false, chat.open_target(1), "the header line has no target")
+end)
+
 cases.add("updates for another session do not disturb the shown one", function()
   fresh("mine")
   update("other", { sessionUpdate = "agent_message_chunk", messageId = "x", content = { type = "text", text = "not mine" } })

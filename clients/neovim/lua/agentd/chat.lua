@@ -128,6 +128,17 @@ local function tool_update(e, update)
   if update.rawOutput ~= nil and update.rawOutput ~= vim.NIL then
     e.raw_output = update.rawOutput
   end
+  if type(update.locations) == "table" then
+    for _, l in ipairs(update.locations) do
+      if type(l) == "table" and type(l.path) == "string" then
+        e.location = { path = l.path, line = tonumber(l.line) }
+        break
+      end
+    end
+  end
+  if not e.location and type(e.diff) == "table" and type(e.diff.path) == "string" then
+    e.location = { path = e.diff.path }
+  end
 end
 
 --- Applies one `agent/session/update` payload to the model. Returns true
@@ -262,10 +273,11 @@ local function short(s, n)
   return s
 end
 
---- Renders the model into lines. Returns lines and a list of {first, last}
---- 1-based line ranges to fold (the thinking).
+--- Renders the model into lines. Returns lines, a list of {first, last}
+--- 1-based line ranges to fold (the thinking), and a map from line number
+--- to the {path, line} a tool call touched.
 function M.render(model)
-  local lines, folds = {}, {}
+  local lines, folds, targets = {}, {}, {}
   local function add(l)
     lines[#lines + 1] = l
   end
@@ -307,6 +319,9 @@ function M.render(model)
         line = line .. ": " .. short(e.raw_output.error, 80)
       end
       add(line)
+      if e.location then
+        targets[#lines] = e.location
+      end
     elseif e.kind == "permission" then
       add("  ? permission: " .. e.title .. (e.decision and (" → " .. e.decision) or ""))
       if not e.decision then
@@ -364,7 +379,7 @@ function M.render(model)
     add("")
     add("── " .. table.concat(status, " · "))
   end
-  return lines, folds
+  return lines, folds, targets
 end
 
 -- Windows and buffers ---------------------------------------------------------
@@ -404,6 +419,9 @@ local function ensure_buffers()
     map(ui.transcript, "n", km.close, function()
       M.close()
     end, "agentd: close chat")
+    map(ui.transcript, "n", km.open, function()
+      M.open_target(vim.api.nvim_win_get_cursor(0)[1])
+    end, "agentd: open the file of this tool call")
     map(ui.transcript, "n", km.stop, function()
       if ui.on_stop then
         ui.on_stop()
@@ -427,6 +445,33 @@ local function ensure_buffers()
       end
     end, "agentd: cancel turn")
   end
+end
+
+--- Opens the file a tool call on transcript line lnum touched, in a window
+--- outside the chat. Returns true when there was one.
+function M.open_target(lnum)
+  local ui = M.ui
+  local t = ui.targets and ui.targets[lnum]
+  if not t then
+    return false
+  end
+  local target
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if w ~= ui.twin and w ~= ui.iwin and vim.api.nvim_win_get_config(w).relative == "" then
+      target = w
+      break
+    end
+  end
+  if target then
+    vim.api.nvim_set_current_win(target)
+  else
+    vim.cmd("topleft vsplit")
+  end
+  vim.cmd("edit " .. vim.fn.fnameescape(t.path))
+  if t.line then
+    pcall(vim.api.nvim_win_set_cursor, 0, { math.max(1, t.line), 0 })
+  end
+  return true
 end
 
 --- Sends the input buffer's text as the next prompt and clears it.
@@ -565,10 +610,11 @@ function M.render_now()
     remember_open_folds()
   end
   ui.rendered_model = ui.model
-  local ok, lines, folds = pcall(M.render, ui.model)
+  local ok, lines, folds, targets = pcall(M.render, ui.model)
   if not ok then
-    lines, folds = { "agentd: could not render the chat: " .. tostring(lines) }, {}
+    lines, folds, targets = { "agentd: could not render the chat: " .. tostring(lines) }, {}, {}
   end
+  ui.targets = targets
   ui.folds = folds
   local b = ui.transcript
   vim.bo[b].modifiable = true

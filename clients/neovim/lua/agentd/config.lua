@@ -29,6 +29,7 @@ M.defaults = {
     send = "<CR>",        -- normal mode in the input window
     send_insert = "<C-s>", -- insert mode in the input window
     close = "q",          -- normal mode in the transcript
+    open = "<CR>",        -- transcript: open the file of the tool call under the cursor
     stop = "<C-c>",       -- both chat windows
   },
   chat = {
@@ -98,7 +99,7 @@ function M.validate(opts)
     end
     for k, v in pairs(opts.keymaps) do
       if M.defaults.keymaps[k] == nil then
-        return fail("keymaps." .. tostring(k), "is not an agentd keymap (known: toggle, cancel, send, send_insert, close, stop)")
+        return fail("keymaps." .. tostring(k), "is not an agentd keymap (known: toggle, cancel, send, send_insert, close, open, stop)")
       end
       if v ~= false and (type(v) ~= "string" or v == "") then
         return fail("keymaps." .. k, "must be a key sequence string or false")
