@@ -15,6 +15,9 @@ import (
 // maxArgsBytes bounds a call's JSON arguments; bigger ones are refused with an error result.
 const maxArgsBytes = 4 << 20
 
+// maxPartialArgs bounds the streamed arguments re-sent as rawInput while a call streams.
+const maxPartialArgs = 64 << 10
+
 // argsThrottle is the least time between two rawInput updates of one streaming call.
 const argsThrottle = 40 * time.Millisecond
 
@@ -157,7 +160,9 @@ loop:
 				continue
 			}
 			c.args.WriteString(ev.Text)
-			if time.Since(c.lastEmit) >= argsThrottle {
+			// Partial arguments are shown while they are small; a big file's content is sent
+			// once, whole, when the call completes.
+			if c.args.Len() <= maxPartialArgs && time.Since(c.lastEmit) >= argsThrottle {
 				t.argsUpdate(c, []byte(c.args.String()), false)
 			}
 		case providers.EventToolCallCompleted:
