@@ -457,9 +457,17 @@ func TestInvalidRequestObjectIsAnswered(t *testing.T) {
 	h.mu.Lock()
 	ch = make(chan *wireMsg, 1)
 	h.pending["null"] = ch
+	ch41 := make(chan *wireMsg, 1)
+	h.pending["41"] = ch41
 	h.mu.Unlock()
+	h.writeRaw([]byte(`{"jsonrpc":"2.0","id":41}`)) // a broken response: logged, not answered
 	h.writeRaw([]byte(`[]`))
 	wantError(t, h.wait(ch), -32600, "batch requests are not supported")
+	select {
+	case m := <-ch41:
+		t.Fatalf("a broken response was answered as if it were a request: %+v", m)
+	default:
+	}
 	wantResult(t, h.call(protocol.MethodProvidersList, nil), nil)
 }
 
