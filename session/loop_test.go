@@ -332,3 +332,25 @@ func TestSystemPromptIsStableAndContextIsLive(t *testing.T) {
 		t.Fatalf("live context: %q", reqs[1].Context)
 	}
 }
+
+func TestThoughtLevelSetsTheReasoningBudget(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("a")}, reply{events: textReply("b")})
+	h.newSession()
+	for _, o := range h.m.sessions[h.sid].configOptions() {
+		if o.ID == "thought_level" {
+			t.Fatal("thought_level offered while thinking is disabled")
+		}
+	}
+	h.set.Thinking.Enabled = true
+	res, err := h.m.SetConfigOption(context.Background(), protocol.SetConfigOptionParams{SessionID: h.sid, ConfigID: "thought_level", Value: "high"})
+	if err != nil || len(res.ConfigOptions) != 3 || res.ConfigOptions[2].CurrentValue != "high" {
+		t.Fatalf("options %+v, %v", res.ConfigOptions, err)
+	}
+	h.prompt("think hard")
+	h.m.SetConfigOption(context.Background(), protocol.SetConfigOptionParams{SessionID: h.sid, ConfigID: "thought_level", Value: "off"})
+	h.prompt("quick")
+	reqs := h.prov.requests()
+	if !reqs[0].Thinking.Enabled || reqs[0].Thinking.BudgetTokens != 16384 || reqs[1].Thinking.Enabled {
+		t.Fatalf("thinking: %+v then %+v", reqs[0].Thinking, reqs[1].Thinking)
+	}
+}

@@ -217,6 +217,7 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		s.title = st.title
 		s.titled = st.title != "" || len(st.history) > 0
 		s.providerID = st.provider
+		s.thought = st.thought
 		s.mode = m.projects.mode(roots.Cwd(), m.settings().Mode)
 		if st.mode != "" {
 			s.mode = st.mode
@@ -383,8 +384,21 @@ func (m *Manager) SetConfigOption(ctx context.Context, p protocol.SetConfigOptio
 		s.providerID = p.Value
 		s.mu.Unlock()
 		s.record(record{T: recConfig, Provider: p.Value})
+	case "thought_level":
+		if !m.settings().Thinking.Enabled {
+			return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: "thinking is disabled in the settings, so there is no thought_level"}
+		}
+		switch p.Value {
+		case "off", "low", "medium", "high":
+		default:
+			return protocol.SetConfigOptionResult{}, &ParamError{Field: "value", Message: fmt.Sprintf("thought_level %q is not one of off, low, medium, high", p.Value)}
+		}
+		s.mu.Lock()
+		s.thought = p.Value
+		s.mu.Unlock()
+		s.record(record{T: recConfig, Thought: p.Value})
 	default:
-		return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: fmt.Sprintf("unknown config option %q (known: mode, model)", p.ConfigID)}
+		return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: fmt.Sprintf("unknown config option %q (known: mode, model, thought_level)", p.ConfigID)}
 	}
 	return protocol.SetConfigOptionResult{ConfigOptions: s.configOptions()}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/workspace"
@@ -48,6 +49,7 @@ type Session struct {
 	updatedAt  time.Time
 	mode       string
 	providerID string
+	thought    string  // thought_level: off | low | medium | high; "" is medium
 	lastUsed   int     // context tokens after the last model call, for automatic compaction
 	grants     []grant // session-scope grants
 	// edited holds the files this session's edits changed that may still be unsaved in the
@@ -265,10 +267,50 @@ func (s *Session) configOptions() []protocol.ConfigOption {
 	if models == nil {
 		models = []protocol.ConfigOptionValue{}
 	}
-	return []protocol.ConfigOption{
+	opts := []protocol.ConfigOption{
 		{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: mode, Options: modeValues},
 		{ID: "model", Name: "Model", Category: "model", Type: "select", CurrentValue: prov, Options: models},
 	}
+	if set.Thinking.Enabled {
+		s.mu.Lock()
+		level := s.thought
+		s.mu.Unlock()
+		if level == "" {
+			level = "medium"
+		}
+		opts = append(opts, protocol.ConfigOption{ID: "thought_level", Name: "Thinking", Category: "thought_level", Type: "select", CurrentValue: level, Options: thoughtValues})
+	}
+	return opts
+}
+
+var thoughtValues = []protocol.ConfigOptionValue{
+	{Value: "off", Name: "Off", Description: "No visible reasoning"},
+	{Value: "low", Name: "Low", Description: "A short reasoning budget"},
+	{Value: "medium", Name: "Medium", Description: "The configured or the provider's default budget"},
+	{Value: "high", Name: "High", Description: "A large reasoning budget"},
+}
+
+// thinking is the request's reasoning setting for the session's thought level.
+func (s *Session) thinking(set config.Settings) providers.Thinking {
+	if !set.Thinking.Enabled {
+		return providers.Thinking{}
+	}
+	s.mu.Lock()
+	level := s.thought
+	s.mu.Unlock()
+	th := providers.Thinking{Enabled: true}
+	if set.Thinking.BudgetTokens != nil {
+		th.BudgetTokens = *set.Thinking.BudgetTokens
+	}
+	switch level {
+	case "off":
+		return providers.Thinking{}
+	case "low":
+		th.BudgetTokens = 2048
+	case "high":
+		th.BudgetTokens = 16384
+	}
+	return th
 }
 
 func (s *Session) info() protocol.SessionInfo {

@@ -39,6 +39,7 @@ type record struct {
 	Title    string                  `json:"title,omitempty"`
 	Mode     string                  `json:"mode,omitempty"`
 	Provider string                  `json:"provider,omitempty"`
+	Thought  string                  `json:"thought,omitempty"`
 	Summary  string                  `json:"summary,omitempty"`
 	Keep     int                     `json:"keep,omitempty"`
 }
@@ -153,6 +154,7 @@ type loaded struct {
 	title    string
 	mode     string
 	provider string
+	thought  string
 	updated  time.Time
 }
 
@@ -202,6 +204,9 @@ func readTranscript(f *os.File, full bool) (*loaded, error) {
 			}
 			if r.Provider != "" {
 				l.provider = r.Provider
+			}
+			if r.Thought != "" {
+				l.thought = r.Thought
 			}
 		case recMessage:
 			if full && r.Message != nil {

@@ -191,13 +191,7 @@ func (s *Session) historySnapshot() []providers.Message {
 // the history with old tool results elided.
 func (t *turn) request() *providers.Request {
 	s := t.s
-	var th providers.Thinking
-	if t.set.Thinking.Enabled {
-		th.Enabled = true
-		if t.set.Thinking.BudgetTokens != nil {
-			th.BudgetTokens = *t.set.Thinking.BudgetTokens
-		}
-	}
+	th := s.thinking(t.set)
 	msgs := s.historySnapshot()
 	if !s.noElide {
 		msgs = elideToolResults(msgs, keepToolResults, elideHead)
