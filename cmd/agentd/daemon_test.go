@@ -418,3 +418,75 @@ func TestKeyStoreCommand(t *testing.T) {
 		t.Fatalf("key status = %v", status)
 	}
 }
+
+// TestDaemonPromptEndToEnd runs a whole turn through the built daemon: the user settings name a
+// replay provider, the editor answers a read through agent/fs/read_text_file, the turn streams
+// updates and answers end_turn, and --trace writes the run's trace.
+func TestDaemonPromptEndToEnd(t *testing.T) {
+	home := t.TempDir()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("on disk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(home, "script.json")
+	os.WriteFile(script, []byte(`{"responses":[
+		{"text":"Reading it.","toolCalls":[{"id":"c1","name":"read_file","args":{"path":"a.txt"}}]},
+		{"text":"It says: from the buffer."}]}`), 0o644)
+	os.MkdirAll(filepath.Join(home, "config", "agentd"), 0o700)
+	os.WriteFile(filepath.Join(home, "config", "agentd", "config.json"),
+		[]byte(`{"provider":"r","providers":{"r":{"apiType":"replay","baseUrl":"`+script+`"}}}`), 0o600)
+	trace := filepath.Join(home, "trace.jsonl")
+	d := startDaemon(t, []string{"XDG_CONFIG_HOME=" + filepath.Join(home, "config")}, "--trace", trace)
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"capabilities": map[string]any{"workspace": map[string]any{"applyEdit": true}},
+		"initializationOptions": map[string]any{"agent": map[string]any{"protocolVersion": 1,
+			"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true}}}}}})
+	if r := d.response(1); r["error"] != nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "agent/session/new", "params": map[string]any{"cwd": root}})
+	r := d.response(2)
+	if r["error"] != nil {
+		t.Fatalf("session/new: %v", r)
+	}
+	sid := r["result"].(map[string]any)["sessionId"].(string)
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "agent/session/prompt", "params": map[string]any{
+		"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "what is in a.txt?"}}}})
+	var text strings.Builder
+	var read bool
+	for {
+		m := d.read()
+		switch {
+		case m["method"] == "agent/fs/read_text_file":
+			read = true
+			d.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{"content": "from the buffer\n"}})
+		case m["method"] == "agent/session/update":
+			u := m["params"].(map[string]any)["update"].(map[string]any)
+			if u["sessionUpdate"] == "agent_message_chunk" {
+				text.WriteString(u["content"].(map[string]any)["text"].(string))
+			}
+		case m["method"] != nil && m["id"] != nil:
+			d.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32601, "message": "not here"}})
+		case m["id"] == float64(3):
+			if m["error"] != nil {
+				t.Fatalf("prompt: %v", m)
+			}
+			if sr := m["result"].(map[string]any)["stopReason"]; sr != "end_turn" {
+				t.Fatalf("stopReason %v", sr)
+			}
+			if !read {
+				t.Error("the file was not read through the editor")
+			}
+			if !strings.Contains(text.String(), "It says: from the buffer.") {
+				t.Errorf("message text %q", text.String())
+			}
+			d.stdin.Close()
+			d.exit(2 * time.Second)
+			d.checkFramesOnly()
+			if fi, err := os.Stat(trace); err != nil || fi.Size() == 0 {
+				t.Errorf("--trace wrote nothing: %v", err)
+			}
+			return
+		}
+	}
+}
