@@ -188,7 +188,7 @@ cases.add("workspace_symbols asks the other language servers", function()
   local asked = {}
   local function fake(id, name, provider)
     local c = { id = id, name = name, server_capabilities = { workspaceSymbolProvider = provider } }
-    c.request_sync = function(method, params, timeout)
+    c.request_sync = function(method, params)
       table.insert(asked, { name = name, method = method, query = params.query })
       return { result = { sym } }
     end
@@ -312,7 +312,7 @@ cases.add("the diff is in the transcript while the question is open", function()
   agentd.models.p2 = require("agentd.chat").new_model("p2")
   agentd.open_chat()
   local during
-  h.stub_select(function(items, labels)
+  h.stub_select(function(items)
     during = h.transcript_text()
     return items[#items]
   end)

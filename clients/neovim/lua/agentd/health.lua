@@ -9,7 +9,7 @@ local health = vim.health or require("health")
 local start = health.start or health.report_start
 local ok = health.ok or health.report_ok
 local warn = health.warn or health.report_warn
-local error = health.error or health.report_error
+local report_error = health.error or health.report_error
 local info = health.info or health.report_info
 
 local function frame(msg)
@@ -105,14 +105,14 @@ function M.check()
   local cmd = config.options.cmd
   local exe = vim.fn.exepath(cmd[1])
   if exe == "" then
-    error(string.format("`%s` not found or not executable", cmd[1]), {
+    report_error(string.format("`%s` not found or not executable", cmd[1]), {
       "Install agentd (go install github.com/agentd-dev/agentd/cmd/agentd@latest) or set `cmd` in setup().",
     })
   else
     ok("binary: " .. exe)
     local res, why = M.probe(5000)
     if not res then
-      error("agentd does not start and initialize: " .. tostring(why))
+      report_error("agentd does not start and initialize: " .. tostring(why))
     else
       local si = res.serverInfo or {}
       ok(string.format("starts and initializes: %s %s", tostring(si.name or "?"), tostring(si.version or "(no version)")))
@@ -135,7 +135,7 @@ function M.check()
           if p.providerId ~= chosen then
             info(line)
           elseif p.keyStatus == "missing" then
-            error(line, { "Export the provider's API key variable (e.g. ANTHROPIC_API_KEY) before starting Neovim,",
+            report_error(line, { "Export the provider's API key variable (e.g. ANTHROPIC_API_KEY) before starting Neovim,",
               "or set `apiKeyEnv` in the provider's settings to the variable that holds it." })
           else
             ok(line)
@@ -151,7 +151,7 @@ function M.check()
   if vim.fn.has("nvim-0.7") == 1 then
     ok("Neovim " .. vs)
   else
-    error("Neovim " .. vs .. " is too old: agentd needs 0.7 or newer")
+    report_error("Neovim " .. vs .. " is too old: agentd needs 0.7 or newer")
   end
   local function feature(cond, yes, no)
     if cond then

@@ -46,7 +46,7 @@ end
 -- Wraps a reverse-request handler so that a Lua error becomes a JSON-RPC
 -- error, never a stack trace in the user's editor.
 local function safe(fn)
-  return function(err, params, ctx)
+  return function(_, params, ctx)
     local ok, result, rerr = pcall(fn, params, ctx)
     if not ok then
       return nil, vim.lsp.rpc.rpc_response_error(-32603, "agentd.nvim: " .. tostring(result))
