@@ -78,7 +78,8 @@ type Options struct {
 	NewSessions func(d session.Deps) Sessions
 	// Secrets is agentd's own secret store (nil: none).
 	Secrets *SecretStore
-	// ShutdownGrace bounds how long the exit path waits for turns to stop and stores to flush.
+	// ShutdownGrace bounds the whole exit path: turns stopping, stores flushing, handlers
+	// draining (default 700 ms, so the contract's "within 1 s" holds).
 	ShutdownGrace time.Duration
 }
 
@@ -139,7 +140,7 @@ func NewServer(opts Options) *Server {
 		opts.Registry = providers.NewRegistry()
 	}
 	if opts.ShutdownGrace <= 0 {
-		opts.ShutdownGrace = 600 * time.Millisecond
+		opts.ShutdownGrace = 700 * time.Millisecond
 	}
 	s := &Server{
 		opts: opts, log: opts.Logger, settings: opts.Settings,
@@ -191,23 +192,27 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 		s.log.Info("stopping", zap.Error(context.Cause(ctx)))
 	}
 
-	// Stop every turn and flush stores (a no-op after shutdown), then tear the connection down.
+	// Stop every turn and flush stores (a no-op after shutdown), then tear the connection down,
+	// all within one grace period so the process is gone within a second.
+	deadline := time.Now().Add(s.opts.ShutdownGrace)
 	s.mu.Lock()
 	sessions, state := s.sessions, s.state
 	s.state = stateShutdown
 	s.mu.Unlock()
 	cancel()
 	if sessions != nil && state != stateShutdown {
-		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownGrace)
+		sctx, scancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		if serr := sessions.Shutdown(sctx); serr != nil {
 			s.log.Warn("shutdown of sessions", zap.Error(serr))
 		}
 		scancel()
 	}
 	_ = s.stream.Close()
+	drain := time.NewTimer(max(time.Until(deadline), 50*time.Millisecond))
+	defer drain.Stop()
 	select {
 	case <-s.rpc.Done():
-	case <-time.After(s.opts.ShutdownGrace):
+	case <-drain.C:
 		s.log.Warn("connection did not drain in time; a handler ignores its context")
 	}
 	return code, err

@@ -732,3 +732,23 @@ func TestManySessionsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A handler that ignores its context cannot keep the daemon alive past the grace period.
+func TestStuckHandlerDoesNotHoldExit(t *testing.T) {
+	e := &engine{fake: &fakeSessions{}}
+	stuck, release := make(chan struct{}), make(chan struct{})
+	e.fake.prompt = func(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error) {
+		close(stuck)
+		<-release // ignores ctx
+		return protocol.PromptResult{StopReason: protocol.StopEndTurn}, nil
+	}
+	h := startServer(t, e.options(Options{}))
+	defer close(release) // lets the handler end before goleak looks
+	h.initialize(t, nil)
+	h.start(protocol.MethodSessionPrompt, map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "x"}}})
+	<-stuck
+	h.in.Close()
+	if d := h.waitExit(t); d > time.Second {
+		t.Fatalf("Serve returned after %v", d)
+	}
+}
