@@ -19,5 +19,6 @@ func Default() *Registry {
 		RunProgram,
 		AddDependency,
 		EditModuleConfig,
+		UpdatePlan,
 	)
 }

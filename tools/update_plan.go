@@ -1,0 +1,91 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+//go:embed update_plan.md
+var updatePlanDoc string
+
+// Plan limits: a plan is a short checklist the user reads at a glance, not a document.
+const (
+	maxPlanEntries      = 50
+	maxPlanEntryContent = 500
+)
+
+// PlanEntry is one step of the agent's plan, in the shape of the plan session update.
+type PlanEntry struct {
+	Content  string `json:"content" jsonschema:"description=The step in a few words: what will be done (not how),maxLength=500"`
+	Priority string `json:"priority" jsonschema:"description=How much the step matters to the task,enum=high,enum=medium,enum=low"`
+	Status   string `json:"status" jsonschema:"description=Where the step stands: at most one entry is in_progress,enum=pending,enum=in_progress,enum=completed"`
+}
+
+// Plan is the Raw of a successful update_plan call: the whole plan, which the engine sends to the
+// client as a plan session update (always the full list) and keeps in the session's transcript.
+type Plan struct {
+	Entries []PlanEntry `json:"entries"`
+}
+
+type updatePlanIn struct {
+	Entries []PlanEntry `json:"entries" jsonschema:"description=The whole plan in order: every step each time (steps left out are dropped),minItems=1,maxItems=50"`
+}
+
+func (in updatePlanIn) title() string {
+	for _, e := range in.Entries {
+		if e.Status == "in_progress" && strings.TrimSpace(e.Content) != "" {
+			return "Plan: " + clipTitle(strings.TrimSpace(e.Content))
+		}
+	}
+	return ""
+}
+
+func clipTitle(s string) string {
+	const n = 60
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// UpdatePlan is the update_plan tool. It changes nothing in the project (effect read, so it never
+// asks); its whole effect is the plan the client shows.
+var UpdatePlan = New(Spec{Name: "update_plan", Description: updatePlanDoc, Effect: EffectRead, Kind: "think", Title: "Update plan"}, updatePlan)
+
+func updatePlan(ctx context.Context, env *Env, in updatePlanIn) Result {
+	inProgress := -1
+	done := 0
+	plan := Plan{Entries: make([]PlanEntry, 0, len(in.Entries))}
+	for i, e := range in.Entries {
+		e.Content = strings.TrimSpace(e.Content)
+		if e.Content == "" {
+			return Errorf("field entries[%d].content is empty; say in a few words what the step does", i)
+		}
+		switch e.Status {
+		case "in_progress":
+			if inProgress >= 0 {
+				return Errorf("field entries[%d].status: only one entry may be in_progress, and entries[%d] already is; mark the finished one completed", i, inProgress)
+			}
+			inProgress = i
+		case "completed":
+			done++
+		}
+		plan.Entries = append(plan.Entries, e)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Plan updated: %d of %d steps completed", done, len(plan.Entries))
+	if inProgress >= 0 {
+		fmt.Fprintf(&b, "; in progress: %s", plan.Entries[inProgress].Content)
+	} else if done < len(plan.Entries) {
+		b.WriteString("; none in progress (mark the step you start in_progress)")
+	}
+	b.WriteString(".")
+	return Result{Output: b.String(), Raw: plan}
+}
