@@ -37,6 +37,9 @@ const cancelledOutput = "The user cancelled the turn before this call finished. 
 // ordered. Results go to the history in the model's call order. It reports whether any
 // mutating call succeeded.
 func (t *turn) runCalls(calls []*call) (mutated bool) {
+	t.planMu.Lock()
+	t.planIndex = 0
+	t.planMu.Unlock()
 	var reads, rest []*call
 	for _, c := range calls {
 		switch {
@@ -191,6 +194,29 @@ func (t *turn) finishCall(c *call, res tools.Result, denied string) {
 		rec.RawInput = c.final
 	}
 	t.s.record(record{T: recUpdate, Update: &rec})
+
+	if plan, ok := res.Raw.(tools.Plan); ok && !res.IsError && denied == "" {
+		t.sendPlan(c, plan)
+	}
+}
+
+// sendPlan shows the plan an update_plan call set (always the full list) and keeps it in the
+// transcript, after the call that set it, so load replays it in place. Read calls of one response
+// finish concurrently, so a plan from a call the model made before the last one shown is
+// dropped: the client ends with the model's last plan.
+func (t *turn) sendPlan(c *call, plan tools.Plan) {
+	u := protocol.SessionUpdate{SessionUpdate: protocol.UpdatePlan, Entries: make([]protocol.PlanEntry, 0, len(plan.Entries))}
+	for _, e := range plan.Entries {
+		u.Entries = append(u.Entries, protocol.PlanEntry{Content: e.Content, Priority: e.Priority, Status: e.Status})
+	}
+	t.planMu.Lock()
+	defer t.planMu.Unlock()
+	if c.index < t.planIndex {
+		return
+	}
+	t.planIndex = c.index
+	t.s.update(u)
+	t.s.record(record{T: recUpdate, Update: &u})
 }
 
 // clip cuts s to at most n bytes on a rune boundary.

@@ -486,6 +486,8 @@ type harness struct {
 	m      *Manager
 	set    config.Settings
 	sid    string
+	// tools, when set, replaces the test tools the manager offers.
+	tools *tools.Registry
 }
 
 func newHarness(t *testing.T, replies ...reply) *harness {
@@ -504,11 +506,15 @@ func newHarness(t *testing.T, replies ...reply) *harness {
 }
 
 func (h *harness) manager() *Manager {
+	reg := h.tools
+	if reg == nil {
+		reg = tools.NewRegistry(readTool{}, editTool{}, panicTool{}, runTool{})
+	}
 	return NewManager(Deps{
 		Client:     h.client,
 		Workspaces: func(string, *workspace.Roots) workspace.Workspace { return h.ws },
 		Providers:  fakeSource{p: h.prov},
-		Tools:      tools.NewRegistry(readTool{}, editTool{}, panicTool{}, runTool{}),
+		Tools:      reg,
 		Settings:   func() config.Settings { return h.set },
 		StateDir:   h.state,
 	})

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentd-dev/agentd/config"
@@ -33,6 +34,10 @@ type turn struct {
 	// switchAsked is set once the user declined to leave plan mode in this turn, so the
 	// question is not repeated for every call.
 	switchAsked bool
+	// planIndex is the index, within the response whose calls run, of the call whose plan was
+	// sent last (sendPlan).
+	planMu    sync.Mutex
+	planIndex int
 }
 
 func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, announce bool) protocol.PromptResult {
