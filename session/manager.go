@@ -137,7 +137,8 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 		s.file.close()
 		return protocol.SessionNewResult{}, err
 	}
-	s.announceCommands()
+	// The client learns the session id from the answer, so the commands go out after it.
+	AfterAnswer(ctx, s.announceCommands)
 	return protocol.SessionNewResult{SessionID: id, ConfigOptions: s.configOptions(), Modes: s.modes()}, nil
 }
 
