@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -48,6 +49,9 @@ const (
 	DefaultMaxEventSize = 16 << 20
 	DefaultMaxErrorBody = 64 << 10
 	DefaultMaxFetchBody = 8 << 20
+	// DefaultIdleTimeout ends a call that received no byte for this long (a stalled proxy or
+	// connection); providers ping or stream well within it, even while a model thinks.
+	DefaultIdleTimeout = 5 * time.Minute
 )
 
 // Transport is safe for concurrent use once configured. The zero value works: it uses an
@@ -64,6 +68,10 @@ type Transport struct {
 	MaxEventSize int
 	// MaxErrorBody bounds how much of an error body is read. 0 means DefaultMaxErrorBody.
 	MaxErrorBody int
+	// IdleTimeout is how long a call may go without receiving a byte, headers included, before
+	// it fails as a network error (retried when the stream has not started). 0 means
+	// DefaultIdleTimeout; a negative value disables the watchdog.
+	IdleTimeout time.Duration
 }
 
 // New returns a Transport with the default policy over a fresh *http.Client.
@@ -90,6 +98,7 @@ type Stream struct {
 	resp     *http.Response
 	br       *bufio.Reader
 	ctx      context.Context
+	wd       *watchdog
 	provider string
 	maxEvent int
 	err      *providers.Error
@@ -99,7 +108,11 @@ type Stream struct {
 func (s *Stream) Header() http.Header { return s.resp.Header }
 
 // Close closes the response body, and with it the connection if the stream was not drained.
-func (s *Stream) Close() error { return s.resp.Body.Close() }
+func (s *Stream) Close() error {
+	err := s.resp.Body.Close()
+	s.wd.stop()
+	return err
+}
 
 // Events yields the stream's SSE events. Iteration stops at EOF without an error (the dialect
 // decides whether its end marker was seen) or at the first read error, which Err then returns
@@ -125,6 +138,9 @@ func (s *Stream) Events() iter.Seq[sse.Event] {
 func (s *Stream) Err() *providers.Error { return s.err }
 
 func (s *Stream) classifyReadErr(err error) *providers.Error {
+	if s.wd.stalled.Load() {
+		return s.wd.err(s.provider)
+	}
 	if s.ctx.Err() != nil {
 		return providers.Cancelled()
 	}
@@ -163,13 +179,17 @@ func (t *Transport) Open(ctx context.Context, c *Call) (*Stream, *providers.Erro
 func (t *Transport) Fetch(ctx context.Context, c *Call) ([]byte, *providers.Error) {
 	var body []byte
 	err := t.retry(ctx, c, func() *providers.Error {
-		resp, perr := t.send(ctx, c, false)
+		resp, wd, perr := t.send(ctx, c, false)
 		if perr != nil {
 			return perr
 		}
+		defer wd.stop()
 		defer resp.Body.Close()
 		b, rerr := io.ReadAll(io.LimitReader(resp.Body, DefaultMaxFetchBody))
 		if rerr != nil {
+			if wd.stalled.Load() {
+				return wd.err(c.Provider)
+			}
 			return providers.NetworkError(ctx, c.Provider, rerr)
 		}
 		body = b
@@ -281,9 +301,10 @@ func (t *Transport) doer() Doer {
 	return http.DefaultClient
 }
 
-// send performs one exchange and returns a 2xx response, or the classified failure with the
-// error body read (bounded) and the response closed.
-func (t *Transport) send(ctx context.Context, c *Call, stream bool) (*http.Response, *providers.Error) {
+// send performs one exchange and returns a 2xx response, its body watched for stalls by the
+// returned watchdog (which the caller stops), or the classified failure with the error body read
+// (bounded) and the response closed.
+func (t *Transport) send(ctx context.Context, c *Call, stream bool) (*http.Response, *watchdog, *providers.Error) {
 	method := c.Method
 	if method == "" {
 		method = http.MethodGet
@@ -295,9 +316,12 @@ func (t *Transport) send(ctx context.Context, c *Call, stream bool) (*http.Respo
 	if c.Body != nil {
 		body = bytes.NewReader(c.Body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.URL, body)
+	rctx, cancel := context.WithCancel(ctx)
+	wd := newWatchdog(t.IdleTimeout, cancel)
+	req, err := http.NewRequestWithContext(rctx, method, c.URL, body)
 	if err != nil {
-		return nil, &providers.Error{Kind: providers.ErrInvalidRequest, Detail: err.Error(),
+		wd.stop()
+		return nil, nil, &providers.Error{Kind: providers.ErrInvalidRequest, Detail: err.Error(),
 			Message: fmt.Sprintf("The %s URL %q is not valid; check the base URL.", nameOr(c.Provider), c.URL)}
 	}
 	for k, vs := range c.Header {
@@ -311,14 +335,85 @@ func (t *Transport) send(ctx context.Context, c *Call, stream bool) (*http.Respo
 	}
 	resp, err := t.doer().Do(req)
 	if err != nil {
-		return nil, providers.NetworkError(ctx, c.Provider, err)
+		wd.stop()
+		if wd.stalled.Load() {
+			return nil, nil, wd.err(c.Provider)
+		}
+		return nil, nil, providers.NetworkError(ctx, c.Provider, err)
 	}
+	wd.kick()
+	resp.Body = &idleBody{ReadCloser: resp.Body, wd: wd}
 	if resp.StatusCode/100 == 2 {
-		return resp, nil
+		return resp, wd, nil
 	}
+	defer wd.stop()
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxErrorBody())))
-	return nil, t.classify(c, resp.StatusCode, resp.Header, b)
+	return nil, nil, t.classify(c, resp.StatusCode, resp.Header, b)
+}
+
+// watchdog cancels a call that has received nothing for its idle time.
+type watchdog struct {
+	idle    time.Duration
+	timer   *time.Timer
+	cancel  context.CancelFunc
+	stalled atomic.Bool
+}
+
+func newWatchdog(idle time.Duration, cancel context.CancelFunc) *watchdog {
+	if idle == 0 {
+		idle = DefaultIdleTimeout
+	}
+	w := &watchdog{idle: idle, cancel: cancel}
+	if idle > 0 {
+		w.timer = time.AfterFunc(idle, func() {
+			w.stalled.Store(true)
+			cancel()
+		})
+	}
+	return w
+}
+
+// kick restarts the idle clock; it runs on every read that got bytes.
+func (w *watchdog) kick() {
+	if w.timer != nil {
+		w.timer.Reset(w.idle)
+	}
+}
+
+// stop ends the watch and releases the call's context.
+func (w *watchdog) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.cancel()
+}
+
+func (w *watchdog) err(who string) *providers.Error {
+	d := providers.HumanDuration(w.idle)
+	return &providers.Error{Kind: providers.ErrNetwork, Detail: "no data for " + d,
+		Message: fmt.Sprintf("%s sent nothing for %s, so the connection was dropped; check the network or proxy and try again.", c0(who), d)}
+}
+
+func c0(who string) string {
+	if who == "" {
+		return "The provider"
+	}
+	return who
+}
+
+// idleBody kicks the watchdog whenever a read returns bytes.
+type idleBody struct {
+	io.ReadCloser
+	wd *watchdog
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.wd.kick()
+	}
+	return n, err
 }
 
 func (t *Transport) classify(c *Call, status int, h http.Header, body []byte) *providers.Error {
@@ -339,7 +434,7 @@ func (t *Transport) maxErrorBody() int {
 // or '<', so such a body is an error object or an HTML page served with a success status, and it
 // is classified (and possibly retried) like any other failure before the stream.
 func (t *Transport) openOnce(ctx context.Context, c *Call) (*Stream, *providers.Error) {
-	resp, perr := t.send(ctx, c, true)
+	resp, wd, perr := t.send(ctx, c, true)
 	if perr != nil {
 		return nil, perr
 	}
@@ -350,6 +445,10 @@ func (t *Transport) openOnce(ctx context.Context, c *Call) (*Stream, *providers.
 		if len(b) < i {
 			if err != nil && !errors.Is(err, io.EOF) {
 				resp.Body.Close()
+				wd.stop()
+				if wd.stalled.Load() {
+					return nil, wd.err(c.Provider)
+				}
 				return nil, providers.NetworkError(ctx, c.Provider, err)
 			}
 			break
@@ -363,6 +462,7 @@ func (t *Transport) openOnce(ctx context.Context, c *Call) (*Stream, *providers.
 	}
 	ct := strings.ToLower(resp.Header.Get("Content-Type"))
 	if first == '{' || first == '[' || first == '<' || strings.Contains(ct, "text/html") {
+		defer wd.stop()
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(br, int64(t.maxErrorBody())))
 		return nil, t.classify(c, resp.StatusCode, resp.Header, b)
@@ -371,7 +471,7 @@ func (t *Transport) openOnce(ctx context.Context, c *Call) (*Stream, *providers.
 	if maxEvent <= 0 {
 		maxEvent = DefaultMaxEventSize
 	}
-	return &Stream{resp: resp, br: br, ctx: ctx, provider: c.Provider, maxEvent: maxEvent}, nil
+	return &Stream{resp: resp, br: br, ctx: ctx, wd: wd, provider: c.Provider, maxEvent: maxEvent}, nil
 }
 
 func nameOr(p string) string {

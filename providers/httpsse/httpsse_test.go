@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -333,5 +334,75 @@ func TestRequestCarriesHeadersAndBody(t *testing.T) {
 	if got.Method != "POST" || got.Header.Get("X-Api-Key") != "k" || got.Header.Get("Accept") != "text/event-stream" ||
 		got.Header.Get("Content-Type") != "application/json" || got.URL.RequestURI() != "/v1/x?alt=sse" {
 		t.Fatalf("request = %s %s %v", got.Method, got.URL, got.Header)
+	}
+}
+
+func TestIdleWatchdogBeforeHeadersAndMidStream(t *testing.T) {
+	release := make(chan struct{})
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) // lets the server notice the client hanging up
+		if n.Add(1) <= 2 {
+			// Stall before the headers.
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		// Stall mid-stream.
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release) // runs first: no handler outlives the test
+	sl := &providertest.Sleeps{}
+	tr := providertest.Transport(sl)
+	tr.IdleTimeout = 50 * time.Millisecond
+	tr.Retry.MaxAttempts = 2
+	_, err, notices := open(t, tr, srv.URL)
+	if err == nil || err.Kind != providers.ErrNetwork || !strings.Contains(err.Message, "sent nothing for 50 ms") || len(notices) != 1 {
+		t.Fatalf("err = %+v notices = %q", err, notices)
+	}
+	s, err, _ := open(t, tr, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for ev := range s.Events() {
+		got = append(got, ev.Data)
+	}
+	if fmt.Sprint(got) != "[one]" || s.Err() == nil || s.Err().Kind != providers.ErrNetwork || !strings.Contains(s.Err().Message, "sent nothing") {
+		t.Fatalf("got %q err %+v", got, s.Err())
+	}
+}
+
+func TestSteadyTrickleIsNotIdle(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < 6; i++ {
+			fmt.Fprintf(w, "data: %d\n\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond) // the server's pace, not a synchronization
+		}
+	}))
+	defer srv.Close()
+	tr := providertest.Transport(&providertest.Sleeps{})
+	tr.IdleTimeout = 150 * time.Millisecond
+	s, err, _ := open(t, tr, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for ev := range s.Events() {
+		got = append(got, ev.Data)
+	}
+	if len(got) != 6 || s.Err() != nil {
+		t.Fatalf("got %q err %+v", got, s.Err())
 	}
 }
