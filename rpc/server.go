@@ -276,6 +276,10 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	id := req.ID()
 	hctx, cancel := context.WithCancelCause(jsonrpc2.DetachContext(ctx))
 	defer cancel(nil)
+	if st := s.stream; st != nil {
+		// Updates the engine must send after this answer (session.AfterAnswer) wait for it.
+		hctx = session.WithAfterAnswer(hctx, func(fn func()) { st.AfterResponse(id, fn) })
+	}
 	s.mu.Lock()
 	s.inflight[id] = &inflight{method: method, cancel: cancel}
 	s.mu.Unlock()

@@ -128,6 +128,9 @@ type Stream struct {
 	wbuf   []byte
 	closed atomic.Bool
 	once   sync.Once
+
+	amu   sync.Mutex
+	after map[jsonrpc2.ID][]func() // work waiting for the response with that id (AfterResponse)
 }
 
 // NewStream frames messages over r and w. Closing the stream closes both.
@@ -244,14 +247,62 @@ func parseID(raw json.RawMessage) jsonrpc2.ID {
 	return jsonrpc2.ID{}
 }
 
-// Write implements jsonrpc2.Stream: one frame, one Write.
+// Write implements jsonrpc2.Stream: one frame, one Write. Work waiting for the response it
+// writes (AfterResponse) runs after it, outside the write lock.
 func (s *Stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+	n, after, err := s.write(msg)
+	if err == nil {
+		for _, fn := range after {
+			fn()
+		}
+	}
+	return n, err
+}
+
+func (s *Stream) write(msg jsonrpc2.Message) (int64, []func(), error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	buf := append(s.wbuf[:0], make([]byte, headerRoom)...)
 	buf = jsonrpc2.AppendMessage(buf, msg)
 	s.wbuf = buf
-	return s.flushLocked(buf)
+	after := s.takeAfter(buf[headerRoom:])
+	n, err := s.flushLocked(buf)
+	return n, after, err
+}
+
+// AfterResponse runs fn once the response to the client's request id has been written, so what
+// fn sends follows the answer on the wire (agent/session/new's available_commands_update).
+func (s *Stream) AfterResponse(id jsonrpc2.ID, fn func()) {
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	if s.after == nil {
+		s.after = map[jsonrpc2.ID][]func(){}
+	}
+	s.after[id] = append(s.after[id], fn)
+}
+
+// takeAfter returns, and forgets, the work waiting for body when body is a response.
+func (s *Stream) takeAfter(body []byte) []func() {
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	if len(s.after) == 0 {
+		return nil
+	}
+	v, err := jsonrpc2.ScanMessageView(body)
+	if err != nil || (v.Kind != jsonrpc2.MessageViewResponseResult && v.Kind != jsonrpc2.MessageViewResponseError) {
+		return nil
+	}
+	var id jsonrpc2.ID
+	if n, ok := v.ID.Number(); ok {
+		id = jsonrpc2.NewNumberID(n)
+	} else if str, ok := v.ID.StringValue(); ok {
+		id = jsonrpc2.NewStringID(str)
+	} else {
+		return nil
+	}
+	fns := s.after[id]
+	delete(s.after, id)
+	return fns
 }
 
 // WriteSessionUpdate writes one agent/session/update notification without going through
