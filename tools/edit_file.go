@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/agentd-dev/agentd/workspace"
@@ -63,7 +64,11 @@ func editFile(ctx context.Context, env *Env, in editFileIn) Result {
 			n = strings.Count(text, old)
 		}
 		if n == 0 {
-			return Errorf("field %s.old_text was not found in %s%s; nothing was changed. %s", field, name, afterEarlier(i), closestLines(text, e.OldText))
+			hint := closestLines(text, e.OldText)
+			if lineNumbered.MatchString(e.OldText) {
+				hint = "old_text seems to start with read_file's line-number prefix (a number and a tab); leave the prefixes out. " + hint
+			}
+			return Errorf("field %s.old_text was not found in %s%s; nothing was changed. %s", field, name, afterEarlier(i), hint)
 		}
 		if n > 1 && !e.ReplaceAll {
 			return Errorf("field %s.old_text occurs %d times in %s (at lines %s); nothing was changed. Include more surrounding lines to make it unique, or set replace_all:true", field, n, name, occurrenceLines(text, old, 10))
@@ -97,6 +102,8 @@ func editFile(ctx context.Context, env *Env, in editFileIn) Result {
 	msg := fmt.Sprintf("Edited %s: %s replaced, %d → %d lines.", name, plural(replaced, "occurrence"), before, after)
 	return Result{Output: msg, Diffs: []Diff{diff}, Locations: []Location{{Path: abs, Line: max(firstLine, 1)}}}
 }
+
+var lineNumbered = regexp.MustCompile(`^\s*[0-9]+\t`)
 
 func afterEarlier(i int) string {
 	if i == 0 {

@@ -51,6 +51,11 @@ func listDir(ctx context.Context, env *Env, in listDirIn) Result {
 		return Errorf("field path: %s is a file (%d bytes), not a directory; use read_file", rel(env, abs), st.Size())
 	}
 	var b strings.Builder
+	var notes []string
+	if !in.IncludeIgnored && startIgnored(rootOf(env, abs), abs, true) {
+		in.IncludeIgnored = true
+		notes = append(notes, rel(env, abs)+" is ignored by .gitignore; listed anyway because you named it")
+	}
 	shown, cut, dirs, files := 0, 0, 0, 0
 	stats, err := walk(ctx, rootOf(env, abs), abs, walkOpts{includeIgnored: in.IncludeIgnored, maxDepth: in.Depth}, func(e walkEntry) error {
 		isDir := e.Entry.IsDir()
@@ -92,7 +97,6 @@ func listDir(ctx context.Context, env *Env, in listDirIn) Result {
 	if shown == 0 {
 		b.WriteString("(empty)\n")
 	}
-	var notes []string
 	if cut > 0 {
 		notes = append(notes, fmt.Sprintf("%d more entries not shown (limit %d; list a subdirectory)", cut, in.MaxEntries))
 	}

@@ -24,6 +24,8 @@ func TestListDir(t *testing.T) {
 	mustContain(t, r.Output, "1 directory deeper than 2 levels not expanded", "2 entries ignored by .gitignore", ".git skipped")
 	r = mustOK(t, h.run("list_dir", map[string]any{"path": "src", "depth": 5}))
 	mustContain(t, r.Output, "src/ (2 directories, 2 files)\na.go (10 B)\ndeep/\n  deeper/\n    x (1 B)")
+	r = mustOK(t, h.run("list_dir", map[string]any{"path": "node_modules"}))
+	mustContain(t, r.Output, "p/\n  i.js", "listed anyway")
 	r = mustOK(t, h.run("list_dir", map[string]any{"include_ignored": true, "depth": 1}))
 	mustContain(t, r.Output, "node_modules/", "junk.tmp")
 }

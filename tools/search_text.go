@@ -81,6 +81,12 @@ func searchText(ctx context.Context, env *Env, in searchTextIn) Result {
 		notes = append(notes, "the editor could not list its unsaved buffers, so files were searched as saved on disk")
 	}
 	root := rootOf(env, start)
+	if !in.IncludeIgnored {
+		if st, err := os.Stat(start); err == nil && startIgnored(root, start, st.IsDir()) {
+			in.IncludeIgnored = true
+			notes = append(notes, fmt.Sprintf("%s is ignored by .gitignore; searched it anyway because you named it", rel(env, start)))
+		}
+	}
 	out, err := search(ctx, searchOpts{
 		Root: root, Start: start, Matcher: m, Include: inc, Exclude: exc,
 		IncludeIgnored: in.IncludeIgnored, Dirty: dirty,

@@ -53,6 +53,10 @@ func TestSearchText(t *testing.T) {
 	r = mustOK(t, h.run("search_text", map[string]any{"pattern": "context.Context", "literal": true, "include_ignored": true}))
 	mustContain(t, r.Output, "build/out.go:1:", "a.log:1:", "lib/gen.go:1:")
 
+	// Naming an ignored directory searches it anyway.
+	r = mustOK(t, h.run("search_text", map[string]any{"pattern": "context.Context", "literal": true, "path": "build"}))
+	mustContain(t, r.Output, "build/out.go:1:", "searched it anyway")
+
 	// One file as the path.
 	r = mustOK(t, h.run("search_text", map[string]any{"pattern": "ctx", "path": "main.go"}))
 	mustContain(t, r.Output, "main.go:4:", "main.go:5:", "2 matching lines in 1 file")

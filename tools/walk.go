@@ -205,3 +205,19 @@ func hasIgnoreFile(ents []fs.DirEntry) bool {
 	}
 	return false
 }
+
+// startIgnored reports whether start itself is ignored by the rules above it: a walk the model
+// pointed at such a directory on purpose (node_modules/pkg, build/) then includes ignored files.
+func startIgnored(root, start string, isDir bool) bool {
+	parts := relParts(root, start)
+	if len(parts) == 0 {
+		return false
+	}
+	rules := rootRules(root, filepath.Dir(start))
+	for i := 1; i <= len(parts); i++ {
+		if rules.ignored(parts[:i], i < len(parts) || isDir) {
+			return true
+		}
+	}
+	return false
+}

@@ -89,6 +89,7 @@ func TestEditFileFailures(t *testing.T) {
 	mustErr(t, edit(map[string]any{"old_text": "func C() {", "new_text": "x"}), "edits[0].old_text was not found", "closest text is around line", "func A() {")
 	mustErr(t, edit(map[string]any{"old_text": "if x {\n    return\n}", "new_text": "y"}), "Lines 4-6 match except for whitespace", "4\t\tif x {")
 	mustErr(t, edit(map[string]any{"old_text": "", "new_text": "x"}), "edits[0].old_text is empty")
+	mustErr(t, edit(map[string]any{"old_text": "3\tfunc A() {\n4\t\tif x {", "new_text": "y"}), "line-number prefix", "around line 3")
 	mustErr(t, edit(map[string]any{"old_text": "func A", "new_text": "func A"}), "same as old_text")
 	// Atomic: a failing second edit leaves the file untouched.
 	mustErr(t, edit(map[string]any{"old_text": "func A", "new_text": "func AA"}, map[string]any{"old_text": "nope", "new_text": "x"}), "edits[1].old_text was not found", "after the earlier edits")
