@@ -43,7 +43,7 @@ func sseFiles(t *testing.T) []string {
 	return append(files, shared...)
 }
 
-// TestFastPathAgreesWithEncodingJSON decodes every fixture with and without the jsonparser fast
+// TestFastPathAgreesWithEncodingJSON decodes every fixture with and without the fast
 // path and requires identical events.
 func TestFastPathAgreesWithEncodingJSON(t *testing.T) {
 	files := sseFiles(t)
@@ -87,7 +87,7 @@ func FuzzDecode(f *testing.F) {
 		if terminal != 1 || (fast[len(fast)-1].Type != providers.EventCompleted && fast[len(fast)-1].Type != providers.EventFailed) {
 			t.Fatalf("%d terminal events:\n%s", terminal, providertest.Dump(fast))
 		}
-		// jsonparser is lenient where encoding/json is strict, so the two may only be compared
+		// the fast path is lenient where encoding/json is strict, so the two may only be compared
 		// when every data line is valid JSON.
 		if allDataValid(body) {
 			slow := decodeBytes(body, true)

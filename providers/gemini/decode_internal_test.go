@@ -42,7 +42,7 @@ func sseFiles(t *testing.T) []string {
 	return append(files, shared...)
 }
 
-// TestFastPathAgreesWithEncodingJSON decodes every fixture with and without the jsonparser fast
+// TestFastPathAgreesWithEncodingJSON decodes every fixture with and without the fast
 // path and requires identical events.
 func TestFastPathAgreesWithEncodingJSON(t *testing.T) {
 	files := sseFiles(t)
