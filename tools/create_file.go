@@ -75,5 +75,5 @@ func createFile(ctx context.Context, env *Env, in createFileIn) Result {
 	if strings.Contains(in.Content, "\r\n") {
 		msg += " The content uses CRLF line endings."
 	}
-	return Result{Output: msg, Diffs: []Diff{diff}, Locations: []Location{{Path: abs, Line: 1}}}
+	return afterEdit(ctx, env, abs, Result{Output: msg, Diffs: []Diff{diff}, Locations: []Location{{Path: abs, Line: 1}}})
 }

@@ -100,7 +100,7 @@ func editFile(ctx context.Context, env *Env, in editFileIn) Result {
 	}
 	before, after := len(splitLines(doc.Text)), len(splitLines(text))
 	msg := fmt.Sprintf("Edited %s: %s replaced, %d → %d lines.", name, plural(replaced, "occurrence"), before, after)
-	return Result{Output: msg, Diffs: []Diff{diff}, Locations: []Location{{Path: abs, Line: max(firstLine, 1)}}}
+	return afterEdit(ctx, env, abs, Result{Output: msg, Diffs: []Diff{diff}, Locations: []Location{{Path: abs, Line: max(firstLine, 1)}}})
 }
 
 var lineNumbered = regexp.MustCompile(`^\s*[0-9]+\t`)

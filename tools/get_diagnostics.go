@@ -161,6 +161,22 @@ func SettledDiagnostics(ctx context.Context, env *Env, paths []string, wait, pol
 		case <-time.After(poll):
 		}
 	}
-	text, _, _ := formatDiagnostics(env, last, 1, 30)
+	text, counts, _ := formatDiagnostics(env, last, 1, 30)
+	if counts["error"] == 0 {
+		return ""
+	}
 	return text
+}
+
+// afterEdit appends the errors the editor reports in path once its diagnostics settle, when the
+// engine asked for it (Env.DiagnosticsWait).
+func afterEdit(ctx context.Context, env *Env, path string, r Result) Result {
+	if env.DiagnosticsWait <= 0 {
+		return r
+	}
+	poll := min(max(env.DiagnosticsWait/6, 50*time.Millisecond), 500*time.Millisecond)
+	if text := SettledDiagnostics(ctx, env, []string{path}, env.DiagnosticsWait, poll); text != "" {
+		r.Output += "\n\nThe editor now reports these errors in " + rel(env, path) + ":\n" + text
+	}
+	return r
 }

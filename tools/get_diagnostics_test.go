@@ -43,3 +43,20 @@ func TestSettledDiagnostics(t *testing.T) {
 		t.Fatalf("unsupported editor gave %q", got)
 	}
 }
+
+func TestEditShowsWhatItBroke(t *testing.T) {
+	h := newHarness(t, map[string]string{"a.go": "package a\n"})
+	h.ws.diags = []workspace.FileDiagnostics{{Path: h.path("a.go"), Diagnostics: []workspace.Diagnostic{{Line: 1, Column: 9, Severity: 1, Message: "expected ';'"}}}}
+	r := mustOK(t, h.run("edit_file", map[string]any{"path": "a.go", "edits": []map[string]any{{"old_text": "package a", "new_text": "package a b"}}}))
+	if strings.Contains(r.Output, "expected") {
+		t.Fatalf("diagnostics shown without DiagnosticsWait:\n%s", r.Output)
+	}
+	h.env.DiagnosticsWait = 200 * time.Millisecond
+	r = mustOK(t, h.run("edit_file", map[string]any{"path": "a.go", "edits": []map[string]any{{"old_text": "package a b", "new_text": "package a c"}}}))
+	mustContain(t, r.Output, "The editor now reports these errors in a.go:\na.go:1:9: error: expected ';'")
+	h.ws.diags = []workspace.FileDiagnostics{{Path: h.path("a.go"), Diagnostics: []workspace.Diagnostic{{Line: 1, Column: 1, Severity: 2, Message: "just a warning"}}}}
+	r = mustOK(t, h.run("create_file", map[string]any{"path": "a.go", "content": "package a\n", "overwrite": true}))
+	if strings.Contains(r.Output, "reports") {
+		t.Fatalf("a warning was reported as breakage:\n%s", r.Output)
+	}
+}

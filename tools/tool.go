@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -124,4 +125,8 @@ type Env struct {
 	// (agent/x/save_buffers, setting saveBeforeRun) and returns a note for the model naming the
 	// files it could not save, or "".
 	SaveBeforeExec func(ctx context.Context) string
+	// DiagnosticsWait, when positive, makes the file-editing tools wait up to that long after an
+	// edit for the editor's diagnostics of the file to settle, and append its errors to the
+	// result, so the model sees what the edit broke. Zero skips it.
+	DiagnosticsWait time.Duration
 }
