@@ -42,10 +42,24 @@ func SkipWS(d []byte, i int) int {
 	return i
 }
 
+// shortString is how far StringEnd looks byte by byte before it hands over to IndexByte: most
+// strings of a chunk (keys, ids, model names, small deltas) end within it, and for them the plain
+// loop is about twice as fast as IndexByte's call and setup.
+const shortString = 32
+
 // StringEnd returns the index just past the string that opens at d[i] ('"'), or -1.
 func StringEnd(d []byte, i int) int {
-	start := i + 1
-	for j := start; ; {
+	j := i + 1
+	for lim := min(len(d), j+shortString); j < lim; j++ {
+		switch d[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			j++ // the escaped byte
+		}
+	}
+	// j is past every escape seen so far, so only backslashes from j on can escape a quote.
+	for start := j; j < len(d); {
 		k := bytes.IndexByte(d[j:], '"')
 		if k < 0 {
 			return -1
@@ -60,6 +74,7 @@ func StringEnd(d []byte, i int) int {
 		}
 		j = k + 1
 	}
+	return -1
 }
 
 // ValueEnd returns the index just past the value that starts at d[i], and its kind; -1 when the

@@ -1,7 +1,9 @@
 package jscan
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -75,4 +77,51 @@ func jsonList(s []string) string {
 		out += x
 	}
 	return out + "]"
+}
+
+// referenceStringEnd is the plain IndexByte version StringEnd started as.
+func referenceStringEnd(d []byte, i int) int {
+	start := i + 1
+	for j := start; ; {
+		k := bytes.IndexByte(d[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		k += j
+		n := 0
+		for b := k - 1; b >= start && d[b] == '\\'; b-- {
+			n++
+		}
+		if n%2 == 0 {
+			return k + 1
+		}
+		j = k + 1
+	}
+}
+
+// TestStringEndAroundTheShortLoop compares StringEnd with the reference for every tail of up to 7
+// bytes over {a, \, "} after prefixes that put it across the byte loop's limit, with and without
+// a run of backslashes just before the limit.
+func TestStringEndAroundTheShortLoop(t *testing.T) {
+	var tail []byte
+	var rec func(n int)
+	rec = func(n int) {
+		for pre := shortString - 8; pre <= shortString+8; pre++ {
+			for _, head := range []string{strings.Repeat("a", pre), strings.Repeat("a", pre-3) + `\\\`} {
+				d := append([]byte(`"`+head), tail...)
+				if got, want := StringEnd(d, 0), referenceStringEnd(d, 0); got != want {
+					t.Fatalf("StringEnd(%q) = %d, want %d", d, got, want)
+				}
+			}
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range []byte{'a', '\\', '"'} {
+			tail = append(tail, c)
+			rec(n - 1)
+			tail = tail[:len(tail)-1]
+		}
+	}
+	rec(7)
 }
