@@ -331,3 +331,23 @@ func TestDefaultBaseURL(t *testing.T) {
 type doerFunc func(*http.Request) (*http.Response, error)
 
 func (f doerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestMessageStopClosesOpenToolBlocks(t *testing.T) {
+	start := "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"ls\",\"input\":{}}}\n\n"
+	delta := func(s string) string {
+		b, _ := json.Marshal(s)
+		return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":" + string(b) + "}}\n\n"
+	}
+	end := "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	for _, c := range []struct {
+		args string
+		kind providers.ErrorKind
+	}{{`{"path": "."}`, ""}, {`{"path": `, providers.ErrServer}} {
+		srv := providertest.ServeResponse(t, 200, http.Header{"Content-Type": {"text/event-stream"}}, []byte(start+delta(c.args)+end))
+		p, _ := anthropic.NewWithTransport(providers.Config{BaseURL: srv.URL, Model: "m"}, providertest.Transport(&providertest.Sleeps{}))
+		o := providertest.Collect(t, p.Stream(context.Background(), req))
+		if o.ErrKind() != c.kind || c.kind == "" && (len(o.ToolCalls) != 1 || o.ToolCalls[0].RawArgs != c.args || o.Stop != providers.StopToolUse) {
+			t.Errorf("%s: %s", c.args, providertest.Dump(o.Events))
+		}
+	}
+}

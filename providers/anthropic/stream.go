@@ -3,6 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentd-dev/agentd/providers"
@@ -281,6 +283,13 @@ func (d *decoder) event(sseType string, data []byte) bool {
 			return d.em.Emit(providers.Event{Type: providers.EventUsage, Usage: d.usage})
 		}
 	case kMessageStop:
+		// A tool_use block left open (its content_block_stop lost) is closed here, so the call
+		// is completed, or refused when its arguments are cut, rather than dropped.
+		for _, i := range slices.Sorted(maps.Keys(d.blocks)) {
+			if !d.blockStop(i) {
+				return false
+			}
+		}
 		stop := d.stop
 		if stop == "" {
 			stop = providers.StopUnknown
