@@ -66,7 +66,11 @@ func readDoc(ctx context.Context, env *Env, field, abs string) (workspace.Doc, *
 		return doc, &r
 	}
 	if isBinary(doc.Text) {
-		r := Errorf("%s is a binary file (%d bytes); agentd reads and edits text files only", rel(env, abs), len(doc.Text))
+		what := "a binary file"
+		if !strings.Contains(doc.Text[:min(len(doc.Text), 8192)], "\x00") {
+			what = "not UTF-8 text (a binary file, or text in another encoding)"
+		}
+		r := Errorf("%s is %s, %d bytes; agentd reads and edits UTF-8 text files only", rel(env, abs), what, len(doc.Text))
 		return doc, &r
 	}
 	return doc, nil

@@ -101,16 +101,24 @@ func searchText(ctx context.Context, env *Env, in searchTextIn) Result {
 	var b strings.Builder
 	var locs []Location
 	shown := 0
+	full := false
 	for _, f := range out.Files {
+		if full {
+			break
+		}
 		name := rel(env, f.Path)
 		for _, lm := range f.Matches {
+			if b.Len() >= MaxOutputBytes {
+				full = true
+				break
+			}
 			fmt.Fprintf(&b, "%s:%d: %s\n", name, lm.Line, lm.Text)
 			shown++
 			if len(locs) < 50 {
 				locs = append(locs, Location{Path: f.Path, Line: lm.Line})
 			}
 		}
-		if len(f.Matches) < f.Count && len(f.Matches) > 0 {
+		if len(f.Matches) < f.Count && len(f.Matches) > 0 && !full {
 			fmt.Fprintf(&b, "%s: … %d more matching lines in this file\n", name, f.Count-len(f.Matches))
 		}
 	}

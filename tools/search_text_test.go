@@ -158,3 +158,15 @@ func TestMatcherAgreesWithRegexp(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchTextOutputBytesCap(t *testing.T) {
+	line := "hit " + strings.Repeat("x", 400) + "\n"
+	h := newHarness(t, map[string]string{"a.txt": strings.Repeat(line, 50), "b.txt": strings.Repeat(line, 50), "c.txt": strings.Repeat(line, 50),
+		"d.txt": strings.Repeat(line, 50), "e.txt": strings.Repeat(line, 50), "f.txt": strings.Repeat(line, 50), "g.txt": strings.Repeat(line, 50),
+		"h.txt": strings.Repeat(line, 50)})
+	r := mustOK(t, h.run("search_text", map[string]any{"pattern": "hit", "max_results": 2000}))
+	if len(r.Output) > MaxOutputBytes+2000 {
+		t.Fatalf("output is %d bytes", len(r.Output))
+	}
+	mustContain(t, r.Output, "400 matching lines in 8 files; showing", "a.txt:1: hit xxx", " …\n")
+}
