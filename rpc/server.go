@@ -252,7 +252,9 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		s.notification(ctx, req.Method(), req.Params())
 		return nil, nil // a notification error would kill the connection
 	}
-	method := req.Method()
+	// The method string borrows the frame's buffer, which jsonrpc2 recycles once Async releases
+	// the reader; the in-flight table and the handler keep it longer, so it gets its own copy.
+	method := strings.Clone(req.Method())
 	m, known := s.methods[method]
 
 	s.mu.Lock()
