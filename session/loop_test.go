@@ -354,3 +354,28 @@ func TestThoughtLevelSetsTheReasoningBudget(t *testing.T) {
 		t.Fatalf("thinking: %+v then %+v", reqs[0].Thinking, reqs[1].Thinking)
 	}
 }
+
+// A dialect drops a malformed call with a notice that names it (providers/openai does for a call
+// with no name or arguments that are not an object); the call fails with that reason.
+func TestDroppedCallFailsWithTheDialectsReason(t *testing.T) {
+	h := newHarness(t,
+		reply{events: []providers.Event{
+			{Type: providers.EventToolCallStarted, Index: 0, ToolCallID: "d1", ToolName: "read_file"},
+			{Type: providers.EventToolCallArgsDelta, Index: 0, ToolCallID: "d1", Text: `[1,2`},
+			{Type: providers.EventNotice, Index: 0, ToolCallID: "d1", ToolName: "read_file", Text: "dropped tool call read_file (d1): its arguments are not a JSON object"},
+			{Type: providers.EventCompleted, StopReason: providers.StopToolUse},
+		}},
+		reply{events: textReply("ok")},
+	)
+	h.newSession()
+	if res := h.prompt("go"); res.StopReason != protocol.StopEndTurn {
+		t.Fatalf("stopReason = %q", res.StopReason)
+	}
+	trs := toolResults(h.prov.requests()[1].Messages)
+	if len(trs) != 1 || !trs[0].IsError || !strings.Contains(trs[0].Text, "not a JSON object") {
+		t.Fatalf("results: %+v", trs)
+	}
+	if st := finalStatus(h.client.snapshot(), "d1"); st != protocol.StatusFailed {
+		t.Fatalf("call ended %q", st)
+	}
+}

@@ -184,6 +184,11 @@ loop:
 			st.usage = ev.Usage
 		case providers.EventNotice:
 			s.notice(protocol.SeverityWarning, ev.Text, "")
+			// A dialect that drops a malformed call says so with a notice naming it; the call
+			// then fails with that reason instead of a generic "incomplete arguments".
+			if c, ok := byIndex[ev.Index]; ok && ev.ToolCallID != "" && c.id == ev.ToolCallID && !c.complete {
+				c.invalid = ev.Text
+			}
 		case providers.EventCompleted:
 			st.stop = ev.StopReason
 			finished = true
