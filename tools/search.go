@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -341,7 +341,9 @@ type searchOutcome struct {
 	Walk         walkStats
 }
 
-// search runs opts. Results are sorted by path; the kept lines may be fewer than counted.
+// search runs opts: one worker per CPU takes directories and files from a shared stack, so the
+// walk is as parallel as the reading and matching. Results are sorted by path; the kept lines
+// may be fewer than counted.
 func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 	var out searchOutcome
 	if o.Workers <= 0 {
@@ -350,127 +352,219 @@ func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = 32 << 20
 	}
-	type job struct {
-		abs, rel string
-	}
-	jobs := make(chan job, 256)
 	var (
-		mu                       sync.Mutex
-		searched, binary, tooBig atomic.Int64
-		kept                     atomic.Int64
+		mu                                  sync.Mutex
+		searched, binary, tooBig, kept      atomic.Int64
+		ignored, vcs, unreadable, filteredN atomic.Int64
 	)
-	visited := map[string]bool{}
-	var wg sync.WaitGroup
-	for range o.Workers {
-		wg.Go(func() {
-			var buf []byte
-			for j := range jobs {
-				if ctx.Err() != nil {
-					continue
-				}
-				var data []byte
-				if text, ok := o.Dirty[j.abs]; ok {
-					data = []byte(text)
-				} else {
-					var err error
-					var big bool
-					buf, big, err = readInto(buf, j.abs, o.MaxFileBytes)
-					if big {
-						tooBig.Add(1)
-						continue
-					}
-					if err != nil {
-						continue
-					}
-					data = buf
-				}
-				// Like ripgrep, a NUL byte near the start marks a binary file.
-				if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
-					binary.Add(1)
-					continue
-				}
-				searched.Add(1)
-				var fm *fileMatches
-				n := o.Matcher.scan(data, func(line int, text []byte) bool {
-					if fm == nil {
-						fm = &fileMatches{Path: j.abs, Rel: j.rel}
-					}
-					if len(fm.Matches) < o.MaxPerFile && kept.Add(1) <= int64(max(o.MaxKept, searchKeepCap)) {
-						fm.Matches = append(fm.Matches, lineMatch{Line: line, Text: clipLine(text)})
-					}
-					return true
-				})
-				if n > 0 {
-					fm.Count = n
-					mu.Lock()
-					out.Files = append(out.Files, *fm)
-					out.TotalMatches += n
-					mu.Unlock()
-				}
-			}
-		})
+	q := newWorkQueue()
+	push := func(abs string, parts []string) bool {
+		rel := strings.Join(parts, "/")
+		if !globsAllow(o.Include, o.Exclude, rel) {
+			filteredN.Add(1)
+			return false
+		}
+		q.push(workItem{abs: abs, rel: rel})
+		return true
 	}
-	filtered := 0
-	send := func(abs string, parts []string) {
-		relPath := strings.Join(parts, "/")
-		if !globsAllow(o.Include, o.Exclude, relPath) {
-			filtered++
+	searchFile := func(buf []byte, it workItem) []byte {
+		var data []byte
+		if text, ok := o.Dirty[it.abs]; ok {
+			data = []byte(text)
+		} else {
+			var err error
+			var big bool
+			buf, big, err = readInto(buf, it.abs, o.MaxFileBytes)
+			if big {
+				tooBig.Add(1)
+				return buf
+			}
+			if err != nil {
+				return buf
+			}
+			data = buf
+		}
+		// Like ripgrep, a NUL byte near the start marks a binary file.
+		if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+			binary.Add(1)
+			return buf
+		}
+		searched.Add(1)
+		var fm *fileMatches
+		n := o.Matcher.scan(data, func(line int, text []byte) bool {
+			if fm == nil {
+				fm = &fileMatches{Path: it.abs, Rel: it.rel}
+			}
+			if len(fm.Matches) < o.MaxPerFile && kept.Add(1) <= int64(max(o.MaxKept, searchKeepCap)) {
+				fm.Matches = append(fm.Matches, lineMatch{Line: line, Text: clipLine(text)})
+			}
+			return true
+		})
+		if n > 0 {
+			fm.Count = n
+			mu.Lock()
+			out.Files = append(out.Files, *fm)
+			out.TotalMatches += n
+			mu.Unlock()
+		}
+		return buf
+	}
+	readDir := func(it workItem) {
+		ents, err := os.ReadDir(it.abs)
+		if err != nil {
+			unreadable.Add(1)
 			return
 		}
-		visited[abs] = true
-		jobs <- job{abs: abs, rel: relPath}
-	}
-	st, err := os.Stat(o.Start)
-	var walkErr error
-	if err == nil && !st.IsDir() {
-		send(o.Start, relParts(o.Root, o.Start))
-	} else if err == nil {
-		out.Walk, walkErr = walk(ctx, o.Root, o.Start, walkOpts{includeIgnored: o.IncludeIgnored}, func(e walkEntry) error {
-			if e.Entry.IsDir() {
-				if len(o.Exclude) > 0 && !globsAllow(nil, o.Exclude, strings.Join(e.Parts, "/")) {
-					filtered++
-					return fs.SkipDir
+		rules := it.rules
+		if !o.IncludeIgnored && it.depth > 0 {
+			rules = rules.child(it.abs, it.parts, hasIgnoreFile(ents))
+		}
+		for _, e := range ents {
+			name := e.Name()
+			isDir := e.IsDir()
+			if isDir && name == ".git" {
+				vcs.Add(1)
+				continue
+			}
+			parts := append(slices.Clip(it.parts), name)
+			if rules.ignored(parts, isDir) {
+				ignored.Add(1)
+				continue
+			}
+			abs := filepath.Join(it.abs, name)
+			switch {
+			case isDir:
+				if len(o.Exclude) > 0 && !globsAllow(nil, o.Exclude, strings.Join(parts, "/")) {
+					filteredN.Add(1)
+					continue
 				}
-				return nil
+				q.push(workItem{dir: true, abs: abs, parts: parts, rules: rules, depth: it.depth + 1})
+			case e.Type().IsRegular():
+				push(abs, parts)
 			}
-			if !e.Entry.Type().IsRegular() {
-				return nil
-			}
-			send(e.Abs, e.Parts)
-			return nil
-		})
+		}
 	}
-	// Unsaved buffers of files the walk did not see (new files not on disk yet) are searched too.
+
+	st, err := os.Stat(o.Start)
+	switch {
+	case err == nil && !st.IsDir():
+		push(o.Start, relParts(o.Root, o.Start))
+	case err == nil:
+		var rules *ignoreRules
+		if !o.IncludeIgnored {
+			rules = rootRules(o.Root, o.Start)
+		}
+		q.push(workItem{dir: true, abs: o.Start, parts: relParts(o.Root, o.Start), rules: rules})
+	}
+	// Unsaved buffers of files not on disk yet (new files) are searched too.
+	prefix := strings.TrimSuffix(o.Start, string(os.PathSeparator)) + string(os.PathSeparator)
 	for abs := range o.Dirty {
-		if visited[abs] || !(abs == o.Start || strings.HasPrefix(abs, strings.TrimSuffix(o.Start, string(os.PathSeparator))+string(os.PathSeparator))) {
+		if abs != o.Start && !strings.HasPrefix(abs, prefix) {
 			continue
 		}
 		if _, err := os.Stat(abs); err == nil {
 			continue
 		}
-		send(abs, relParts(o.Root, abs))
+		push(abs, relParts(o.Root, abs))
 	}
-	close(jobs)
+
+	var wg sync.WaitGroup
+	for range o.Workers {
+		wg.Go(func() {
+			var buf []byte
+			for {
+				it, ok := q.pop()
+				if !ok {
+					return
+				}
+				if ctx.Err() == nil {
+					if it.dir {
+						readDir(it)
+					} else {
+						buf = searchFile(buf, it)
+					}
+				}
+				q.done()
+			}
+		})
+	}
 	wg.Wait()
-	if walkErr != nil {
-		return out, walkErr
-	}
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
-	out.Searched, out.Binary, out.TooLarge, out.Filtered = int(searched.Load()), int(binary.Load()), int(tooBig.Load()), filtered
+	out.Searched, out.Binary, out.TooLarge, out.Filtered = int(searched.Load()), int(binary.Load()), int(tooBig.Load()), int(filteredN.Load())
+	out.Walk = walkStats{Ignored: int(ignored.Load()), VCS: int(vcs.Load()), Unreadable: int(unreadable.Load())}
 	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Rel < out.Files[j].Rel })
 	// Lines are kept per file up to MaxPerFile, so the first MaxKept in path order are the same
 	// every time unless more than searchKeepCap lines matched.
-	{
-		left := o.MaxKept
-		for i := range out.Files {
-			f := &out.Files[i]
-			f.Matches = f.Matches[:min(len(f.Matches), left)]
-			left -= len(f.Matches)
-		}
+	left := o.MaxKept
+	for i := range out.Files {
+		f := &out.Files[i]
+		f.Matches = f.Matches[:min(len(f.Matches), left)]
+		left -= len(f.Matches)
 	}
 	return out, nil
+}
+
+// workItem is a directory to list or a file to search.
+type workItem struct {
+	dir   bool
+	abs   string
+	rel   string   // files: slash-separated, relative to the root
+	parts []string // directories: components relative to the root
+	rules *ignoreRules
+	depth int
+}
+
+// workQueue is an unbounded LIFO shared by the search workers; it closes itself when nothing is
+// queued and nothing is in progress (an item in progress may still push more).
+type workQueue struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	items   []workItem
+	pending int
+	closed  bool
+}
+
+func newWorkQueue() *workQueue {
+	q := &workQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *workQueue) push(it workItem) {
+	q.mu.Lock()
+	q.items = append(q.items, it)
+	q.pending++
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+func (q *workQueue) pop() (workItem, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 {
+		if q.closed || q.pending == 0 {
+			q.closed = true
+			q.cond.Broadcast()
+			return workItem{}, false
+		}
+		q.cond.Wait()
+	}
+	it := q.items[len(q.items)-1]
+	q.items = q.items[:len(q.items)-1]
+	return it, true
+}
+
+// done marks a popped item finished.
+func (q *workQueue) done() {
+	q.mu.Lock()
+	q.pending--
+	if q.pending == 0 && len(q.items) == 0 {
+		q.closed = true
+		q.cond.Broadcast()
+	}
+	q.mu.Unlock()
 }
 
 func globsAllow(include, exclude []*glob.Glob, rel string) bool {
