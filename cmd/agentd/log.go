@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -38,13 +39,29 @@ func newLogger(stderr io.Writer, file, level string) (*zap.Logger, func(), error
 	return log, func() { _ = log.Sync(); closeFn() }, nil
 }
 
-var secretField = regexp.MustCompile(`(?i)(api[-_]?key|authorization|secret|password|^token$|bearer)`)
+// The patterns are compiled on first use: start-up time is a budget, and most log lines never
+// need them (mayHoldSecret screens them first).
+var (
+	secretField = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(api[-_]?key|authorization|secret|password|^token$|bearer)`)
+	})
+	// secretValue matches key-shaped strings that slipped into a message or field.
+	secretValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk|sk-ant|sk-proj|AIza)[-_A-Za-z0-9]{20,}`)
+	})
+)
 
-// secretValue matches key-shaped strings that slipped into a message or field.
-var secretValue = regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk|sk-ant|sk-proj|AIza)[-_A-Za-z0-9]{12,}`)
+// mayHoldSecret is a cheap screen before the regular expression: every pattern secretValue
+// matches contains "sk", "AIza" or a case-insensitive "bearer".
+func mayHoldSecret(s string) bool {
+	return strings.Contains(s, "sk") || strings.Contains(s, "AIza") || strings.Contains(strings.ToLower(s), "bearer")
+}
 
 func redact(s string) string {
-	return secretValue.ReplaceAllStringFunc(s, func(m string) string {
+	if !mayHoldSecret(s) {
+		return s
+	}
+	return secretValue().ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasPrefix(strings.ToLower(m), "bearer") {
 			return "Bearer [redacted]"
 		}
@@ -76,7 +93,7 @@ func redactFields(fields []zapcore.Field) []zapcore.Field {
 	for i, f := range fields {
 		nf := f
 		switch {
-		case secretField.MatchString(f.Key):
+		case secretField().MatchString(f.Key):
 			nf = zap.String(f.Key, "[redacted]")
 		case f.Type == zapcore.StringType:
 			if r := redact(f.String); r != f.String {
