@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -169,4 +170,17 @@ func TestSearchTextOutputBytesCap(t *testing.T) {
 		t.Fatalf("output is %d bytes", len(r.Output))
 	}
 	mustContain(t, r.Output, "400 matching lines in 8 files; showing", "a.txt:1: hit xxx", " …\n")
+}
+
+func TestSearchTextCancelled(t *testing.T) {
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = "needle\n"
+	}
+	h := newHarness(t, files)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	mustErr(t, h.runCtx(ctx, "search_text", map[string]any{"pattern": "needle"}), "cancelled")
+	// The queue drains and closes: the same tree searches normally afterwards.
+	mustContain(t, mustOK(t, h.run("search_text", map[string]any{"pattern": "needle"})).Output, "200 matching lines in 200 files")
 }
