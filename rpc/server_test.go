@@ -460,7 +460,8 @@ func TestInvalidRequestObjectIsAnswered(t *testing.T) {
 	ch41 := make(chan *wireMsg, 1)
 	h.pending["41"] = ch41
 	h.mu.Unlock()
-	h.writeRaw([]byte(`{"jsonrpc":"2.0","id":41}`)) // a broken response: logged, not answered
+	h.writeRaw([]byte(`{"jsonrpc":"2.0","id":41}`)) // broken responses: logged, not answered
+	h.writeRaw([]byte(`{"id":41,"result":{}}`))
 	h.writeRaw([]byte(`[]`))
 	wantError(t, h.wait(ch), -32600, "batch requests are not supported")
 	select {

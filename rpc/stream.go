@@ -209,17 +209,17 @@ func decodeFrame(body []byte) (msg, reply jsonrpc2.Message, err error) {
 		_ = json.Unmarshal(body, &env)
 		id = parseID(env.ID)
 		switch {
+		case len(env.Method) == 0 && (len(env.Result) > 0 || len(env.Error) > 0 || id.IsValid()):
+			// A broken response: answering it would look like a response to one of the
+			// client's own requests with that id. Log it; the call it answers runs into its
+			// deadline.
+			return nil, nil, fmt.Errorf("unusable response: %v", err)
 		case env.JSONRPC == nil:
 			reason = `"jsonrpc" member is missing`
 		case *env.JSONRPC != "2.0":
 			reason = `"jsonrpc" must be "2.0"`
 		case len(env.ID) > 0 && !id.IsValid() && string(env.ID) != "null":
 			reason = `"id" must be a string or an integer`
-		case len(env.Method) == 0 && (len(env.Result) > 0 || len(env.Error) > 0 || id.IsValid()):
-			// A broken response: answering it would look like a response to one of the
-			// client's own requests with that id. Log it; the call it answers runs into its
-			// deadline.
-			return nil, nil, fmt.Errorf("unusable response: %v", err)
 		case len(env.Method) == 0:
 			reason = `"method" member is missing`
 		case env.Method[0] != '"':
