@@ -297,6 +297,17 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 }
 
 func (s *Server) call(ctx context.Context, method string, m method, params jsonrpc2.RawMessage) (res any, err error) {
+	start := time.Now()
+	defer func() {
+		if ce := s.log.Check(zap.DebugLevel, "request"); ce != nil {
+			fields := []zap.Field{zap.String("method", method), zap.Duration("took", time.Since(start))}
+			var we *jsonrpc2.Error
+			if errors.As(err, &we) {
+				fields = append(fields, zap.Int("code", int(we.Code)), zap.String("error", we.Message))
+			}
+			ce.Write(fields...)
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("handler panicked", zap.String("method", method), zap.Any("panic", r), zap.Stack("stack"))
