@@ -126,6 +126,9 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	s.mu.Lock()
 	s.state = stateRunning
 	s.mu.Unlock()
+	if lp.ProcessID != nil {
+		s.watchParent(int(*lp.ProcessID))
+	}
 	clientName := ""
 	if agent.ClientInfo != nil {
 		clientName = agent.ClientInfo.Name

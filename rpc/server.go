@@ -78,6 +78,9 @@ type Options struct {
 	NewSessions func(d session.Deps) Sessions
 	// Secrets is agentd's own secret store (nil: none).
 	Secrets *SecretStore
+	// ParentPoll is how often the process that initialize names (processId) is checked; when it
+	// is gone agentd exits as LSP asks. 0 disables the check.
+	ParentPoll time.Duration
 	// ShutdownGrace bounds the whole exit path: turns stopping, stores flushing, handlers
 	// draining (default 700 ms, so the contract's "within 1 s" holds).
 	ShutdownGrace time.Duration
@@ -114,6 +117,8 @@ type Server struct {
 	exitOnce sync.Once
 	exitCh   chan int
 	readErr  chan error
+	base     context.Context // the connection's context, ended when Serve winds down
+	watchers sync.WaitGroup
 }
 
 type inflight struct {
@@ -173,6 +178,8 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
 	base = lsp.WithLogger(base, slog.New(NewSlogHandler(s.log.Core())))
+	s.base = base
+	defer s.watchers.Wait()
 	s.rpc.Go(base, s.handle)
 
 	code, err := 1, error(nil)
@@ -216,6 +223,31 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 		s.log.Warn("connection did not drain in time; a handler ignores its context")
 	}
 	return code, err
+}
+
+// watchParent exits like the exit notification (code 1) once process pid is gone.
+func (s *Server) watchParent(pid int) {
+	if s.opts.ParentPoll <= 0 || pid <= 0 {
+		return
+	}
+	s.watchers.Add(1)
+	go func() {
+		defer s.watchers.Done()
+		t := time.NewTicker(s.opts.ParentPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.base.Done():
+				return
+			case <-t.C:
+				if !processAlive(pid) {
+					s.log.Info("the client process is gone; exiting", zap.Int("processId", pid))
+					s.exitOnce.Do(func() { s.exitCh <- 1 })
+					return
+				}
+			}
+		}
+	}()
 }
 
 // preempter answers $/cancelRequest on the read goroutine, ahead of everything queued behind

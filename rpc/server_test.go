@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -751,5 +752,23 @@ func TestStuckHandlerDoesNotHoldExit(t *testing.T) {
 	h.in.Close()
 	if d := h.waitExit(t); d > time.Second {
 		t.Fatalf("Serve returned after %v", d)
+	}
+}
+
+// When the process initialize named is gone, agentd exits as LSP asks.
+func TestParentGoneExits(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep binary:", err)
+	}
+	e := &engine{}
+	h := startServer(t, e.options(Options{ParentPoll: 10 * time.Millisecond}))
+	wantResult(t, h.initialize(t, map[string]any{"processId": cmd.Process.Pid, "capabilities": map[string]any{}}), nil)
+	wantResult(t, h.call(protocol.MethodProvidersList, nil), nil) // still serving while it lives
+	cmd.Process.Kill()
+	cmd.Wait()
+	h.waitExit(t)
+	if h.code != 1 || e.fake.shutdowns != 1 {
+		t.Fatalf("code %d shutdowns %d", h.code, e.fake.shutdowns)
 	}
 }

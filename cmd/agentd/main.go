@@ -136,6 +136,7 @@ func serveStdio(log *zap.Logger, trace string) int {
 		Tools:       tools.Default(),
 		StateDir:    config.StateDir(),
 		Secrets:     rpc.DefaultSecretStore(),
+		ParentPoll:  3 * time.Second,
 		NewBridge:   newBridge,
 		NewSessions: func(d session.Deps) rpc.Sessions { return session.NewManager(d) },
 	})
