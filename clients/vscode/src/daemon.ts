@@ -28,6 +28,8 @@ export class Daemon implements vscode.Disposable {
   readonly onDidChangeState = this.stateEmitter.event;
   private crashes: number[] = [];
   private startedOnce = false;
+  /** Set when agentd crashed too often; only an explicit restart clears it. */
+  private gaveUp = false;
   private lastSettingsWarning = '';
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -110,8 +112,14 @@ export class Daemon implements vscode.Disposable {
       initializationOptions: () => initializationOptions(this.settings(), { name: 'agentd-vscode', title: 'agentd for VS Code', version: `${ext.version} (VS Code ${vscode.version})` }),
       initializationFailedHandler: (err) => {
         const msg = `agentd failed to initialize: ${err?.message ?? err}`;
-        this.setState({ status: 'error', message: msg });
-        void vscode.window.showErrorMessage(msg, 'Show Logs').then((c) => c && this.output.show(true));
+        this.output.appendLine(`[agentd] ${msg}`);
+        // A process that died during initialize is the close handler's to report (restart or
+        // give up); say something here only when agentd is alive and refused.
+        setTimeout(() => {
+          if (this.crashes.length || this.gaveUp) return;
+          this.setState({ status: 'error', message: msg });
+          void vscode.window.showErrorMessage(msg, 'Show Logs').then((c) => c && this.output.show(true));
+        }, 1000);
         return false;
       },
       errorHandler: {
@@ -127,6 +135,7 @@ export class Daemon implements vscode.Disposable {
           this.crashes = this.crashes.filter((t) => now - t < RESTART_WINDOW_MS);
           this.crashes.push(now);
           if (this.crashes.length > MAX_RESTARTS) {
+            this.gaveUp = true;
             const message = `agentd stopped ${this.crashes.length} times in a few minutes and will not be restarted. See "agentd: Show Logs", then run "agentd: Restart Daemon".`;
             this.setState({ status: 'stopped', message });
             return { action: CloseAction.DoNotRestart, message };
@@ -174,7 +183,7 @@ export class Daemon implements vscode.Disposable {
     } catch (e: any) {
       const message = `agentd could not be started: ${e?.message ?? e}`;
       // Once the process has exited, the close handler owns the state (restarting, or given up).
-      if (this.crashes.length === 0 && this.state.status !== 'error') this.setState({ status: 'error', message });
+      if (this.crashes.length === 0 && !this.gaveUp && this.state.status !== 'error') this.setState({ status: 'error', message });
       this.output.appendLine(`[agentd] ${message}`);
     }
   }
@@ -194,6 +203,7 @@ export class Daemon implements vscode.Disposable {
   async restart(why: string) {
     this.output.appendLine(`[agentd] restart: ${why}`);
     this.crashes = [];
+    this.gaveUp = false;
     const c = this.client;
     this.client = undefined;
     this.startedOnce = false;

@@ -362,7 +362,7 @@ window.addEventListener('message', (e) => {
     schedule();
   } else if (m.type === 'event') {
     const ev = m.event as Event;
-    if (ev.type === 'reset') { messages.innerHTML = ''; rendered.clear(); revealed.clear(); }
+    if (ev.type === 'reset') { messages.innerHTML = ''; rendered.clear(); revealed.clear(); $('.history').hidden = true; }
     state = reduce(state, ev);
     schedule();
   } else if (m.type === 'sessions') {

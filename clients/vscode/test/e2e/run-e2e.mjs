@@ -102,6 +102,12 @@ const userSettings = {
   'workbench.tips.enabled': false,
   'files.autoSave': 'off',
   'editor.minimap.enabled': false,
+  // The tests type JSON into settings.json: no auto-closing or re-indenting.
+  'editor.autoClosingBrackets': 'never',
+  'editor.autoClosingQuotes': 'never',
+  'editor.autoIndent': 'none',
+  'editor.formatOnType': false,
+  'editor.formatOnPaste': false,
   'agentd.path': AGENTD,
   'agentd.trace.server': 'messages',
   'agentd.settings': {
@@ -141,20 +147,23 @@ async function focusWorkbench() {
   await page.locator('.part.titlebar').click({ position: { x: 200, y: 10 } }).catch(() => {});
   await page.keyboard.press('Escape');
 }
-async function runCommand(title) {
-  await focusWorkbench();
-  await page.keyboard.press('F1');
+async function openPalette() {
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 15000 });
+  for (let i = 0; ; i++) {
+    await focusWorkbench();
+    if (i > 0) await page.locator('.part.editor').click({ position: { x: 300, y: 300 } }).catch(() => {});
+    await page.keyboard.press('F1');
+    try { await input.waitFor({ state: 'visible', timeout: 3000 }); return input; } catch (e) { if (i >= 4) throw e; }
+  }
+}
+async function runCommand(title) {
+  const input = await openPalette();
   await input.fill(`>${title}`);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15000 });
   await page.keyboard.press('Enter');
 }
 async function openFile(name) {
-  await focusWorkbench();
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 15000 });
+  const input = await openPalette();
   await input.fill(name);
   // Right after start-up the file search may still be indexing the folder.
   await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 45000 });
@@ -193,6 +202,7 @@ async function test(name, fn) {
     await fn();
     results.push({ name, ok: true });
     log(`ok   ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+    if (env0.E2E_DEBUG) log(`a.txt buffer: ${JSON.stringify(await editorText().catch(() => '?'))}; settings.json valid: ${(() => { try { JSON.parse(fs.readFileSync(path.join(WORK, 'ud/User/settings.json'), 'utf8')); return true; } catch { return false; } })()}`);
   } catch (e) {
     results.push({ name, ok: false, error: e });
     log(`FAIL ${name}: ${e.stack || e}`);
@@ -255,6 +265,13 @@ try {
     // agentd started (initialize answered) and the first chat exists: the mode switch is live.
     await waitFor('agentd ready in the chat view', async () => (await chat().locator('body').getAttribute('data-daemon')) === 'ready', 60000);
     await chat().locator('.modes .mode.on', { hasText: 'Ask' }).waitFor({ timeout: 30000 });
+    // The mode switch goes through agent/session/set_config_option and back.
+    await chat().locator('.modes .mode', { hasText: 'Auto' }).click();
+    await chat().locator('.modes .mode.on', { hasText: 'Auto' }).waitFor({ timeout: 10000 });
+    await chat().locator('.modes .mode', { hasText: 'Ask' }).click();
+    await chat().locator('.modes .mode.on', { hasText: 'Ask' }).waitFor({ timeout: 10000 });
+    // The model picker lists the configured model.
+    await chat().locator('select.model option', { hasText: 'fake-model' }).first().waitFor({ state: 'attached', timeout: 5000 });
     await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor();
   });
 
@@ -280,6 +297,13 @@ try {
     await chatSays('now says');
     await chat().locator('.tool.status-completed').first().waitFor({ timeout: 15000 });
     await chat().locator('.permission .answered', { hasText: 'Allowed once' }).waitFor({ timeout: 5000 });
+    // A file change's row opens VS Code's diff editor.
+    await chat().locator('.tool button', { hasText: 'Open diff' }).first().click();
+    await page.locator('.tab.active', { hasText: "agent's change" }).waitFor({ timeout: 15000 });
+    await page.locator('.editor-group-container.active .monaco-diff-editor').first().waitFor({ timeout: 10000 });
+    await page.locator('.tab', { hasText: "agent's change" }).locator('.codicon-close').click({ force: true });
+    await page.locator('.tab', { hasText: "agent's change" }).waitFor({ state: 'detached', timeout: 10000 });
+    await page.locator('.tab.active', { hasText: 'a.txt' }).waitFor({ timeout: 10000 });
     // Undo in the editor takes the agent's edit back, keeping the user's own change.
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+Z');
@@ -330,6 +354,65 @@ try {
     await chatSays('Fresh answer after the stop.', 30000);
   });
 
+  await test('permission as a notification when the chat view is hidden', async () => {
+    const script = readScript(true);
+    // Slow thinking first, so there is time to hide the side bar before agentd asks.
+    script.turns[0] = { ...script.turns[0], reasoning: 'Let me think about this for a moment before reading a.txt, slowly.', chunkDelayMs: 200 };
+    await startFake('notify', script);
+    await newChat();
+    await sendPromptFromPalette('Change hello to goodbye in a.txt');
+    await runCommand('View: Close Primary Side Bar');
+    const allow = page.locator('.notifications-toasts .monaco-button', { hasText: 'Allow once' });
+    await allow.waitFor({ timeout: 60000 });
+    for (const b of ['Allow for session', 'Always allow', 'Deny']) {
+      await page.locator('.notifications-toasts .monaco-button', { hasText: b }).first().waitFor({ timeout: 2000 });
+    }
+    await allow.click();
+    await waitFor('the edit in the editor buffer', async () => (await editorText()).includes('goodbye world'), 30000);
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Z');
+    await waitFor('undo of the agent edit', async () => (await editorText()).includes('hello world'), 10000);
+    await runCommand('agentd: Open Chat');
+    await chat().locator('.permission .answered', { hasText: 'Allowed once' }).waitFor({ timeout: 10000 });
+  });
+
+  await test('session history lists earlier chats and loads one', async () => {
+    await chat().locator('button[data-act="history"]').click();
+    const entry = chat().locator('.history .session', { hasText: 'Change the greeting' }).first();
+    await entry.waitFor({ timeout: 15000 });
+    await newChat();
+    await chat().locator('button[data-act="history"]').click();
+    await entry.click();
+    // The replay shows the old conversation.
+    await chat().locator('.msg.user', { hasText: 'Change hello to goodbye in a.txt' }).first().waitFor({ timeout: 15000 });
+    await chat().locator('.tool', { hasText: 'a.txt' }).first().waitFor({ timeout: 15000 });
+  });
+
+  await test('Configure Provider walks through a local server and tests it', async () => {
+    await runCommand('agentd: Configure Provider');
+    const widget = page.locator('.quick-input-widget');
+    await widget.locator('.quick-input-title', { hasText: '(1/4)' }).waitFor({ timeout: 10000 });
+    await widget.locator('input').fill('llama-server');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'llama-server' }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.press('Enter');
+    await widget.locator('.quick-input-title', { hasText: '(2/4)' }).waitFor({ timeout: 10000 });
+    await widget.locator('input').fill(`http://127.0.0.1:${FAKE_PORT}/v1`);
+    await page.keyboard.press('Enter');
+    // Loopback: no key is asked; the model list comes from Test connection.
+    await widget.locator('.quick-input-title', { hasText: '(4/4)' }).waitFor({ timeout: 30000 });
+    if (await page.locator('.quick-input-widget', { hasText: 'API key' }).count()) throw new Error('asked for a key for a loopback server');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'fake-model' }).first().waitFor({ timeout: 10000 });
+    await widget.locator('input').fill('fake-model');
+    await page.keyboard.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'works' }).waitFor({ timeout: 30000 });
+    const saved = JSON.parse(fs.readFileSync(path.join(WORK, 'ud/User/settings.json'), 'utf8'));
+    const st = saved['agentd.settings'];
+    if (st?.provider !== 'llama-server' || st.providers?.['llama-server']?.model !== 'fake-model') {
+      throw new Error(`settings not saved as expected: ${JSON.stringify(st)}`);
+    }
+    if (JSON.stringify(saved).match(/apiKey|Authorization/i)) throw new Error('a secret reached settings.json');
+  });
+
   // The last tests break agentd on purpose; they change the user settings file, which VS Code watches.
   // code-server does not notice writes to the settings file behind its back, so edit it the
   // way a user does: in the editor, then save.
@@ -340,12 +423,16 @@ try {
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
     log('settings.json open');
     await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
     await page.keyboard.insertText(JSON.stringify(st, null, 2));
     await page.keyboard.press('Control+S');
+    await waitFor('settings.json on disk is the JSON typed', () => {
+      try { return JSON.parse(fs.readFileSync(path.join(WORK, 'ud/User/settings.json'), 'utf8'))['agentd.path'] === p; } catch { return false; }
+    }, 10000);
     await waitFor('settings.json saved', async () => !(await tabDirty('settings.json')), 10000);
     log('settings.json saved');
-    await runCommand('View: Close Editor');
-    await page.locator('.tab.active', { hasText: 'settings.json' }).waitFor({ state: 'detached', timeout: 10000 });
+    await page.locator('.tab', { hasText: 'settings.json' }).locator('.codicon-close').click({ force: true });
+    await page.locator('.tab', { hasText: 'settings.json' }).waitFor({ state: 'detached', timeout: 10000 });
     log(`agentd.path set to ${p}`);
   };
   async function editorStillWorks(word) {
