@@ -108,7 +108,9 @@ func mergeEnv(base []string, layers ...map[string]string) []string {
 	return out
 }
 
-// capture keeps the first and last max/2 bytes of the output and streams it as it comes.
+// capture keeps the first and last max/2 bytes of the output and streams it as it comes,
+// coalesced: a chunk goes out when 8 KiB have gathered or 100 ms after the first unsent byte, so
+// a program writing a line at a time does not become thousands of notifications.
 type capture struct {
 	mu       sync.Mutex
 	max      int
@@ -116,9 +118,16 @@ type capture struct {
 	tail     []byte // ring of the latest bytes once head is full
 	total    int
 	progress func(string)
-	pending  []byte // an incomplete UTF-8 sequence held back from streaming
+	unsent   []byte
+	timer    *time.Timer
 	streamed int
+	closed   bool
 }
+
+const (
+	streamChunk = 8 << 10
+	streamDelay = 100 * time.Millisecond
+)
 
 func (c *capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
@@ -137,19 +146,40 @@ func (c *capture) Write(p []byte) (int, error) {
 			c.tail = append(c.tail[:0], c.tail[len(c.tail)-half:]...)
 		}
 	}
-	if c.progress != nil && c.streamed < streamCap {
-		chunk := append(c.pending, p...)
-		cut := len(chunk)
-		for cut > 0 && cut > len(chunk)-utf8.UTFMax && !utf8.FullRune(chunk[lastRuneStart(chunk[:cut]):cut]) {
-			cut = lastRuneStart(chunk[:cut])
-		}
-		c.pending = append([]byte(nil), chunk[cut:]...)
-		if cut > 0 {
-			c.streamed += cut
-			c.progress(string(chunk[:cut]))
-		}
+	if c.progress == nil || c.closed || c.streamed >= streamCap {
+		return len(p), nil
+	}
+	c.unsent = append(c.unsent, p...)
+	if len(c.unsent) >= streamChunk {
+		c.sendLocked(false)
+	} else if c.timer == nil {
+		c.timer = time.AfterFunc(streamDelay, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.timer = nil
+			if !c.closed {
+				c.sendLocked(false)
+			}
+		})
 	}
 	return len(p), nil
+}
+
+// sendLocked streams the unsent bytes, holding back an incomplete UTF-8 sequence unless final.
+func (c *capture) sendLocked(final bool) {
+	cut := len(c.unsent)
+	if !final {
+		for cut > 0 && cut > len(c.unsent)-utf8.UTFMax && !utf8.FullRune(c.unsent[lastRuneStart(c.unsent[:cut]):cut]) {
+			cut = lastRuneStart(c.unsent[:cut])
+		}
+	}
+	if cut == 0 {
+		return
+	}
+	chunk := c.unsent[:min(cut, streamCap-c.streamed)]
+	c.streamed += len(chunk)
+	c.progress(string(chunk))
+	c.unsent = append(c.unsent[:0], c.unsent[cut:]...)
 }
 
 func lastRuneStart(b []byte) int {
@@ -160,13 +190,18 @@ func lastRuneStart(b []byte) int {
 	return max(i, 0)
 }
 
+// flush streams what is left once the program has exited; nothing is streamed after it.
 func (c *capture) flush() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.progress != nil && len(c.pending) > 0 {
-		c.progress(string(c.pending))
-		c.pending = nil
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
 	}
+	if c.progress != nil && !c.closed && c.streamed < streamCap {
+		c.sendLocked(true)
+	}
+	c.closed = true
 }
 
 func (c *capture) text() (string, int) {

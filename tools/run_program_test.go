@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestRunProgram(t *testing.T) {
@@ -149,4 +150,36 @@ func TestRunProgramRefusals(t *testing.T) {
 	h.env.AllowShell = true
 	r := mustOK(t, h.run("run_program", map[string]any{"shell": "echo a b | wc -w"}))
 	mustContain(t, r.Output, "2")
+}
+
+func TestRunProgramStreamsCoalesced(t *testing.T) {
+	h := newHarness(t, nil)
+	r := mustOK(t, h.run("run_program", map[string]any{"command": []string{"sh", "-c", "i=0; while [ $i -lt 3000 ]; do echo line$i; i=$((i+1)); done"}, "max_output_bytes": 1048576}))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	streamed := strings.Join(h.progress, "")
+	if !strings.Contains(r.Output, streamed) || !strings.HasPrefix(streamed, "line0\n") || !strings.HasSuffix(streamed, "line2999\n") {
+		t.Fatalf("streamed output differs from the result: %d bytes streamed", len(streamed))
+	}
+	if len(h.progress) > 100 {
+		t.Fatalf("%d progress updates for 3000 lines; output is not coalesced", len(h.progress))
+	}
+}
+
+func TestCaptureKeepsUTF8Whole(t *testing.T) {
+	var got []string
+	c := &capture{max: 1 << 20, progress: func(s string) { got = append(got, s) }}
+	b := []byte(strings.Repeat("é", streamChunk)) // 2 bytes each: chunks end mid-rune
+	for i := 0; i < len(b); i += 1000 {
+		c.Write(b[i:min(i+1000, len(b))])
+	}
+	c.flush()
+	for _, s := range got {
+		if !utf8.ValidString(s) {
+			t.Fatalf("a streamed chunk splits a rune: %q", s[len(s)-3:])
+		}
+	}
+	if strings.Join(got, "") != string(b) {
+		t.Fatal("streamed text differs")
+	}
 }
