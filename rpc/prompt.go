@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -56,6 +57,10 @@ func (s *Server) prompt(ctx context.Context, p *protocol.PromptParams) (protocol
 	m, err := s.sessionsOrErr()
 	if err != nil {
 		return protocol.PromptResult{}, err
+	}
+	if errors.Is(context.Cause(ctx), errSessionCancel) {
+		// Cancelled before it reached the manager: it never starts.
+		return protocol.PromptResult{StopReason: protocol.StopCancelled, Usage: &protocol.Usage{}}, nil
 	}
 	return m.Prompt(ctx, *p)
 }

@@ -122,12 +122,29 @@ type Server struct {
 }
 
 type inflight struct {
-	method string
-	cancel context.CancelCauseFunc
+	method  string
+	session string // the sessionId of a prompt
+	cancel  context.CancelCauseFunc
+}
+
+// cancelPrompts cancels, with errSessionCancel, every prompt of the session that was read
+// before now: a prompt sent before agent/session/cancel is answered cancelled even when its
+// handler has not queued it in the manager yet (calls run concurrently; notifications do not).
+func (s *Server) cancelPrompts(sessionID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.inflight {
+		if f.session == sessionID && f.method == protocol.MethodSessionPrompt {
+			f.cancel(errSessionCancel)
+		}
+	}
 }
 
 // errCancelRequest is the cause of a context cancelled by $/cancelRequest.
 var errCancelRequest = errors.New("cancelled by $/cancelRequest")
+
+// errSessionCancel is the cause of a prompt context cancelled by agent/session/cancel.
+var errSessionCancel = errors.New("cancelled by agent/session/cancel")
 
 // errNoEngine is what session methods answer while the engine is not built in.
 var errNoEngine = &jsonrpc2.Error{Code: jsonrpc2.InternalError,
@@ -314,8 +331,19 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		// Updates the engine must send after this answer (session.AfterAnswer) wait for it.
 		hctx = session.WithAfterAnswer(hctx, func(fn func()) { st.AfterResponse(id, fn) })
 	}
+	f := &inflight{method: method, cancel: cancel}
+	if method == protocol.MethodSessionPrompt {
+		// Noted before the reader moves on, so an agent/session/cancel read after this prompt
+		// reaches it even while its handler has not reached the manager yet.
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(req.Params(), &p) == nil {
+			f.session = p.SessionID
+		}
+	}
 	s.mu.Lock()
-	s.inflight[id] = &inflight{method: method, cancel: cancel}
+	s.inflight[id] = f
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

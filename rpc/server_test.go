@@ -772,3 +772,50 @@ func TestParentGoneExits(t *testing.T) {
 		t.Fatalf("code %d shutdowns %d", h.code, e.fake.shutdowns)
 	}
 }
+
+// A prompt sent before agent/session/cancel is answered cancelled, even when its handler had not
+// reached the manager when the cancel was read (calls run concurrently, notifications inline).
+func TestSessionCancelReachesPromptsReadBefore(t *testing.T) {
+	e := &engine{fake: &fakeSessions{}}
+	e.fake.prompt = func(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error) {
+		select {
+		case <-ctx.Done():
+			return protocol.PromptResult{StopReason: protocol.StopCancelled}, nil
+		case <-time.After(3 * time.Second):
+			return protocol.PromptResult{StopReason: protocol.StopEndTurn}, nil
+		}
+	}
+	h := startServer(t, e.options(Options{}))
+	h.initialize(t, nil)
+	text := []any{map[string]any{"type": "text", "text": "x"}}
+	for range 20 {
+		_, a := h.start(protocol.MethodSessionPrompt, map[string]any{"sessionId": "s", "prompt": text})
+		_, b := h.start(protocol.MethodSessionPrompt, map[string]any{"sessionId": "s", "prompt": text})
+		_, other := h.start(protocol.MethodSessionPrompt, map[string]any{"sessionId": "other", "prompt": text})
+		h.notify(protocol.MethodSessionCancel, map[string]any{"sessionId": "s"})
+		for _, ch := range []chan *wireMsg{a, b} {
+			var r protocol.PromptResult
+			wantResult(t, h.wait(ch), &r)
+			if r.StopReason != protocol.StopCancelled {
+				t.Fatalf("stopReason %q, want cancelled", r.StopReason)
+			}
+		}
+		// Another session's prompt is untouched; end it with $/cancelRequest.
+		wantResult(t, h.call(protocol.MethodProvidersList, nil), nil)
+		select {
+		case m := <-other:
+			t.Fatalf("another session's prompt was answered: %s", m.Result)
+		default:
+		}
+		h.mu.Lock()
+		var otherID string
+		for k, v := range h.pending {
+			if v == other {
+				otherID = k
+			}
+		}
+		h.mu.Unlock()
+		h.notify("$/cancelRequest", map[string]any{"id": json.RawMessage(otherID)})
+		wantResult(t, h.wait(other), nil)
+	}
+}

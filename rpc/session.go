@@ -170,6 +170,7 @@ func (s *Server) sessionCancel(_ context.Context, raw jsonrpc2.RawMessage) error
 	if err != nil {
 		return err
 	}
+	s.cancelPrompts(p.SessionID)
 	m.Cancel(p.SessionID)
 	return nil
 }
