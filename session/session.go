@@ -62,8 +62,11 @@ type Session struct {
 	// cancelPending records a cancel that arrived between a turn's start and the registration
 	// of its cancel function.
 	cancelPending bool
-	pending       map[*pendingPerm]struct{}
-	closed        bool
+	// ending is set from a turn's end until the next queued prompt starts (after the ended
+	// turn's answer is on the wire): a cancel then has no turn to end.
+	ending  bool
+	pending map[*pendingPerm]struct{}
+	closed  bool
 }
 
 // ticket is a prompt waiting in the queue. ready is closed when it may start, or when it was
@@ -71,6 +74,9 @@ type Session struct {
 type ticket struct {
 	ready     chan struct{}
 	cancelled bool
+	// announce: the prompt waited behind a running turn, so it is announced with a
+	// user_message_chunk when it starts. A prompt sent after the last turn's answer is not.
+	announce bool
 }
 
 func (s *Session) nextMessageID() string {
@@ -107,6 +113,7 @@ func (s *Session) prompt(ctx context.Context, blocks []protocol.ContentBlock) pr
 	}
 	queued := s.running
 	if queued {
+		t.announce = !s.ending
 		s.queue = append(s.queue, t)
 	} else {
 		s.running = true
@@ -140,7 +147,7 @@ func (s *Session) prompt(ctx context.Context, blocks []protocol.ContentBlock) pr
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, s.cancel)
 
-	res := s.runTurn(turnCtx, blocks, queued)
+	res := s.runTurn(turnCtx, blocks, t.announce)
 
 	stop()
 	cancel()
@@ -148,16 +155,30 @@ func (s *Session) prompt(ctx context.Context, blocks []protocol.ContentBlock) pr
 	s.turnCancel = nil
 	s.turnDone = nil
 	s.cancelPending = false
+	s.ending = true
 	close(done)
+	s.mu.Unlock()
+	// The next queued prompt starts once this one's answer is on the wire: a turn's updates
+	// never precede the answer of the turn before it, so a client sees one turn at a time.
+	AfterAnswer(ctx, s.startNext)
+	return res
+}
+
+// startNext lets the first queued prompt start, or leaves the session idle. A cancel that came
+// after the turn ended has already emptied the queue, so nothing starts and no cancel is left
+// pending for a later prompt.
+func (s *Session) startNext() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ending = false
 	if len(s.queue) > 0 && !s.closed {
 		next := s.queue[0]
 		s.queue = s.queue[1:]
 		close(next.ready)
-	} else {
-		s.running = false
+		return
 	}
-	s.mu.Unlock()
-	return res
+	s.running = false
+	s.cancelPending = false
 }
 
 // cancel ends the running turn and answers every queued prompt with "cancelled"; nothing starts
@@ -167,7 +188,7 @@ func (s *Session) cancel() {
 	defer s.mu.Unlock()
 	if s.turnCancel != nil {
 		s.turnCancel()
-	} else if s.running {
+	} else if s.running && !s.ending {
 		s.cancelPending = true
 	}
 	for _, t := range s.queue {

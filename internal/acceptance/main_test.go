@@ -32,6 +32,11 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	// AGENTD_ACCEPTANCE_BIN holds another build (a release, a cross-check) to the contract.
+	if bin := os.Getenv("AGENTD_ACCEPTANCE_BIN"); bin != "" {
+		binPath = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "agentd-acceptance-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
