@@ -281,7 +281,9 @@ func TestQueuedPromptAnnounced(t *testing.T) {
 	announce := idx(func(m map[string]any) bool {
 		return isUpdate(m, "user_message_chunk") && strings.Contains(updateText(m), "the queued prompt")
 	})
-	second := idx(func(m map[string]any) bool { return isUpdate(m, "agent_message_chunk") && strings.Contains(updateText(m), "second") })
+	second := idx(func(m map[string]any) bool {
+		return isUpdate(m, "agent_message_chunk") && strings.Contains(updateText(m), "second")
+	})
 	if announce < 0 {
 		t.Fatal("the queued prompt was never announced with a user_message_chunk")
 	}
