@@ -6,7 +6,7 @@ import * as os from 'os';
 import {
   CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, ResponseError, ServerOptions, State, TransportKind,
 } from 'vscode-languageclient/node';
-import { findAgentd } from './pure/binary';
+import { bundledPath, findAgentd } from './pure/binary';
 import { didChangeConfigurationParams, effectiveSettings, initializationOptions, Settings } from './pure/settings';
 import * as editor from './editorState';
 
@@ -76,6 +76,9 @@ export class Daemon implements vscode.Disposable {
 
   async start(): Promise<void> {
     const cfg = vscode.workspace.getConfiguration('agentd');
+    // A .vsix may lose the executable bit of the binary it ships; give it back.
+    const shipped = bundledPath(this.context.extensionPath, process.platform, process.arch);
+    try { if (process.platform !== 'win32' && fs.existsSync(shipped)) fs.chmodSync(shipped, 0o755); } catch { /* read-only install */ }
     const found = findAgentd({
       configuredPath: cfg.get<string>('path') ?? '',
       extensionPath: this.context.extensionPath,

@@ -318,6 +318,10 @@ try {
   await test('Deny leaves the file alone and the turn goes on', async () => {
     await startFake('deny', readScript(false));
     await newChat();
+    // With a selection, Send Prompt sends it along as a resource block.
+    await openFile('a.txt');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+A');
     await sendPromptFromPalette('Change hello to goodbye in a.txt');
     const deny = chat().locator('.permission button', { hasText: 'Deny' });
     await deny.waitFor({ timeout: 60000 });
@@ -331,6 +335,9 @@ try {
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
     const text = await editorText();
     if (text.includes('goodbye')) throw new Error(`the denied edit was applied: ${JSON.stringify(text)}`);
+    const first = fakeRequests()[0];
+    const userMsgs = JSON.stringify((first?.messages ?? []).filter((m) => m.role === 'user'));
+    if (!userMsgs.includes('second line') || !userMsgs.includes('a.txt#L1')) throw new Error(`the selection did not reach the model with the prompt: ${userMsgs.slice(0, 400)}`);
   });
 
   await test('Stop mid-stream ends the turn', async () => {
