@@ -28,6 +28,10 @@ const (
 	// shown as content.
 	maxOutputBytes = 256 << 10
 	maxShownBytes  = 16 << 10
+	// diagnosticsWait is how long a file edit waits for the editor's diagnostics of the file to
+	// settle, so the model sees at once what its edit broke. Editors without diagnostics answer
+	// at once and cost nothing.
+	diagnosticsWait = 1500 * time.Millisecond
 )
 
 const cancelledOutput = "The user cancelled the turn before this call finished. It may not have taken effect; check before relying on it."
@@ -103,12 +107,13 @@ func (t *turn) exec(c *call) {
 	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, Status: protocol.StatusInProgress})
 	s.m.trace.event(s.id, "tool_call", map[string]any{"id": c.id, "tool": c.name, "args": c.final})
 	env := &tools.Env{
-		SessionID:  s.id,
-		Cwd:        s.roots.Cwd(),
-		Roots:      s.roots,
-		WS:         s.ws,
-		Permit:     t.permitFor(c),
-		AllowShell: t.set.AllowShell,
+		SessionID:       s.id,
+		Cwd:             s.roots.Cwd(),
+		Roots:           s.roots,
+		WS:              s.ws,
+		Permit:          t.permitFor(c),
+		AllowShell:      t.set.AllowShell,
+		DiagnosticsWait: diagnosticsWait,
 		Progress: func(text string) {
 			c.mu.Lock()
 			done := c.finished

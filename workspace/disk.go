@@ -40,8 +40,11 @@ func (*Disk) ReadFile(ctx context.Context, path string) (Doc, error) {
 // DirtyBuffers is empty: the disk has no unsaved buffers.
 func (*Disk) DirtyBuffers(context.Context) ([]Buffer, error) { return nil, nil }
 
-// Diagnostics is empty: there is no language server behind the disk.
-func (*Disk) Diagnostics(context.Context, []string) ([]FileDiagnostics, error) { return nil, nil }
+// Diagnostics is unsupported: there is no language server behind the disk, and an empty answer
+// would read as "no problems" (and make the engine wait for diagnostics that never come).
+func (*Disk) Diagnostics(context.Context, []string) ([]FileDiagnostics, error) {
+	return nil, ErrUnsupported
+}
 
 // WorkspaceSymbols is unsupported; tools fall back to a scan.
 func (*Disk) WorkspaceSymbols(context.Context, string) ([]Symbol, error) {
