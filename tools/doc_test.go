@@ -11,15 +11,13 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite tools/testdata/tools.md from the registry")
+var update = flag.Bool("update", false, "rewrite docs/tools.md from the registry")
 
-// TestToolReference keeps tools/testdata/tools.md, the argument reference docs/protocol.md points
-// to, equal to what the registry sends the model. Run with -update after changing a tool.
+// TestToolReference keeps docs/tools.md, the argument reference docs/protocol.md points to, equal to what the registry sends the model. Run with -update after changing a tool.
 func TestToolReference(t *testing.T) {
 	got := toolReference()
-	path := filepath.Join("testdata", "tools.md")
+	path := filepath.Join("..", "docs", "tools.md")
 	if *update {
-		os.MkdirAll("testdata", 0o755)
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
