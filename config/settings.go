@@ -20,8 +20,6 @@ type Settings struct {
 	SaveBeforeRun bool `json:"saveBeforeRun"`
 	// AllowShell lets run_program take a shell string instead of argv.
 	AllowShell bool `json:"allowShell"`
-	// RunTimeoutSeconds is run_program's default time limit.
-	RunTimeoutSeconds int `json:"runTimeoutSeconds"`
 	// CompactThreshold is the fraction of the context window past which older turns are
 	// summarized automatically.
 	CompactThreshold float64 `json:"compactThreshold"`

@@ -52,13 +52,12 @@ func Defaults() Settings {
 			"ollama":    {APIType: "openai", BaseURL: "http://localhost:11434/v1", Model: "qwen2.5-coder"},
 			"gemini":    {APIType: "gemini", Model: "gemini-2.5-pro"},
 		},
-		Mode:              "ask",
-		MaxIterations:     24,
-		MaxTokens:         8192,
-		Thinking:          Thinking{Enabled: true},
-		SaveBeforeRun:     true,
-		RunTimeoutSeconds: 120,
-		CompactThreshold:  0.8,
+		Mode:             "ask",
+		MaxIterations:    24,
+		MaxTokens:        8192,
+		Thinking:         Thinking{Enabled: true},
+		SaveBeforeRun:    true,
+		CompactThreshold: 0.8,
 	}
 }
 
@@ -360,9 +359,6 @@ func Validate(s Settings) error {
 	}
 	if s.Thinking.BudgetTokens != nil && *s.Thinking.BudgetTokens < 0 {
 		return &KeyError{Key: "thinking.budgetTokens", Msg: "must not be negative"}
-	}
-	if s.RunTimeoutSeconds < 0 {
-		return &KeyError{Key: "runTimeoutSeconds", Msg: "must not be negative"}
 	}
 	if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
 		return &KeyError{Key: "compactThreshold", Msg: "must be between 0 and 1"}
