@@ -40,9 +40,14 @@ fi
 export CS_ROOT="$DEST" VSIX="$DEST/agentd.vsix" AGENTD FAKEMODEL WORK="$DEST/run"
 export ARTIFACTS="${ARTIFACTS:-$EXT_DIR/test/e2e/artifacts}"
 rm -rf "$ARTIFACTS"
+OUT="$DEST/e2e-output.log"
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v ip >/dev/null; then
   # Loopback-only network namespace: nothing can leave the machine even by mistake.
-  unshare --net sh -c 'ip link set lo up && exec node "$0"' "$HERE/e2e/run-e2e.mjs"
+  unshare --net sh -c 'ip link set lo up && exec node "$0"' "$HERE/e2e/run-e2e.mjs" 2>&1 | tee "$OUT"
 else
-  node "$HERE/e2e/run-e2e.mjs"
+  node "$HERE/e2e/run-e2e.mjs" 2>&1 | tee "$OUT"
 fi
+rc=${PIPESTATUS[0]}
+# The runner prints the summary itself; if it died before that, say so in the same form.
+grep -q '^vscode-e2e: [0-9]* passed, [0-9]* failed' "$OUT" || { echo "vscode-e2e: the runner exited $rc without a summary"; echo "vscode-e2e: 0 passed, 1 failed"; }
+exit "$rc"

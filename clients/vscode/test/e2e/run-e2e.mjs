@@ -346,7 +346,13 @@ try {
     await newChat();
     await sendPromptFromPalette('Tell me a long story (slow)');
     await chatSays('Sentence number 2', 30000);
+    // A prompt sent during the turn waits in the queue...
+    await chat().locator('textarea.input').fill('queued question');
+    await chat().locator('button.send', { hasText: 'Queue' }).click();
+    await chat().locator('.queued', { hasText: 'queued question' }).waitFor({ timeout: 5000 });
     await chat().locator('button.stop').click();
+    // ...and is dropped with the stopped turn, never sent to the model.
+    await chat().locator('.queued').waitFor({ state: 'hidden', timeout: 5000 });
     await chatSays('Stopped.', 5000);
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 5000);
     const len1 = (await chat().locator('.msg.agent').last().innerText()).length;
@@ -359,6 +365,20 @@ try {
     await chat().locator('textarea.input').fill('And now a short one');
     await chat().locator('button.send').click();
     await chatSays('Fresh answer after the stop.', 30000);
+    if (JSON.stringify(fakeRequests()).includes('queued question')) throw new Error('the queued prompt reached the model after Stop');
+  });
+
+  await test('Stop during a permission request answers it cancelled', async () => {
+    await startFake('stop-permission', readScript(true));
+    await newChat();
+    await sendPromptFromPalette('Change hello to goodbye in a.txt');
+    await chat().locator('.permission button', { hasText: 'Allow once' }).waitFor({ timeout: 60000 });
+    await runCommand('agentd: Stop');
+    await chat().locator('.permission .answered', { hasText: 'Cancelled' }).waitFor({ timeout: 10000 });
+    await chatSays('Stopped.', 10000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 10000);
+    await chat().locator('.tool.status-failed').first().waitFor({ timeout: 10000 });
+    if ((await editorText()).includes('goodbye')) throw new Error('the edit landed although the turn was stopped');
   });
 
   await test('permission as a notification when the chat view is hidden', async () => {
