@@ -239,6 +239,10 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 			if ctx.Err() != nil {
 				break
 			}
+			if u.MessageID == "" && u.Content != nil {
+				// Transcripts written before user chunks carried one.
+				u.MessageID = s.nextMessageID()
+			}
 			m.d.Client.Update(s.id, u)
 		}
 		if s.title != "" {

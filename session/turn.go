@@ -70,10 +70,13 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 	if isCommand(blocks, "/compact") {
 		return t.compactCommand()
 	}
+	// One messageId for the prompt's blocks, live and in the transcript load replays: the
+	// contract's user_message_chunk is {messageId, content}, and chunks of one message share it.
+	userMsgID := s.nextMessageID()
 	if announce {
 		for _, b := range blocks {
 			b := b
-			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: s.nextMessageID(), Content: &b})
+			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b})
 		}
 	}
 	msg := t.userMessage(blocks)
@@ -83,7 +86,7 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		if b.Type == "image" {
 			b.Data = "" // the transcript keeps the fact of an image, not its bytes
 		}
-		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, Content: &b}})
+		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b}})
 	}
 	s.m.trace.event(s.id, "prompt", map[string]any{"blocks": len(blocks)})
 

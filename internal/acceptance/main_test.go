@@ -296,6 +296,19 @@ func startIn(t *testing.T, opts fakeeditor.Options, settings json.RawMessage, st
 		opts.Timeout = 15 * time.Second
 	}
 	ed := fakeeditor.New(t, stdioRW{r: p.stdout, w: p.stdin}, opts)
+	t.Cleanup(func() {
+		replayed := map[string]bool{}
+		for _, f := range parseLog(ed.Messages(), "editor → agentd ") {
+			if f.Method == protocol.MethodSessionLoad {
+				var p protocol.SessionLoadParams
+				json.Unmarshal(f.Params, &p)
+				replayed[p.SessionID] = true
+			}
+		}
+		for _, v := range checkInvariants(parseLog(ed.Messages(), "agentd → editor "), replayed) {
+			t.Errorf("contract invariant: %s", v)
+		}
+	})
 	res, err := ed.Initialize(ctxT(t), root)
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
