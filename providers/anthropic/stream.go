@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -152,7 +151,7 @@ func (d *decoder) fastBlockDelta(data []byte) (handled, more bool) {
 			return -1
 		}
 		var bit uint8
-		switch canonical(key, "type", "index", "delta", "content_block", "message", "usage", "error", "request_id") {
+		switch jscan.Canonical(key, "type", "index", "delta", "content_block", "message", "usage", "error", "request_id") {
 		case "type":
 			if kind != jscan.KindString {
 				return -1
@@ -189,7 +188,7 @@ func (d *decoder) fastBlockDelta(data []byte) (handled, more bool) {
 		if ve < 0 {
 			return -1
 		}
-		k := canonical(key, "type", "text", "thinking", "partial_json", "signature", "stop_reason")
+		k := jscan.Canonical(key, "type", "text", "thinking", "partial_json", "signature", "stop_reason")
 		var bit uint8
 		switch k {
 		case "":
@@ -460,30 +459,4 @@ func clipType(t string) string {
 		return t[:40]
 	}
 	return t
-}
-
-// canonical returns the name in names that key equals, exactly or case-insensitively (the way
-// encoding/json matches struct fields, so both decoding paths read the same keys), or "".
-func canonical(key []byte, names ...string) string {
-	if bytes.IndexByte(key, '\\') >= 0 {
-		// An escaped key (rare) is compared unescaped, as encoding/json does.
-		quoted := append(append(append(make([]byte, 0, len(key)+2), '"'), key...), '"')
-		var buf []byte
-		s, ok := jscan.Unquote(quoted, &buf)
-		if !ok {
-			return ""
-		}
-		key = []byte(s)
-	}
-	for _, n := range names {
-		if string(key) == n {
-			return n
-		}
-	}
-	for _, n := range names {
-		if bytes.EqualFold(key, httpsse.Bytes(n)) {
-			return n
-		}
-	}
-	return ""
 }

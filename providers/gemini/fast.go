@@ -53,7 +53,7 @@ func (d *decoder) fastData(b []byte) (handled, more bool) {
 	f := &d.fast
 	f.usage, f.finish, f.cands, f.seen, f.n = nil, nil, 0, 0, 0
 	end := jscan.Members(b, 0, func(key []byte, vi int) int {
-		switch canonical(key, "candidates", "usageMetadata", "error", "promptFeedback") {
+		switch jscan.Canonical(key, "candidates", "usageMetadata", "error", "promptFeedback") {
 		case "candidates":
 			if !f.once(seenCandidates) {
 				return -1
@@ -98,13 +98,13 @@ func (d *decoder) fastCandidates(b []byte, i int) int {
 			return -1 // several candidates: the general path reads the first
 		}
 		return jscan.Members(b, vi, func(key []byte, vi int) int {
-			switch canonical(key, "content", "finishReason", "finishMessage") {
+			switch jscan.Canonical(key, "content", "finishReason", "finishMessage") {
 			case "content":
 				if !f.once(seenContent) {
 					return -1
 				}
 				return jscan.Members(b, vi, func(key []byte, vi int) int {
-					if canonical(key, "parts") == "" {
+					if jscan.Canonical(key, "parts") == "" {
 						ve, _ := jscan.ValueEnd(b, vi)
 						return ve
 					}
@@ -150,7 +150,7 @@ func (d *decoder) fastPart(b []byte, i int) int {
 			return -1
 		}
 		var bit uint8
-		switch canonical(key, "text", "thought", "thoughtSignature", "functionCall") {
+		switch jscan.Canonical(key, "text", "thought", "thoughtSignature", "functionCall") {
 		case "text":
 			if kind != jscan.KindString {
 				return -1
@@ -200,30 +200,4 @@ func (d *decoder) emitPart(p *partInfo) bool {
 		return false
 	}
 	return d.textPart(text, p.text != nil, p.thought, sig)
-}
-
-// canonical returns the name in names that key equals, exactly or case-insensitively (the way
-// encoding/json matches struct fields, so both decoding paths read the same keys), or "".
-func canonical(key []byte, names ...string) string {
-	if bytes.IndexByte(key, '\\') >= 0 {
-		// An escaped key (rare) is compared unescaped, as encoding/json does.
-		quoted := append(append(append(make([]byte, 0, len(key)+2), '"'), key...), '"')
-		var buf []byte
-		s, ok := jscan.Unquote(quoted, &buf)
-		if !ok {
-			return ""
-		}
-		key = []byte(s)
-	}
-	for _, n := range names {
-		if string(key) == n {
-			return n
-		}
-	}
-	for _, n := range names {
-		if bytes.EqualFold(key, httpsse.Bytes(n)) {
-			return n
-		}
-	}
-	return ""
 }

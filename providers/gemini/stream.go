@@ -91,7 +91,7 @@ func (d *decoder) usageKey(key, v []byte, kind byte) bool {
 		n = tokenCount(parseCount(v))
 	}
 	u := &d.usage
-	switch canonical(key, "promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount", "thoughtsTokenCount") {
+	switch jscan.Canonical(key, "promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount", "thoughtsTokenCount") {
 	case "promptTokenCount":
 		u.PromptTokenCount = n
 	case "candidatesTokenCount":

@@ -6,8 +6,8 @@
 // follows the top-level value); values it skips are checked for balanced brackets and terminated
 // strings only.
 //
-// It was written by providers-2 for the openai dialect (providers/openai/jscan.go) and is shared
-// here, with exported names, so every dialect can use one copy.
+// Every dialect's fast decoding path (providers/anthropic, providers/gemini, providers/openai)
+// uses this one copy.
 package jscan
 
 import (
@@ -15,6 +15,7 @@ import (
 	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Value kinds, by their first byte.
@@ -384,4 +385,32 @@ func hex4(b []byte, i int) (rune, bool) {
 		}
 	}
 	return r, true
+}
+
+// Canonical returns the name in names that key (raw, as Members passes it) equals, exactly or
+// case-insensitively (the way encoding/json matches struct fields, so a fast path and its
+// encoding/json fallback read the same keys), or "".
+func Canonical(key []byte, names ...string) string {
+	if bytes.IndexByte(key, '\\') >= 0 {
+		// An escaped key (rare) is compared unescaped, as encoding/json does.
+		quoted := append(append(append(make([]byte, 0, len(key)+2), '"'), key...), '"')
+		var buf []byte
+		s, ok := Unquote(quoted, &buf)
+		if !ok {
+			return ""
+		}
+		key = []byte(s)
+	}
+	for _, n := range names {
+		if string(key) == n {
+			return n
+		}
+	}
+	for _, n := range names {
+		// A view of n's bytes, not a copy: this runs for every key a fast path does not read.
+		if bytes.EqualFold(key, unsafe.Slice(unsafe.StringData(n), len(n))) {
+			return n
+		}
+	}
+	return ""
 }

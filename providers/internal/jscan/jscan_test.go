@@ -79,3 +79,28 @@ func fixUTF8(s string) string {
 	}
 	return string(b)
 }
+
+// TestCanonicalMatchesLikeEncodingJSON holds Canonical to encoding/json's key matching: exact
+// first, then case-insensitive, with escaped keys compared unescaped.
+func TestCanonicalMatchesLikeEncodingJSON(t *testing.T) {
+	for _, c := range []struct{ key, want string }{
+		{`text`, "text"},
+		{`Text`, "text"},
+		{`THOUGHT`, "thought"},
+		{`t\u0065xt`, "text"},
+		{`t\u00`, ""},
+		{`role`, ""},
+		{``, ""},
+	} {
+		if got := Canonical([]byte(c.key), "text", "thought"); got != c.want {
+			t.Errorf("Canonical(%q) = %q, want %q", c.key, got, c.want)
+		}
+		var v struct {
+			Text    int `json:"text"`
+			Thought int `json:"thought"`
+		}
+		if json.Unmarshal([]byte(`{"`+c.key+`":1}`), &v) == nil && (v.Text == 1) != (c.want == "text") {
+			t.Errorf("encoding/json disagrees on %q", c.key)
+		}
+	}
+}
