@@ -8,7 +8,7 @@
 //   VSIX       the packaged extension
 //   AGENTD     the agentd binary       FAKEMODEL  the fakemodel binary
 //   WORK       scratch folder, wiped   ARTIFACTS  screenshots and logs of failures
-//   SHOT_MIDTURN  where to save the README screenshot (optional)
+//   SHOT_MIDTURN  where to save the README screenshot (optional); THEME  a workbench.colorTheme
 //   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (290), ONLY (test name filter)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -102,6 +102,7 @@ const userSettings = {
   'workbench.tips.enabled': false,
   'files.autoSave': 'off',
   'editor.minimap.enabled': false,
+  ...(env0.THEME ? { 'workbench.colorTheme': env0.THEME } : {}),
   // The tests type JSON into settings.json: no auto-closing or re-indenting.
   'editor.autoClosingBrackets': 'never',
   'editor.autoClosingQuotes': 'never',
