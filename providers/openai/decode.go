@@ -85,14 +85,7 @@ func (d *decoder) event(typ string, data []byte, emit emitFunc) bool {
 				return d.choicesAt(data, vi, emit)
 			}
 		case "usage":
-			ve, kind = jscan.ValueEnd(data, vi)
-			if ve < 0 {
-				return -1
-			}
-			if kind == jscan.KindObject {
-				usage = data[vi:ve]
-			}
-			return ve
+			return jscan.Capture(data, vi, jscan.KindObject, &usage)
 		case "error":
 			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
@@ -227,14 +220,7 @@ func (d *decoder) choiceAt(data []byte, i int, emit emitFunc) int {
 				return d.deltaAt(data, vi, emit)
 			}
 		case "finish_reason":
-			ve, kind = jscan.ValueEnd(data, vi)
-			if ve < 0 {
-				return -1
-			}
-			if kind == jscan.KindString {
-				finish = data[vi:ve]
-			}
-			return ve
+			return jscan.Capture(data, vi, jscan.KindString, &finish)
 		}
 		ve, _ = jscan.ValueEnd(data, vi)
 		return ve
@@ -263,50 +249,21 @@ func (d *decoder) choiceAt(data []byte, i int, emit emitFunc) int {
 func (d *decoder) deltaAt(data []byte, i int, emit emitFunc) int {
 	var content, refusal, reasoning, details []byte
 	end := jscan.Members(data, i, func(k []byte, vi int) int {
-		ve, kind := 0, byte(0)
 		switch string(k) {
 		case "tool_calls":
 			if data[vi] == '[' {
 				return d.toolCallsAt(data, vi, emit)
 			}
 		case "content":
-			ve, kind = jscan.ValueEnd(data, vi)
-			if ve < 0 {
-				return -1
-			}
-			if kind == jscan.KindString {
-				content = data[vi:ve]
-			}
-			return ve
+			return jscan.Capture(data, vi, jscan.KindString, &content)
 		case "refusal":
-			ve, kind = jscan.ValueEnd(data, vi)
-			if ve < 0 {
-				return -1
-			}
-			if kind == jscan.KindString {
-				refusal = data[vi:ve]
-			}
-			return ve
+			return jscan.Capture(data, vi, jscan.KindString, &refusal)
 		case "reasoning_content", "reasoning":
-			ve, kind = jscan.ValueEnd(data, vi)
-			if ve < 0 {
-				return -1
-			}
-			if kind == jscan.KindString && ve-vi > 2 {
-				reasoning = data[vi:ve]
-			}
-			return ve
+			return jscan.CaptureNonEmpty(data, vi, &reasoning)
 		case "reasoning_details":
-			ve, kind = jscan.ValueEnd(data, vi)
-			if ve < 0 {
-				return -1
-			}
-			if kind == jscan.KindArray {
-				details = data[vi:ve]
-			}
-			return ve
+			return jscan.Capture(data, vi, jscan.KindArray, &details)
 		}
-		ve, _ = jscan.ValueEnd(data, vi)
+		ve, _ := jscan.ValueEnd(data, vi)
 		return ve
 	})
 	if end < 0 {
@@ -431,14 +388,7 @@ func (d *decoder) toolCallAt(data []byte, i int, emit emitFunc) int {
 			}
 			return ve
 		case "id":
-			ve, kind = jscan.ValueEnd(data, vi)
-			if ve < 0 {
-				return -1
-			}
-			if kind == jscan.KindString && ve-vi > 2 {
-				id = data[vi:ve]
-			}
-			return ve
+			return jscan.CaptureNonEmpty(data, vi, &id)
 		case "function":
 			if data[vi] == '{' {
 				return jscan.Members(data, vi, func(k []byte, vi int) int {
