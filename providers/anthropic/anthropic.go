@@ -50,25 +50,15 @@ func New(cfg providers.Config) (providers.Provider, error) {
 // NewWithTransport builds the dialect over a given transport (tests inject one that does not
 // sleep between retries).
 func NewWithTransport(cfg providers.Config, tr *httpsse.Transport) (providers.Provider, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	base = strings.TrimSuffix(base, "/v1")
-	if _, err := url.Parse(base); err != nil {
+	base, err := httpsse.BaseURL(cfg.BaseURL, DefaultBaseURL, "/v1")
+	if err != nil {
 		return nil, err
 	}
 	return &Provider{cfg: cfg, base: base, tr: tr}, nil
 }
 
 func (p *Provider) header(req *providers.Request) http.Header {
-	h := http.Header{}
-	for k, v := range p.cfg.Headers {
-		h.Set(k, v)
-	}
-	if p.cfg.APIKey != "" {
-		h.Set("x-api-key", p.cfg.APIKey)
-	}
+	h := httpsse.Header(p.cfg, "x-api-key")
 	h.Set("anthropic-version", APIVersion)
 	if req != nil && req.Thinking.Enabled && len(req.Tools) > 0 {
 		betas := h.Get("anthropic-beta")

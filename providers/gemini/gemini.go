@@ -68,27 +68,14 @@ func New(cfg providers.Config) (providers.Provider, error) {
 // NewWithTransport builds the dialect over a given transport (tests inject one that does not
 // sleep between retries).
 func NewWithTransport(cfg providers.Config, tr *httpsse.Transport) (providers.Provider, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	base = strings.TrimSuffix(base, "/v1beta")
-	if _, err := url.Parse(base); err != nil {
+	base, err := httpsse.BaseURL(cfg.BaseURL, DefaultBaseURL, "/v1beta")
+	if err != nil {
 		return nil, err
 	}
 	return &Provider{cfg: cfg, base: base, tr: tr, now: time.Now, caches: map[string]*cacheEntry{}}, nil
 }
 
-func (p *Provider) header() http.Header {
-	h := http.Header{}
-	for k, v := range p.cfg.Headers {
-		h.Set(k, v)
-	}
-	if p.cfg.APIKey != "" {
-		h.Set("x-goog-api-key", p.cfg.APIKey)
-	}
-	return h
-}
+func (p *Provider) header() http.Header { return httpsse.Header(p.cfg, "x-goog-api-key") }
 
 func (p *Provider) model(req *providers.Request) string {
 	m := req.Model
