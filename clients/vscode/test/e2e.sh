@@ -5,7 +5,7 @@
 #   AGENTD_VSCODE_E2E_DIR  where install.sh put code-server (default /tmp/agentd-vscode-e2e)
 #   AGENTD / FAKEMODEL     prebuilt binaries (default: built here from ./cmd/agentd and
 #                          ./internal/fakemodel/cmd/fakemodel)
-#   ONLY                   run only the tests whose name contains this
+#   ONLY                   run only the tests whose name matches this regular expression
 #   SHOT_MIDTURN           save a screenshot of the chat view mid-turn to this path
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"

@@ -9,7 +9,7 @@
 //   AGENTD     the agentd binary       FAKEMODEL  the fakemodel binary
 //   WORK       scratch folder, wiped   ARTIFACTS  screenshots and logs of failures
 //   SHOT_MIDTURN  where to save the README screenshot (optional); THEME  a workbench.colorTheme
-//   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (290), ONLY (test name filter)
+//   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (290), ONLY (a regular expression test names must match)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -87,6 +87,7 @@ fs.rmSync(WORK, { recursive: true, force: true });
 for (const d of ['ud/User', 'ext', 'xdg', 'chrome', 'ws']) fs.mkdirSync(path.join(WORK, d), { recursive: true });
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 fs.writeFileSync(A_TXT, A_TEXT);
+fs.writeFileSync(path.join(WS, 'bad.json'), '{\n  "name": "demo",,\n  "version": \n}\n');
 const userSettings = {
   'workbench.startupEditor': 'none',
   'telemetry.telemetryLevel': 'off',
@@ -196,7 +197,7 @@ async function chatSays(text, ms = 30000) {
 // ---------- tests
 const results = [];
 async function test(name, fn) {
-  if (env0.ONLY && !name.includes(env0.ONLY)) return;
+  if (env0.ONLY && !new RegExp(env0.ONLY, 'i').test(name)) return;
   const t = Date.now();
   log(`--- ${name}`);
   try {
@@ -416,6 +417,25 @@ try {
     await chat().locator('.tool', { hasText: 'a.txt' }).first().waitFor({ timeout: 15000 });
   });
 
+  await test('diagnostics come from VS Code', async () => {
+    await startFake('diagnostics', { turns: [
+      { toolCalls: [{ id: 'call_diag', name: 'get_diagnostics', arguments: { path: 'bad.json' } }], chunkDelayMs: 5 },
+      { text: 'bad.json has syntax errors.', chunkDelayMs: 5 },
+      { text: 'Broken JSON' },
+    ] });
+    await openFile('bad.json');
+    // VS Code's JSON language service reports the errors.
+    await page.locator('.statusbar-item[id="status.problems"]', { hasText: /[1-9]/ }).first().waitFor({ timeout: 30000 });
+    await newChat();
+    await chat().locator('textarea.input').fill('What is wrong with bad.json?');
+    await chat().locator('button.send').click();
+    await chatSays('has syntax errors', 30000);
+    const reqs = fakeRequests();
+    const toolMsg = JSON.stringify((reqs[1]?.messages ?? []).filter((m) => m.role === 'tool'));
+    if (!/expected/i.test(toolMsg)) throw new Error(`get_diagnostics did not return VS Code's JSON errors: ${toolMsg.slice(0, 400)}`);
+    await runCommand('View: Close Editor');
+  });
+
   await test('Configure Provider walks through a local server and tests it', async () => {
     await runCommand('agentd: Configure Provider');
     const widget = page.locator('.quick-input-widget');
@@ -426,12 +446,14 @@ try {
     await widget.locator('.quick-input-title', { hasText: '(2/4)' }).waitFor({ timeout: 10000 });
     await widget.locator('input').fill(`http://127.0.0.1:${FAKE_PORT}/v1`);
     await page.keyboard.press('Enter');
+    log('base URL entered');
     // Loopback: no key is asked; the model list comes from Test connection.
     await widget.locator('.quick-input-title', { hasText: '(4/4)' }).waitFor({ timeout: 30000 });
     if (await page.locator('.quick-input-widget', { hasText: 'API key' }).count()) throw new Error('asked for a key for a loopback server');
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'fake-model' }).first().waitFor({ timeout: 10000 });
     await widget.locator('input').fill('fake-model');
     await page.keyboard.press('Enter');
+    log('model picked');
     await page.locator('.notifications-toasts', { hasText: 'works' }).waitFor({ timeout: 30000 });
     const saved = JSON.parse(fs.readFileSync(path.join(WORK, 'ud/User/settings.json'), 'utf8'));
     const st = saved['agentd.settings'];
