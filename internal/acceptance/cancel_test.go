@@ -354,3 +354,23 @@ func TestCancelDuringPermission(t *testing.T) {
 		t.Error("the file was created after the cancel")
 	}
 }
+
+// Cancel before the first token: the prompt and the cancel go out back to back.
+func TestCancelBeforeFirstToken(t *testing.T) {
+	t.Parallel()
+	// Whether the cancelled turn used up a response depends on how far it got, so every
+	// response is short.
+	w, sid := startWire(t, replay(t, map[string]any{"title": "t", "responses": []any{
+		map[string]any{"text": "one two three four", "chunkDelayMs": 30},
+		map[string]any{"text": "one two three four", "chunkDelayMs": 30},
+	}}))
+	id := w.prompt(sid, "talk")
+	w.cancel(sid)
+	if got := stopOf(t, w.response(id)); got != "cancelled" {
+		t.Errorf("stopReason %q, want cancelled", got)
+	}
+	next := w.prompt(sid, "again")
+	if got := stopOf(t, w.response(next)); got != "end_turn" {
+		t.Errorf("the next prompt: %q, want end_turn", got)
+	}
+}
