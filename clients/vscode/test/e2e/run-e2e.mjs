@@ -417,9 +417,10 @@ try {
     await chat().locator('.tool', { hasText: 'a.txt' }).first().waitFor({ timeout: 15000 });
   });
 
-  await test('diagnostics come from VS Code', async () => {
+  await test('diagnostics come from VS Code; a missing file is a clean not-found', async () => {
     await startFake('diagnostics', { turns: [
       { toolCalls: [{ id: 'call_diag', name: 'get_diagnostics', arguments: { path: 'bad.json' } }], chunkDelayMs: 5 },
+      { toolCalls: [{ id: 'call_gone', name: 'read_file', arguments: { path: 'gone.txt' } }], chunkDelayMs: 5 },
       { text: 'bad.json has syntax errors.', chunkDelayMs: 5 },
       { text: 'Broken JSON' },
     ] });
@@ -433,6 +434,10 @@ try {
     const reqs = fakeRequests();
     const toolMsg = JSON.stringify((reqs[1]?.messages ?? []).filter((m) => m.role === 'tool'));
     if (!/expected/i.test(toolMsg)) throw new Error(`get_diagnostics did not return VS Code's JSON errors: ${toolMsg.slice(0, 400)}`);
+    // A file that does not exist is a clean not-found for the model, not a failure in VS Code.
+    const goneMsg = JSON.stringify((reqs[2]?.messages ?? []).filter((m) => m.role === 'tool').slice(-1));
+    if (!/not found|no such file|does not exist/i.test(goneMsg)) throw new Error(`reading a missing file gave: ${goneMsg.slice(0, 400)}`);
+    if ((await chat().locator('body').getAttribute('data-daemon')) !== 'ready') throw new Error('agentd is no longer ready');
     await runCommand('View: Close Editor');
   });
 
