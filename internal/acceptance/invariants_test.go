@@ -89,6 +89,13 @@ func checkInvariants(frames []frame, replayed map[string]bool) []string {
 				}
 				content, _ := u["content"].([]any)
 				for _, c := range content {
+					allowed := map[any][]string{"diff": {"type", "path", "oldText", "newText", "_meta"},
+						"content": {"type", "content", "_meta"}, "terminal": {"type", "terminalId", "_meta"}}[obj(c, "type")]
+					for k := range c.(map[string]any) {
+						if allowed != nil && !slices.Contains(allowed, k) {
+							badf("%s %s: a %v content item has a key %q that ACP's shape lacks", kind, id, obj(c, "type"), k)
+						}
+					}
 					switch obj(c, "type") {
 					case "diff":
 						if p, _ := obj(c, "path").(string); !filepath.IsAbs(p) {

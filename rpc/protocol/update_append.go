@@ -184,11 +184,13 @@ func appendToolCallContent(dst []byte, c *ToolCallContent) []byte {
 		dst = append(dst, `,"path":`...)
 		dst = appendString(dst, c.Path)
 	}
-	dst = append(dst, `,"oldText":`...)
-	if c.OldText == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = appendString(dst, *c.OldText)
+	if c.Type == "diff" { // oldText is a diff's key (null: a new file); other kinds have none
+		dst = append(dst, `,"oldText":`...)
+		if c.OldText == nil {
+			dst = append(dst, "null"...)
+		} else {
+			dst = appendString(dst, *c.OldText)
+		}
 	}
 	if c.NewText != nil {
 		dst = append(dst, `,"newText":`...)

@@ -65,3 +65,16 @@ func (u *SessionUpdate) UnmarshalJSON(data []byte) error {
 	}
 	return nil
 }
+
+// MarshalJSON writes oldText for a diff only, where null means a new file; ACP's other tool
+// call content kinds ({type:"content", content}) have no such key.
+func (c ToolCallContent) MarshalJSON() ([]byte, error) {
+	type plain ToolCallContent
+	if c.Type == "diff" {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		plain
+		OldText *string `json:"oldText,omitempty"` // shadows plain's, which is never omitted
+	}{plain: plain(c)})
+}

@@ -17,6 +17,9 @@ func TestSessionUpdateRoundTrip(t *testing.T) {
 		{SessionUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: "c1", Status: StatusCompleted, Title: "Edit a.txt",
 			ToolContent: []ToolCallContent{{Type: "diff", Path: "/p/a.txt", OldText: &old, NewText: &nw}}},
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","content":[{"type":"diff","path":"/p/a.txt","oldText":"a","newText":"b"}],"title":"Edit a.txt"}`},
+		{SessionUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: "c2", ToolContent: []ToolCallContent{
+			{Type: "diff", Path: "/p/new.txt", NewText: &nw}, {Type: "content", Content: &ContentBlock{Type: "text", Text: "out"}}}},
+			`{"sessionUpdate":"tool_call_update","toolCallId":"c2","content":[{"type":"diff","path":"/p/new.txt","oldText":null,"newText":"b"},{"type":"content","content":{"type":"text","text":"out"}}]}`},
 		{SessionUpdate{SessionUpdate: UpdateSessionInfoUpdate, SessionTitle: "Fix bug"},
 			`{"sessionUpdate":"session_info_update","title":"Fix bug"}`},
 		{SessionUpdate{SessionUpdate: UpdateNotice, Severity: SeverityWarning, NoticeTitle: "rate limited, retrying in 8 s"},
