@@ -127,7 +127,23 @@ func (t *turn) exec(c *call) {
 	}
 	var note string
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun {
-		note = t.saveEdited()
+		// The buffers are saved once the program may run (after its permission), not before
+		// the user is asked: a rejected program leaves the session's edits unsaved, as edits
+		// stay until the user saves them.
+		var once sync.Once
+		save := func(context.Context) string {
+			once.Do(func() { note = t.saveEdited() })
+			return note
+		}
+		env.SaveBeforeExec = save
+		permit := env.Permit
+		env.Permit = func(ctx context.Context, req tools.PermissionRequest) error {
+			if err := permit(ctx, req); err != nil {
+				return err
+			}
+			save(ctx)
+			return nil
+		}
 	}
 	res := t.safeRun(c, env)
 	if note != "" {

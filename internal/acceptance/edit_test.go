@@ -213,3 +213,34 @@ func TestNoSaveBuffersNotice(t *testing.T) {
 		t.Error("no notice that the edited buffers could not be saved before the program")
 	}
 }
+
+// A program the user rejects does not run, so nothing is saved for it: edits stay unsaved until
+// the user saves them.
+func TestRejectedProgramSavesNothing(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakeeditor.Full(), replay(t, responses(
+		map[string]any{"toolCalls": []any{map[string]any{"id": "e", "name": "edit_file", "args": map[string]any{"path": "g.txt", "edits": []any{map[string]any{"old_text": "helo", "new_text": "hello"}}}}}},
+		map[string]any{"toolCalls": []any{map[string]any{"id": "p", "name": "run_program", "args": map[string]any{"command": []string{"cat", "g.txt"}}}}},
+		map[string]any{"text": "done"},
+	)))
+	g := e.writeFile("g.txt", "helo\n")
+	e.ed.AnswerPermissions("allow_once", "reject_once")
+	sid := e.newSession()
+	if res := e.prompt(sid, "fix and show"); res.StopReason != "end_turn" {
+		t.Fatalf("stopReason %q", res.StopReason)
+	}
+	if f := finalUpdate(e, sid, "p"); f == nil || f["status"] != "failed" {
+		t.Errorf("the rejected program: %v, want failed", f)
+	}
+	for _, f := range e.sent() {
+		if f.Method == protocol.MethodSaveBuffers {
+			t.Errorf("agentd saved buffers for a program the user rejected: %s", f.Params)
+		}
+	}
+	if b, _ := os.ReadFile(g); string(b) != "helo\n" {
+		t.Errorf("g.txt on disk = %q, want the edit still unsaved", b)
+	}
+	if !e.ed.Dirty(g) {
+		t.Error("the edited buffer was saved")
+	}
+}
