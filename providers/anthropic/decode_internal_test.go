@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -37,36 +35,17 @@ func decodeBytes(body []byte, noFast bool) []providers.Event {
 	return evs
 }
 
-func sseFiles(t *testing.T) []string {
-	files, _ := filepath.Glob(filepath.Join(providertest.RepoRoot(t), "testdata", "providers", "anthropic", "*.sse"))
-	shared, _ := filepath.Glob(filepath.Join(filepath.Dir(providertest.RepoRoot(t)), "shared", "fixtures", "providers", "anthropic", "*.sse"))
-	return append(files, shared...)
-}
-
 // TestFastPathAgreesWithEncodingJSON decodes every fixture with and without the fast
 // path and requires identical events.
 func TestFastPathAgreesWithEncodingJSON(t *testing.T) {
-	files := sseFiles(t)
-	if len(files) == 0 {
-		t.Fatal("no fixtures")
-	}
-	for _, f := range files {
-		body, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fast, slow := decodeBytes(body, false), decodeBytes(body, true)
-		if !reflect.DeepEqual(fast, slow) {
-			t.Errorf("%s: fast path differs:\nfast:\n%s\nslow:\n%s", filepath.Base(f), providertest.Dump(fast), providertest.Dump(slow))
-		}
-	}
+	providertest.FastPathAgreesOnFiles(t, providertest.SSEFiles(t, "anthropic"), decodeBytes)
 }
 
 // FuzzDecode feeds arbitrary bytes to the SSE reader and the decoder: nothing may panic, the
 // stream must end with exactly one terminal event, and on well-formed input the fast path must
 // agree with encoding/json.
 func FuzzDecode(f *testing.F) {
-	for _, file := range sseFiles(&testing.T{}) {
+	for _, file := range providertest.SSEFiles(&testing.T{}, "anthropic") {
 		if b, err := os.ReadFile(file); err == nil {
 			f.Add(b)
 		}
@@ -89,27 +68,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		// the fast path is lenient where encoding/json is strict, so the two may only be compared
 		// when every data line is valid JSON.
-		if allDataValid(body) {
-			slow := decodeBytes(body, true)
-			if !reflect.DeepEqual(fast, slow) {
-				t.Fatalf("fast path differs:\nfast:\n%s\nslow:\n%s", providertest.Dump(fast), providertest.Dump(slow))
-			}
+		if providertest.EveryData(body, dataValid) {
+			providertest.FastPathAgrees(t, "input", body, decodeBytes)
 		}
 	})
 }
 
-func allDataValid(body []byte) bool {
-	for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: 1 << 20}) {
-		if err != nil {
-			return false
-		}
-		if ev.Data != "" && !jsonValid(ev.Data) {
-			return false
-		}
-	}
-	return true
-}
-
-func jsonValid(s string) bool {
-	return strings.TrimSpace(s) != "" && json.Valid([]byte(s))
+// dataValid holds for event data encoding/json accepts, and for no data at all; data of
+// white space only is not valid here (the decoder refuses it).
+func dataValid(s string) bool {
+	return s == "" || strings.TrimSpace(s) != "" && json.Valid([]byte(s))
 }

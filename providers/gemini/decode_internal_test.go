@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -36,33 +34,14 @@ func decodeBytes(body []byte, noFast bool) []providers.Event {
 	return evs
 }
 
-func sseFiles(t *testing.T) []string {
-	files, _ := filepath.Glob(filepath.Join(providertest.RepoRoot(t), "testdata", "providers", "gemini", "*.sse"))
-	shared, _ := filepath.Glob(filepath.Join(filepath.Dir(providertest.RepoRoot(t)), "shared", "fixtures", "providers", "gemini", "*.sse"))
-	return append(files, shared...)
-}
-
 // TestFastPathAgreesWithEncodingJSON decodes every fixture with and without the fast
 // path and requires identical events.
 func TestFastPathAgreesWithEncodingJSON(t *testing.T) {
-	files := sseFiles(t)
-	if len(files) == 0 {
-		t.Fatal("no fixtures")
-	}
-	for _, f := range files {
-		body, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fast, slow := decodeBytes(body, false), decodeBytes(body, true)
-		if !reflect.DeepEqual(fast, slow) {
-			t.Errorf("%s: fast path differs:\nfast:\n%s\nslow:\n%s", filepath.Base(f), providertest.Dump(fast), providertest.Dump(slow))
-		}
-	}
+	providertest.FastPathAgreesOnFiles(t, providertest.SSEFiles(t, "gemini"), decodeBytes)
 }
 
 func FuzzDecode(f *testing.F) {
-	for _, file := range sseFiles(&testing.T{}) {
+	for _, file := range providertest.SSEFiles(&testing.T{}, "gemini") {
 		if b, err := os.ReadFile(file); err == nil {
 			f.Add(b)
 		}
@@ -82,25 +61,16 @@ func FuzzDecode(f *testing.F) {
 		if terminal != 1 {
 			t.Fatalf("%d terminal events:\n%s", terminal, providertest.Dump(fast))
 		}
-		if allDataValid(body) {
-			slow := decodeBytes(body, true)
-			if !reflect.DeepEqual(fast, slow) {
-				t.Fatalf("fast path differs:\nfast:\n%s\nslow:\n%s", providertest.Dump(fast), providertest.Dump(slow))
-			}
+		if providertest.EveryData(body, dataValid) {
+			providertest.FastPathAgrees(t, "input", body, decodeBytes)
 		}
 	})
 }
 
-func allDataValid(body []byte) bool {
-	for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: 1 << 20}) {
-		if err != nil {
-			return false
-		}
-		if strings.TrimSpace(ev.Data) != "" && !json.Valid([]byte(ev.Data)) {
-			return false
-		}
-	}
-	return true
+// dataValid holds for event data encoding/json accepts and for data of white space only (the
+// decoder skips it).
+func dataValid(s string) bool {
+	return strings.TrimSpace(s) == "" || json.Valid([]byte(s))
 }
 
 func benchStream(n int) ([]byte, int) {
