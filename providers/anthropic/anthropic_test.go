@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/anthropic"
@@ -217,31 +216,16 @@ func asError(err error, target **providers.Error) bool {
 }
 
 // slowStream sends one text delta, then holds the connection until the client hangs up.
-func slowStream(t *testing.T) (*httptest.Server, chan struct{}) {
-	gone := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
-		fmt.Fprint(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(gone)
-	}))
+func slowStream(t *testing.T) (*httptest.Server, *providertest.HangUp) {
+	h := providertest.NewHangUp()
+	srv := httptest.NewServer(h.Handler("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n"))
 	t.Cleanup(srv.Close)
-	return srv, gone
-}
-
-func waitGone(t *testing.T, gone chan struct{}) {
-	t.Helper()
-	select {
-	case <-gone:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server never saw the connection close")
-	}
+	return srv, h
 }
 
 func TestCancelEndsWithCancelledAndClosesTheSocket(t *testing.T) {
-	srv, gone := slowStream(t)
+	srv, hangUp := slowStream(t)
 	p, _ := anthropic.NewWithTransport(providers.Config{BaseURL: srv.URL, Model: "m"}, providertest.Transport(&providertest.Sleeps{}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -257,18 +241,18 @@ func TestCancelEndsWithCancelledAndClosesTheSocket(t *testing.T) {
 	if last.Type != providers.EventFailed || last.Err.Kind != providers.ErrCancelled {
 		t.Fatalf("events %v, last %+v", types, last)
 	}
-	waitGone(t, gone)
+	hangUp.Wait(t)
 }
 
 func TestBreakClosesTheSocket(t *testing.T) {
-	srv, gone := slowStream(t)
+	srv, hangUp := slowStream(t)
 	p, _ := anthropic.NewWithTransport(providers.Config{BaseURL: srv.URL, Model: "m"}, providertest.Transport(&providertest.Sleeps{}))
 	for ev := range p.Stream(context.Background(), req) {
 		if ev.Type == providers.EventTextDelta {
 			break
 		}
 	}
-	waitGone(t, gone)
+	hangUp.Wait(t)
 }
 
 func TestRetryNoticesReachTheStream(t *testing.T) {
@@ -310,7 +294,7 @@ func TestEventOverGoSSEDefaultLimit(t *testing.T) {
 func TestDefaultBaseURL(t *testing.T) {
 	var got string
 	tr := providertest.Transport(&providertest.Sleeps{})
-	tr.Doer = doerFunc(func(r *http.Request) (*http.Response, error) {
+	tr.Doer = providertest.DoerFunc(func(r *http.Request) (*http.Response, error) {
 		got = r.URL.String()
 		return nil, fmt.Errorf("offline")
 	})
@@ -327,10 +311,6 @@ func TestDefaultBaseURL(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-type doerFunc func(*http.Request) (*http.Response, error)
-
-func (f doerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestMessageStopClosesOpenToolBlocks(t *testing.T) {
 	start := "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"ls\",\"input\":{}}}\n\n"

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/gemini"
@@ -314,14 +313,10 @@ func keys(m map[string]any) []string {
 	return out
 }
 
-type doerFunc func(*http.Request) (*http.Response, error)
-
-func (f doerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
-
 func TestDefaultBaseURL(t *testing.T) {
 	var got string
 	tr := providertest.Transport(&providertest.Sleeps{})
-	tr.Doer = doerFunc(func(r *http.Request) (*http.Response, error) {
+	tr.Doer = providertest.DoerFunc(func(r *http.Request) (*http.Response, error) {
 		got = r.URL.String()
 		return nil, fmt.Errorf("offline")
 	})
@@ -340,14 +335,8 @@ func TestDefaultBaseURL(t *testing.T) {
 func TestCancelAndBreakCloseTheSocket(t *testing.T) {
 	for _, mode := range []string{"cancel", "break"} {
 		t.Run(mode, func(t *testing.T) {
-			gone := make(chan struct{})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				fmt.Fprint(w, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}]}}]}\r\n\r\n")
-				w.(http.Flusher).Flush()
-				<-r.Context().Done()
-				close(gone)
-			}))
+			hangUp := providertest.NewHangUp()
+			srv := httptest.NewServer(hangUp.Handler("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}]}}]}\r\n\r\n"))
 			defer srv.Close()
 			p, _ := gemini.NewWithTransport(providers.Config{BaseURL: srv.URL, Model: "gemini-2.5-flash"}, providertest.Transport(&providertest.Sleeps{}))
 			ctx, cancel := context.WithCancel(context.Background())
@@ -365,11 +354,7 @@ func TestCancelAndBreakCloseTheSocket(t *testing.T) {
 			if mode == "cancel" && (last.Type != providers.EventFailed || last.Err.Kind != providers.ErrCancelled) {
 				t.Fatalf("last %+v", last)
 			}
-			select {
-			case <-gone:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the server never saw the connection close")
-			}
+			hangUp.Wait(t)
 		})
 	}
 }

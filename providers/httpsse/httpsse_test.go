@@ -251,14 +251,8 @@ func TestLargeEventsAndTheLimit(t *testing.T) {
 }
 
 func TestCancelMidStreamAndCloseReleaseTheConnection(t *testing.T) {
-	gone := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: one\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done() // the client must hang up
-		close(gone)
-	}))
+	hangUp := providertest.NewHangUp()
+	srv := httptest.NewServer(hangUp.Handler("data: one\n\n"))
 	defer srv.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -276,22 +270,12 @@ func TestCancelMidStreamAndCloseReleaseTheConnection(t *testing.T) {
 	if fmt.Sprint(got) != "[one]" || s.Err() == nil || s.Err().Kind != providers.ErrCancelled {
 		t.Fatalf("got %q err %+v", got, s.Err())
 	}
-	select {
-	case <-gone:
-	case <-time.After(10 * time.Second):
-		t.Fatal("server never saw the client hang up")
-	}
+	hangUp.Wait(t)
 }
 
 func TestBreakingOutAndClosingHangsUp(t *testing.T) {
-	gone := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: one\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(gone)
-	}))
+	hangUp := providertest.NewHangUp()
+	srv := httptest.NewServer(hangUp.Handler("data: one\n\n"))
 	defer srv.Close()
 	s, err := (&httpsse.Transport{}).Open(context.Background(), &httpsse.Call{URL: srv.URL, Body: []byte(`{}`)})
 	if err != nil {
@@ -301,11 +285,7 @@ func TestBreakingOutAndClosingHangsUp(t *testing.T) {
 		break
 	}
 	s.Close()
-	select {
-	case <-gone:
-	case <-time.After(10 * time.Second):
-		t.Fatal("server never saw the client hang up")
-	}
+	hangUp.Wait(t)
 }
 
 func TestFetchReturnsBodyAndClassifies(t *testing.T) {

@@ -374,14 +374,8 @@ func TestBadResponses(t *testing.T) {
 // TestCancelClosesTheStream: cancelling ctx mid-stream ends the iterator with cancelled, and the
 // server sees its connection close (a local server stops generating).
 func TestCancelClosesTheStream(t *testing.T) {
-	closed := make(chan struct{})
-	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(closed)
-	})
+	hangUp := providertest.NewHangUp()
+	srv := newScripted(t, hangUp.Handler("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n"))
 	p := provider(t, providers.Config{Model: "m"}, srv.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -396,32 +390,18 @@ func TestCancelClosesTheStream(t *testing.T) {
 	if last.Type != providers.EventFailed || last.Err.Kind != providers.ErrCancelled {
 		t.Fatalf("last event %+v", last)
 	}
-	select {
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the server's connection was not closed")
-	}
+	hangUp.Wait(t)
 }
 
 // TestBreakClosesTheStream: leaving the range early closes the connection too.
 func TestBreakClosesTheStream(t *testing.T) {
-	closed := make(chan struct{})
-	srv := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(closed)
-	})
+	hangUp := providertest.NewHangUp()
+	srv := newScripted(t, hangUp.Handler("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n"))
 	p := provider(t, providers.Config{Model: "m"}, srv.URL)
 	for range p.Stream(context.Background(), testRequest()) {
 		break
 	}
-	select {
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the server's connection was not closed")
-	}
+	hangUp.Wait(t)
 }
 
 func TestListModels(t *testing.T) {
