@@ -137,8 +137,12 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 		s.file.close()
 		return protocol.SessionNewResult{}, err
 	}
-	// The client learns the session id from the answer, so the commands go out after it.
-	AfterAnswer(ctx, s.announceCommands)
+	// The client learns the session id from the answer, so the commands (and the notice of MCP
+	// servers not started) go out after it.
+	AfterAnswer(ctx, func() {
+		s.announceCommands()
+		s.mcpNotice(p.MCPServers)
+	})
 	return protocol.SessionNewResult{SessionID: id, ConfigOptions: s.configOptions(), Modes: s.modes()}, nil
 }
 
@@ -250,6 +254,7 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		}
 	}
 	s.announceCommands()
+	s.mcpNotice(p.MCPServers)
 	return protocol.SessionLoadResult{ConfigOptions: s.configOptions(), Modes: s.modes()}, nil
 }
 

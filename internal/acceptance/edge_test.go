@@ -158,3 +158,22 @@ func TestSessionListPages(t *testing.T) {
 		}
 	}
 }
+
+// mcpServers agentd does not run are not dropped silently: a warning notice names them (the
+// contract's notice for MCP servers down), after session/new's answer.
+func TestMCPServersNotice(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakeeditor.Full(), replay(t, responses()))
+	var res protocol.SessionNewResult
+	if err := e.ed.Call(ctxT(t), protocol.MethodSessionNew, map[string]any{"cwd": e.root, "mcpServers": []any{
+		map[string]any{"name": "docs-server", "command": "/nonexistent/mcp", "args": []string{}, "env": []any{}}}}, &res); err != nil {
+		t.Fatalf("session/new with mcpServers: %v", err)
+	}
+	n := e.ed.WaitUpdate("a notice naming the MCP server", func(n protocol.SessionNotification) bool {
+		return n.SessionID == res.SessionID && n.Update.SessionUpdate == "notice" &&
+			strings.Contains(n.Update.NoticeTitle+n.Update.Description, "docs-server")
+	})
+	if n.Update.Severity != "warning" && n.Update.Severity != "error" {
+		t.Errorf("notice severity %q", n.Update.Severity)
+	}
+}
