@@ -1,16 +1,12 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/providers/httpsse"
 	"github.com/agentd-dev/agentd/providers/providertest"
-	sse "github.com/tmaxmax/go-sse"
 )
 
 // decodeBytes runs the decoder over an SSE body the way Stream does, without the network.
@@ -18,17 +14,7 @@ func decodeBytes(body []byte, noFast bool) []providers.Event {
 	var evs []providers.Event
 	em := providers.NewEmitter(func(ev providers.Event) bool { evs = append(evs, ev); return true })
 	d := decoder{em: em, noFast: noFast}
-	var readErr error
-	for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: 1 << 20}) {
-		if err != nil {
-			readErr = err
-			break
-		}
-		if !d.event(ev.Type, httpsse.Bytes(ev.Data)) {
-			break
-		}
-	}
-	if readErr != nil {
+	if readErr := providertest.ReadSSE(body, d.event); readErr != nil {
 		em.Finish(providers.ProtocolError(name, readErr.Error()))
 	}
 	em.Finish(providers.Truncated(name))
@@ -45,27 +31,17 @@ func TestFastPathAgreesWithEncodingJSON(t *testing.T) {
 // stream must end with exactly one terminal event, and on well-formed input the fast path must
 // agree with encoding/json.
 func FuzzDecode(f *testing.F) {
-	for _, file := range providertest.SSEFiles(&testing.T{}, "anthropic") {
-		if b, err := os.ReadFile(file); err == nil {
-			f.Add(b)
-		}
-	}
+	providertest.AddSeeds(f, providertest.SSEFiles(&testing.T{}, "anthropic"))
 	f.Add([]byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\\u00e9\\n\"}}\n\n"))
 	f.Add([]byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":-1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fast := decodeBytes(body, false)
-		terminal := 0
 		for _, ev := range fast {
-			if ev.Type == providers.EventCompleted || ev.Type == providers.EventFailed {
-				terminal++
-			}
 			if ev.Type == providers.EventFailed && (ev.Err == nil || ev.Err.Message == "") {
 				t.Fatalf("failed event without a message: %+v", ev)
 			}
 		}
-		if terminal != 1 || (fast[len(fast)-1].Type != providers.EventCompleted && fast[len(fast)-1].Type != providers.EventFailed) {
-			t.Fatalf("%d terminal events:\n%s", terminal, providertest.Dump(fast))
-		}
+		providertest.EndsOnce(t, fast)
 		// the fast path is lenient where encoding/json is strict, so the two may only be compared
 		// when every data line is valid JSON.
 		if providertest.EveryData(body, dataValid) {

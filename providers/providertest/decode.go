@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/httpsse"
 	sse "github.com/tmaxmax/go-sse"
 )
 
@@ -55,5 +56,43 @@ func FastPathAgreesOnFiles(t testing.TB, files []string, decode func(body []byte
 			t.Fatal(err)
 		}
 		FastPathAgrees(t, filepath.Base(f), body, decode)
+	}
+}
+
+// ReadSSE reads body as SSE (events up to 1 MiB), the way a dialect's Stream sees it without
+// the network, and hands fn each event's type and data until fn returns false. It returns the
+// error that stopped the reading, if any.
+func ReadSSE(body []byte, fn func(typ string, data []byte) bool) error {
+	for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: 1 << 20}) {
+		if err != nil {
+			return err
+		}
+		if !fn(ev.Type, httpsse.Bytes(ev.Data)) {
+			break
+		}
+	}
+	return nil
+}
+
+// AddSeeds adds the contents of files to f's corpus (unreadable ones are left out).
+func AddSeeds(f *testing.F, files []string) {
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(b)
+		}
+	}
+}
+
+// EndsOnce fails t unless evs hold exactly one Completed or Failed event, and it is the last.
+func EndsOnce(t testing.TB, evs []providers.Event) {
+	t.Helper()
+	terminal := 0
+	for _, ev := range evs {
+		if ev.Type == providers.EventCompleted || ev.Type == providers.EventFailed {
+			terminal++
+		}
+	}
+	if last := len(evs) - 1; terminal != 1 || evs[last].Type != providers.EventCompleted && evs[last].Type != providers.EventFailed {
+		t.Fatalf("%d terminal events:\n%s", terminal, Dump(evs))
 	}
 }
