@@ -95,9 +95,16 @@ export class Chat implements vscode.Disposable {
     this.onCancelled(sessionId);
   }
 
+  /** Frees agentd's resources for a session we leave; it stays in the history. */
+  private close(sessionId: string | undefined) {
+    if (!sessionId) return;
+    void this.daemon.request('agent/session/close', { sessionId }).catch(() => undefined);
+  }
+
   async newChat() {
     const old = this.state.sessionId;
     if (old && this.state.running) this.cancel();
+    this.close(old);
     this.state.sessionId = undefined;
     this.dispatch({ type: 'reset' });
     try {
@@ -131,6 +138,7 @@ export class Chat implements vscode.Disposable {
 
   async loadSession(sessionId: string, title?: string) {
     if (this.state.running) this.cancel();
+    if (this.state.sessionId !== sessionId) this.close(this.state.sessionId);
     this.dispatch({ type: 'reset', sessionId, title });
     try {
       const r = await this.daemon.request('agent/session/load', { sessionId, cwd: this.cwd(), mcpServers: [] });

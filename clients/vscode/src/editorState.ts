@@ -6,6 +6,7 @@ import { promises as fs } from 'fs';
 import * as path from 'path';
 import { ResponseError } from 'vscode-languageclient/node';
 import { secretCandidates, secretStorageKey } from './pure/settings';
+import { sliceLines } from './pure/text';
 
 const NOT_FOUND = -32002;
 const INVALID_PARAMS = -32602;
@@ -15,14 +16,6 @@ function openDocument(fsPath: string): vscode.TextDocument | undefined {
   return vscode.workspace.textDocuments.find((d) => !d.isClosed && d.uri.scheme === 'file' && path.normalize(d.uri.fsPath) === want);
 }
 
-/** Lines [line, line+limit) of text, 1-based, as ACP's read_text_file does. */
-export function sliceLines(text: string, line?: number | null, limit?: number | null): string {
-  if (!line && !limit) return text;
-  const lines = text.split('\n');
-  const start = Math.max(0, (line ?? 1) - 1);
-  const end = limit ? start + limit : lines.length;
-  return lines.slice(start, end).join('\n');
-}
 
 export async function readTextFile(params: any): Promise<any> {
   const p = params?.path;

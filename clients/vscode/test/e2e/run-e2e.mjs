@@ -146,14 +146,14 @@ const watchdog = setTimeout(async () => {
 const chat = () => page.frameLocator('iframe.webview').frameLocator('#active-frame');
 // Keyboard shortcuts do not reach the workbench while a webview has focus: move it out first.
 async function focusWorkbench() {
-  await page.locator('.part.titlebar').click({ position: { x: 200, y: 10 } }).catch(() => {});
+  await page.locator('.part.titlebar').click({ position: { x: 200, y: 10 }, timeout: 2000 }).catch(() => {});
   await page.keyboard.press('Escape');
 }
 async function openPalette() {
   const input = page.locator('.quick-input-widget input');
   for (let i = 0; ; i++) {
     await focusWorkbench();
-    if (i > 0) await page.locator('.part.editor').click({ position: { x: 300, y: 300 } }).catch(() => {});
+    if (i > 0) await page.locator('.part.editor').click({ position: { x: 300, y: 300 }, timeout: 2000 }).catch(() => {});
     await page.keyboard.press('F1');
     try { await input.waitFor({ state: 'visible', timeout: 3000 }); return input; } catch (e) { if (i >= 4) throw e; }
   }
