@@ -176,6 +176,13 @@ func TestCancelNotification(t *testing.T) {
 	} else {
 		t.Logf("answered %v after the cancel", took)
 	}
+	// Pending updates are flushed before the answer: nothing of the cancelled turn follows it.
+	for _, m := range w.all()[i+1:] {
+		if isUpdate(m, "agent_message_chunk") && strings.Contains(updateText(m), "word") {
+			t.Errorf("the cancelled turn's text arrived after its answer: %v", m)
+			break
+		}
+	}
 	// Cancel twice and after the turn ended: harmless.
 	w.cancel(sid)
 	w.cancel(sid)

@@ -177,3 +177,37 @@ func TestMCPServersNotice(t *testing.T) {
 		t.Errorf("notice severity %q", n.Update.Severity)
 	}
 }
+
+// A JSON value that is not a valid request is answered -32600 (JSON-RPC 2.0), and the server
+// reads on.
+func TestInvalidRequestAnswered(t *testing.T) {
+	t.Parallel()
+	p := startProc(t, "")
+	frames := p.frames()
+	p.send(request(1, "initialize", initParams(nil)))
+	response(t, frames, 1)
+	p.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": 42})
+	if r := response(t, frames, 2); obj(r, "error", "code") != float64(-32600) {
+		t.Errorf("a request whose method is a number: %v, want -32600", r)
+	}
+	p.send(request(3, protocol.MethodProvidersList, map[string]any{}))
+	if r := response(t, frames, 3); r["error"] != nil {
+		t.Errorf("the next request: %v", r)
+	}
+}
+
+// promptCapabilities.image is true: an image block is taken.
+func TestPromptWithImage(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakeeditor.Full(), replay(t, responses(map[string]any{"text": "a red dot"})))
+	sid := e.newSession()
+	const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+	var res protocol.PromptResult
+	if err := e.ed.Call(ctxT(t), protocol.MethodSessionPrompt, protocol.PromptParams{SessionID: sid, Prompt: []protocol.ContentBlock{
+		protocol.TextBlock("what is this?"), {Type: "image", MimeType: "image/png", Data: png}}}, &res); err != nil {
+		t.Fatalf("prompt with an image: %v", err)
+	}
+	if res.StopReason != "end_turn" {
+		t.Errorf("stopReason %q", res.StopReason)
+	}
+}

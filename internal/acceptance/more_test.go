@@ -159,6 +159,19 @@ func TestCancelKillsProgram(t *testing.T) {
 	if f := finalUpdate(e, sid, "p"); f == nil || f["status"] != "failed" {
 		t.Errorf("the running program's call: %v, want failed", f)
 	}
+	// The call is marked failed before the prompt's answer (updates are flushed first).
+	failedAt, answerAt := -1, -1
+	for i, f := range e.sent() {
+		if f.Method == protocol.MethodSessionUpdate && strings.Contains(string(f.Params), `"failed"`) && failedAt < 0 {
+			failedAt = i
+		}
+		if f.Method == "" && strings.Contains(string(f.Result), `"cancelled"`) {
+			answerAt = i
+		}
+	}
+	if failedAt < 0 || answerAt < 0 || failedAt > answerAt {
+		t.Errorf("the failed update (frame %d) does not precede the cancelled answer (frame %d)", failedAt, answerAt)
+	}
 	b, _ := os.ReadFile(pidFile)
 	pid := strings.TrimSpace(string(b))
 	eventually(t, "the program's process group (its sleep) to be gone", func() bool {
