@@ -341,10 +341,15 @@ func (p *ProviderSource) Test(ctx context.Context, id string) (protocol.Provider
 		res.Message = fmt.Sprintf("the %s dialect cannot list models, so there is nothing to test without spending tokens", cfg.APIType)
 		return res, nil
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	models, err := lister.ListModels(ctx)
 	if err != nil {
+		if parent.Err() != nil {
+			// The client cancelled ($/cancelRequest): the answer is -32800, not a failed test.
+			return res, parent.Err()
+		}
 		var pe *providers.Error
 		switch {
 		case errors.As(err, &pe) && (pe.Kind == providers.ErrNotFound || pe.Status == http.StatusNotFound):

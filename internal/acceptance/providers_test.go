@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
 	"github.com/agentd-dev/agentd/internal/fakemodel"
@@ -223,5 +224,36 @@ func TestPlainHTTPRefused(t *testing.T) {
 	}
 	if code, msg := errorCode(t, err); code != -32602 || !strings.Contains(msg, "baseUrl") {
 		t.Errorf("plain http remote: %d %q, want -32602 naming baseUrl", code, msg)
+	}
+}
+
+// $/cancelRequest of a request other than a prompt answers it -32800, and the provider request
+// it was making is abandoned.
+func TestCancelRequestOfProvidersTest(t *testing.T) {
+	t.Parallel()
+	arrived := make(chan struct{}, 1)
+	gone := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-r.Context().Done()
+		gone <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	w, _ := startWire(t, openaiSettings(srv.URL+"/v1", nil))
+	w.p.send(request(50, protocol.MethodProvidersTest, map[string]any{"providerId": "fm"}))
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("providers/test never reached the server")
+	}
+	w.p.send(notification("$/cancelRequest", map[string]any{"id": 50}))
+	r := w.response(50)
+	if code := obj(r, "error", "code"); code != float64(-32800) {
+		t.Errorf("a cancelled providers/test answered %v, want error -32800", r)
+	}
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		t.Error("the model-list request was not abandoned after the cancel")
 	}
 }
