@@ -381,3 +381,23 @@ func TestCancelBeforeFirstToken(t *testing.T) {
 		t.Errorf("the next prompt: %q, want end_turn", got)
 	}
 }
+
+// close cancels the running turn (its prompt answers cancelled) and frees the session; the
+// session no longer takes prompts until it is loaded again.
+func TestCloseCancelsTurn(t *testing.T) {
+	t.Parallel()
+	w, sid := startWire(t, slowScript(t))
+	id := w.prompt(sid, "talk")
+	w.wait("the first chunk", func(m map[string]any) bool { return isUpdate(m, "agent_message_chunk") })
+	w.p.send(request(60, protocol.MethodSessionClose, map[string]any{"sessionId": sid}))
+	if got := stopOf(t, w.response(id)); got != "cancelled" {
+		t.Errorf("the running prompt at close: %q, want cancelled", got)
+	}
+	if r := w.response(60); r["error"] != nil || len(obj(r, "result").(map[string]any)) != 0 {
+		t.Errorf("close answered %v, want {}", r)
+	}
+	next := w.prompt(sid, "after close")
+	if r := w.response(next); obj(r, "error", "code") != float64(-32002) {
+		t.Errorf("a prompt to a closed session: %v, want -32002", r)
+	}
+}
