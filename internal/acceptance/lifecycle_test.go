@@ -3,6 +3,7 @@ package acceptance_test
 // PROTOCOL.md "Principles" and "Lifecycle and negotiation", "Exit".
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -213,5 +214,28 @@ func TestEndOfInputDuringTurn(t *testing.T) {
 	code, took := e.p.waitExit(3 * time.Second)
 	if code != 1 || took > time.Second {
 		t.Errorf("end of stdin mid-turn: exit code %d after %v, want 1 within 1s", code, took)
+	}
+}
+
+// LSP framing: a Content-Type header may follow Content-Length.
+func TestFramingWithContentType(t *testing.T) {
+	t.Parallel()
+	p := startProc(t, "")
+	frames := p.frames()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"capabilities":{}}}`
+	fmt.Fprintf(p.stdin, "Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n%s", len(body), body)
+	if r := response(t, frames, 1); r["error"] != nil {
+		t.Fatalf("initialize with a Content-Type header: %v", r)
+	}
+}
+
+// shutdown before initialize is not served either.
+func TestShutdownBeforeInitialize(t *testing.T) {
+	t.Parallel()
+	p := startProc(t, "")
+	frames := p.frames()
+	p.send(request(1, "shutdown", nil))
+	if r := response(t, frames, 1); obj(r, "error", "code") != float64(-32002) {
+		t.Errorf("shutdown before initialize: %v, want -32002", r)
 	}
 }
