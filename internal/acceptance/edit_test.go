@@ -244,3 +244,38 @@ func TestRejectedProgramSavesNothing(t *testing.T) {
 		t.Error("the edited buffer was saved")
 	}
 }
+
+// A client with applyEdit but without documentChanges gets WorkspaceEdit.changes: the edit still
+// goes through the editor, never to disk behind its back.
+func TestApplyEditWithoutDocumentChanges(t *testing.T) {
+	t.Parallel()
+	opts := fakeeditor.Full()
+	opts.DocumentChanges = false
+	opts.ResourceOps = nil
+	e := start(t, opts, replay(t, responses(
+		map[string]any{"toolCalls": []any{map[string]any{"id": "x", "name": "edit_file", "args": map[string]any{"path": "f.txt",
+			"edits": []any{map[string]any{"old_text": "old", "new_text": "new"}}}}}},
+		map[string]any{"text": "done"},
+	)))
+	path := e.writeFile("f.txt", "old line\n")
+	e.ed.OpenFile(path)
+	sid := e.newSession()
+	e.setMode(sid, "auto")
+	e.prompt(sid, "edit")
+	aes := e.rawApplyEdits()
+	if len(aes) != 1 {
+		t.Fatalf("%d applyEdit requests, want 1", len(aes))
+	}
+	if _, ok := obj(aes[0], "edit", "documentChanges").([]any); ok {
+		t.Errorf("documentChanges sent to a client without workspaceEdit.documentChanges: %v", aes[0])
+	}
+	if _, ok := obj(aes[0], "edit", "changes").(map[string]any); !ok {
+		t.Errorf("no WorkspaceEdit.changes: %v", aes[0])
+	}
+	if got := e.ed.Text(path); got != "new line\n" {
+		t.Errorf("buffer = %q", got)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old line\n" {
+		t.Errorf("disk = %q: written behind the editor's back", b)
+	}
+}
