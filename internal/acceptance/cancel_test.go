@@ -5,6 +5,10 @@ package acceptance_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -229,9 +233,8 @@ func TestCancelRequestOfPrompt(t *testing.T) {
 func TestCancelAnswersQueuedPrompts(t *testing.T) {
 	t.Parallel()
 	for i := range 3 { // the race between a queued prompt and the cancel behind it is narrow
-		t.Run("", func(t *testing.T) {
+		t.Run(fmt.Sprint("run", i), func(t *testing.T) {
 			t.Parallel()
-			_ = i
 			w, sid := startWire(t, slowScript(t))
 			a := w.prompt(sid, "first")
 			w.wait("the first chunk", func(m map[string]any) bool { return isUpdate(m, "agent_message_chunk") })
@@ -399,5 +402,48 @@ func TestCloseCancelsTurn(t *testing.T) {
 	next := w.prompt(sid, "after close")
 	if r := w.response(next); obj(r, "error", "code") != float64(-32002) {
 		t.Errorf("a prompt to a closed session: %v, want -32002", r)
+	}
+}
+
+// Cancel closes the provider stream: the local model server sees its client go away, so it
+// stops generating.
+func TestCancelClosesProviderStream(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 4)
+	gone := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		started <- struct{}{}
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for range 1500 {
+			select {
+			case <-r.Context().Done():
+				gone <- struct{}{}
+				return
+			case <-tick.C:
+			}
+			fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"word "},"finish_reason":null}]}`+"\n\n")
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	w, sid := startWire(t, openaiSettings(srv.URL+"/v1", nil))
+	id := w.prompt(sid, "talk")
+	w.wait("the first chunk", func(m map[string]any) bool { return isUpdate(m, "agent_message_chunk") })
+	<-started
+	w.cancel(sid)
+	if got := stopOf(t, w.response(id)); got != "cancelled" {
+		t.Errorf("stopReason %q", got)
+	}
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		t.Error("the model server's stream was still open 5s after the cancel")
 	}
 }
