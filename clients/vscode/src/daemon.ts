@@ -21,6 +21,27 @@ export interface DaemonHooks {
   onReady(restarted: boolean): void;
 }
 
+/**
+ * The output channel as the language client sees it: secrets served to agentd are masked, so a
+ * verbose JSON-RPC trace never shows an API key.
+ */
+class RedactingChannel implements vscode.OutputChannel {
+  readonly secrets = new Set<string>();
+  constructor(private readonly inner: vscode.OutputChannel) {}
+  get name() { return this.inner.name; }
+  private redact(s: string): string {
+    for (const v of this.secrets) if (v.length >= 4) s = s.split(v).join('«redacted»');
+    return s;
+  }
+  append(value: string) { this.inner.append(this.redact(value)); }
+  appendLine(value: string) { this.inner.appendLine(this.redact(value)); }
+  replace(value: string) { this.inner.replace(this.redact(value)); }
+  clear() { this.inner.clear(); }
+  show(a?: any, b?: boolean) { this.inner.show(a, b); }
+  hide() { this.inner.hide(); }
+  dispose() { /* the real channel is owned by the extension */ }
+}
+
 export class Daemon implements vscode.Disposable {
   client: LanguageClient | undefined;
   state: DaemonState = { status: 'starting' };
@@ -33,11 +54,14 @@ export class Daemon implements vscode.Disposable {
   private lastSettingsWarning = '';
   private readonly disposables: vscode.Disposable[] = [];
 
+  private readonly clientOutput: RedactingChannel;
+
   constructor(
     private readonly context: vscode.ExtensionContext,
     readonly output: vscode.OutputChannel,
     private readonly hooks: DaemonHooks,
   ) {
+    this.clientOutput = new RedactingChannel(output);
     this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('agentd.path')) void this.restart('agentd.path changed');
       else if (e.affectsConfiguration('agentd.settings') || e.affectsConfiguration('agentd.mode')) void this.sendSettings();
@@ -109,8 +133,8 @@ export class Daemon implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       // agentd pulls buffer text itself; no textDocument/did* traffic is needed.
       documentSelector: [],
-      outputChannel: this.output,
-      traceOutputChannel: this.output,
+      outputChannel: this.clientOutput,
+      traceOutputChannel: this.clientOutput,
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
       initializationOptions: () => initializationOptions(this.settings(), { name: 'agentd-vscode', title: 'agentd for VS Code', version: `${ext.version} (VS Code ${vscode.version})` }),
       initializationFailedHandler: (err) => {
@@ -165,7 +189,11 @@ export class Daemon implements vscode.Disposable {
     client.onRequest('agent/x/diagnostics', guard('diagnostics', editor.diagnostics));
     client.onRequest('agent/x/workspace_symbols', guard('workspace_symbols', editor.workspaceSymbols));
     client.onRequest('agent/x/save_buffers', guard('save_buffers', editor.saveBuffers));
-    client.onRequest('agent/x/secrets/get', guard('secrets/get', (p) => editor.getSecret(this.context.secrets, p)));
+    client.onRequest('agent/x/secrets/get', guard('secrets/get', async (p) => {
+      const r = await editor.getSecret(this.context.secrets, p);
+      if (r && typeof r.value === 'string') this.clientOutput.secrets.add(r.value);
+      return r;
+    }));
     client.onRequest('agent/session/request_permission', (p: any, token: vscode.CancellationToken) =>
       guard('request_permission', (q) => this.hooks.onPermission(q, token))(p));
     client.onNotification('agent/session/update', (p: any) => {

@@ -111,7 +111,8 @@ const userSettings = {
   'editor.formatOnType': false,
   'editor.formatOnPaste': false,
   'agentd.path': AGENTD,
-  'agentd.trace.server': 'messages',
+  // verbose: the trace holds every message's params and results (the key test checks it is masked).
+  'agentd.trace.server': 'verbose',
   'agentd.settings': {
     provider: 'fake',
     providers: { fake: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' } },
@@ -192,6 +193,14 @@ async function newChat() {
 }
 async function chatSays(text, ms = 30000) {
   await chat().locator('.messages', { hasText: text }).waitFor({ timeout: ms });
+}
+
+// The extension host's output channel: agentd's stderr and the JSON-RPC trace.
+function agentdLog() {
+  try {
+    const f = execFileSync('find', [path.join(WORK, 'ud', 'logs'), '-name', '*-agentd.log'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean)[0];
+    return f ? fs.readFileSync(f, 'utf8') : '';
+  } catch { return ''; }
 }
 
 // ---------- tests
@@ -466,6 +475,34 @@ try {
       throw new Error(`settings not saved as expected: ${JSON.stringify(st)}`);
     }
     if (JSON.stringify(saved).match(/apiKey|Authorization/i)) throw new Error('a secret reached settings.json');
+    // The changed agentd.settings were re-sent to the running agentd.
+    await waitFor('didChangeConfiguration in the trace', () => agentdLog().includes("Sending notification 'workspace/didChangeConfiguration'"), 10000);
+  });
+
+  await test('an API key is asked masked, kept in secret storage and served to agentd', async () => {
+    const before = (agentdLog().match(/Received request 'agent\/x\/secrets\/get/g) ?? []).length;
+    await runCommand('agentd: Configure Provider');
+    const widget = page.locator('.quick-input-widget');
+    await widget.locator('.quick-input-title', { hasText: '(1/4)' }).waitFor({ timeout: 10000 });
+    await widget.locator('input').fill('OpenRouter');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'OpenRouter' }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.press('Enter');
+    await widget.locator('.quick-input-title', { hasText: '(3/4)' }).waitFor({ timeout: 10000 });
+    if ((await widget.locator('input').getAttribute('type')) !== 'password') throw new Error('the key input is not masked');
+    await widget.locator('input').fill('sk-or-e2e-secret-123');
+    await page.keyboard.press('Enter');
+    // Offline, Test connection fails and the model is typed.
+    await widget.locator('.quick-input-title', { hasText: '(4/4)' }).waitFor({ timeout: 30000 });
+    await widget.locator('input').fill('some/model');
+    await page.keyboard.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'OpenRouter' }).first().waitFor({ timeout: 30000 });
+    // agentd asked the editor for the key through agent/x/secrets/get.
+    await waitFor('agent/x/secrets/get in the trace', () => (agentdLog().match(/Received request 'agent\/x\/secrets\/get/g) ?? []).length > before, 10000);
+    // The key is in no settings file and nowhere in the workspace (grep exits 1 when nothing matches).
+    let files = '';
+    try { files = execFileSync('grep', ['-rl', 'sk-or-e2e-secret-123', path.join(WORK, 'ud/User'), WS], { encoding: 'utf8' }).trim(); } catch (e) { if (e.status !== 1) throw e; }
+    if (files.split('\n').some((f) => f.endsWith('.json') || f.startsWith(WS))) throw new Error(`the key reached ${files}`);
+    if (agentdLog().includes('sk-or-e2e-secret-123')) throw new Error('the key appears in the agentd output channel');
   });
 
   // The last tests break agentd on purpose; they change the user settings file, which VS Code watches.
