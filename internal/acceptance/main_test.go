@@ -46,7 +46,11 @@ func TestMain(m *testing.M) {
 	if runtime.GOOS == "windows" {
 		binPath += ".exe"
 	}
-	out, err := exec.Command("go", "build", "-o", binPath, "github.com/agentd-dev/agentd/cmd/agentd").CombinedOutput()
+	args := []string{"build", "-o", binPath}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, "github.com/agentd-dev/agentd/cmd/agentd")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "go build ./cmd/agentd: %v\n%s", err, out)
 		os.RemoveAll(dir)
@@ -103,6 +107,11 @@ func startProc(t *testing.T, state string, env ...string) *proc {
 		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+state,
 		"XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
 		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "AGENTD_LOG=debug")
+	if raceBuild {
+		// A -race binary sleeps a second before exiting by default, which the exit-time
+		// promises would blame on agentd.
+		cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0")
+	}
 	cmd.Env = append(cmd.Env, env...)
 	p := &proc{t: t, cmd: cmd, raw: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{}), state: state}
 	cmd.Stderr = p.stderr
@@ -132,6 +141,9 @@ func startProc(t *testing.T, state string, env ...string) *proc {
 			t.Error("agentd did not exit within 5s of its stdin closing")
 		}
 		p.checkFramesOnly()
+		if strings.Contains(p.stderr.String(), "WARNING: DATA RACE") {
+			t.Errorf("agentd (built with -race) reported a data race:\n%s", tail(p.stderr.String(), 6000))
+		}
 		if t.Failed() {
 			t.Logf("agentd stderr (tail):\n%s", tail(p.stderr.String(), 8000))
 		}
