@@ -256,3 +256,22 @@ func TestToolCallDiffs(t *testing.T) {
 		t.Errorf("edit_file diff = %v, want the whole file before and after", d)
 	}
 }
+
+// A rate limit agentd will not wait out answers with _meta["agentd/error"].retryAfterMs.
+func TestProviderErrorRetryAfter(t *testing.T) {
+	t.Parallel()
+	_, url := fakeModel(t, fakemodel.Script{RepeatLast: true, Turns: []fakemodel.Turn{
+		{Status: 429, Headers: map[string]string{"retry-after": "120"},
+			ErrorBody: []byte(`{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)},
+	}})
+	e := start(t, fakeeditor.Full(), openaiSettings(url, nil))
+	sid := e.newSession()
+	var raw map[string]any
+	if err := e.ed.Call(ctxT(t), protocol.MethodSessionPrompt, protocol.PromptParams{SessionID: sid, Prompt: []protocol.ContentBlock{protocol.TextBlock("hi")}}, &raw); err != nil {
+		t.Fatalf("a rate-limited turn must answer a result: %v", err)
+	}
+	em, _ := obj(raw, "_meta", "agentd/error").(map[string]any)
+	if em["kind"] != "rate_limit" || em["retryAfterMs"] != float64(120000) {
+		t.Errorf("agentd/error = %v, want kind rate_limit, retryAfterMs 120000", em)
+	}
+}
