@@ -85,7 +85,14 @@ func (d *decoder) event(typ string, data []byte, emit emitFunc) bool {
 				return d.choicesAt(data, vi, emit)
 			}
 		case "usage":
-			return jscan.Capture(data, vi, jscan.KindObject, &usage)
+			ve, kind = jscan.ValueEnd(data, vi)
+			if ve < 0 {
+				return -1
+			}
+			if kind == jscan.KindObject {
+				usage = data[vi:ve]
+			}
+			return ve
 		case "error":
 			ve, kind = jscan.ValueEnd(data, vi)
 			if ve < 0 {
@@ -220,7 +227,14 @@ func (d *decoder) choiceAt(data []byte, i int, emit emitFunc) int {
 				return d.deltaAt(data, vi, emit)
 			}
 		case "finish_reason":
-			return jscan.Capture(data, vi, jscan.KindString, &finish)
+			ve, kind = jscan.ValueEnd(data, vi)
+			if ve < 0 {
+				return -1
+			}
+			if kind == jscan.KindString {
+				finish = data[vi:ve]
+			}
+			return ve
 		}
 		ve, _ = jscan.ValueEnd(data, vi)
 		return ve
@@ -249,21 +263,28 @@ func (d *decoder) choiceAt(data []byte, i int, emit emitFunc) int {
 func (d *decoder) deltaAt(data []byte, i int, emit emitFunc) int {
 	var content, refusal, reasoning, details []byte
 	end := jscan.Members(data, i, func(k []byte, vi int) int {
+		// A member is kept raw when it is of the wanted kind and at least minLen bytes long. The
+		// cases share this one ValueEnd; a helper around it measured 2% slower a delta.
+		var dst *[]byte
+		want, minLen := byte(jscan.KindString), 1
 		switch string(k) {
 		case "tool_calls":
 			if data[vi] == '[' {
 				return d.toolCallsAt(data, vi, emit)
 			}
 		case "content":
-			return jscan.Capture(data, vi, jscan.KindString, &content)
+			dst = &content
 		case "refusal":
-			return jscan.Capture(data, vi, jscan.KindString, &refusal)
+			dst = &refusal
 		case "reasoning_content", "reasoning":
-			return jscan.CaptureNonEmpty(data, vi, &reasoning)
+			dst, minLen = &reasoning, 3 // not "": an empty one keeps what the other field set
 		case "reasoning_details":
-			return jscan.Capture(data, vi, jscan.KindArray, &details)
+			dst, want = &details, jscan.KindArray
 		}
-		ve, _ := jscan.ValueEnd(data, vi)
+		ve, kind := jscan.ValueEnd(data, vi)
+		if dst != nil && kind == want && ve-vi >= minLen {
+			*dst = data[vi:ve]
+		}
 		return ve
 	})
 	if end < 0 {
@@ -388,7 +409,14 @@ func (d *decoder) toolCallAt(data []byte, i int, emit emitFunc) int {
 			}
 			return ve
 		case "id":
-			return jscan.CaptureNonEmpty(data, vi, &id)
+			ve, kind = jscan.ValueEnd(data, vi)
+			if ve < 0 {
+				return -1
+			}
+			if kind == jscan.KindString && ve-vi > 2 {
+				id = data[vi:ve]
+			}
+			return ve
 		case "function":
 			if data[vi] == '{' {
 				return jscan.Members(data, vi, func(k []byte, vi int) int {

@@ -223,27 +223,6 @@ func next(d []byte, ve int, closing byte) (i int, done bool) {
 	return -1, true
 }
 
-// Capture skips the value at d[vi] and, when it is of kind want, stores it (raw) in *dst. It
-// returns the end of the value, or -1 when the value is malformed, so a Members callback can
-// return it as is.
-func Capture(d []byte, vi int, want byte, dst *[]byte) int {
-	ve, kind := ValueEnd(d, vi)
-	if kind == want && ve > vi { // ve > vi: not -1
-		*dst = d[vi:ve]
-	}
-	return ve
-}
-
-// CaptureNonEmpty is Capture for a string that is stored only when it is not "": an empty one
-// leaves *dst as it was.
-func CaptureNonEmpty(d []byte, vi int, dst *[]byte) int {
-	ve, kind := ValueEnd(d, vi)
-	if kind == KindString && ve-vi > 2 { // ve-vi > 2: neither -1 nor ""
-		*dst = d[vi:ve]
-	}
-	return ve
-}
-
 // EachMember calls fn for every member of the object d with the raw key, the raw value and its
 // kind; fn returns false to stop early. It returns the index just past the object.
 func EachMember(d []byte, fn func(key, val []byte, kind byte) bool) (int, error) {
