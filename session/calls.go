@@ -104,14 +104,32 @@ func (t *turn) exec(c *call) {
 		return
 	}
 	s := t.s
-	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, Status: protocol.StatusInProgress})
+	// in_progress means running (ACP): a read starts at once; a write or exec call stays
+	// pending while its permission is asked (the request's toolCall says pending too) and
+	// starts once it is granted. A call refused goes from pending to failed.
+	var startOnce sync.Once
+	start := func() {
+		startOnce.Do(func() {
+			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, Status: protocol.StatusInProgress})
+		})
+	}
+	if c.tool.Effect() == tools.EffectRead {
+		start()
+	}
 	s.m.trace.event(s.id, "tool_call", map[string]any{"id": c.id, "tool": c.name, "args": c.final})
+	permitted := t.permitFor(c)
 	env := &tools.Env{
-		SessionID:       s.id,
-		Cwd:             s.roots.Cwd(),
-		Roots:           s.roots,
-		WS:              s.ws,
-		Permit:          t.permitFor(c),
+		SessionID: s.id,
+		Cwd:       s.roots.Cwd(),
+		Roots:     s.roots,
+		WS:        s.ws,
+		Permit: func(ctx context.Context, req tools.PermissionRequest) error {
+			if err := permitted(ctx, req); err != nil {
+				return err
+			}
+			start()
+			return nil
+		},
 		AllowShell:      t.set.AllowShell,
 		DiagnosticsWait: diagnosticsWait,
 		Progress: func(text string) {

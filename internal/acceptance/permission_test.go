@@ -81,6 +81,20 @@ func TestPermissionForEditCarriesDiff(t *testing.T) {
 		t.Errorf("toolCall diff = %v, want the whole file before and after", d)
 	}
 	checkOptions(t, p)
+	// While the user is asked the call is pending (ACP: awaiting approval); in_progress, running,
+	// comes once it is allowed.
+	permAt, runAt := -1, -1
+	for i, f := range e.sent() {
+		if f.Method == protocol.MethodRequestPermission && permAt < 0 {
+			permAt = i
+		}
+		if f.Method == protocol.MethodSessionUpdate && strings.Contains(string(f.Params), `"in_progress"`) && runAt < 0 {
+			runAt = i
+		}
+	}
+	if runAt < 0 || runAt < permAt {
+		t.Errorf("the call went in_progress (frame %d) before its permission was asked (frame %d)", runAt, permAt)
+	}
 	if got := e.ed.Text(path); got != "new line\n" {
 		t.Errorf("buffer after allow_once = %q", got)
 	}
@@ -165,6 +179,11 @@ func TestPermissionDenied(t *testing.T) {
 	f := finalUpdate(e, sid, "call_w")
 	if f == nil || f["status"] != "failed" {
 		t.Fatalf("the denied call's final update = %v, want failed", f)
+	}
+	for _, u := range kinds(e.rawUpdates(sid), "tool_call_update") {
+		if u["toolCallId"] == "call_w" && u["status"] == "in_progress" {
+			t.Error("the denied call was marked in_progress (running), though it never ran")
+		}
 	}
 	if ro := strings.ToLower(string(mustMarshal(f["rawOutput"]))); f["rawOutput"] == nil || !(strings.Contains(ro, "denied") || strings.Contains(ro, "reject")) {
 		t.Errorf("rawOutput = %v, want it to say the call was denied", f["rawOutput"])
