@@ -155,8 +155,8 @@ func Members(d []byte, i int, fn func(key []byte, vi int) int) int {
 	if i < len(d) && d[i] == '}' {
 		return i + 1
 	}
-	for done := false; ; {
-		if i = SkipWS(d, i); i >= len(d) || d[i] != '"' {
+	for {
+		if i >= len(d) || d[i] != '"' {
 			return -1
 		}
 		ke := StringEnd(d, i)
@@ -176,8 +176,17 @@ func Members(d []byte, i int, fn func(key []byte, vi int) int) int {
 		if ve < 0 {
 			return ve
 		}
-		if i, done = next(d, ve, '}'); done {
-			return i
+		i = SkipWS(d, ve)
+		if i >= len(d) {
+			return -1
+		}
+		switch d[i] {
+		case ',':
+			i = SkipWS(d, i+1)
+		case '}':
+			return i + 1
+		default:
+			return -1
 		}
 	}
 }
@@ -192,35 +201,27 @@ func Elements(d []byte, i int, fn func(vi int) int) int {
 	if i < len(d) && d[i] == ']' {
 		return i + 1
 	}
-	for done := false; ; {
-		if i = SkipWS(d, i); i >= len(d) {
+	for {
+		if i >= len(d) {
 			return -1
 		}
 		ve := fn(i)
 		if ve < 0 {
 			return ve
 		}
-		if i, done = next(d, ve, ']'); done {
-			return i
+		i = SkipWS(d, ve)
+		if i >= len(d) {
+			return -1
 		}
-	}
-}
-
-// next steps over what follows a member or element that ends at ve: after a comma it returns
-// the index just past it; after the closing bracket, done and the index just past that;
-// anything else, done and -1. Members and Elements share it so that both containers follow one
-// grammar; it is small enough to be inlined into their loops.
-func next(d []byte, ve int, closing byte) (i int, done bool) {
-	i = SkipWS(d, ve)
-	if i < len(d) {
 		switch d[i] {
 		case ',':
-			return i + 1, false
-		case closing:
-			return i + 1, true
+			i = SkipWS(d, i+1)
+		case ']':
+			return i + 1
+		default:
+			return -1
 		}
 	}
-	return -1, true
 }
 
 // EachMember calls fn for every member of the object d with the raw key, the raw value and its
