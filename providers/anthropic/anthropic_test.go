@@ -292,20 +292,14 @@ func TestEventOverGoSSEDefaultLimit(t *testing.T) {
 }
 
 func TestDefaultBaseURL(t *testing.T) {
-	var got string
-	tr := providertest.Transport(&providertest.Sleeps{})
-	tr.Doer = providertest.DoerFunc(func(r *http.Request) (*http.Response, error) {
-		got = r.URL.String()
-		return nil, fmt.Errorf("offline")
-	})
-	tr.Retry.MaxAttempts = 1
-	p, err := anthropic.NewWithTransport(providers.Config{Model: "m"}, tr)
+	var got []string
+	p, err := anthropic.NewWithTransport(providers.Config{Model: "m"}, providertest.Offline(&got))
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := providertest.Collect(t, p.Stream(context.Background(), req))
-	if got != "https://api.anthropic.com/v1/messages" || o.ErrKind() != providers.ErrNetwork {
-		t.Fatalf("url %q outcome %+v", got, o.Err)
+	if len(got) != 1 || got[0] != "https://api.anthropic.com/v1/messages" || o.ErrKind() != providers.ErrNetwork {
+		t.Fatalf("urls %q outcome %+v", got, o.Err)
 	}
 	if _, err := anthropic.New(providers.Config{}); err != nil {
 		t.Fatal(err)

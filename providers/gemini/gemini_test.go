@@ -314,17 +314,11 @@ func keys(m map[string]any) []string {
 }
 
 func TestDefaultBaseURL(t *testing.T) {
-	var got string
-	tr := providertest.Transport(&providertest.Sleeps{})
-	tr.Doer = providertest.DoerFunc(func(r *http.Request) (*http.Response, error) {
-		got = r.URL.String()
-		return nil, fmt.Errorf("offline")
-	})
-	tr.Retry.MaxAttempts = 1
-	p, _ := gemini.NewWithTransport(providers.Config{Model: "gemini-2.5-flash"}, tr)
+	var got []string
+	p, _ := gemini.NewWithTransport(providers.Config{Model: "gemini-2.5-flash"}, providertest.Offline(&got))
 	o := providertest.Collect(t, p.Stream(context.Background(), req))
-	if got != "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" || o.ErrKind() != providers.ErrNetwork {
-		t.Fatalf("url %q outcome %+v", got, o.Err)
+	if len(got) != 1 || got[0] != "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" || o.ErrKind() != providers.ErrNetwork {
+		t.Fatalf("urls %q outcome %+v", got, o.Err)
 	}
 	p, _ = gemini.New(providers.Config{})
 	if o := providertest.Collect(t, p.Stream(context.Background(), req)); o.ErrKind() != providers.ErrInvalidRequest {

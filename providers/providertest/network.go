@@ -1,11 +1,14 @@
 package providertest
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd-dev/agentd/providers/httpsse"
 )
 
 // HangUp is the server side of the tests that cancel a stream or break out of it: its handler
@@ -41,9 +44,21 @@ func (h *HangUp) Wait(t testing.TB) {
 	}
 }
 
-// DoerFunc adapts a function to httpsse.Doer, for tests that answer (or fail) requests without
-// a server.
-type DoerFunc func(*http.Request) (*http.Response, error)
+// doerFunc adapts a function to httpsse.Doer.
+type doerFunc func(*http.Request) (*http.Response, error)
 
 // Do calls f.
-func (f DoerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+func (f doerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Offline is a transport that sends nothing: each request's URL is appended to *urls and the
+// request fails as a network error, once (no retries). Tests of default base URLs use it, so the
+// real host is never dialled.
+func Offline(urls *[]string) *httpsse.Transport {
+	tr := Transport(&Sleeps{})
+	tr.Doer = doerFunc(func(r *http.Request) (*http.Response, error) {
+		*urls = append(*urls, r.URL.String())
+		return nil, errors.New("offline")
+	})
+	tr.Retry.MaxAttempts = 1
+	return tr
+}
