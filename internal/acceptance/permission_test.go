@@ -76,6 +76,9 @@ func TestPermissionForEditCarriesDiff(t *testing.T) {
 	if tc == nil || tc["toolCallId"] == nil {
 		t.Fatalf("toolCall = %v, want a tool call with its id", p["toolCall"])
 	}
+	if _, ok := tc["sessionUpdate"]; ok {
+		t.Errorf("toolCall carries sessionUpdate, a key ACP's ToolCallUpdate lacks")
+	}
 	d := findDiff(tc)
 	if d == nil || d["path"] != path || d["oldText"] != "old line\n" || d["newText"] != "new line\n" {
 		t.Errorf("toolCall diff = %v, want the whole file before and after", d)

@@ -78,3 +78,47 @@ func (c ToolCallContent) MarshalJSON() ([]byte, error) {
 		OldText *string `json:"oldText,omitempty"` // shadows plain's, which is never omitted
 	}{plain: plain(c)})
 }
+
+// MarshalJSON writes toolCall as ACP's ToolCallUpdate: the fields of a tool_call_update without
+// the sessionUpdate discriminator, which belongs to agent/session/update, not to this object.
+func (p RequestPermissionParams) MarshalJSON() ([]byte, error) {
+	tc := p.ToolCall
+	tc.SessionUpdate = UpdateToolCallUpdate // so content is written as a tool call's list
+	b, err := json.Marshal(tc)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "sessionUpdate")
+	type plain RequestPermissionParams
+	return json.Marshal(struct {
+		plain
+		ToolCall map[string]json.RawMessage `json:"toolCall"` // shadows plain's
+	}{plain: plain(p), ToolCall: fields})
+}
+
+// UnmarshalJSON is the inverse of MarshalJSON; it also takes a toolCall that carries the
+// discriminator.
+func (p *RequestPermissionParams) UnmarshalJSON(data []byte) error {
+	type plain RequestPermissionParams
+	var in struct {
+		plain
+		ToolCall map[string]json.RawMessage `json:"toolCall"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*p = RequestPermissionParams(in.plain)
+	if in.ToolCall == nil {
+		return nil
+	}
+	in.ToolCall["sessionUpdate"] = json.RawMessage(`"tool_call_update"`)
+	b, err := json.Marshal(in.ToolCall)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, &p.ToolCall)
+}

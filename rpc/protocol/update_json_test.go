@@ -42,3 +42,26 @@ func TestSessionUpdateRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// request_permission's toolCall is ACP's ToolCallUpdate: no sessionUpdate key, and it reads back.
+func TestRequestPermissionToolCallShape(t *testing.T) {
+	old, nw := "a", "b"
+	p := RequestPermissionParams{SessionID: "s1", ToolCall: SessionUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: "c1", Title: "Edit a.txt",
+		Kind: KindEdit, Status: StatusPending, ToolContent: []ToolCallContent{{Type: "diff", Path: "/p/a.txt", OldText: &old, NewText: &nw}}},
+		Options: []PermissionOption{{OptionID: OptionAllowOnce, Name: "Allow once", Kind: "allow_once"}}}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"sessionId":"s1","options":[{"optionId":"allow_once","name":"Allow once","kind":"allow_once"}],"toolCall":{"content":[{"type":"diff","path":"/p/a.txt","oldText":"a","newText":"b"}],"kind":"edit","status":"pending","title":"Edit a.txt","toolCallId":"c1"}}`
+	if string(b) != want {
+		t.Errorf("marshal:\n got %s\nwant %s", b, want)
+	}
+	var back RequestPermissionParams
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, p) {
+		t.Errorf("round trip:\n got %#v\nwant %#v", back, p)
+	}
+}
