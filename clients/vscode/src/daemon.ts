@@ -48,6 +48,7 @@ export class Daemon implements vscode.Disposable {
   private readonly stateEmitter = new vscode.EventEmitter<DaemonState>();
   readonly onDidChangeState = this.stateEmitter.event;
   private crashes: number[] = [];
+  private protocolErrors: number[] = [];
   private startedOnce = false;
   /** Set when agentd crashed too often; only an explicit restart clears it. */
   private gaveUp = false;
@@ -152,12 +153,23 @@ export class Daemon implements vscode.Disposable {
       errorHandler: {
         error: (err, _msg, count) => {
           this.output.appendLine(`[agentd] connection error: ${err?.message ?? err}`);
-          if ((count ?? 0) >= 3) {
-            return { action: ErrorAction.Shutdown, message: 'agentd sent data that is not valid JSON-RPC; the connection was closed. See "agentd: Show Logs".', handled: false };
+          // Write errors (they carry a count) mean the process is gone: the close handler deals
+          // with that. Read errors (garbage on agentd's stdout) come without one; count them.
+          if (count !== undefined) return { action: ErrorAction.Continue, handled: true };
+          const now = Date.now();
+          this.protocolErrors = this.protocolErrors.filter((t) => now - t < RESTART_WINDOW_MS);
+          this.protocolErrors.push(now);
+          if (this.protocolErrors.length >= 3) {
+            const message = `agentd sent data that is not valid JSON-RPC (${err?.message ?? err}), so it was stopped. See "agentd: Show Logs", then run "agentd: Restart Daemon".`;
+            this.gaveUp = true;
+            this.setState({ status: 'error', message });
+            void vscode.window.showErrorMessage(message, 'Show Logs').then((c) => c && this.output.show(true));
+            return { action: ErrorAction.Shutdown, handled: true };
           }
           return { action: ErrorAction.Continue, handled: true };
         },
         closed: () => {
+          if (this.gaveUp) return { action: CloseAction.DoNotRestart, handled: true };
           const now = Date.now();
           this.crashes = this.crashes.filter((t) => now - t < RESTART_WINDOW_MS);
           this.crashes.push(now);
@@ -234,6 +246,7 @@ export class Daemon implements vscode.Disposable {
   async restart(why: string) {
     this.output.appendLine(`[agentd] restart: ${why}`);
     this.crashes = [];
+    this.protocolErrors = [];
     this.gaveUp = false;
     const c = this.client;
     this.client = undefined;

@@ -559,6 +559,19 @@ try {
     await editorStillWorks('typed-after-crash');
   });
 
+  await test('an agentd that sends garbage is stopped with a clear message', async () => {
+    // Well-framed messages that are not JSON, then silence: the process stays alive.
+    const garbler = path.join(WORK, 'garbage-agentd');
+    fs.writeFileSync(garbler, '#!/bin/sh\nfor i in 1 2 3 4 5; do printf \'Content-Length: 9\\r\\n\\r\\nnot json!\'; done\nexec sleep 120\n');
+    fs.chmodSync(garbler, 0o755);
+    await setAgentdPath(garbler);
+    await runCommand('agentd: Open Chat');
+    await chat().locator('.banner', { hasText: 'not valid JSON-RPC' }).waitFor({ timeout: 60000 });
+    await chat().locator('.banner', { hasText: 'agentd is not running' }).waitFor({ timeout: 5000 });
+    await page.locator('.notifications-toasts', { hasText: 'not valid JSON-RPC' }).first().waitFor({ timeout: 10000 });
+    await editorStillWorks('typed-after-garbage');
+  });
+
   if (external.length) log(`blocked non-loopback requests: ${external.join(' ')}`);
   ok = results.length > 0 && results.every((r) => r.ok);
 } catch (e) {
