@@ -261,36 +261,43 @@ type defPattern struct {
 	kind string
 }
 
-func defs(kind string, exprs ...string) []defPattern {
-	var out []defPattern
-	for _, e := range exprs {
-		out = append(out, defPattern{regexp.MustCompile(e), kind})
+// defs compiles a kind's patterns when called (by lazyDefs).
+func defs(kind string, exprs ...string) func() []defPattern {
+	return func() []defPattern {
+		var out []defPattern
+		for _, e := range exprs {
+			out = append(out, defPattern{regexp.MustCompile(e), kind})
+		}
+		return out
 	}
-	return out
 }
 
-func join2(lists ...[]defPattern) []defPattern {
-	var out []defPattern
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	return out
+// lazyDefs joins a language's patterns when its first file is scanned: compiling all ~45 at
+// package init cost agentd's start-up more than any other init.
+func lazyDefs(lists ...func() []defPattern) func() []defPattern {
+	return sync.OnceValue(func() []defPattern {
+		var out []defPattern
+		for _, l := range lists {
+			out = append(out, l()...)
+		}
+		return out
+	})
 }
 
 var (
-	goDefs = join2(
+	goDefs = lazyDefs(
 		defs("method", `^func\s+\(\s*\w*\s*\*?\s*(?P<container>\w+)[^)]*\)\s*(?P<name>\w+)`),
 		defs("function", `^func\s+(?P<name>\w+)`),
 		defs("type", `^type\s+(?P<name>\w+)`, `^\t(?P<name>[A-Za-z_]\w*)\s+(?:struct|interface)\b`),
 		defs("variable", `^var\s+(?P<name>\w+)`),
 		defs("constant", `^const\s+(?P<name>\w+)`),
 	)
-	pyDefs = join2(
+	pyDefs = lazyDefs(
 		defs("function", `^\s*(?:async\s+)?def\s+(?P<name>\w+)`),
 		defs("class", `^\s*class\s+(?P<name>\w+)`),
 		defs("variable", `^(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=[^=]`),
 	)
-	jsDefs = join2(
+	jsDefs = lazyDefs(
 		defs("function", `^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)`),
 		defs("class", `^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)`),
 		defs("interface", `^\s*(?:export\s+)?(?:declare\s+)?interface\s+(?P<name>[\w$]+)`),
@@ -300,7 +307,7 @@ var (
 		defs("variable", `^\s*(?:export\s+)?(?:let|var)\s+(?P<name>[\w$]+)`),
 		defs("method", `^\s+(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*(?P<name>[\w$]+)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`),
 	)
-	rustDefs = join2(
+	rustDefs = lazyDefs(
 		defs("function", `^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+(?P<name>\w+)`),
 		defs("struct", `^\s*(?:pub(?:\([^)]*\))?\s+)?struct\s+(?P<name>\w+)`),
 		defs("enum", `^\s*(?:pub(?:\([^)]*\))?\s+)?enum\s+(?P<name>\w+)`),
@@ -310,14 +317,14 @@ var (
 		defs("constant", `^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(?:mut\s+)?(?P<name>\w+)`),
 		defs("macro", `^\s*macro_rules!\s*(?P<name>\w+)`),
 	)
-	jvmDefs = join2(
+	jvmDefs = lazyDefs(
 		defs("class", `^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial|inner)\s+)*(?:class|record|object)\s+(?P<name>\w+)`),
 		defs("interface", `^\s*(?:(?:public|private|protected|internal|static|sealed|partial)\s+)*interface\s+(?P<name>\w+)`),
 		defs("enum", `^\s*(?:(?:public|private|protected|internal|static)\s+)*enum\s+(?:class\s+)?(?P<name>\w+)`),
 		defs("function", `^\s*(?:(?:public|private|protected|internal|override|suspend|inline|open)\s+)*fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)`),
 		defs("method", `^\s*(?:(?:public|private|protected|internal|static|final|abstract|synchronized|virtual|override|async|native)\s+)+[\w<>\[\],.?\s]+?\s+(?P<name>\w+)\s*\(`),
 	)
-	cDefs = join2(
+	cDefs = lazyDefs(
 		defs("macro", `^\s*#\s*define\s+(?P<name>\w+)`),
 		defs("struct", `^\s*(?:typedef\s+)?(?:struct|union)\s+(?P<name>\w+)\s*\{?\s*$`),
 		defs("class", `^\s*(?:template\s*<[^>]*>\s*)?class\s+(?P<name>\w+)`),
@@ -325,17 +332,18 @@ var (
 		defs("type", `^\s*typedef\s+.*?\b(?P<name>\w+)\s*;\s*$`),
 		defs("function", `^[A-Za-z_][\w\s\*&:<>,]*?[\s\*&](?P<name>[A-Za-z_][\w:~]*)\s*\([^;]*$`),
 	)
-	rubyDefs = join2(
+	rubyDefs = lazyDefs(
 		defs("method", `^\s*def\s+(?:self\.)?(?P<name>\w+[?!=]?)`),
 		defs("class", `^\s*class\s+(?P<name>[\w:]+)`),
 		defs("module", `^\s*module\s+(?P<name>[\w:]+)`),
 	)
-	phpDefs = join2(
+	phpDefs = lazyDefs(
 		defs("function", `^\s*(?:(?:public|private|protected|static|final|abstract)\s+)*function\s+&?(?P<name>\w+)`),
 		defs("class", `^\s*(?:(?:final|abstract)\s+)?(?:class|trait|enum)\s+(?P<name>\w+)`),
 		defs("interface", `^\s*interface\s+(?P<name>\w+)`),
 	)
-	defsByExt = map[string][]defPattern{
+	// defsByExt maps an extension to its language's patterns, compiled on first use.
+	defsByExt = map[string]func() []defPattern{
 		".go": goDefs, ".py": pyDefs, ".pyi": pyDefs,
 		".js": jsDefs, ".jsx": jsDefs, ".mjs": jsDefs, ".cjs": jsDefs, ".ts": jsDefs, ".tsx": jsDefs, ".mts": jsDefs, ".cts": jsDefs,
 		".rs":   rustDefs,
@@ -349,10 +357,11 @@ var (
 
 // scanDefinitions finds definitions whose name contains q in one file.
 func scanDefinitions(path, q string) []workspace.Symbol {
-	pats := defsByExt[strings.ToLower(filepath.Ext(path))]
-	if pats == nil {
+	lang := defsByExt[strings.ToLower(filepath.Ext(path))]
+	if lang == nil {
 		return nil
 	}
+	pats := lang()
 	data, err := os.ReadFile(path)
 	if err != nil || len(data) > MaxFileBytes || isBinary(data) {
 		return nil

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -272,7 +271,7 @@ func describeManifest(path string) string {
 		return describePom(data)
 	case "build.gradle", "build.gradle.kts":
 		var deps []string
-		for _, m := range gradleDep.FindAllStringSubmatch(text, -1) {
+		for _, m := range gradleDep().FindAllStringSubmatch(text, -1) {
 			deps = append(deps, m[2])
 		}
 		if len(deps) > 0 {
@@ -282,7 +281,7 @@ func describeManifest(path string) string {
 	return ""
 }
 
-var gradleDep = regexp.MustCompile(`(?m)^\s*(implementation|api|compileOnly|runtimeOnly|testImplementation|kapt|annotationProcessor)\s*\(?\s*["']([^"']+)["']`)
+var gradleDep = lazyRegexp(`(?m)^\s*(implementation|api|compileOnly|runtimeOnly|testImplementation|kapt|annotationProcessor)\s*\(?\s*["']([^"']+)["']`)
 
 func describeGoMod(text string) string {
 	var module, goVer string
@@ -461,7 +460,7 @@ func tomlKeys(text, section string) []string {
 	return out
 }
 
-var tomlString = regexp.MustCompile(`"([^"]*)"|'([^']*)'`)
+var tomlString = lazyRegexp(`"([^"]*)"|'([^']*)'`)
 
 func tomlArray(text, section, key string) []string {
 	lines := tomlSection(text, section)
@@ -475,7 +474,7 @@ func tomlArray(text, section, key string) []string {
 			body += " " + lines[j]
 		}
 		var out []string
-		for _, m := range tomlString.FindAllStringSubmatch(body, -1) {
+		for _, m := range tomlString().FindAllStringSubmatch(body, -1) {
 			out = append(out, m[1]+m[2])
 		}
 		return out
