@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -303,7 +302,18 @@ func mergeMaps(base, top map[string]any) map[string]any {
 	return out
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName reports whether s is an environment variable name: ^[A-Za-z_][A-Za-z0-9_]*$, checked
+// by hand because a regular expression compiled at package init cost every start of the daemon.
+func envName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return s != ""
+}
 
 // Validate checks the merged settings; the error names the first offending key.
 func Validate(s Settings) error {
@@ -334,7 +344,7 @@ func Validate(s Settings) error {
 		} else if DefaultBaseURL(p.APIType) == "" && p.APIType != "replay" {
 			return &KeyError{Key: key + ".baseUrl", Msg: fmt.Sprintf("required for apiType %q", p.APIType)}
 		}
-		if p.APIKeyEnv != "" && !envName.MatchString(p.APIKeyEnv) {
+		if p.APIKeyEnv != "" && !envName(p.APIKeyEnv) {
 			return &KeyError{Key: key + ".apiKeyEnv", Msg: "not an environment variable name"}
 		}
 		if p.ContextWindow < 0 {

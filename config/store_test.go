@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -120,6 +121,16 @@ func TestJSONPath(t *testing.T) {
 	}{{5, "a"}, {12, "a.b[0]"}, {21, "a.b[1].c"}, {33, "d"}} {
 		if got := JSONPath(data, c.off); got != c.want {
 			t.Errorf("JSONPath(%d) = %q, want %q", c.off, got, c.want)
+		}
+	}
+}
+
+// envName checks by hand what ^[A-Za-z_][A-Za-z0-9_]*$ matches.
+func TestEnvName(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	for _, s := range []string{"", "A", "_", "a1", "1a", "OPENAI_API_KEY", "A-B", "A B", "Ä", "a\n", "\na", "_9", "9", "aZ_09", "A.B", "a\x00"} {
+		if got, want := envName(s), re.MatchString(s); got != want {
+			t.Errorf("envName(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

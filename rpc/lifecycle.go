@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 	lsp "go.lsp.dev/protocol"
@@ -53,7 +54,7 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	var lp lsp.InitializeParams
 	if err := lsp.Unmarshal(normalizeParams(raw), &lp); err != nil {
 		field := "params"
-		if m := errOffset.FindStringSubmatch(err.Error()); m != nil {
+		if m := errOffset().FindStringSubmatch(err.Error()); m != nil {
 			if off, _ := strconv.ParseInt(m[1], 10, 64); off > 0 {
 				if p := config.JSONPath(raw, off+1); p != "" {
 					field = p
@@ -140,8 +141,9 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 	return res, nil
 }
 
-// errOffset finds the byte offset go.lsp.dev/protocol's decoder reports, to name the key.
-var errOffset = regexp.MustCompile(`offset (\d+)`)
+// errOffset finds the byte offset go.lsp.dev/protocol's decoder reports, to name the key. It is
+// compiled on first use: only a malformed initialize needs it, and start-up time is a budget.
+var errOffset = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`offset (\d+)`) })
 
 // normalizeParams gives the LSP decoder an object even for absent params.
 func normalizeParams(raw []byte) []byte {
