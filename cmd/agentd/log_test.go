@@ -30,3 +30,27 @@ func TestLoggerRedactsKeys(t *testing.T) {
 		t.Errorf("ordinary text lost:\n%s", out)
 	}
 }
+
+// secretKey agrees with the regular expression it stands in for.
+func TestSecretKeyMatchesPattern(t *testing.T) {
+	keys := []string{"", "apiKey", "API_KEY", "x-api-key", "api.key", "Authorization", "authorizationHeader",
+		"clientSecret", "SECRET", "password", "passwd", "token", "Token", "tokens", "maxTokens", "bearer",
+		"BearerToken", "model", "providerId", "keyStatus", "apikeyenv", "\u212apiKey", "api\u212aey",
+		"\u017fecret", "ToKEN", "tok\u212an", "pass\u017fword", "é-secret", "api-kéy", "\u212a"}
+	for _, k := range keys {
+		if got, want := secretKey(k), secretField().MatchString(k); got != want {
+			t.Errorf("secretKey(%q) = %v, the pattern says %v", k, got, want)
+		}
+	}
+}
+
+func FuzzSecretKey(f *testing.F) {
+	for _, k := range []string{"apiKey", "token", "x-api_key", "\u212a", "Bearer"} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, k string) {
+		if got, want := secretKey(k), secretField().MatchString(k); got != want {
+			t.Errorf("secretKey(%q) = %v, the pattern says %v", k, got, want)
+		}
+	})
+}

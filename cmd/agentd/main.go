@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,7 +29,9 @@ import (
 // version is set at build time with -ldflags "-X main.version=…"; otherwise the module version.
 var version = "dev"
 
-func agentdVersion() string {
+// agentdVersion is worked out once: debug.ReadBuildInfo parses the embedded module list on every
+// call, and serving asks twice before it answers initialize.
+var agentdVersion = sync.OnceValue(func() string {
 	if version != "dev" {
 		return version
 	}
@@ -36,7 +39,7 @@ func agentdVersion() string {
 		return bi.Main.Version
 	}
 	return version
-}
+})
 
 const usage = `agentd: an LLM coding agent that lives beside your editor.
 
