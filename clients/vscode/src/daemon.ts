@@ -10,6 +10,13 @@ import { bundledPath, findAgentd } from './pure/binary';
 import { didChangeConfigurationParams, effectiveSettings, initializationOptions, Settings } from './pure/settings';
 import * as editor from './editorState';
 
+/** A read error caused by what agentd wrote (bad framing or JSON), not by a dead pipe. */
+function isProtocolError(err: any): boolean {
+  if (!err) return false;
+  if (err.name === 'SyntaxError' || err instanceof SyntaxError) return true;
+  return /content-length|header|not valid json|unexpected token|jsonrpc/i.test(String(err.message ?? err));
+}
+
 export type DaemonState = { status: 'starting' | 'ready' | 'stopped' | 'error'; message?: string };
 
 const MAX_RESTARTS = 3;
@@ -155,15 +162,17 @@ export class Daemon implements vscode.Disposable {
           this.output.appendLine(`[agentd] connection error: ${err?.message ?? err}`);
           // Write errors (they carry a count) mean the process is gone: the close handler deals
           // with that. Read errors (garbage on agentd's stdout) come without one; count them.
-          if (count !== undefined) return { action: ErrorAction.Continue, handled: true };
+          if (count !== undefined || !isProtocolError(err)) return { action: ErrorAction.Continue, handled: true };
           const now = Date.now();
           this.protocolErrors = this.protocolErrors.filter((t) => now - t < RESTART_WINDOW_MS);
           this.protocolErrors.push(now);
-          if (this.protocolErrors.length >= 3) {
+          if (this.protocolErrors.length >= 3 && !this.gaveUp) {
             const message = `agentd sent data that is not valid JSON-RPC (${err?.message ?? err}), so it was stopped. See "agentd: Show Logs", then run "agentd: Restart Daemon".`;
             this.gaveUp = true;
             this.setState({ status: 'error', message });
             void vscode.window.showErrorMessage(message, 'Show Logs').then((c) => c && this.output.show(true));
+            // The client cannot stop while its initialize is pending; end the process itself.
+            try { (this.client as any)?._serverProcess?.kill(); } catch { /* already gone */ }
             return { action: ErrorAction.Shutdown, handled: true };
           }
           return { action: ErrorAction.Continue, handled: true };

@@ -159,18 +159,28 @@ async function openPalette() {
     try { await input.waitFor({ state: 'visible', timeout: 3000 }); return input; } catch (e) { if (i >= 4) throw e; }
   }
 }
+// Palette input: a toast or a restarting agentd can close the quick input under our feet, so
+// the whole open-fill-pick sequence is retried a few times.
+async function pick(text, rowText, rowTimeout) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const input = await openPalette();
+      await input.fill(text, { timeout: 5000 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: rowText }).first().waitFor({ timeout: rowTimeout });
+      await page.keyboard.press('Enter');
+      return;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+      log(`palette retry ${attempt} for ${JSON.stringify(text)}: ${String(e.message).split('\n')[0]}`);
+    }
+  }
+}
 async function runCommand(title) {
-  const input = await openPalette();
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15000 });
-  await page.keyboard.press('Enter');
+  await pick(`>${title}`, title, 15000);
 }
 async function openFile(name) {
-  const input = await openPalette();
-  await input.fill(name);
   // Right after start-up the file search may still be indexing the folder.
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 45000 });
-  await page.keyboard.press('Enter');
+  await pick(name, name, 45000);
   await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15000 });
 }
 async function editorText() {
@@ -568,7 +578,10 @@ try {
     await runCommand('agentd: Open Chat');
     await chat().locator('.banner', { hasText: 'not valid JSON-RPC' }).waitFor({ timeout: 60000 });
     await chat().locator('.banner', { hasText: 'agentd is not running' }).waitFor({ timeout: 5000 });
-    await page.locator('.notifications-toasts', { hasText: 'not valid JSON-RPC' }).first().waitFor({ timeout: 10000 });
+    // Earlier tests left error toasts open, so look in the notification center.
+    await runCommand('Notifications: Show Notifications');
+    await page.locator('.notifications-center', { hasText: 'not valid JSON-RPC' }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.press('Escape');
     await editorStillWorks('typed-after-garbage');
   });
 
