@@ -1,9 +1,11 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -132,5 +134,38 @@ func TestEnvName(t *testing.T) {
 		if got, want := envName(s), re.MatchString(s); got != want {
 			t.Errorf("envName(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// NewStore builds its state without encoding/json; it must be what the JSON merge would make.
+func TestNewStoreWithoutJSON(t *testing.T) {
+	b, err := json.Marshal(Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got := defaultsLayer(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("defaultsLayer() = %v\njson of Defaults() = %v", got, want)
+	}
+	s := NewStore()
+	merged, untrusted, err := s.compute(s.layers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.merged, merged) || !reflect.DeepEqual(s.untrusted, untrusted) {
+		t.Fatalf("NewStore holds %+v %v, the merge of its layers is %+v %v", s.merged, s.untrusted, merged, untrusted)
+	}
+	// Clearing a layer that is already empty keeps the settings; clearing a set one recomputes.
+	if err := s.LoadFile(LayerUser, filepath.Join(t.TempDir(), "missing.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(LayerInit, []byte(`{"mode":"auto"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(LayerInit, nil); err != nil || s.Get().Mode != "ask" {
+		t.Fatalf("mode after clearing the layer: %q, %v", s.Get().Mode, err)
 	}
 }
