@@ -260,6 +260,28 @@ cases.add("permission asks through vim.ui.select with the diff viewable first", 
   h.eq({ outcome = { outcome = "cancelled" } }, res, "dismissed → cancelled")
 end)
 
+cases.add("every diff tab a permission question opened is closed after the decision", function()
+  local agentd = require("agentd")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "p4"
+  agentd.models.p4 = require("agentd.chat").new_model("p4")
+  local calls = h.stub_select(h.pick("show diff", "show diff", "allow once"))
+  local res = call("agent/session/request_permission", {
+    sessionId = "p4",
+    toolCall = {
+      toolCallId = "t", title = "Edit two files",
+      content = {
+        { type = "diff", path = "/w/a.txt", oldText = "a\n", newText = "A\n" },
+        { type = "diff", path = "/w/b.txt", oldText = "b\n", newText = "B\n" },
+      },
+    },
+    options = { { optionId = "allow_once", name = "Allow once" }, { optionId = "reject_once", name = "Reject" } },
+  })
+  h.eq({ outcome = { outcome = "selected", optionId = "allow_once" } }, res, "outcome")
+  h.eq(3, #calls, "asked three times (diff, diff again, decision)")
+  h.eq(1, #vim.api.nvim_list_tabpages(), "all four diff tabs closed after the decision")
+end)
+
 cases.add("an asynchronous vim.ui.select is awaited (coroutine and plain)", function()
   local agentd = require("agentd")
   h.truthy(agentd.setup({}))

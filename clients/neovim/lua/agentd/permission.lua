@@ -85,20 +85,22 @@ function M.ask(params, model)
   local pending = {}
   M.pending[pending] = true
   local choice
-  local diff_tab
+  local diff_tabs = {} -- one per diff, per time "Show diff" was chosen
   while true do
     choice = select(items, { prompt = prompt, format_item = label, kind = "agentd.permission" }, pending)
     if choice and choice.show_diff then
       for _, d in ipairs(entry.diffs) do
-        diff_tab = chat.show_diff(d)
+        diff_tabs[#diff_tabs + 1] = chat.show_diff(d)
       end
     else
       break
     end
   end
   M.pending[pending] = nil
-  if diff_tab and vim.api.nvim_tabpage_is_valid(diff_tab) and #vim.api.nvim_list_tabpages() > 1 then
-    pcall(vim.cmd, "tabclose " .. vim.api.nvim_tabpage_get_number(diff_tab))
+  for _, tab in ipairs(diff_tabs) do
+    if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
+      pcall(vim.cmd, "tabclose " .. vim.api.nvim_tabpage_get_number(tab))
+    end
   end
   if not choice then
     entry.decision = "cancelled"
