@@ -10,12 +10,12 @@ local M = {}
 
 M.state = {
   client_id = nil,
+  client = nil, -- the initialized client, until Neovim lists it (0.7)
   ready = false,
   starting = false,
   waiters = {},
-  init_result = nil,
   stopping = false,
-  last_error = nil,
+  reported_garbage = false, -- a bad message after initialize is reported once
 }
 
 local function notify(msg, level)
@@ -35,6 +35,13 @@ function M.raw_notify(client, method, params)
     return client:notify(method, params)
   end
   return client.notify(method, params)
+end
+
+local function stop_client(client, force)
+  if vim.fn.has("nvim-0.11") == 1 then
+    return client:stop(force)
+  end
+  return client.stop(force)
 end
 
 function M.get()
@@ -98,9 +105,16 @@ local function finish_waiters(err)
 end
 
 local function fail(msg)
-  M.state.last_error = msg
   notify(msg)
   finish_waiters(msg)
+end
+
+local function how_it_ended(code, signal)
+  local how = "code " .. tostring(code)
+  if signal and signal ~= 0 then
+    how = how .. ", signal " .. tostring(signal)
+  end
+  return how
 end
 
 --- Starts agentd if needed and calls cb(err, client) once it has
@@ -119,9 +133,30 @@ function M.start(handlers, on_exit, cb)
   if vim.fn.executable(cmd[1]) ~= 1 then
     return fail(string.format("agentd: cannot start `%s`: not found or not executable (set `cmd` in require('agentd').setup())", cmd[1]))
   end
-  st.starting, st.ready, st.stopping, st.last_error = true, false, false, nil
+  st.starting, st.ready, st.stopping, st.reported_garbage = true, false, false, false
   local root = config.cwd()
+  local shown_cmd = table.concat(cmd, " ")
   local timer
+  local function stop_timer()
+    if timer then
+      timer:stop()
+      timer:close()
+      timer = nil
+    end
+  end
+  -- Gives up on a daemon that has not initialized: reports msg to the
+  -- waiters and kills the process, whose exit is then expected.
+  local function abort_start(msg)
+    stop_timer()
+    st.starting = false
+    st.stopping = true
+    local c = st.client_id and vim.lsp.get_client_by_id(st.client_id)
+    st.client_id = nil
+    fail(msg)
+    if c then
+      pcall(stop_client, c, true)
+    end
+  end
   local lsp_config = {
     name = "agentd",
     cmd = cmd,
@@ -132,17 +167,12 @@ function M.start(handlers, on_exit, cb)
     capabilities = M.capabilities(),
     init_options = M.init_options(),
     handlers = handlers,
-    on_init = function(client, result)
-      if timer then
-        timer:stop()
-        timer:close()
-        timer = nil
-      end
+    on_init = function(client)
+      stop_timer()
       if not st.starting then
         return
       end
       st.starting, st.ready = false, true
-      st.init_result = result
       st.client = client
       -- Neovim registers the client as active only after on_init returns.
       vim.schedule(function()
@@ -154,26 +184,8 @@ function M.start(handlers, on_exit, cb)
         local what = vim.lsp.rpc.client_errors and vim.lsp.rpc.client_errors[code] or tostring(code)
         if st.starting then
           -- Garbage before initialize: give up now rather than at the timeout.
-          st.starting = false
-          st.stopping = true
-          local c = st.client_id and vim.lsp.get_client_by_id(st.client_id)
-          st.client_id = nil
-          if timer then
-            timer:stop()
-            timer:close()
-            timer = nil
-          end
-          fail(string.format("agentd: `%s` is not speaking LSP on stdio (%s: %s)", table.concat(cmd, " "), tostring(what),
+          abort_start(string.format("agentd: `%s` is not speaking LSP on stdio (%s: %s)", shown_cmd, tostring(what),
             vim.inspect(err):sub(1, 200)))
-          if c then
-            pcall(function()
-              if vim.fn.has("nvim-0.11") == 1 then
-                c:stop(true)
-              else
-                c.stop(true)
-              end
-            end)
-          end
         elseif not st.reported_garbage then
           st.reported_garbage = true
           notify(string.format("agentd: bad message from the daemon (%s); see %s", tostring(what), vim.lsp.get_log_path()))
@@ -182,11 +194,7 @@ function M.start(handlers, on_exit, cb)
     end,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
-        if timer then
-          timer:stop()
-          timer:close()
-          timer = nil
-        end
+        stop_timer()
         if client_id and st.client_id and client_id ~= st.client_id then
           return
         end
@@ -195,16 +203,11 @@ function M.start(handlers, on_exit, cb)
         if stopping then
           finish_waiters("agentd stopped")
         elseif was_starting then
-          fail(string.format("agentd: `%s` exited (code %s%s) before it initialized; see %s",
-            table.concat(cmd, " "), tostring(code), signal and signal ~= 0 and (", signal " .. signal) or "",
-            vim.lsp.get_log_path()))
+          fail(string.format("agentd: `%s` exited (%s) before it initialized; see %s",
+            shown_cmd, how_it_ended(code, signal), vim.lsp.get_log_path()))
         elseif was_ready then
-          local how = "code " .. tostring(code)
-          if signal and signal ~= 0 then
-            how = how .. ", signal " .. tostring(signal)
-          end
-          M.state.last_error = "agentd exited unexpectedly (" .. how .. ")"
-          notify("agentd: the daemon exited unexpectedly (" .. how .. "); the next prompt restarts it; log: " .. vim.lsp.get_log_path())
+          notify("agentd: the daemon exited unexpectedly (" .. how_it_ended(code, signal) .. "); the next prompt restarts it; log: "
+            .. vim.lsp.get_log_path())
         end
         if on_exit then
           on_exit(code, signal)
@@ -222,34 +225,18 @@ function M.start(handlers, on_exit, cb)
   end
   if not ok or not id then
     st.starting = false
-    return fail("agentd: could not start `" .. table.concat(cmd, " ") .. "`: " .. tostring(ok and "spawn failed" or id))
+    return fail("agentd: could not start `" .. shown_cmd .. "`: " .. tostring(ok and "spawn failed" or id))
   end
   st.client_id = id
   local timeout = (opts.init_timeout or 15) * 1000
   timer = (vim.uv or vim.loop).new_timer()
   timer:start(timeout, 0, vim.schedule_wrap(function()
-    if timer then
-      timer:close()
-      timer = nil
-    end
     if not st.starting then
+      stop_timer()
       return
     end
-    st.starting = false
-    st.stopping = true
-    local c = vim.lsp.get_client_by_id(id)
-    st.client_id = nil
-    fail(string.format("agentd: `%s` did not answer initialize within %d s (is it agentd, speaking LSP on stdio?)",
-      table.concat(cmd, " "), opts.init_timeout or 15))
-    if c then
-      pcall(function()
-        if vim.fn.has("nvim-0.11") == 1 then
-          c:stop(true)
-        else
-          c.stop(true)
-        end
-      end)
-    end
+    abort_start(string.format("agentd: `%s` did not answer initialize within %d s (is it agentd, speaking LSP on stdio?)",
+      shown_cmd, opts.init_timeout or 15))
   end))
 end
 
@@ -259,11 +246,7 @@ function M.stop()
   M.state.stopping = true
   M.state.ready = false
   if c then
-    if vim.fn.has("nvim-0.11") == 1 then
-      c:stop()
-    else
-      c.stop()
-    end
+    stop_client(c)
   end
 end
 
