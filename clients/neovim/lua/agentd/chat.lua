@@ -168,12 +168,8 @@ function M.apply(model, update)
         e.id = update.messageId
       end
     end
-  elseif kind == "tool_call" then
-    local e = tool_entry(model, update)
-    tool_update(e, update)
-  elseif kind == "tool_call_update" then
-    local e = tool_entry(model, update)
-    tool_update(e, update)
+  elseif kind == "tool_call" or kind == "tool_call_update" then
+    tool_update(tool_entry(model, update), update)
   elseif kind == "plan" then
     local e = model.plan_entry
     if not e then
@@ -243,18 +239,18 @@ local function split(text)
   return vim.split(text or "", "\n", true)
 end
 
+-- A diff side's text; a new file's oldText is JSON null.
+local function side(text)
+  if text == vim.NIL or text == nil then
+    return ""
+  end
+  return text
+end
+
 --- Unified diff lines of one ACP diff block.
 function M.diff_lines(d)
-  local old = d.oldText
-  if old == vim.NIL or old == nil then
-    old = ""
-  end
-  local new = d.newText
-  if new == vim.NIL or new == nil then
-    new = ""
-  end
   local out = {}
-  local ok, diff = pcall(vim.diff, old, new, { result_type = "unified", ctxlen = 2 })
+  local ok, diff = pcall(vim.diff, side(d.oldText), side(d.newText), { result_type = "unified", ctxlen = 2 })
   if ok and type(diff) == "string" then
     for _, l in ipairs(split(diff)) do
       if l ~= "" then
@@ -405,7 +401,7 @@ local function scratch(name, modifiable)
 end
 
 local function map(b, mode, lhs, fn, desc)
-  if lhs and lhs ~= false then
+  if lhs then
     vim.keymap.set(mode, lhs, fn, { buffer = b, nowait = true, silent = true, desc = desc })
   end
 end
@@ -413,6 +409,11 @@ end
 local function ensure_buffers()
   local ui = M.ui
   local km = config.options.keymaps or {}
+  local function stop()
+    if ui.on_stop then
+      ui.on_stop()
+    end
+  end
   if not valid_buf(ui.transcript) then
     ui.transcript = scratch("agentd://chat", false)
     vim.bo[ui.transcript].filetype = "agentd"
@@ -422,11 +423,7 @@ local function ensure_buffers()
     map(ui.transcript, "n", km.open, function()
       M.open_target(vim.api.nvim_win_get_cursor(0)[1])
     end, "agentd: open the file of this tool call")
-    map(ui.transcript, "n", km.stop, function()
-      if ui.on_stop then
-        ui.on_stop()
-      end
-    end, "agentd: cancel turn")
+    map(ui.transcript, "n", km.stop, stop, "agentd: cancel turn")
   end
   if not valid_buf(ui.input) then
     ui.input = scratch("agentd://input", true)
@@ -439,11 +436,7 @@ local function ensure_buffers()
       vim.cmd("stopinsert")
       send()
     end, "agentd: send message")
-    map(ui.input, "n", km.stop, function()
-      if ui.on_stop then
-        ui.on_stop()
-      end
-    end, "agentd: cancel turn")
+    map(ui.input, "n", km.stop, stop, "agentd: cancel turn")
   end
 end
 
@@ -647,8 +640,6 @@ end
 
 --- Opens a tab comparing a diff's old and new text with Neovim's diff mode.
 function M.show_diff(d)
-  local old = (d.oldText == vim.NIL or d.oldText == nil) and "" or d.oldText
-  local new = (d.newText == vim.NIL or d.newText == nil) and "" or d.newText
   vim.cmd("tabnew")
   local tab = vim.api.nvim_get_current_tabpage()
   local ft = ""
@@ -677,9 +668,9 @@ function M.show_diff(d)
     vim.cmd("diffthis")
     return b
   end
-  pane(old, "before")
+  pane(side(d.oldText), "before")
   vim.cmd("rightbelow vsplit")
-  pane(new, "after")
+  pane(side(d.newText), "after")
   vim.cmd("redraw")
   return tab
 end
