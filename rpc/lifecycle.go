@@ -16,6 +16,7 @@ import (
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 // initializeResult is the InitializeResult agentd sends: serverInfo, the negotiated position
@@ -72,7 +73,11 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 		version = agent.ProtocolVersion
 	}
 
-	caps := Capabilities{Agent: agent.ClientCapabilities, PositionEncoding: negotiateEncoding(lp.Capabilities.General)}
+	var offered []lsp.PositionEncodingKind
+	if g := lp.Capabilities.General; g != nil {
+		offered = g.PositionEncodings
+	}
+	caps := Capabilities{Agent: agent.ClientCapabilities, PositionEncoding: string(workspace.NegotiateEncoding(offered))}
 	if w := lp.Capabilities.Workspace; w != nil {
 		caps.ApplyEdit = w.ApplyEdit != nil && *w.ApplyEdit
 		if we := w.WorkspaceEdit; we != nil {
@@ -177,20 +182,6 @@ func (s *Server) startEngine(caps Capabilities) error {
 	s.sessions, s.bridge = m, bridge
 	s.mu.Unlock()
 	return nil
-}
-
-// negotiateEncoding picks the first of the client's offered position encodings that is UTF-8
-// or UTF-32, else UTF-16 (which every client supports).
-func negotiateEncoding(g *lsp.GeneralClientCapabilities) string {
-	if g != nil {
-		for _, e := range g.PositionEncodings {
-			switch e {
-			case lsp.PositionEncodingKindUTF8, lsp.PositionEncodingKindUTF32:
-				return string(e)
-			}
-		}
-	}
-	return string(lsp.PositionEncodingKindUTF16)
 }
 
 // workspaceRoot is the first workspace folder, else rootUri, else rootPath.

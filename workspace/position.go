@@ -17,9 +17,9 @@ const (
 
 // NegotiateEncoding picks the encoding agentd uses with a client that offered these
 // (general.positionEncodings, in the client's order of preference): the first utf-8 or utf-32 it
-// offers (no UTF-16 arithmetic), else utf-16, which every client must support. rpc negotiates the
-// same way.
-func NegotiateEncoding(offered []string) PositionEncoding {
+// offers (no UTF-16 arithmetic), else utf-16, which every client must support. It takes any string
+// kind, so rpc passes go.lsp.dev/protocol's PositionEncodingKind list as it decoded it.
+func NegotiateEncoding[S ~string](offered []S) PositionEncoding {
 	for _, o := range offered {
 		if e := PositionEncoding(o); e == UTF8 || e == UTF32 {
 			return e
