@@ -14,10 +14,6 @@ local function rpc_error(code, message)
   return nil, vim.lsp.rpc.rpc_response_error(code, message)
 end
 
-local function empty_object()
-  return vim.empty_dict and vim.empty_dict() or vim.json.decode("{}")
-end
-
 local function is_nil(v)
   return v == nil or v == vim.NIL
 end
@@ -230,7 +226,5 @@ function M.apply_edit(params, client)
   end
   return { applied = true }
 end
-
-M.empty_object = empty_object
 
 return M

@@ -74,18 +74,10 @@ function M.lsp_handlers()
         err_notify("agentd: could not show an update: " .. tostring(err))
       end
     end,
-    ["agent/fs/read_text_file"] = safe(function(p)
-      return handlers.read_text_file(p)
-    end),
-    ["agent/x/dirty_buffers"] = safe(function(p)
-      return handlers.dirty_buffers(p)
-    end),
-    ["agent/x/diagnostics"] = safe(function(p)
-      return handlers.diagnostics(p)
-    end),
-    ["agent/x/save_buffers"] = safe(function(p)
-      return handlers.save_buffers(p)
-    end),
+    ["agent/fs/read_text_file"] = safe(handlers.read_text_file),
+    ["agent/x/dirty_buffers"] = safe(handlers.dirty_buffers),
+    ["agent/x/diagnostics"] = safe(handlers.diagnostics),
+    ["agent/x/save_buffers"] = safe(handlers.save_buffers),
     ["agent/x/workspace_symbols"] = safe(function(p, ctx)
       return handlers.workspace_symbols(p, ctx and ctx.client_id)
     end),
