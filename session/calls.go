@@ -143,30 +143,13 @@ func (t *turn) exec(c *call) {
 				ToolContent: []protocol.ToolCallContent{{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: clip(text, maxShownBytes)}}}})
 		},
 	}
-	var note string
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun {
-		// The buffers are saved once the program may run (after its permission), not before
-		// the user is asked: a rejected program leaves the session's edits unsaved, as edits
-		// stay until the user saves them.
-		var once sync.Once
-		save := func(context.Context) string {
-			once.Do(func() { note = t.saveEdited() })
-			return note
-		}
-		env.SaveBeforeExec = save
-		permit := env.Permit
-		env.Permit = func(ctx context.Context, req tools.PermissionRequest) error {
-			if err := permit(ctx, req); err != nil {
-				return err
-			}
-			save(ctx)
-			return nil
-		}
+		// Exec tools call SaveBeforeExec once their permission is granted and show its note in
+		// their result: a rejected program leaves the session's edits unsaved, as edits stay
+		// until the user saves them.
+		env.SaveBeforeExec = func(context.Context) string { return t.saveEdited() }
 	}
 	res := t.safeRun(c, env)
-	if note != "" {
-		res.Output = note + "\n\n" + res.Output
-	}
 	c.mu.Lock()
 	denied := c.denied
 	c.mu.Unlock()

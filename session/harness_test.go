@@ -458,8 +458,14 @@ func (runTool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) to
 	if err := env.Permit(ctx, tools.PermissionRequest{Title: "Run go test", Kind: protocol.KindExecute, Command: argv, Cwd: env.Cwd}); err != nil {
 		return tools.Result{Output: err.Error(), IsError: true}
 	}
+	out := "ok  example 0.1s"
+	if env.SaveBeforeExec != nil {
+		if note := env.SaveBeforeExec(ctx); note != "" {
+			out = "[" + note + "]\n" + out
+		}
+	}
 	env.Progress("ok  example 0.1s")
-	return tools.Result{Output: "ok  example 0.1s"}
+	return tools.Result{Output: out}
 }
 
 type panicTool struct{}

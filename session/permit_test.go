@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
 )
 
 func editReply(id, old, new string) reply {
@@ -251,5 +253,29 @@ func TestGrantsAreSharedBetweenDaemons(t *testing.T) {
 	h.prompt("edit")
 	if got := other.projects.grants(h.dir); len(got) != 1 || got[0].Tool != "edit_file" {
 		t.Fatalf("the other daemon does not see the grant: %+v", got)
+	}
+}
+
+// A real exec tool reports the save note itself (Env.SaveBeforeExec); the model reads it once.
+func TestTheSaveNoteReachesTheModelOnce(t *testing.T) {
+	if _, err := exec.LookPath("true"); err != nil {
+		t.Skip("no true program on this machine")
+	}
+	h := newHarness(t,
+		reply{events: callsReply(tc{"e1", "edit_file", `{"path":"a.txt","old":"alpha","new":"ALPHA"}`})},
+		reply{events: callsReply(tc{"r1", "run_program", `{"command":["true"]}`})},
+		reply{events: textReply("ok")},
+	)
+	h.tools = tools.NewRegistry(editTool{}, tools.RunProgram)
+	h.m = h.manager()
+	h.set.Mode = ModeAuto
+	h.set.SaveBeforeRun = true
+	h.ws.noSave = true
+	h.newSession()
+	h.prompt("fix and test")
+	trs := toolResults(h.prov.requests()[2].Messages)
+	last := trs[len(trs)-1].Text
+	if n := strings.Count(last, "could not save"); n != 1 || !strings.Contains(last, h.path("a.txt")) {
+		t.Fatalf("the note is in the result %d times:\n%s", n, last)
 	}
 }
