@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Disk is the port on the file system itself: what `agentd exec` uses, and what the editor
@@ -366,9 +365,4 @@ func (tx *txn) do(s step) error {
 		return tx.aside(c.Path)
 	}
 	return fmt.Errorf("unknown change kind %d", c.Kind)
-}
-
-// isSideFile reports whether name is one of ApplyEdit's temporary or backup files.
-func isSideFile(name string) bool {
-	return strings.HasPrefix(name, ".agentd-") && (strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".bak"))
 }

@@ -137,13 +137,3 @@ func units(r rune, size int, enc PositionEncoding) int {
 		return 1
 	}
 }
-
-// OffsetToPosition is NewLineIndex(text).Position(offset, enc).
-func OffsetToPosition(text string, offset int, enc PositionEncoding) (Position, error) {
-	return NewLineIndex(text).Position(offset, enc)
-}
-
-// PositionToOffset is NewLineIndex(text).Offset(p, enc).
-func PositionToOffset(text string, p Position, enc PositionEncoding) (int, error) {
-	return NewLineIndex(text).Offset(p, enc)
-}
