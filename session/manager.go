@@ -48,6 +48,8 @@ type Manager struct {
 	store    *store
 	projects *projects
 	trace    *tracer
+	// system is systemPrompt(d.Tools), built on first use.
+	system func() string
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -72,6 +74,7 @@ func NewManager(d Deps) *Manager {
 	}
 	m.projects = newProjects(d.StateDir, d.Logger)
 	m.trace = &tracer{}
+	m.system = sync.OnceValue(func() string { return systemPrompt(d.Tools) })
 	if path := m.settings().Trace; path != "" {
 		if err := m.SetTrace(path); err != nil {
 			m.log.Warn("agent trace: " + err.Error())

@@ -12,21 +12,11 @@ import (
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-var sysOnce struct {
-	sync.Mutex
-	reg  *tools.Registry
-	text string
-}
-
 // systemPrompt is the stable prefix of every request: who the agent is, how it works and its
 // tools. It depends only on the tool set, so provider prompt caches hit across turns and
-// sessions; everything that changes (mode, roots, buffers, diagnostics) goes after it.
-func (m *Manager) systemPrompt() string {
-	sysOnce.Lock()
-	defer sysOnce.Unlock()
-	if sysOnce.reg == m.d.Tools && sysOnce.text != "" {
-		return sysOnce.text
-	}
+// sessions; everything that changes (mode, roots, buffers, diagnostics) goes after it. The
+// manager builds it once (Manager.system).
+func systemPrompt(reg *tools.Registry) string {
 	var b strings.Builder
 	b.WriteString(`You are agentd, a coding agent that works inside the user's editor on the user's project.
 
@@ -40,15 +30,14 @@ How you work:
 
 Tools:
 `)
-	for _, t := range m.d.Tools.List() {
+	for _, t := range reg.List() {
 		desc := t.Description()
 		if i := strings.IndexByte(desc, '\n'); i >= 0 {
 			desc = desc[:i]
 		}
 		fmt.Fprintf(&b, "- %s (%s): %s\n", t.Name(), t.Effect(), desc)
 	}
-	sysOnce.reg, sysOnce.text = m.d.Tools, b.String()
-	return sysOnce.text
+	return b.String()
 }
 
 func (s *Session) modeLine() string {

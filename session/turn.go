@@ -206,7 +206,7 @@ func (t *turn) request() *providers.Request {
 	}
 	return &providers.Request{
 		Model:     t.pcfg.Model,
-		System:    s.m.systemPrompt(),
+		System:    s.m.system(),
 		Context:   s.modeLine() + t.live,
 		Messages:  msgs,
 		Tools:     s.m.d.Tools.Specs(),
