@@ -103,6 +103,14 @@ export function commandOf(rawInput: any): { command?: string; cwd?: string } {
   return { command, cwd };
 }
 
+/** Starts a prompt's turn: its text is shown now, and agentd's echo of it is expected. */
+function startTurn(s: ChatState, promptId: string, text: string) {
+  s.running = true;
+  s.activePromptId = promptId;
+  s.items.push({ kind: 'user', id: promptId, text });
+  s.echoes.push(text);
+}
+
 function stopStreaming(s: ChatState) {
   for (const it of s.items) if ((it.kind === 'agent' || it.kind === 'thought') && it.streaming) it.streaming = false;
 }
@@ -168,10 +176,7 @@ export function reduce(s: ChatState, e: Event): ChatState {
       if (s.running) {
         s.queued.push({ id: e.promptId, text: e.text });
       } else {
-        s.running = true;
-        s.activePromptId = e.promptId;
-        s.items.push({ kind: 'user', id: e.promptId, text: e.text });
-        s.echoes.push(e.text);
+        startTurn(s, e.promptId, e.text);
       }
       return s;
     case 'turnEnded': {
@@ -191,12 +196,7 @@ export function reduce(s: ChatState, e: Event): ChatState {
       s.activePromptId = undefined;
       if (e.stopReason === 'cancelled') s.queued = [];
       const next = s.queued.shift();
-      if (next) {
-        s.running = true;
-        s.activePromptId = next.id;
-        s.items.push({ kind: 'user', id: next.id, text: next.text });
-        s.echoes.push(next.text);
-      }
+      if (next) startTurn(s, next.id, next.text);
       return s;
     }
     case 'permissionAsked': {
