@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -113,7 +112,7 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "agentd exec --demo: %v\n", err)
 			return exitFailed
 		}
-		if err := copyTree(filepath.Join(dir, "project"), tmp); err != nil {
+		if err := os.CopyFS(tmp, os.DirFS(filepath.Join(dir, "project"))); err != nil {
 			fmt.Fprintf(stderr, "agentd exec --demo: %v\n", err)
 			return exitFailed
 		}
@@ -311,31 +310,6 @@ func findDemo(flagDir string) (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// copyTree copies the regular files and directories under src into dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
 }
 
 // ---- the terminal client ----

@@ -37,7 +37,7 @@ func runDemo(t *testing.T, args ...string) (code int, stdout, stderr string, cop
 	defer in.Close()
 	// A copy of the demo with its script's streaming delay removed, so the tests run fast.
 	demo := t.TempDir()
-	if err := copyTree("../../testdata/demo", demo); err != nil {
+	if err := os.CopyFS(demo, os.DirFS("../../testdata/demo")); err != nil {
 		t.Fatal(err)
 	}
 	script, err := os.ReadFile(filepath.Join(demo, "replay.json"))
