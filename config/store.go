@@ -280,11 +280,11 @@ func (s *Store) compute(layers [numLayers]map[string]any) (Settings, map[string]
 		var ts Settings
 		_ = json.Unmarshal(tb, &ts)
 		for id, ps := range st.Providers {
-			eff := originOf(effectiveBaseURL(ps))
+			eff := originOf(ps.EffectiveBaseURL())
 			if eff == originOf(DefaultBaseURL(ps.APIType)) {
 				continue
 			}
-			if tps, ok := ts.Providers[id]; ok && originOf(effectiveBaseURL(tps)) == eff {
+			if tps, ok := ts.Providers[id]; ok && originOf(tps.EffectiveBaseURL()) == eff {
 				continue
 			}
 			untrusted[id] = true
@@ -293,7 +293,9 @@ func (s *Store) compute(layers [numLayers]map[string]any) (Settings, map[string]
 	return st, untrusted, nil
 }
 
-func effectiveBaseURL(p ProviderSettings) string {
+// EffectiveBaseURL is the base URL the provider's requests go to: its own, else its apiType's
+// default ("" when the apiType has none).
+func (p ProviderSettings) EffectiveBaseURL() string {
 	if p.BaseURL != "" {
 		return p.BaseURL
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,6 +77,16 @@ type resolved struct {
 	endpoint  providers.Endpoint
 	keyStatus string
 	keySource string
+	keyEnv    string // the environment variable the key is read from ("" when the apiType has none)
+}
+
+// keyEnv is the environment variable holding the provider's key: apiKeyEnv, else the apiType's
+// conventional one.
+func keyEnv(ps config.ProviderSettings) string {
+	if ps.APIKeyEnv != "" {
+		return ps.APIKeyEnv
+	}
+	return conventionalKeyEnv[ps.APIType]
 }
 
 // ClientSecretKey is the agent/x/secrets/get key of a provider's API key.
@@ -95,11 +106,8 @@ func (p *ProviderSource) resolve(ctx context.Context, id string, askClient bool)
 		sort.Strings(ids)
 		return resolved{}, &config.KeyError{Key: "providerId", Msg: fmt.Sprintf("no provider %q in the settings (have: %s)", id, strings.Join(ids, ", "))}
 	}
-	base := ps.BaseURL
-	if base == "" {
-		base = config.DefaultBaseURL(ps.APIType)
-	}
-	r := resolved{cfg: providers.Config{ID: id, APIType: ps.APIType, BaseURL: base, Model: ps.Model}}
+	base := ps.EffectiveBaseURL()
+	r := resolved{cfg: providers.Config{ID: id, APIType: ps.APIType, BaseURL: base, Model: ps.Model}, keyEnv: keyEnv(ps)}
 	if base == "" || ps.APIType == "replay" { // a dialect without a network endpoint (replay reads a local script)
 		r.keyStatus = protocol.KeyNotNeeded
 		return r, nil
@@ -124,16 +132,10 @@ func (p *ProviderSource) resolve(ctx context.Context, id string, askClient bool)
 		}
 	}
 	// 2. the environment, for a base URL the user chose.
-	if p.Settings.BaseURLTrusted(id) {
-		env := ps.APIKeyEnv
-		if env == "" {
-			env = conventionalKeyEnv[ps.APIType]
-		}
-		if env != "" {
-			if v := p.getenv(env); v != "" {
-				r.cfg.APIKey, r.keyStatus, r.keySource = v, protocol.KeySet, "env "+env
-				return r, nil
-			}
+	if env := r.keyEnv; env != "" && p.Settings.BaseURLTrusted(id) {
+		if v := p.getenv(env); v != "" {
+			r.cfg.APIKey, r.keyStatus, r.keySource = v, protocol.KeySet, "env "+env
+			return r, nil
 		}
 	}
 	// 3. agentd's own store, by origin.
@@ -175,8 +177,12 @@ func (p *ProviderSource) Provider(ctx context.Context, id string) (providers.Pro
 		return nil, providers.Config{}, err
 	}
 	if r.keyStatus == protocol.KeyMissing && r.endpoint.KeyNeed == providers.KeyRequired {
+		env := r.keyEnv
+		if env == "" {
+			env = "the provider's apiKeyEnv"
+		}
 		return nil, r.cfg, fmt.Errorf("provider %q needs an API key for %s and none was found (set %s, or store one in the editor)",
-			r.cfg.ID, r.endpoint.Origin, p.keyEnvName(r.cfg.ID))
+			r.cfg.ID, r.endpoint.Origin, env)
 	}
 	prov, err := p.Registry.New(r.cfg)
 	if err != nil {
@@ -185,17 +191,6 @@ func (p *ProviderSource) Provider(ctx context.Context, id string) (providers.Pro
 	p.log().Debug("provider resolved", zap.String("provider", r.cfg.ID), zap.String("apiType", r.cfg.APIType),
 		zap.String("origin", r.endpoint.Origin), zap.String("keySource", r.keySource)) // never the key
 	return prov, r.cfg, nil
-}
-
-func (p *ProviderSource) keyEnvName(id string) string {
-	ps := p.Settings.Get().Providers[id]
-	if ps.APIKeyEnv != "" {
-		return ps.APIKeyEnv
-	}
-	if v := conventionalKeyEnv[ps.APIType]; v != "" {
-		return v
-	}
-	return "the provider's apiKeyEnv"
 }
 
 // List describes every configured provider without asking the client anything (it runs inside
@@ -210,10 +205,7 @@ func (p *ProviderSource) List(ctx context.Context) []protocol.ProviderInfo {
 	out := make([]protocol.ProviderInfo, 0, len(ids))
 	for _, id := range ids {
 		ps := st.Providers[id]
-		info := protocol.ProviderInfo{ProviderID: id, APIType: ps.APIType, BaseURL: ps.BaseURL, Model: ps.Model}
-		if info.BaseURL == "" {
-			info.BaseURL = config.DefaultBaseURL(ps.APIType)
-		}
+		info := protocol.ProviderInfo{ProviderID: id, APIType: ps.APIType, BaseURL: ps.EffectiveBaseURL(), Model: ps.Model}
 		r, err := p.resolve(ctx, id, false)
 		switch {
 		case err != nil:
@@ -236,7 +228,7 @@ func (p *ProviderSource) Set(params protocol.ProvidersSetParams) error {
 		return err
 	}
 	known := p.Registry.APITypes()
-	if !contains(known, params.APIType) {
+	if !slices.Contains(known, params.APIType) {
 		return paramError("apiType", fmt.Sprintf("unknown apiType %q (known: %s)", params.APIType, strings.Join(known, ", ")))
 	}
 	base := params.BaseURL
@@ -313,15 +305,6 @@ func validHeaderName(k string) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Test lists the provider's models once: the cheapest request that proves URL and key.
