@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -291,5 +290,3 @@ func rawJSON(v any) json.RawMessage {
 	}
 	return b
 }
-
-func displayPath(p string) string { return filepath.ToSlash(p) }
