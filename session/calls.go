@@ -119,10 +119,8 @@ func (t *turn) exec(c *call) {
 	s.m.trace.event(s.id, "tool_call", map[string]any{"id": c.id, "tool": c.name, "args": c.final})
 	permitted := t.permitFor(c)
 	env := &tools.Env{
-		SessionID: s.id,
-		Cwd:       s.roots.Cwd(),
-		Roots:     s.roots,
-		WS:        s.ws,
+		Roots: s.roots,
+		WS:    s.ws,
 		Permit: func(ctx context.Context, req tools.PermissionRequest) error {
 			if err := permitted(ctx, req); err != nil {
 				return err

@@ -455,7 +455,7 @@ func (runTool) Kind() string                 { return protocol.KindExecute }
 func (runTool) Title(json.RawMessage) string { return "Run go test" }
 func (runTool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) tools.Result {
 	argv := []string{"go", "test", "./..."}
-	if err := env.Permit(ctx, tools.PermissionRequest{Title: "Run go test", Kind: protocol.KindExecute, Command: argv, Cwd: env.Cwd}); err != nil {
+	if err := env.Permit(ctx, tools.PermissionRequest{Title: "Run go test", Kind: protocol.KindExecute, Command: argv, Cwd: env.Roots.Cwd()}); err != nil {
 		return tools.Result{Output: err.Error(), IsError: true}
 	}
 	out := "ok  example 0.1s"

@@ -58,7 +58,7 @@ func newRig(t *testing.T, opts fakeeditor.Options, files map[string]string) *rig
 		t.Fatal(err)
 	}
 	r := &rig{t: t, root: root, ed: ed}
-	r.env = &tools.Env{SessionID: "s1", Cwd: root, Roots: roots, WS: b.Workspace("s1", roots),
+	r.env = &tools.Env{Roots: roots, WS: b.Workspace("s1", roots),
 		Permit: func(ctx context.Context, req tools.PermissionRequest) error {
 			if r.deny {
 				return &tools.ErrDenied{Reason: "denied by the test"}
@@ -202,7 +202,7 @@ func TestDiskWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &tools.Env{Cwd: root, Roots: roots, WS: workspace.NewDisk(), Permit: func(context.Context, tools.PermissionRequest) error { return nil }}
+	env := &tools.Env{Roots: roots, WS: workspace.NewDisk(), Permit: func(context.Context, tools.PermissionRequest) error { return nil }}
 	r := &rig{t: t, root: root, env: env}
 	ok(t, r.run("edit_file", map[string]any{"path": "a.go", "edits": []map[string]any{{"old_text": "package a", "new_text": "package b"}}}), "Edited")
 	if b, _ := os.ReadFile(r.path("a.go")); string(b) != "package b\n" {

@@ -241,10 +241,8 @@ func newHarness(t *testing.T, files map[string]string) *harness {
 		t.Fatal(err)
 	}
 	h.env = &Env{
-		SessionID: "s1",
-		Cwd:       root,
-		Roots:     roots,
-		WS:        h.ws,
+		Roots: roots,
+		WS:    h.ws,
 		Permit: func(ctx context.Context, req PermissionRequest) error {
 			h.mu.Lock()
 			defer h.mu.Unlock()

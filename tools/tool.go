@@ -108,9 +108,7 @@ func IsDenied(err error) bool {
 
 // Env is what a call is run with. The engine builds one per call.
 type Env struct {
-	SessionID string
-	// Cwd is the session's working directory; relative paths are resolved against it.
-	Cwd   string
+	// Roots contains every path a call names; relative paths resolve against Roots.Cwd().
 	Roots *workspace.Roots
 	WS    workspace.Workspace
 	// Permit asks the policy (and, in ask mode, the user) whether the call may go ahead. Write
