@@ -212,33 +212,37 @@ func (b *Bridge) noticeOnceSeverity(sessionID, key, severity, title, description
 	}
 }
 
-func (b *Bridge) missing(method string) bool {
+// callOptional makes a request the client may not serve. served is false, with no error, when the
+// client did not advertise it or has answered -32601 for it before; a -32601 is remembered, so
+// such a client is asked once.
+func (b *Bridge) callOptional(ctx context.Context, advertised bool, method string, params, result any) (served bool, err error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.methodMissing[method]
-}
-
-func (b *Bridge) setMissing(method string) {
-	b.mu.Lock()
-	b.methodMissing[method] = true
+	missing := b.methodMissing[method]
 	b.mu.Unlock()
+	if !advertised || missing {
+		return false, nil
+	}
+	if err := b.conn.Call(ctx, method, params, result); err != nil {
+		if !isCode(err, protocol.CodeMethodNotFound) {
+			return true, err
+		}
+		b.mu.Lock()
+		b.methodMissing[method] = true
+		b.mu.Unlock()
+		return false, nil
+	}
+	return true, nil
 }
 
 // Secret asks the client's secret store (agent/x/secrets/get). ok is false when the client has
 // no secret store or no value for key.
 func (b *Bridge) Secret(ctx context.Context, key string) (value string, ok bool, err error) {
-	if !b.caps.Agent.Secrets || b.missing(protocol.MethodSecretsGet) {
-		return "", false, nil
-	}
 	var res protocol.SecretsGetResult
-	if err := b.conn.Call(ctx, protocol.MethodSecretsGet, protocol.SecretsGetParams{Key: key}, &res); err != nil {
-		if isCode(err, protocol.CodeMethodNotFound) {
-			b.setMissing(protocol.MethodSecretsGet)
-			return "", false, nil
-		}
+	served, err := b.callOptional(ctx, b.caps.Agent.Secrets, protocol.MethodSecretsGet, protocol.SecretsGetParams{Key: key}, &res)
+	if err != nil {
 		return "", false, fmt.Errorf("asking the editor for secret %q: %w", key, err)
 	}
-	if res.Value == nil {
+	if !served || res.Value == nil {
 		return "", false, nil
 	}
 	return *res.Value, true, nil

@@ -519,14 +519,29 @@ func TestAdvertisedButUnimplementedFallsBack(t *testing.T) {
 	if _, err := e.ws.Diagnostics(e.ctx, nil); !errors.Is(err, workspace.ErrUnsupported) {
 		t.Errorf("diagnostics: %v", err)
 	}
-	if _, ok, err := e.b.Secret(e.ctx, "k"); ok || err != nil {
-		t.Errorf("secret: %v %v", ok, err)
+	// The first -32601 already falls back with its notice, as for a client that never
+	// advertised the method: one about disk reads, one about diagnostics.
+	n := waitNotices(t, e.ed, "s1", 2)
+	if len(n) != 2 || !strings.Contains(n[0].NoticeTitle, "disk") || !strings.Contains(n[1].NoticeTitle, "diagnostics") {
+		t.Errorf("notices = %+v, want one about disk reads, then one about diagnostics", n)
+	}
+	if _, err := e.ws.Diagnostics(e.ctx, nil); !errors.Is(err, workspace.ErrUnsupported) {
+		t.Errorf("diagnostics again: %v", err)
+	}
+	for range 2 {
+		if _, ok, err := e.b.Secret(e.ctx, "k"); ok || err != nil {
+			t.Errorf("secret: %v %v", ok, err)
+		}
 	}
 	// One -32601 each, then the bridge stops asking.
-	if got := len(e.ed.WaitRequest(protocol.MethodReadTextFile, 1)); got != 1 {
-		t.Errorf("%d read requests, want 1", got)
+	for _, m := range opts.Unimplemented {
+		if got := len(e.ed.WaitRequest(m, 1)); got != 1 {
+			t.Errorf("%d %s requests, want 1", got, m)
+		}
 	}
-	waitNotices(t, e.ed, "s1", 1)
+	if n := notices(e.ed, "s1"); len(n) != 2 {
+		t.Errorf("notices = %+v, want each said once", n)
+	}
 }
 
 // BenchmarkUpdate measures session updates written through the bridge to the fake editor over a

@@ -26,28 +26,19 @@ func isCode(err error, code int) bool {
 	return errors.As(err, &re) && re.Code == code
 }
 
-// can reports whether the client serves method: it advertised it and has not answered -32601.
-func (w *editorWorkspace) can(advertised bool, method string) bool {
-	return advertised && !w.b.missing(method)
-}
-
 // ReadFile reads through the editor (the open buffer, unsaved changes included); without
 // fs.readTextFile it reads the disk and says so once.
 func (w *editorWorkspace) ReadFile(ctx context.Context, path string) (workspace.Doc, error) {
-	if !w.can(w.b.caps.Agent.FS.ReadTextFile, protocol.MethodReadTextFile) {
-		return w.diskRead(ctx, path)
-	}
 	var res protocol.ReadTextFileResult
-	err := w.b.conn.Call(ctx, protocol.MethodReadTextFile, protocol.ReadTextFileParams{SessionID: w.sessionID, Path: path}, &res)
+	served, err := w.b.callOptional(ctx, w.b.caps.Agent.FS.ReadTextFile, protocol.MethodReadTextFile,
+		protocol.ReadTextFileParams{SessionID: w.sessionID, Path: path}, &res)
 	switch {
-	case err == nil:
 	case isCode(err, protocol.CodeServerNotInit):
 		return workspace.Doc{}, fmt.Errorf("%s: %w (%v)", path, fs.ErrNotExist, err)
-	case isCode(err, protocol.CodeMethodNotFound):
-		w.b.setMissing(protocol.MethodReadTextFile)
-		return w.diskRead(ctx, path)
-	default:
+	case err != nil:
 		return workspace.Doc{}, fmt.Errorf("reading %s through the editor: %w", path, err)
+	case !served:
+		return w.diskRead(ctx, path)
 	}
 	doc := workspace.Doc{Path: path, Text: res.Content}
 	if v, ok := metaInt(res.Meta, "agentd/version"); ok {
@@ -86,16 +77,14 @@ func (w *editorWorkspace) diskRead(ctx context.Context, path string) (workspace.
 
 // DirtyBuffers lists the editor's unsaved buffers; none are known without the capability.
 func (w *editorWorkspace) DirtyBuffers(ctx context.Context) ([]workspace.Buffer, error) {
-	if !w.can(w.b.caps.Agent.DirtyBuffers, protocol.MethodDirtyBuffers) {
-		return nil, nil
-	}
 	var res protocol.DirtyBuffersResult
-	if err := w.b.conn.Call(ctx, protocol.MethodDirtyBuffers, protocol.DirtyBuffersParams{SessionID: w.sessionID}, &res); err != nil {
-		if isCode(err, protocol.CodeMethodNotFound) {
-			w.b.setMissing(protocol.MethodDirtyBuffers)
-			return nil, nil
-		}
+	served, err := w.b.callOptional(ctx, w.b.caps.Agent.DirtyBuffers, protocol.MethodDirtyBuffers,
+		protocol.DirtyBuffersParams{SessionID: w.sessionID}, &res)
+	if err != nil {
 		return nil, fmt.Errorf("asking the editor for unsaved buffers: %w", err)
+	}
+	if !served {
+		return nil, nil
 	}
 	out := make([]workspace.Buffer, 0, len(res.Buffers))
 	for _, b := range res.Buffers {
@@ -107,18 +96,16 @@ func (w *editorWorkspace) DirtyBuffers(ctx context.Context) ([]workspace.Buffer,
 // Diagnostics asks the editor. Lines and columns become 1-based; a column counts units of the
 // negotiated position encoding (characters, for the text agentd usually sees).
 func (w *editorWorkspace) Diagnostics(ctx context.Context, paths []string) ([]workspace.FileDiagnostics, error) {
-	if !w.can(w.b.caps.Agent.Diagnostics, protocol.MethodDiagnostics) {
+	var res protocol.DiagnosticsResult
+	served, err := w.b.callOptional(ctx, w.b.caps.Agent.Diagnostics, protocol.MethodDiagnostics,
+		protocol.DiagnosticsParams{SessionID: w.sessionID, Paths: paths}, &res)
+	if err != nil {
+		return nil, fmt.Errorf("asking the editor for diagnostics: %w", err)
+	}
+	if !served {
 		w.b.noticeOnceSeverity(w.sessionID, "diagnostics", protocol.SeverityInfo, "No diagnostics from the editor",
 			"This editor does not serve agent/x/diagnostics, so agentd cannot see its language servers' problems.")
 		return nil, workspace.ErrUnsupported
-	}
-	var res protocol.DiagnosticsResult
-	if err := w.b.conn.Call(ctx, protocol.MethodDiagnostics, protocol.DiagnosticsParams{SessionID: w.sessionID, Paths: paths}, &res); err != nil {
-		if isCode(err, protocol.CodeMethodNotFound) {
-			w.b.setMissing(protocol.MethodDiagnostics)
-			return nil, workspace.ErrUnsupported
-		}
-		return nil, fmt.Errorf("asking the editor for diagnostics: %w", err)
 	}
 	out := make([]workspace.FileDiagnostics, 0, len(res.Items))
 	for _, item := range res.Items {
@@ -152,16 +139,14 @@ func codeString(raw json.RawMessage) string {
 
 // WorkspaceSymbols asks the editor's language servers.
 func (w *editorWorkspace) WorkspaceSymbols(ctx context.Context, query string) ([]workspace.Symbol, error) {
-	if !w.can(w.b.caps.Agent.WorkspaceSymbols, protocol.MethodWorkspaceSymbols) {
-		return nil, workspace.ErrUnsupported
-	}
 	var res protocol.WorkspaceSymbolsResult
-	if err := w.b.conn.Call(ctx, protocol.MethodWorkspaceSymbols, protocol.WorkspaceSymbolsParams{SessionID: w.sessionID, Query: query}, &res); err != nil {
-		if isCode(err, protocol.CodeMethodNotFound) {
-			w.b.setMissing(protocol.MethodWorkspaceSymbols)
-			return nil, workspace.ErrUnsupported
-		}
+	served, err := w.b.callOptional(ctx, w.b.caps.Agent.WorkspaceSymbols, protocol.MethodWorkspaceSymbols,
+		protocol.WorkspaceSymbolsParams{SessionID: w.sessionID, Query: query}, &res)
+	if err != nil {
 		return nil, fmt.Errorf("asking the editor for symbols: %w", err)
+	}
+	if !served {
+		return nil, workspace.ErrUnsupported
 	}
 	out := make([]workspace.Symbol, 0, len(res.Symbols))
 	for _, raw := range res.Symbols {
@@ -185,18 +170,16 @@ func (w *editorWorkspace) WorkspaceSymbols(ctx context.Context, query string) ([
 // SaveBuffers asks the editor to save; without the capability it says once that programs will
 // see the disk, not the buffers.
 func (w *editorWorkspace) SaveBuffers(ctx context.Context, paths []string) (workspace.SaveResult, error) {
-	if !w.can(w.b.caps.Agent.SaveBuffers, protocol.MethodSaveBuffers) {
+	var res protocol.SaveBuffersResult
+	served, err := w.b.callOptional(ctx, w.b.caps.Agent.SaveBuffers, protocol.MethodSaveBuffers,
+		protocol.SaveBuffersParams{SessionID: w.sessionID, Paths: paths}, &res)
+	if err != nil {
+		return workspace.SaveResult{}, fmt.Errorf("asking the editor to save: %w", err)
+	}
+	if !served {
 		w.b.noticeOnce(w.sessionID, "save", "Unsaved edits are not saved before programs run",
 			"This editor does not serve agent/x/save_buffers; programs agentd runs read the files on disk, without the edits still unsaved in the editor.")
 		return workspace.SaveResult{}, workspace.ErrUnsupported
-	}
-	var res protocol.SaveBuffersResult
-	if err := w.b.conn.Call(ctx, protocol.MethodSaveBuffers, protocol.SaveBuffersParams{SessionID: w.sessionID, Paths: paths}, &res); err != nil {
-		if isCode(err, protocol.CodeMethodNotFound) {
-			w.b.setMissing(protocol.MethodSaveBuffers)
-			return workspace.SaveResult{}, workspace.ErrUnsupported
-		}
-		return workspace.SaveResult{}, fmt.Errorf("asking the editor to save: %w", err)
 	}
 	out := workspace.SaveResult{Saved: res.Saved}
 	if len(res.Failed) > 0 {
