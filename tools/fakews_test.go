@@ -28,6 +28,7 @@ type fakeWS struct {
 	refuse    string // applyEdit refuses with this reason when set
 	edits     [][]workspace.Change
 	saved     []string
+	reads     []string // the paths ReadFile was asked for
 }
 
 type fakeBuf struct {
@@ -59,6 +60,7 @@ func (w *fakeWS) buffer(path string) (string, int32, bool) {
 func (w *fakeWS) ReadFile(ctx context.Context, path string) (workspace.Doc, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.reads = append(w.reads, path)
 	if b, ok := w.bufs[path]; ok {
 		return workspace.Doc{Path: path, Text: b.text, Version: ptr(b.version), Dirty: b.dirty}, nil
 	}

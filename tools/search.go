@@ -457,9 +457,8 @@ func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 		q.push(workItem{dir: true, abs: o.Start, parts: relParts(o.Root, o.Start), rules: rules})
 	}
 	// Unsaved buffers of files not on disk yet (new files) are searched too.
-	prefix := strings.TrimSuffix(o.Start, string(os.PathSeparator)) + string(os.PathSeparator)
 	for abs := range o.Dirty {
-		if abs != o.Start && !strings.HasPrefix(abs, prefix) {
+		if !within(o.Start, abs) {
 			continue
 		}
 		if _, err := os.Stat(abs); err == nil {

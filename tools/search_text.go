@@ -67,9 +67,13 @@ func searchText(ctx context.Context, env *Env, in searchTextIn) Result {
 		maxResults = 100
 	}
 	var notes []string
+	// Only the unsaved buffers under start are read: each read is a request to the editor.
 	dirty := map[string]string{}
 	if bufs, err := env.WS.DirtyBuffers(ctx); err == nil {
 		for _, b := range bufs {
+			if !within(start, b.Path) {
+				continue
+			}
 			if _, err := env.Roots.Resolve(b.Path, false); err != nil {
 				continue
 			}

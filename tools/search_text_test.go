@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -74,6 +75,21 @@ func TestSearchTextDirtyBuffers(t *testing.T) {
 	mustContain(t, r.Output, "a.go:2: // new unsaved marker", "fresh.go:2:", "2 files with unsaved changes")
 	r = mustOK(t, h.run("search_text", map[string]any{"pattern": "old text"}))
 	mustContain(t, r.Output, "No matches.")
+}
+
+// A search of one directory reads only the unsaved buffers under it, and counts only those.
+func TestSearchTextReadsOnlyTheBuffersItSearches(t *testing.T) {
+	h := newHarness(t, map[string]string{"a.go": "package a\n", "sub/b.go": "package sub\n"})
+	h.ws.open(h.path("a.go"), "package a\n// marker outside\n", 2)
+	h.ws.open(h.path("sub/b.go"), "package sub\n// marker inside\n", 2)
+	r := mustOK(t, h.run("search_text", map[string]any{"pattern": "marker", "path": "sub"}))
+	mustContain(t, r.Output, "sub/b.go:2: // marker inside", "1 file with unsaved changes")
+	h.ws.mu.Lock()
+	reads := slices.Clone(h.ws.reads)
+	h.ws.mu.Unlock()
+	if slices.Contains(reads, h.path("a.go")) {
+		t.Fatalf("search of sub read the buffer of a.go: %v", reads)
+	}
 }
 
 func TestSearchTextCaps(t *testing.T) {

@@ -99,11 +99,16 @@ func rootRules(root, dir string) *ignoreRules {
 // rootOf is the root holding abs (abs when none does, which Resolve prevents).
 func rootOf(env *Env, abs string) string {
 	for _, d := range env.Roots.Dirs() {
-		if abs == d || strings.HasPrefix(abs, d+string(filepath.Separator)) {
+		if within(d, abs) {
 			return d
 		}
 	}
 	return abs
+}
+
+// within reports whether abs is dir or lies under it.
+func within(dir, abs string) bool {
+	return abs == dir || strings.HasPrefix(abs, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // relParts splits abs relative to root into path components.
