@@ -4,7 +4,16 @@
 import * as vscode from 'vscode';
 import { Daemon } from './daemon';
 import { needsNoKey } from './pure/net';
-import { PRESETS, secretStorageKey, withProvider } from './pure/settings';
+import { Preset, PRESETS, secretStorageKey, withProvider } from './pure/settings';
+
+/** Tells agentd about the provider, then runs its connection test (one GET of the model list). */
+async function setAndTest(daemon: Daemon, p: Preset, baseUrl: string, model?: string): Promise<any> {
+  await daemon.request('agent/providers/set', { providerId: p.id, apiType: p.apiType, baseUrl, model });
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `agentd: testing ${p.label}…` },
+    () => daemon.request('agent/providers/test', { providerId: p.id }),
+  );
+}
 
 export async function configureProvider(context: vscode.ExtensionContext, daemon: Daemon) {
   const preset = await vscode.window.showQuickPick(
@@ -54,11 +63,7 @@ export async function configureProvider(context: vscode.ExtensionContext, daemon
   const canTest = daemon.client?.isRunning() ?? false;
   if (canTest) {
     try {
-      await daemon.request('agent/providers/set', { providerId: p.id, apiType: p.apiType, baseUrl });
-      const r = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `agentd: testing ${p.label}…` },
-        () => daemon.request('agent/providers/test', { providerId: p.id }),
-      );
+      const r = await setAndTest(daemon, p, baseUrl);
       models = Array.isArray(r?.models) ? r.models.map((m: any) => (typeof m === 'string' ? m : m?.id ?? m?.name)).filter(Boolean) : [];
       testMessage = String(r?.message ?? '');
     } catch (e: any) {
@@ -93,11 +98,7 @@ export async function configureProvider(context: vscode.ExtensionContext, daemon
     return;
   }
   try {
-    await daemon.request('agent/providers/set', { providerId: p.id, apiType: p.apiType, baseUrl, model: model || undefined });
-    const r = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `agentd: testing ${p.label}…` },
-      () => daemon.request('agent/providers/test', { providerId: p.id }),
-    );
+    const r = await setAndTest(daemon, p, baseUrl, model || undefined);
     const n = Array.isArray(r?.models) ? r.models.length : 0;
     if (r?.ok) {
       void vscode.window.showInformationMessage(`agentd: ${p.label} works: ${n} model${n === 1 ? '' : 's'} found${model ? `, using ${model}` : ''}. ${r.message ?? ''}`.trim());
