@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/agentd-dev/agentd/rpc"
 )
 
@@ -49,8 +51,16 @@ func daemonBinary(t testing.TB) string {
 	return binPath
 }
 
+// TestMain also fails the package when a test leaves a goroutine behind: execMain runs
+// in-process in the exec tests, and what it starts must be gone when it returns.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

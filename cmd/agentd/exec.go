@@ -212,7 +212,10 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 	defer stop()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	defer func() {
+		signal.Stop(sigs) // no delivery after this returns, so closing is safe
+		close(sigs)       // and ends the watcher below
+	}()
 	go func() {
 		n := 0
 		for range sigs {
