@@ -379,3 +379,16 @@ func TestDroppedCallFailsWithTheDialectsReason(t *testing.T) {
 		t.Fatalf("call ended %q", st)
 	}
 }
+
+// The engine admits the arguments the tools' schemas allow: create_file takes up to 8 MiB of
+// content, so a call of a few MiB reaches its tool instead of being refused on the way.
+func TestArgumentsUpToTheToolsLimitReachTheTool(t *testing.T) {
+	big := `{"path":"a.txt","pad":"` + strings.Repeat("x", 6<<20) + `"}`
+	h := newHarness(t, reply{events: callsReply(tc{"r1", "read_file", big})}, reply{events: textReply("ok")})
+	h.newSession()
+	h.prompt("go")
+	trs := toolResults(h.prov.requests()[1].Messages)
+	if len(trs) != 1 || trs[0].IsError || trs[0].Text != "alpha\n" {
+		t.Fatalf("results: %q", clip(fmt.Sprint(trs), 300))
+	}
+}

@@ -12,8 +12,9 @@ import (
 	"github.com/agentd-dev/agentd/tools"
 )
 
-// maxArgsBytes bounds a call's JSON arguments; bigger ones are refused with an error result.
-const maxArgsBytes = 4 << 20
+// maxArgsBytes bounds a call's JSON arguments; bigger ones are refused with an error result. It
+// is the tools' own bound, so every call their schemas admit reaches them.
+const maxArgsBytes = tools.MaxArgsBytes
 
 // maxPartialArgs bounds the streamed arguments re-sent as rawInput while a call streams.
 const maxPartialArgs = 64 << 10
