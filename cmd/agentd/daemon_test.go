@@ -304,11 +304,13 @@ func TestDaemonNeverLogsKeys(t *testing.T) {
 
 func TestDaemonFlags(t *testing.T) {
 	bin := daemonBinary(t)
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil || !strings.HasPrefix(string(out), "agentd ") {
-		t.Errorf("--version: %q %v", out, err)
+	for _, arg := range []string{"--version", "version"} {
+		out, err := exec.Command(bin, arg).Output()
+		if err != nil || !strings.HasPrefix(string(out), "agentd ") {
+			t.Errorf("%s: stdout %q, %v", arg, out, err)
+		}
 	}
-	out, err = exec.Command(bin, "--help").CombinedOutput()
+	out, err := exec.Command(bin, "--help").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "-log-file FILE") {
 		t.Errorf("--help: %q %v", out, err)
 	}

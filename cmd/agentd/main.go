@@ -64,8 +64,7 @@ func run(args []string, stderr io.Writer) int {
 		case "key":
 			return runKey(args[1:], os.Stdin, stderr)
 		case "version":
-			fmt.Fprintln(stderr, "agentd", agentdVersion())
-			return 0
+			args = []string{"--version"}
 		case "help":
 			args = []string{"--help"}
 		default:
