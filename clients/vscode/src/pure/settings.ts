@@ -127,20 +127,22 @@ const ENV_TO_API_TYPE: Record<string, string> = {
 };
 
 /**
- * Provider ids an `agent/x/secrets/get` key may refer to, most specific first. agentd may
- * name the secret by provider id ("openai"), by a path ("providers/openai/apiKey",
- * "apiKey:openai", "agentd.apiKey.openai") or by the conventional variable name.
+ * Provider ids an `agent/x/secrets/get` key may refer to, most specific first. agentd names the
+ * secret `agentd.apiKey.<providerId>` (docs/protocol.md), which is taken whole: a key stored for
+ * "openai" must never be served for "openai.proxy", another provider at another origin. Other
+ * peers may name it by provider id ("openai"), by a path ("providers/openai/apiKey",
+ * "apiKey:openai") or by the conventional variable name; a key that names no one provider gets
+ * nothing.
  */
 export function secretCandidates(key: string): string[] {
+  const k = key.trim();
+  if (k.startsWith('agentd.apiKey.')) return [k.slice('agentd.apiKey.'.length)].filter(Boolean);
   const out: string[] = [];
   const add = (s: string | undefined) => { if (s && !out.includes(s)) out.push(s); };
-  const k = key.trim();
-  if (k.startsWith('agentd.apiKey.')) add(k.slice('agentd.apiKey.'.length));
   const m = /^(?:providers?[/.:])?([^/.:]+)(?:[/.:](?:api[-_]?key|key))?$/i.exec(k);
   if (m) add(m[1]);
   const m2 = /^(?:api[-_]?key|key)[/.:]([^/.:]+)$/i.exec(k);
   if (m2) add(m2[1]);
   add(ENV_TO_API_TYPE[k.toUpperCase()]);
-  for (const part of k.split(/[/.:]/)) if (part && !/^(providers?|api[-_]?key|key|agentd)$/i.test(part)) add(part);
   return out;
 }

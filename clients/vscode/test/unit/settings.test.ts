@@ -65,3 +65,11 @@ test('secret keys map to provider ids', () => {
   assert.equal(secretCandidates('agentd.apiKey.lmstudio')[0], 'lmstudio');
   assert.ok(secretCandidates('ANTHROPIC_API_KEY').includes('anthropic'));
 });
+
+test("a provider's key is never served for another provider whose id contains its name", () => {
+  // agentd asks agentd.apiKey.<providerId>; "openai.proxy" (another origin) must not get the key
+  // stored for "openai".
+  assert.deepEqual(secretCandidates('agentd.apiKey.openai.proxy'), ['openai.proxy']);
+  assert.deepEqual(secretCandidates('agentd.apiKey.work:openai'), ['work:openai']);
+  assert.deepEqual(secretCandidates('providers/openai/proxy/apiKey'), []);
+});
