@@ -87,18 +87,16 @@ func (st *store) create(id string, h header) (*sessionFile, error) {
 }
 
 func (st *store) append(id string) (*sessionFile, error) {
-	f, err := os.OpenFile(st.path(id), os.O_WRONLY|os.O_APPEND, 0o600)
+	// Read-write, so the last byte is read through the same descriptor.
+	f, err := os.OpenFile(st.path(id), os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	// A torn last line (a kill mid-write) must not swallow the next record: end it first.
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		last := make([]byte, 1)
-		if r, err := os.Open(st.path(id)); err == nil {
-			if _, err := r.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
-				_, _ = f.Write([]byte("\n"))
-			}
-			r.Close()
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], fi.Size()-1); err == nil && last[0] != '\n' {
+			_, _ = f.Write([]byte("\n"))
 		}
 	}
 	return &sessionFile{f: f}, nil
