@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -21,42 +22,28 @@ const (
 	PermissionCallTimeout = 30 * time.Minute
 )
 
-// RPCError is a JSON-RPC error the client answered an agentd → client request with.
-type RPCError struct {
-	Code    int
-	Message string
-}
-
-func (e *RPCError) Error() string { return fmt.Sprintf("client error %d: %s", e.Code, e.Message) }
-
 // Conn is the connection as the editor bridge sees it (it implements editorbridge.Conn): calls
-// carry a deadline and send $/cancelRequest when their context ends before the answer, and
-// session updates take a fast path that skips reflection.
+// carry a deadline and send $/cancelRequest when their context ends before the answer, a
+// client's error answer comes back as *editorbridge.RPCError (the bridge's fallbacks read its
+// code), and session updates take a fast path that skips reflection.
 type Conn struct {
 	rpc    jsonrpc2.Conn
 	stream *Stream
 	log    *zap.Logger
 	// Timeouts overrides DefaultCallTimeout per method.
 	timeouts map[string]time.Duration
-	// mapErr turns a client's JSON-RPC error into the error type the bridge expects.
-	mapErr func(code int, message string) error
 }
 
 func newConn(c jsonrpc2.Conn, s *Stream, log *zap.Logger) *Conn {
 	return &Conn{
 		rpc: c, stream: s, log: log,
 		timeouts: map[string]time.Duration{protocol.MethodRequestPermission: PermissionCallTimeout},
-		mapErr:   func(code int, msg string) error { return &RPCError{Code: code, Message: msg} },
 	}
 }
 
-// SetErrorMapper installs the constructor of the error a client's JSON-RPC error becomes
-// (editorbridge.RPCError).
-func (c *Conn) SetErrorMapper(f func(code int, message string) error) { c.mapErr = f }
-
 // Call sends a request and waits for the answer. Without a deadline on ctx it gets the method's
 // default. When ctx ends first, the client is told with $/cancelRequest and ctx's error is
-// returned. A JSON-RPC error answer is returned as the mapped error (RPCError by default).
+// returned. A JSON-RPC error answer is returned as *editorbridge.RPCError.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	if _, ok := ctx.Deadline(); !ok {
 		d, ok := c.timeouts[method]
@@ -83,7 +70,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	}
 	var werr *jsonrpc2.Error
 	if errors.As(err, &werr) {
-		return c.mapErr(int(werr.Code), werr.Message)
+		return &editorbridge.RPCError{Code: int(werr.Code), Message: werr.Message}
 	}
 	return fmt.Errorf("%s: %w", method, err)
 }

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
@@ -434,7 +435,7 @@ func TestConnCallMapsClientErrors(t *testing.T) {
 	e := &engine{fake: &fakeSessions{}}
 	e.fake.newFn = func(ctx context.Context, p protocol.SessionNewParams) (protocol.SessionNewResult, error) {
 		_, err := e.fake.deps.Client.RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: "s1"})
-		var re *RPCError
+		var re *editorbridge.RPCError
 		if !errors.As(err, &re) || re.Code != -32002 || re.Message != "gone" {
 			return protocol.SessionNewResult{}, fmt.Errorf("want RPCError, got %v", err)
 		}

@@ -8,12 +8,9 @@ import (
 	"github.com/agentd-dev/agentd/session"
 )
 
-// newBridge builds the editor bridge on the connection: the client's JSON-RPC errors become
-// editorbridge.RPCError, and the bridge's concrete client is handed on as a session.Client.
+// newBridge builds the editor bridge on the connection; the bridge's concrete client is handed
+// on as a session.Client.
 func newBridge(c *rpc.Conn, caps rpc.Capabilities, log *zap.Logger) rpc.Bridge {
-	c.SetErrorMapper(func(code int, message string) error {
-		return &editorbridge.RPCError{Code: code, Message: message}
-	})
 	return bridge{editorbridge.New(c, editorbridge.Capabilities(caps), log)}
 }
 

@@ -420,7 +420,6 @@ func startInProcess(t *testing.T, opts fakeeditor.Options, scriptPath, stateDir 
 		Tools:    tools.Default(),
 		StateDir: stateDir,
 		NewBridge: func(c *rpc.Conn, caps rpc.Capabilities, log *zap.Logger) rpc.Bridge {
-			c.SetErrorMapper(func(code int, msg string) error { return &editorbridge.RPCError{Code: code, Message: msg} })
 			return bridgeAdapter{editorbridge.New(c, editorbridge.Capabilities(caps), log)}
 		},
 		NewSessions: func(d session.Deps) rpc.Sessions {
