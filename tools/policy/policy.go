@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/tools/internal/glob"
 )
@@ -78,13 +79,14 @@ func (d Decision) String() string {
 	return "unknown"
 }
 
-// Permission option ids offered to the user (PROTOCOL.md).
+// Permission option ids offered to the user: the wire's own (PROTOCOL.md), so the answer the
+// engine receives and the id GrantFor reads can never drift apart.
 const (
-	OptionAllowOnce    = "allow_once"
-	OptionAllowSession = "allow_session"
-	OptionAllowAlways  = "allow_always"
-	OptionRejectOnce   = "reject_once"
-	OptionRejectAlways = "reject_always"
+	OptionAllowOnce    = protocol.OptionAllowOnce
+	OptionAllowSession = protocol.OptionAllowSession
+	OptionAllowAlways  = protocol.OptionAllowAlways
+	OptionRejectOnce   = protocol.OptionRejectOnce
+	OptionRejectAlways = protocol.OptionRejectAlways
 )
 
 // Decide is the whole policy. Reads always run. Plan mode refuses anything else. A matching
