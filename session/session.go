@@ -15,14 +15,15 @@ import (
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools/policy"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-// Permission modes.
+// Permission modes, as strings for the wire and the settings; tools/policy defines them.
 const (
-	ModeAsk  = "ask"
-	ModeAuto = "auto"
-	ModePlan = "plan"
+	ModeAsk  = string(policy.ModeAsk)
+	ModeAuto = string(policy.ModeAuto)
+	ModePlan = string(policy.ModePlan)
 )
 
 func validMode(m string) bool { return m == ModeAsk || m == ModeAuto || m == ModePlan }
