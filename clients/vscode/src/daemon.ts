@@ -207,8 +207,9 @@ export class Daemon implements vscode.Disposable {
     };
     client.onRequest('agent/fs/read_text_file', guard('read_text_file', editor.readTextFile));
     client.onRequest('agent/x/dirty_buffers', guard('dirty_buffers', editor.dirtyBuffers));
-    client.onRequest('agent/x/diagnostics', guard('diagnostics', editor.diagnostics));
-    client.onRequest('agent/x/workspace_symbols', guard('workspace_symbols', editor.workspaceSymbols));
+    const c2p = client.code2ProtocolConverter;
+    client.onRequest('agent/x/diagnostics', guard('diagnostics', (p) => editor.diagnostics(p, c2p)));
+    client.onRequest('agent/x/workspace_symbols', guard('workspace_symbols', (p) => editor.workspaceSymbols(p, c2p)));
     client.onRequest('agent/x/save_buffers', guard('save_buffers', editor.saveBuffers));
     client.onRequest('agent/x/secrets/get', guard('secrets/get', async (p) => {
       const r = await editor.getSecret(this.context.secrets, p);

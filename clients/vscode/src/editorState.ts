@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { promises as fs } from 'fs';
 import * as path from 'path';
-import { ResponseError } from 'vscode-languageclient/node';
+import { Code2ProtocolConverter, ResponseError } from 'vscode-languageclient/node';
 import { secretCandidates, secretStorageKey } from './pure/settings';
 import { sliceLines } from './pure/text';
 
@@ -45,35 +45,27 @@ export function dirtyBuffers(): any {
   };
 }
 
-function lspRange(r: vscode.Range) {
-  return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
-}
+// Diagnostics and symbols go out in LSP shapes through the language client's own converter
+// (c2p), which also carries what a hand-written mapping would drop (tags, related information,
+// code descriptions).
 
-function lspDiagnostic(d: vscode.Diagnostic) {
-  const code = typeof d.code === 'object' && d.code !== null ? d.code.value : d.code;
-  const out: any = { range: lspRange(d.range), severity: d.severity + 1, message: d.message };
-  if (code !== undefined) out.code = code;
-  if (d.source) out.source = d.source;
-  return out;
-}
-
-export function diagnostics(params: any): any {
+export function diagnostics(params: any, c2p: Code2ProtocolConverter): any {
   const items: any[] = [];
   if (Array.isArray(params?.paths) && params.paths.length) {
     for (const p of params.paths) {
       if (typeof p !== 'string') continue;
-      items.push({ path: p, diagnostics: vscode.languages.getDiagnostics(vscode.Uri.file(p)).map(lspDiagnostic) });
+      items.push({ path: p, diagnostics: c2p.asDiagnosticsSync(vscode.languages.getDiagnostics(vscode.Uri.file(p))) });
     }
   } else {
     for (const [uri, ds] of vscode.languages.getDiagnostics()) {
       if (uri.scheme !== 'file' || !ds.length) continue;
-      items.push({ path: uri.fsPath, diagnostics: ds.map(lspDiagnostic) });
+      items.push({ path: uri.fsPath, diagnostics: c2p.asDiagnosticsSync(ds) });
     }
   }
   return { items };
 }
 
-export async function workspaceSymbols(params: any): Promise<any> {
+export async function workspaceSymbols(params: any, c2p: Code2ProtocolConverter): Promise<any> {
   const query = typeof params?.query === 'string' ? params.query : '';
   let found: vscode.SymbolInformation[] | undefined;
   try {
@@ -84,9 +76,10 @@ export async function workspaceSymbols(params: any): Promise<any> {
   return {
     symbols: (found ?? []).slice(0, 500).map((s) => ({
       name: s.name,
-      kind: s.kind + 1,
+      kind: c2p.asSymbolKind(s.kind),
+      tags: s.tags?.length ? c2p.asSymbolTags(s.tags) : undefined,
       containerName: s.containerName || undefined,
-      location: { uri: s.location.uri.toString(), range: lspRange(s.location.range) },
+      location: c2p.asLocation(s.location),
     })),
   };
 }
