@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
@@ -50,14 +51,8 @@ type Bridge interface {
 	Secret(ctx context.Context, key string) (string, bool, error)
 }
 
-// Capabilities is what initialize negotiated about the client (editorbridge.Capabilities).
-type Capabilities struct {
-	Agent            protocol.ClientCapabilities
-	ApplyEdit        bool
-	DocumentChanges  bool
-	ResourceOps      []string
-	PositionEncoding string
-}
+// Capabilities is what initialize negotiated about the client, in the bridge's own terms.
+type Capabilities = editorbridge.Capabilities
 
 // Options configure a Server.
 type Options struct {

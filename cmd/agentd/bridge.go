@@ -11,7 +11,7 @@ import (
 // newBridge builds the editor bridge on the connection; the bridge's concrete client is handed
 // on as a session.Client.
 func newBridge(c *rpc.Conn, caps rpc.Capabilities, log *zap.Logger) rpc.Bridge {
-	return bridge{editorbridge.New(c, editorbridge.Capabilities(caps), log)}
+	return bridge{editorbridge.New(c, caps, log)}
 }
 
 type bridge struct{ *editorbridge.Bridge }

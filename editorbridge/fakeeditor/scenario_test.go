@@ -420,7 +420,7 @@ func startInProcess(t *testing.T, opts fakeeditor.Options, scriptPath, stateDir 
 		Tools:    tools.Default(),
 		StateDir: stateDir,
 		NewBridge: func(c *rpc.Conn, caps rpc.Capabilities, log *zap.Logger) rpc.Bridge {
-			return bridgeAdapter{editorbridge.New(c, editorbridge.Capabilities(caps), log)}
+			return bridgeAdapter{editorbridge.New(c, caps, log)}
 		},
 		NewSessions: func(d session.Deps) rpc.Sessions {
 			d.Providers = scriptSource{replay.NewFromScript(script)}
