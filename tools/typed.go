@@ -88,11 +88,8 @@ func (t *typed[In]) Title(args json.RawMessage) (title string) {
 	}()
 	var in In
 	if len(args) > 0 && len(args) <= MaxArgsBytes && json.Unmarshal(args, &in) == nil {
+		// *In has In's methods too, so this finds value and pointer receivers alike.
 		if ti, ok := any(&in).(Titler); ok {
-			if s := ti.title(); s != "" {
-				return s
-			}
-		} else if ti, ok := any(in).(Titler); ok {
 			if s := ti.title(); s != "" {
 				return s
 			}
