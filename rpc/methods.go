@@ -69,16 +69,16 @@ func (s *Server) table() map[string]method {
 		"shutdown":   {call: (*Server).shutdown, inline: true},
 
 		// session.go
-		protocol.MethodSessionNew:             handler(validateNew, (*Server).sessionNew),
-		protocol.MethodSessionLoad:            handler(validateLoad, (*Server).sessionLoad),
-		protocol.MethodSessionResume:          handler(validateLoad, (*Server).sessionResume),
-		protocol.MethodSessionList:            handler(validateList, (*Server).sessionList),
-		protocol.MethodSessionClose:           handler(validateSessionID, (*Server).sessionClose),
-		protocol.MethodSessionDelete:          handler(validateSessionID, (*Server).sessionDelete),
-		protocol.MethodSessionSetConfigOption: handler(validateSetConfig, (*Server).sessionSetConfigOption),
+		protocol.MethodSessionNew:             handler(validateNew, viaManager(Sessions.New)),
+		protocol.MethodSessionLoad:            handler(validateLoad, viaManager(Sessions.Load)),
+		protocol.MethodSessionResume:          handler(validateLoad, viaManager(Sessions.Resume)),
+		protocol.MethodSessionList:            handler(validateList, viaManager(listSessions)),
+		protocol.MethodSessionClose:           handler(validateSessionID, viaManager(closeSession)),
+		protocol.MethodSessionDelete:          handler(validateSessionID, viaManager(deleteSession)),
+		protocol.MethodSessionSetConfigOption: handler(validateSetConfig, viaManager(Sessions.SetConfigOption)),
 
 		// prompt.go
-		protocol.MethodSessionPrompt: handler(validatePrompt, (*Server).prompt),
+		protocol.MethodSessionPrompt: handler(validatePrompt, viaManager(prompt)),
 
 		// providers.go
 		protocol.MethodProvidersList: handler(nil, (*Server).providersList),

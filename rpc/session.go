@@ -93,36 +93,22 @@ func validateSetConfig(p *protocol.SetConfigOptionParams) error {
 	return required("value", p.Value)
 }
 
-func (s *Server) sessionNew(ctx context.Context, p *protocol.SessionNewParams) (protocol.SessionNewResult, error) {
-	m, err := s.sessionsOrErr()
-	if err != nil {
-		return protocol.SessionNewResult{}, err
+// viaManager adapts a session-manager call to a handler: it runs f on the manager, or answers
+// errNoEngine in a build without one.
+func viaManager[P, R any](f func(m Sessions, ctx context.Context, p P) (R, error)) func(*Server, context.Context, *P) (R, error) {
+	return func(s *Server, ctx context.Context, p *P) (R, error) {
+		m, err := s.sessionsOrErr()
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return f(m, ctx, *p)
 	}
-	return m.New(ctx, *p)
 }
 
-func (s *Server) sessionLoad(ctx context.Context, p *protocol.SessionLoadParams) (protocol.SessionLoadResult, error) {
-	m, err := s.sessionsOrErr()
-	if err != nil {
-		return protocol.SessionLoadResult{}, err
-	}
-	return m.Load(ctx, *p)
-}
-
-func (s *Server) sessionResume(ctx context.Context, p *protocol.SessionLoadParams) (protocol.SessionLoadResult, error) {
-	m, err := s.sessionsOrErr()
-	if err != nil {
-		return protocol.SessionLoadResult{}, err
-	}
-	return m.Resume(ctx, *p)
-}
-
-func (s *Server) sessionList(ctx context.Context, p *protocol.SessionListParams) (protocol.SessionListResult, error) {
-	m, err := s.sessionsOrErr()
-	if err != nil {
-		return protocol.SessionListResult{}, err
-	}
-	res, err := m.List(ctx, *p)
+// listSessions answers an empty list as [], never null.
+func listSessions(m Sessions, ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error) {
+	res, err := m.List(ctx, p)
 	if res.Sessions == nil {
 		res.Sessions = []protocol.SessionInfo{}
 	}
@@ -132,28 +118,12 @@ func (s *Server) sessionList(ctx context.Context, p *protocol.SessionListParams)
 // empty is the {} result of close and delete.
 type empty struct{}
 
-func (s *Server) sessionClose(ctx context.Context, p *protocol.SessionIDParams) (empty, error) {
-	m, err := s.sessionsOrErr()
-	if err != nil {
-		return empty{}, err
-	}
+func closeSession(m Sessions, ctx context.Context, p protocol.SessionIDParams) (empty, error) {
 	return empty{}, m.Close(ctx, p.SessionID)
 }
 
-func (s *Server) sessionDelete(ctx context.Context, p *protocol.SessionIDParams) (empty, error) {
-	m, err := s.sessionsOrErr()
-	if err != nil {
-		return empty{}, err
-	}
+func deleteSession(m Sessions, ctx context.Context, p protocol.SessionIDParams) (empty, error) {
 	return empty{}, m.Delete(ctx, p.SessionID)
-}
-
-func (s *Server) sessionSetConfigOption(ctx context.Context, p *protocol.SetConfigOptionParams) (protocol.SetConfigOptionResult, error) {
-	m, err := s.sessionsOrErr()
-	if err != nil {
-		return protocol.SetConfigOptionResult{}, err
-	}
-	return m.SetConfigOption(ctx, *p)
 }
 
 // sessionCancel is the agent/session/cancel notification: inline, quick, never an error
