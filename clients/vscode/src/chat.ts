@@ -41,7 +41,7 @@ export class Chat implements vscode.Disposable {
         this.dispatch({ type: 'notice', severity: 'warning', title: 'agentd restarted; the previous chat could not be resumed, so a new one was started.' });
       }
     }
-    this.state.sessionId = undefined;
+    this.dispatch({ type: 'session', sessionId: undefined });
     try {
       await this.ensureSession(true);
     } catch (e: any) {
@@ -56,10 +56,7 @@ export class Chat implements vscode.Disposable {
         const r = await this.daemon.request('agent/session/new', { cwd: this.cwd(), mcpServers: [] });
         const sessionId = String(r.sessionId);
         if (reset || !this.state.items.length) this.dispatch({ type: 'reset', sessionId, configOptions: r.configOptions ?? [] });
-        else {
-          this.state.sessionId = sessionId;
-          this.dispatch({ type: 'configOptions', configOptions: r.configOptions ?? [] });
-        }
+        else this.dispatch({ type: 'session', sessionId, configOptions: r.configOptions ?? [] });
         return sessionId;
       })().finally(() => { this.creating = undefined; });
     }
@@ -105,7 +102,6 @@ export class Chat implements vscode.Disposable {
     const old = this.state.sessionId;
     if (old && this.state.running) this.cancel();
     this.close(old);
-    this.state.sessionId = undefined;
     this.dispatch({ type: 'reset' });
     try {
       await this.ensureSession(true);

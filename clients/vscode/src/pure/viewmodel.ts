@@ -57,6 +57,8 @@ export type Event =
   | { type: 'update'; sessionId?: string; update: Record<string, any> }
   | { type: 'reset'; sessionId?: string; title?: string; configOptions?: ConfigOption[] }
   | { type: 'configOptions'; configOptions: ConfigOption[] }
+  /** The chat goes on in another agentd session (or in none yet), transcript kept. */
+  | { type: 'session'; sessionId?: string; configOptions?: ConfigOption[] }
   | { type: 'promptSent'; promptId: string; text: string }
   | { type: 'turnEnded'; promptId: string; stopReason?: string; error?: string }
   | { type: 'permissionAsked'; requestId: string; params: Record<string, any> }
@@ -144,6 +146,11 @@ function modeFrom(options: ConfigOption[]): string | undefined {
   return o?.currentValue;
 }
 
+function setConfigOptions(s: ChatState, options: ConfigOption[]) {
+  s.configOptions = options;
+  s.mode = modeFrom(options) ?? s.mode;
+}
+
 export function reduce(s: ChatState, e: Event): ChatState {
   switch (e.type) {
     case 'reset': {
@@ -156,9 +163,12 @@ export function reduce(s: ChatState, e: Event): ChatState {
       fresh.mode = modeFrom(fresh.configOptions);
       return fresh;
     }
+    case 'session':
+      s.sessionId = e.sessionId;
+      if (e.configOptions) setConfigOptions(s, e.configOptions);
+      return s;
     case 'configOptions':
-      s.configOptions = e.configOptions;
-      s.mode = modeFrom(e.configOptions) ?? s.mode;
+      setConfigOptions(s, e.configOptions);
       return s;
     case 'daemon':
       s.daemon = { status: e.status, message: e.message };

@@ -182,3 +182,20 @@ test('a permission request for a program shows the command and cwd', () => {
   assert.equal(p.cwd, '/w');
   assert.equal(p.answer, 'Deny');
 });
+
+test('a session started without a reset reaches every replica of the state', () => {
+  // The host and the webview reduce the same events; the session id must travel as one.
+  const opts = [{ id: 'mode', name: 'Mode', category: 'mode', currentValue: 'plan', options: [] }];
+  let s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'notice', severity: 'error', title: 'Could not start a chat' },
+    { type: 'session', sessionId: undefined },
+  ]);
+  assert.equal(s.sessionId, undefined);
+  s = reduce(s, { type: 'session', sessionId: 's2', configOptions: opts });
+  assert.equal(s.sessionId, 's2');
+  assert.equal(s.mode, 'plan');
+  assert.equal(s.items.length, 1, 'transcript kept');
+  s = reduce(s, { type: 'update', sessionId: 's1', update: { sessionUpdate: 'agent_message_chunk', messageId: 'm', content: { type: 'text', text: 'stale' } } });
+  assert.equal(s.items.length, 1, "the old session's updates are ignored");
+});
