@@ -133,11 +133,11 @@ func formatDiagnostics(env *Env, fds []workspace.FileDiagnostics, min workspace.
 	return b.String(), counts, locs
 }
 
-// SettledDiagnostics is for the engine after an edit: it polls the editor's diagnostics of paths
+// settledDiagnostics is afterEdit's wait: it polls the editor's diagnostics of paths
 // until two answers poll apart agree (the language server has caught up) or wait runs out, and
 // returns the errors in those files as text for the model ("" when there are none, or when the
 // editor does not report diagnostics).
-func SettledDiagnostics(ctx context.Context, env *Env, paths []string, wait, poll time.Duration) string {
+func settledDiagnostics(ctx context.Context, env *Env, paths []string, wait, poll time.Duration) string {
 	if len(paths) == 0 || env == nil || env.WS == nil {
 		return ""
 	}
@@ -175,7 +175,7 @@ func afterEdit(ctx context.Context, env *Env, path string, r Result) Result {
 		return r
 	}
 	poll := min(max(env.DiagnosticsWait/6, 50*time.Millisecond), 500*time.Millisecond)
-	if text := SettledDiagnostics(ctx, env, []string{path}, env.DiagnosticsWait, poll); text != "" {
+	if text := settledDiagnostics(ctx, env, []string{path}, env.DiagnosticsWait, poll); text != "" {
 		r.Output += "\n\nThe editor now reports these errors in " + rel(env, path) + ":\n" + text
 	}
 	return r

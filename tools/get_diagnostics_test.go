@@ -36,10 +36,10 @@ func TestGetDiagnostics(t *testing.T) {
 func TestSettledDiagnostics(t *testing.T) {
 	h := newHarness(t, map[string]string{"a.go": "package a\n"})
 	h.ws.diags = []workspace.FileDiagnostics{{Path: h.path("a.go"), Diagnostics: []workspace.Diagnostic{{Line: 2, Column: 1, Severity: 1, Message: "syntax error"}}}}
-	got := SettledDiagnostics(context.Background(), h.env, []string{h.path("a.go")}, time.Second, time.Millisecond)
+	got := settledDiagnostics(context.Background(), h.env, []string{h.path("a.go")}, time.Second, time.Millisecond)
 	mustContain(t, got, "a.go:2:1: error: syntax error")
 	h.ws.diags = nil
-	if got := SettledDiagnostics(context.Background(), h.env, []string{h.path("a.go")}, time.Second, time.Millisecond); got != "" {
+	if got := settledDiagnostics(context.Background(), h.env, []string{h.path("a.go")}, time.Second, time.Millisecond); got != "" {
 		t.Fatalf("unsupported editor gave %q", got)
 	}
 }
