@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -393,6 +394,10 @@ func (s *SecretStore) load() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.parse(b)
+}
+
+func (s *SecretStore) parse(b []byte) (map[string]string, error) {
 	m := map[string]string{}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON object of origin to key", s.Path)
@@ -400,20 +405,30 @@ func (s *SecretStore) load() (map[string]string, error) {
 	return m, nil
 }
 
-// Get returns the key filed for origin (any URL under it is accepted).
+// Get returns the key filed for origin (any URL under it is accepted). The mode is checked on the
+// file that is read, opened once: Set replaces the file by rename, so a separate Stat could look
+// at another file than the one read.
 func (s *SecretStore) Get(origin string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if fi, err := os.Stat(s.Path); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		return "", false // readable by others: refuse rather than use a leaked key
-	}
-	m, err := s.load()
+	f, err := os.Open(s.Path)
 	if err != nil {
 		return "", false
 	}
-	want := providers.Origin(origin)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		return "", false // readable by others: refuse rather than use a leaked key
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return "", false
+	}
+	m, err := s.parse(b)
+	if err != nil {
+		return "", false
+	}
 	for k, v := range m {
-		if providers.Origin(k) == want && want != "" {
+		if providers.KeyAllowed(k, origin) {
 			return v, true
 		}
 	}
