@@ -158,6 +158,11 @@ function shortPath(p: string): string {
   return parts.slice(-2).join('/');
 }
 
+/** One "Open diff" button per file change of transcript item `index`. */
+function diffButtons(index: number, diffs: Diff[]): string {
+  return diffs.map((d, k) => `<button class="link-btn" data-act="diff" data-index="${index}" data-diff="${k}" title="Open in the diff editor">Open diff: ${esc(shortPath(d.path))}</button>`).join('');
+}
+
 /** A compact line diff: common head and tail trimmed, the rest as removed/added lines. */
 function miniDiff(d: Diff): string {
   const a = (d.oldText ?? '').split('\n');
@@ -186,9 +191,9 @@ function itemHtml(it: Item, index: number): string {
     case 'thought':
       return `<details class="thought${it.streaming ? ' streaming' : ''}"${it.streaming ? ' open' : ''}><summary><span class="shimmer">${it.streaming ? 'Thinking…' : 'Thought'}</span></summary><div class="md">${renderMarkdown(it.text)}</div></details>`;
     case 'tool': {
-      const diffs = it.diffs.map((d, k) => `<button class="link-btn" data-act="diff" data-index="${index}" data-diff="${k}" title="Open in the diff editor">Open diff: ${esc(shortPath(d.path))}</button>`).join('');
+      const diffs = diffButtons(index, it.diffs);
       const out = it.output ? `<details class="tool-out"><summary>output</summary><pre>${esc(it.output.slice(0, 20000))}</pre></details>` : '';
-      return `<div class="tool status-${it.status}" data-tool-status="${STATUS_TEXT[it.status] ?? it.status}"><div class="tool-row"><span class="tool-icon" aria-hidden="true">${STATUS_ICON[it.status] ?? '•'}</span><span class="tool-title">${esc(it.title || it.toolKind || 'tool')}</span><span class="tool-status">${STATUS_TEXT[it.status] ?? esc(it.status)}</span></div>${diffs ? `<div class="tool-diffs">${diffs}</div>` : ''}${out}</div>`;
+      return `<div class="tool status-${it.status}" data-tool-status="${STATUS_TEXT[it.status] ?? esc(it.status)}"><div class="tool-row"><span class="tool-icon" aria-hidden="true">${STATUS_ICON[it.status] ?? '•'}</span><span class="tool-title">${esc(it.title || it.toolKind || 'tool')}</span><span class="tool-status">${STATUS_TEXT[it.status] ?? esc(it.status)}</span></div>${diffs ? `<div class="tool-diffs">${diffs}</div>` : ''}${out}</div>`;
     }
     case 'notice':
       return `<div class="notice ${it.severity}"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;
@@ -196,7 +201,7 @@ function itemHtml(it: Item, index: number): string {
       const body = it.command
         ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">in ${esc(it.cwd)}</div>` : ''}</div>`
         : it.diffs.map(miniDiff).join('');
-      const diffBtns = it.diffs.map((d, k) => `<button class="link-btn" data-act="diff" data-index="${index}" data-diff="${k}">Open diff: ${esc(shortPath(d.path))}</button>`).join('');
+      const diffBtns = diffButtons(index, it.diffs);
       const buttons = it.answer
         ? `<div class="answered">${esc(answerText(it.answer))}</div>`
         : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}">${esc(b)}</button>`).join('')}</div>`;
