@@ -1,7 +1,9 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"strings"
@@ -127,8 +129,10 @@ func BenchmarkParallelReads(b *testing.B) {
 }
 
 // compactionTask replays a scripted 24-step task (each step reads a 6 KB file, then the model
-// says a sentence) and returns the tokens sent in all its requests (bytes / 4).
-func compactionTask(t testing.TB, elide bool) int {
+// says a sentence) and returns the tokens sent in all its requests (bytes / 4) and the number of
+// steps whose request's messages, serialized, are not a byte prefix of the next request's: the
+// steps at which a provider's prompt cache prefix over the conversation breaks.
+func compactionTask(t testing.TB, elide bool) (sent, prefixChanges int) {
 	dir := t.TempDir()
 	files := map[string]string{}
 	for i := range 24 {
@@ -139,7 +143,7 @@ func compactionTask(t testing.TB, elide bool) int {
 		files[fmt.Sprintf("%s/f%d.go", dir, i)] = sb.String()
 	}
 	ws := &fakeWS{files: files}
-	sent := 0
+	var prev []byte
 	prov := &loopProvider{reply: func(n int) []providers.Event {
 		if n <= 24 {
 			return append([]providers.Event{{Type: providers.EventTextDelta, Text: fmt.Sprintf("Step %d: reading the next file.", n)}},
@@ -156,6 +160,18 @@ func compactionTask(t testing.TB, elide bool) int {
 				}
 			}
 			sent += n / 4
+			var ser []byte
+			for _, m := range req.Messages {
+				b, err := json.Marshal(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ser = append(ser, b...)
+			}
+			if prev != nil && !bytes.HasPrefix(ser, prev) {
+				prefixChanges++
+			}
+			prev = ser
 		}
 		return prov.Stream(ctx, req)
 	})
@@ -174,7 +190,7 @@ func compactionTask(t testing.TB, elide bool) int {
 	if res.StopReason != protocol.StopEndTurn {
 		t.Fatalf("stop %q", res.StopReason)
 	}
-	return sent
+	return sent, prefixChanges
 }
 
 type providerFunc func(ctx context.Context, req *providers.Request) iter.Seq[providers.Event]
@@ -184,7 +200,8 @@ func (f providerFunc) Stream(ctx context.Context, req *providers.Request) iter.S
 }
 
 func TestCompactionResendsAtMost40Percent(t *testing.T) {
-	with, without := compactionTask(t, true), compactionTask(t, false)
+	with, _ := compactionTask(t, true)
+	without, _ := compactionTask(t, false)
 	ratio := float64(with) / float64(without)
 	t.Logf("tokens sent over 24 steps: %d with elision, %d without (%.0f%%)", with, without, ratio*100)
 	if ratio > 0.40 {
@@ -194,9 +211,29 @@ func TestCompactionResendsAtMost40Percent(t *testing.T) {
 
 func BenchmarkCompaction24Steps(b *testing.B) {
 	for b.Loop() {
-		with, without := compactionTask(b, true), compactionTask(b, false)
+		with, changes := compactionTask(b, true)
+		without, _ := compactionTask(b, false)
 		b.ReportMetric(float64(with)/float64(without)*100, "%resent")
+		b.ReportMetric(float64(changes), "prefix-changes")
 		b.ReportMetric(float64(with), "tokens")
 		b.ReportMetric(float64(without), "tokens-uncompacted")
+	}
+}
+
+// TestElisionKeepsCachePrefixStable counts the steps of the scripted task at which a request's
+// messages stop being a byte prefix of the next request's (each one breaks a provider's prompt
+// cache over the conversation). The budget is fixed, not derived from elideBlock: the prefix may
+// break at most once every three steps, ⌈24/3⌉+1 times (moving the boundary one result per
+// step breaks it at 20 of the 24 steps).
+func TestElisionKeepsCachePrefixStable(t *testing.T) {
+	_, changes := compactionTask(t, true)
+	_, baseline := compactionTask(t, false)
+	const limit = (24+2)/3 + 1
+	t.Logf("prefix changes over 24 steps: %d with elision (limit %d), %d without", changes, limit, baseline)
+	if baseline != 0 {
+		t.Fatalf("the unelided history changed its prefix %d times, want 0", baseline)
+	}
+	if changes > limit {
+		t.Fatalf("the request prefix changed at %d of 24 steps, want ≤ %d", changes, limit)
 	}
 }

@@ -11,8 +11,14 @@ import (
 )
 
 const (
-	// keepToolResults is how many of the most recent tool results are sent whole.
-	keepToolResults = 4
+	// keepToolResults is how many of the most recent tool results are always sent whole.
+	keepToolResults = 3
+	// elideBlock is how many results the elision boundary moves at once. Moving it by one at
+	// every step would change an early message in every request and break the provider's
+	// prompt cache prefix at every step; moving it in blocks keeps the prefix byte-stable for
+	// elideBlock-1 steps out of elideBlock. With keep 3 and block 3, between 3 and 5 recent
+	// results (4 on average, as many as the former fixed keep of 4) are sent whole.
+	elideBlock = 3
 	// elideHead is how much of an older tool result is kept.
 	elideHead = 400
 )
@@ -20,7 +26,23 @@ const (
 // elideToolResults returns the history to send: tool results older than the most recent keep
 // are cut to a head excerpt and a marker asking the model to call the tool again. User and
 // assistant text are untouched, and so is the stored history (changed messages are copies).
-func elideToolResults(hist []providers.Message, keep, head int) []providers.Message {
+//
+// The boundary moves in steps of block results, counted from the start of the history: the
+// first block·⌊(n−keep)/block⌋ of the n results are elided, so between keep and keep+block−1
+// results are sent whole and the messages before the newest ones stay byte-identical from one
+// request to the next until the boundary jumps again. block 1 elides all but the last keep.
+func elideToolResults(hist []providers.Message, keep, head, block int) []providers.Message {
+	total := 0
+	for _, m := range hist {
+		for _, p := range m.Parts {
+			if p.Type == providers.PartToolResult {
+				total++
+			}
+		}
+	}
+	block = max(block, 1)
+	elide := max(total-keep, 0) / block * block
+	whole := total - elide // the newest results sent whole: keep ≤ whole < keep+block
 	seen := 0
 	var out []providers.Message
 	for i := len(hist) - 1; i >= 0; i-- {
@@ -32,7 +54,7 @@ func elideToolResults(hist []providers.Message, keep, head int) []providers.Mess
 				continue
 			}
 			seen++
-			if seen <= keep || len(p.Text) <= head+200 {
+			if seen <= whole || len(p.Text) <= head+200 {
 				continue
 			}
 			if parts == nil {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,7 +123,7 @@ func TestElisionKeepsRecentResultsAndText(t *testing.T) {
 			providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: string(rune('a' + i)), ToolName: "read_file", Text: big}}},
 		)
 	}
-	out := elideToolResults(hist, 4, 400)
+	out := elideToolResults(hist, 4, 400, 1)
 	for i, m := range out {
 		for _, p := range m.Parts {
 			switch {
@@ -137,6 +138,29 @@ func TestElisionKeepsRecentResultsAndText(t *testing.T) {
 	}
 	if hist[1].Parts[0].Text != big {
 		t.Fatal("the stored history was modified")
+	}
+}
+
+// TestElisionMovesInBlocks: with keep 2 and block 3 the boundary jumps by three results once
+// five are unelided, so between 2 and 4 of the newest results are sent whole.
+func TestElisionMovesInBlocks(t *testing.T) {
+	big := strings.Repeat("y", 3000)
+	var hist []providers.Message
+	wants := []int{1, 2, 3, 4, 2, 3, 4, 2, 3} // results sent whole after the 1st..9th
+	for n := 1; n <= 9; n++ {
+		hist = append(hist, providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: fmt.Sprint(n), ToolName: "read_file", Text: big}}})
+		out := elideToolResults(hist, 2, 400, 3)
+		whole := 0
+		for i, m := range out {
+			if m.Parts[0].Text == big {
+				whole++
+			} else if i >= len(out)-2 || !strings.Contains(m.Parts[0].Text, "call the tool again") {
+				t.Fatalf("%d results: result %d is %q", n, i, clip(m.Parts[0].Text, 80))
+			}
+		}
+		if whole != wants[n-1] {
+			t.Fatalf("%d results: %d sent whole, want %d", n, whole, wants[n-1])
+		}
 	}
 }
 

@@ -201,7 +201,7 @@ func (t *turn) request() *providers.Request {
 	th := s.thinking(t.set)
 	msgs := s.historySnapshot()
 	if !s.noElide {
-		msgs = elideToolResults(msgs, keepToolResults, elideHead)
+		msgs = elideToolResults(msgs, keepToolResults, elideHead, elideBlock)
 	}
 	return &providers.Request{
 		Model:     t.pcfg.Model,
