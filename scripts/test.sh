@@ -25,7 +25,7 @@ install_system() {
   [ "${AGENTD_SKIP_INSTALL:-0}" = 1 ] && return 0
   [ "$(id -u)" = 0 ] || { echo "not root: skipping apt installs"; return 0; }
   local need=""
-  for p in neovim ripgrep; do dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"; done
+  for p in neovim ripgrep universal-ctags; do dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"; done
   if [ -n "$need" ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need
   fi
