@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -193,10 +194,7 @@ func gitSummary(ctx context.Context, root string, b *strings.Builder) {
 	if git, err := exec.LookPath("git"); err == nil {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(cctx, git, "-C", root, "status", "--porcelain", "--untracked-files=normal")
-		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-		setProcessGroup(cmd)
-		if out, err := cmd.Output(); err == nil {
+		if out, err := untrustedGit(cctx, git, root, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all"); err == nil {
 			n := 0
 			for _, l := range strings.Split(string(out), "\n") {
 				if strings.TrimSpace(l) != "" {
@@ -487,4 +485,37 @@ func listCap(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return strings.Join(items[:n], ", ") + fmt.Sprintf(" (+%d more)", len(items)-n)
+}
+
+// untrustedGit runs a read-only git command in a repository whose configuration is the
+// project's, i.e. untrusted: a cloned .git/config may name programs git runs on its own. Those
+// reachable from status are switched off: the fsmonitor hook, hooks, the pager, and every filter
+// driver the configuration declares (a clean filter runs when status re-hashes a file whose stat
+// changed). Submodules are not entered (their configuration would apply there), and the system
+// configuration is not read.
+func untrustedGit(ctx context.Context, git, root string, args ...string) ([]byte, error) {
+	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat")
+	safe := []string{"--no-pager", "-C", root, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat"}
+	// List the filter drivers without running anything: git config only reads files.
+	list := exec.CommandContext(ctx, git, append(safe, "config", "--null", "--name-only", "--get-regexp", `^filter\..*\.(clean|smudge|process)$`)...)
+	list.Env = env
+	setProcessGroup(list)
+	out, err := list.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		// Exit status 1 is "no such key": no filter drivers.
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			return nil, err
+		}
+	}
+	for _, key := range strings.Split(string(out), "\x00") {
+		if key != "" {
+			// An empty command is no filter (convert.c runs a command only when it is non-empty).
+			safe = append(safe, "-c", key+"=")
+		}
+	}
+	cmd := exec.CommandContext(ctx, git, append(safe, args...)...)
+	cmd.Env = env
+	setProcessGroup(cmd)
+	return cmd.Output()
 }

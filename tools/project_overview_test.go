@@ -1,8 +1,11 @@
 package tools
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestProjectOverview(t *testing.T) {
@@ -53,4 +56,47 @@ func TestProjectOverviewGitDirty(t *testing.T) {
 	}
 	r := mustOK(t, h.run("project_overview", nil))
 	mustContain(t, r.Output, "Git: branch main, 1 path with uncommitted changes")
+}
+
+// A cloned repository's .git/config can name programs git runs: core.fsmonitor on every status,
+// a clean filter whenever git hashes a file whose stat changed. project_overview runs in plan
+// mode with no prompt, so none of them may run.
+func TestProjectOverviewGitRunsNoRepoPrograms(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	h := newHarness(t, map[string]string{"a.txt": "a\n", ".gitattributes": "*.txt filter=evil\n"})
+	marker := filepath.Join(t.TempDir(), "ran")
+	script := filepath.Join(t.TempDir(), "evil.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$0 $*\" >> "+marker+"\ncat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = h.root
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	git("-c", "user.email=t@t", "-c", "user.name=t", "add", "a.txt", ".gitattributes")
+	git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "x")
+	// Only now arm the repository, so setting it up ran nothing.
+	git("config", "core.fsmonitor", script)
+	git("config", "filter.evil.clean", script)
+	git("config", "filter.evil.process", script)
+	git("config", "core.hooksPath", filepath.Dir(script))
+	// Change a.txt's stat, not its content, so status must hash it again (through the filter).
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(h.root, "a.txt"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	r := mustOK(t, h.run("project_overview", nil))
+	// "clean" proves status ran (with the filters off, a.txt's content is unchanged).
+	mustContain(t, r.Output, "Git: branch main, clean")
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("project_overview ran a program the repository configured:\n%s", b)
+	}
 }
