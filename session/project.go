@@ -143,7 +143,7 @@ func (p *projects) addGrant(path string, g grant) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := p.get(path)
-	if slices.Contains(st.Grants, g) {
+	if slices.ContainsFunc(st.Grants, g.Equal) {
 		return
 	}
 	st.Grants = append(st.Grants, g)

@@ -5,6 +5,7 @@ package policy
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -33,14 +34,20 @@ const (
 )
 
 // Grant is a remembered answer. Pattern is a path glob for write tools (an allow must match every
-// path the call touches, a reject any one of them; `**` spans directories) or a command prefix for exec tools (matched word by
-// word, so "go test" allows "go test ./..." but not "go testx"); "" matches any call of Tool.
-// Tool "" or "*" matches every tool of the same effect class the pattern fits.
+// path the call touches, a reject any one of them; `**` spans directories); Command is an argv
+// prefix for exec tools, compared element by element, so ["go","test"] allows ["go","test","./..."]
+// but neither ["go","testx"] nor ["go test"]. A grant with neither matches any call of Tool; Tool ""
+// or "*" matches every tool. A reject with a Pattern covers that path for every write tool, whatever
+// Tool says (Tool then only records which tool the user was answering).
+//
+// Grants saved before Command existed hold a command line in Pattern: for exec tools such a reject
+// still refuses (its words compared one by one) and such an allow is ignored, so it asks again.
 type Grant struct {
-	Tool    string `json:"tool"`
-	Pattern string `json:"pattern,omitempty"`
-	Allow   bool   `json:"allow"`
-	Scope   Scope  `json:"scope"`
+	Tool    string   `json:"tool"`
+	Pattern string   `json:"pattern,omitempty"`
+	Command []string `json:"command,omitempty"`
+	Allow   bool     `json:"allow"`
+	Scope   Scope    `json:"scope"`
 }
 
 // Call is what the policy knows of a tool call.
@@ -117,15 +124,20 @@ func Decide(mode Mode, grants []Grant, call Call) Decision {
 
 // Matches reports whether g covers call.
 func Matches(g Grant, call Call) bool {
-	if g.Tool != "" && g.Tool != "*" && g.Tool != call.Tool {
+	pathReject := !g.Allow && g.Pattern != "" && call.Effect == tools.EffectWrite
+	if !pathReject && g.Tool != "" && g.Tool != "*" && g.Tool != call.Tool {
 		return false
+	}
+	if g.Command != nil {
+		return call.Effect == tools.EffectExec && hasPrefix(call.Command, g.Command)
 	}
 	if g.Pattern == "" {
 		return true
 	}
 	switch call.Effect {
 	case tools.EffectExec:
-		return commandHasPrefix(call.Command, g.Pattern)
+		// A grant saved as a command line (see Grant): only a reject is honoured.
+		return !g.Allow && hasPrefix(call.Command, strings.Fields(g.Pattern))
 	case tools.EffectWrite:
 		if len(call.Paths) == 0 {
 			return false
@@ -145,17 +157,13 @@ func Matches(g Grant, call Call) bool {
 	return false
 }
 
-func commandHasPrefix(argv []string, prefix string) bool {
-	want := strings.Fields(prefix)
-	if len(want) == 0 || len(want) > len(argv) {
-		return len(want) == 0
+// hasPrefix reports whether argv starts with prefix; an empty prefix matches only an empty argv
+// with no program (a grant is never made for one).
+func hasPrefix(argv, prefix []string) bool {
+	if len(prefix) == 0 || len(prefix) > len(argv) {
+		return len(prefix) == 0 && len(argv) == 0
 	}
-	for i, w := range want {
-		if argv[i] != w {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(argv[:len(prefix)], prefix)
 }
 
 // GrantFor is the grant that answering optionID creates for call; a one-time answer (allow_once,
@@ -183,7 +191,7 @@ func GrantFor(call Call, optionID string, scope Scope) Grant {
 	}
 	switch call.Effect {
 	case tools.EffectExec:
-		g.Pattern = strings.Join(call.Command, " ")
+		g.Command = append([]string{}, call.Command...)
 	case tools.EffectWrite:
 		if !g.Allow {
 			g.Pattern = pathPattern(call.Paths)
@@ -193,7 +201,13 @@ func GrantFor(call Call, optionID string, scope Scope) Grant {
 }
 
 // IsZero reports whether g is the zero Grant (no remembered answer).
-func (g Grant) IsZero() bool { return g == Grant{} }
+func (g Grant) IsZero() bool { return g.Equal(Grant{}) }
+
+// Equal reports whether g and o are the same grant.
+func (g Grant) Equal(o Grant) bool {
+	return g.Tool == o.Tool && g.Pattern == o.Pattern && g.Allow == o.Allow && g.Scope == o.Scope &&
+		slices.Equal(g.Command, o.Command)
+}
 
 func pathPattern(paths []string) string {
 	switch len(paths) {

@@ -18,11 +18,11 @@ var (
 
 func TestDecide(t *testing.T) {
 	allowEdits := Grant{Tool: "edit_file", Allow: true, Scope: ScopeSession}
-	allowGoTest := Grant{Tool: "run_program", Pattern: "go test", Allow: true, Scope: ScopeProject}
-	denyRm := Grant{Tool: "run_program", Pattern: "rm", Allow: false, Scope: ScopeProject}
+	allowGoTest := Grant{Tool: "run_program", Command: []string{"go", "test"}, Allow: true, Scope: ScopeProject}
+	denyRm := Grant{Tool: "run_program", Command: []string{"rm"}, Allow: false, Scope: ScopeProject}
 	allowSrc := Grant{Tool: "*", Pattern: "/p/src/**", Allow: true, Scope: ScopeSession}
 	denySub := Grant{Tool: "rename_path", Pattern: "/p/src/sub/**", Allow: false, Scope: ScopeSession}
-	allowGoAny := Grant{Tool: "", Pattern: "go", Allow: true, Scope: ScopeSession}
+	allowGoAny := Grant{Tool: "", Command: []string{"go"}, Allow: true, Scope: ScopeSession}
 
 	cases := []struct {
 		name   string
@@ -44,9 +44,9 @@ func TestDecide(t *testing.T) {
 		{"tool grant allows", ModeAsk, []Grant{allowEdits}, editCall, Allow},
 		{"tool grant for another tool", ModeAsk, []Grant{allowEdits}, editTwo, Ask},
 		{"command prefix allows", ModeAsk, []Grant{allowGoTest}, testCall, Allow},
-		{"command prefix is word-wise", ModeAsk, []Grant{{Tool: "run_program", Pattern: "go tes", Allow: true}}, testCall, Ask},
+		{"command prefix is word-wise", ModeAsk, []Grant{{Tool: "run_program", Command: []string{"go", "tes"}, Allow: true}}, testCall, Ask},
 		{"command prefix other command", ModeAsk, []Grant{allowGoTest}, rmCall, Ask},
-		{"command prefix longer than argv", ModeAsk, []Grant{{Tool: "run_program", Pattern: "go test ./... -v", Allow: true}}, testCall, Ask},
+		{"command prefix longer than argv", ModeAsk, []Grant{{Tool: "run_program", Command: []string{"go", "test", "./...", "-v"}, Allow: true}}, testCall, Ask},
 		{"command grant on empty argv", ModeAsk, []Grant{allowGoTest}, emptyCall, Ask},
 		{"reject_always denies in ask", ModeAsk, []Grant{denyRm}, rmCall, Deny},
 		{"reject_always denies in auto", ModeAuto, []Grant{denyRm}, rmCall, Deny},
@@ -101,13 +101,13 @@ func TestGrantFor(t *testing.T) {
 		{"allow always defaults to project", editCall, OptionAllowAlways, "", Grant{Tool: "edit_file", Allow: true, Scope: ScopeProject}},
 		{"reject always one path", editCall, OptionRejectAlways, ScopeProject, Grant{Tool: "edit_file", Pattern: "/p/src/a.go", Scope: ScopeProject}},
 		{"reject always two paths", editTwo, OptionRejectAlways, ScopeSession, Grant{Tool: "rename_path", Pattern: "/p/src/**", Scope: ScopeSession}},
-		{"allow command", testCall, OptionAllowAlways, ScopeProject, Grant{Tool: "run_program", Pattern: "go test ./...", Allow: true, Scope: ScopeProject}},
-		{"reject command", rmCall, OptionRejectAlways, ScopeProject, Grant{Tool: "run_program", Pattern: "rm -rf build", Scope: ScopeProject}},
+		{"allow command", testCall, OptionAllowAlways, ScopeProject, Grant{Tool: "run_program", Command: []string{"go", "test", "./..."}, Allow: true, Scope: ScopeProject}},
+		{"reject command", rmCall, OptionRejectAlways, ScopeProject, Grant{Tool: "run_program", Command: []string{"rm", "-rf", "build"}, Scope: ScopeProject}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := GrantFor(c.call, c.option, c.scope)
-			if got != c.want {
+			if !got.Equal(c.want) {
 				t.Fatalf("GrantFor = %+v, want %+v", got, c.want)
 			}
 		})
@@ -131,5 +131,68 @@ func TestGrantRoundTrip(t *testing.T) {
 	longer.Command = append(append([]string(nil), testCall.Command...), "-run", "X")
 	if Decide(ModeAsk, []Grant{g}, longer) != Allow {
 		t.Fatal("command grant does not cover an extension of the command")
+	}
+}
+
+// A path the user rejected for good stays rejected whichever write tool names it next: the
+// model must not get around "Always reject" on edit_file with create_file overwrite or delete_path.
+func TestRejectCoversEveryWriteTool(t *testing.T) {
+	edit := Call{Tool: "edit_file", Effect: tools.EffectWrite, Paths: []string{"/p/guarded.txt"}}
+	g := GrantFor(edit, OptionRejectAlways, ScopeProject)
+	for _, tool := range []string{"edit_file", "create_file", "delete_path", "rename_path", "move_path", "some_new_write_tool"} {
+		call := Call{Tool: tool, Effect: tools.EffectWrite, Paths: []string{"/p/guarded.txt"}}
+		if tool == "rename_path" || tool == "move_path" {
+			call.Paths = []string{"/p/other.txt", "/p/guarded.txt"}
+		}
+		if got := Decide(ModeAuto, []Grant{g}, call); got != Deny {
+			t.Errorf("%s of the rejected path: Decide = %v, want deny", tool, got)
+		}
+	}
+	// It stays a rule about that path: other files, and programs, are not covered.
+	if got := Decide(ModeAuto, []Grant{g}, Call{Tool: "create_file", Effect: tools.EffectWrite, Paths: []string{"/p/free.txt"}}); got != Allow {
+		t.Errorf("another path: Decide = %v, want allow", got)
+	}
+	if got := Decide(ModeAuto, []Grant{g}, Call{Tool: "run_program", Effect: tools.EffectExec, Command: []string{"/p/guarded.txt"}}); got != Allow {
+		t.Errorf("a program: Decide = %v, want allow", got)
+	}
+	// An allow stays the tool's own.
+	allow := GrantFor(edit, OptionAllowAlways, ScopeProject)
+	if got := Decide(ModeAsk, []Grant{allow}, Call{Tool: "delete_path", Effect: tools.EffectWrite, Paths: []string{"/p/a.txt"}}); got != Ask {
+		t.Errorf("allow for edit_file covered delete_path: %v", got)
+	}
+}
+
+// An exec grant is the argv as a list: words that contain spaces, or a command split
+// differently, are another command.
+func TestCommandGrantComparesArgv(t *testing.T) {
+	granted := Call{Tool: "run_program", Effect: tools.EffectExec, Command: []string{"sh", "-c", "make test"}}
+	g := GrantFor(granted, OptionAllowAlways, ScopeProject)
+	for _, argv := range [][]string{
+		{"sh", "-c", "make", "test"},
+		{"sh", "-c", "make test; rm -rf ~"},
+		{"sh -c", "make test"},
+	} {
+		if got := Decide(ModeAsk, []Grant{g}, Call{Tool: "run_program", Effect: tools.EffectExec, Command: argv}); got != Ask {
+			t.Errorf("grant for %q covered %q: %v", granted.Command, argv, got)
+		}
+	}
+	if got := Decide(ModeAsk, []Grant{g}, granted); got != Allow {
+		t.Errorf("grant does not cover its own command: %v", got)
+	}
+	if got := Decide(ModeAsk, []Grant{g}, Call{Tool: "run_program", Effect: tools.EffectExec, Command: []string{"sh", "-c", "make test", "arg0"}}); got != Allow {
+		t.Errorf("grant does not cover an extension: %v", got)
+	}
+}
+
+// Grants persisted before commands were lists have the command line in Pattern. An old allow is
+// not trusted to mean the same argv (it asks again); an old reject still refuses.
+func TestLegacyCommandPattern(t *testing.T) {
+	allow := Grant{Tool: "run_program", Pattern: "go test", Allow: true, Scope: ScopeProject}
+	if got := Decide(ModeAsk, []Grant{allow}, testCall); got != Ask {
+		t.Errorf("legacy allow: %v, want ask", got)
+	}
+	deny := Grant{Tool: "run_program", Pattern: "rm -rf", Scope: ScopeProject}
+	if got := Decide(ModeAuto, []Grant{deny}, rmCall); got != Deny {
+		t.Errorf("legacy reject: %v, want deny", got)
 	}
 }
