@@ -59,10 +59,11 @@ type step struct {
 // stream runs one model call, forwarding every delta to the client as it arrives, and appends
 // the assistant message to the history. The provider's stream is read on its own goroutine so
 // a cancel answers at once even if the provider is slow to notice; leaving the range closes
-// the provider's connection.
+// the provider's connection. What the events add up to is the assembly's business; stream
+// carries out its effects.
 func (t *turn) stream(req *providers.Request) *step {
 	s := t.s
-	st := &step{msgID: s.nextMessageID()}
+	a := newAssembly(s.nextMessageID())
 	events := make(chan providers.Event, 32)
 	quit := make(chan struct{})
 	go func() {
@@ -77,40 +78,10 @@ func (t *turn) stream(req *providers.Request) *step {
 	}()
 	defer close(quit)
 
-	var text, thought strings.Builder
-	var thinkPart *providers.Part
-	var textOut, thoughtOut strings.Builder // whole texts, for the transcript
-	flushText := func() {
-		if text.Len() > 0 {
-			st.parts = append(st.parts, providers.Part{Type: providers.PartText, Text: text.String()})
-			text.Reset()
-		}
-	}
-	flushThought := func() {
-		if thinkPart != nil {
-			thinkPart.Text = thought.String()
-			st.parts = append(st.parts, *thinkPart)
-			thinkPart = nil
-			thought.Reset()
-		}
-	}
-	byIndex := map[int]*call{}
-	getCall := func(ev providers.Event) *call {
-		if c, ok := byIndex[ev.Index]; ok {
-			return c
-		}
-		c := &call{index: ev.Index, id: ev.ToolCallID, name: ev.ToolName}
-		if c.id == "" {
-			c.id = fmt.Sprintf("call_%s_%d", st.msgID, len(st.calls))
-		}
-		byIndex[ev.Index] = c
-		st.calls = append(st.calls, c)
-		t.startCall(c)
-		return c
-	}
-	finished := false
+	cancelled := false
+	var effects []effect
 loop:
-	for !finished {
+	for !a.finished {
 		var ev providers.Event
 		var ok bool
 		select {
@@ -119,134 +90,53 @@ loop:
 				break loop
 			}
 		case <-t.ctx.Done():
-			st.cancelled = true
+			cancelled = true
 			break loop
 		}
 		s.m.trace.providerEvent(s.id, ev)
-		switch ev.Type {
-		case providers.EventTextDelta:
-			if ev.Text == "" {
-				continue
-			}
-			flushThought()
-			text.WriteString(ev.Text)
-			textOut.WriteString(ev.Text)
-			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: ev.Text}})
-		case providers.EventThinkingDelta:
-			flushText()
-			if ev.Redacted != "" {
-				flushThought()
-				st.parts = append(st.parts, providers.Part{Type: providers.PartThinking, Redacted: ev.Redacted})
-				continue
-			}
-			if thinkPart == nil {
-				thinkPart = &providers.Part{Type: providers.PartThinking}
-			}
-			if ev.Signature != "" {
-				thinkPart.Signature = ev.Signature
-			}
-			if ev.Text != "" {
-				thought.WriteString(ev.Text)
-				thoughtOut.WriteString(ev.Text)
-				s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentThoughtChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: ev.Text}})
-			}
-		case providers.EventToolCallStarted:
-			flushText()
-			flushThought()
-			getCall(ev)
-		case providers.EventToolCallArgsDelta:
-			c := getCall(ev)
-			if c.args.Len()+len(ev.Text) > maxArgsBytes {
-				c.invalid = fmt.Sprintf("the arguments of this call exceed %d bytes; send smaller calls", maxArgsBytes)
-				continue
-			}
-			c.args.WriteString(ev.Text)
-			// Partial arguments are shown while they are small; a big file's content is sent
-			// once, whole, when the call completes.
-			if c.args.Len() <= maxPartialArgs && time.Since(c.lastEmit) >= argsThrottle {
-				t.argsUpdate(c, []byte(c.args.String()), false)
-			}
-		case providers.EventToolCallCompleted:
-			c := getCall(ev)
-			if c.name == "" && ev.ToolName != "" {
-				c.name = ev.ToolName
-			}
-			c.signature = ev.Signature
-			c.complete = true
-			args := ev.Args
-			if len(args) == 0 {
-				args = json.RawMessage(c.args.String())
-			}
-			if len(args) == 0 {
-				args = json.RawMessage("{}")
-			}
-			t.completeCall(c, args)
-		case providers.EventUsage:
-			st.usage = ev.Usage
-		case providers.EventNotice:
-			s.notice(protocol.SeverityWarning, ev.Text, "")
-			// A dialect that drops a malformed call says so with a notice naming it; the call
-			// then fails with that reason instead of a generic "incomplete arguments".
-			if c, ok := byIndex[ev.Index]; ok && ev.ToolCallID != "" && c.id == ev.ToolCallID && !c.complete {
-				c.invalid = ev.Text
-			}
-		case providers.EventCompleted:
-			st.stop = ev.StopReason
-			finished = true
-		case providers.EventFailed:
-			st.err = ev.Err
-			if st.err == nil {
-				st.err = &providers.Error{Kind: providers.ErrServer, Message: "the provider failed without saying why"}
-			}
-			finished = true
+		effects = a.apply(ev, effects[:0])
+		for _, e := range effects {
+			t.do(a.st.msgID, e)
 		}
 	}
-	if !finished && !st.cancelled {
-		if t.ctx.Err() != nil {
-			st.cancelled = true
-		} else {
-			st.err = &providers.Error{Kind: providers.ErrNetwork, Message: "the model's response ended before it was complete"}
-		}
-	}
-	flushText()
-	flushThought()
+	dropped := a.end(cancelled || t.ctx.Err() != nil)
+	st := a.st
 	t.addUsage(st.usage)
-
-	// Calls that never completed cannot run; a cancelled or failed step keeps only its text.
-	for _, c := range st.calls {
-		if !c.complete && c.invalid == "" {
-			c.invalid = "the call's arguments were not complete when the response ended"
-		}
-	}
-	if st.cancelled || st.err != nil {
-		for _, c := range st.calls {
-			t.finishCall(c, tools.Result{Output: "cancelled", IsError: true}, "")
-		}
-		var kept []providers.Part
-		for _, p := range st.parts {
-			if p.Type == providers.PartText {
-				kept = append(kept, p)
-			}
-		}
-		st.parts, st.calls = kept, nil
-	}
-	for _, c := range st.calls {
-		args := c.final
-		if !json.Valid(args) {
-			args = json.RawMessage("{}")
-		}
-		st.parts = append(st.parts, providers.Part{Type: providers.PartToolCall, ToolCallID: c.id, ToolName: c.name, Args: args, Signature: c.signature})
+	for _, c := range dropped {
+		t.finishCall(c, tools.Result{Output: "cancelled", IsError: true}, "")
 	}
 	if len(st.parts) > 0 {
 		s.appendHistory(providers.Message{Role: providers.RoleAssistant, Parts: st.parts})
 	}
-	if thoughtOut.Len() > 0 {
-		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentThoughtChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: thoughtOut.String()}}})
+	if a.thoughtOut.Len() > 0 {
+		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentThoughtChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: a.thoughtOut.String()}}})
 	}
-	if textOut.Len() > 0 {
-		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: textOut.String()}}})
+	if a.textOut.Len() > 0 {
+		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: a.textOut.String()}}})
 	}
 	return st
+}
+
+// do carries out one effect of the assembly.
+func (t *turn) do(msgID string, e effect) {
+	switch e.kind {
+	case effText:
+		t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: msgID, Content: &protocol.ContentBlock{Type: "text", Text: e.text}})
+	case effThought:
+		t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentThoughtChunk, MessageID: msgID, Content: &protocol.ContentBlock{Type: "text", Text: e.text}})
+	case effCallStart:
+		t.startCall(e.c)
+	case effCallArgs:
+		// Partial arguments are shown while they are small; a big file's content is sent once,
+		// whole, when the call completes.
+		if c := e.c; c.args.Len() <= maxPartialArgs && time.Since(c.lastEmit) >= argsThrottle {
+			t.argsUpdate(c, []byte(c.args.String()), false)
+		}
+	case effCallComplete:
+		t.completeCall(e.c)
+	case effNotice:
+		t.s.notice(protocol.SeverityWarning, e.text, "")
+	}
 }
 
 // startCall announces a call as soon as the model starts it.
@@ -287,8 +177,10 @@ func (t *turn) argsUpdate(c *call, partial []byte, final bool) {
 	t.s.update(u)
 }
 
-// completeCall checks the whole arguments and sends them.
-func (t *turn) completeCall(c *call, args json.RawMessage) {
+// completeCall checks the whole arguments (c.final) and sends them. The arguments of an invalid
+// call are kept for the history when they are small, valid JSON.
+func (t *turn) completeCall(c *call) {
+	args := c.final
 	switch {
 	case c.invalid != "":
 	case c.name == "":
@@ -312,12 +204,11 @@ func (t *turn) completeCall(c *call, args json.RawMessage) {
 	}
 	if c.invalid != "" {
 		t.s.notice(protocol.SeverityWarning, "The model made an invalid tool call", c.invalid)
-		if json.Valid(args) && len(args) <= 64<<10 {
-			c.final = args
+		if !json.Valid(args) || len(args) > 64<<10 {
+			c.final = nil
 		}
 		return
 	}
-	c.final = args
 	t.argsUpdate(c, args, true)
 }
 
