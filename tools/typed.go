@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -147,108 +148,131 @@ func (t *typed[In]) Decode(args json.RawMessage) (In, error) {
 }
 
 // validate checks v against the subset of JSON Schema the reflector generates. The error names
-// the field as a path such as edits[1].old_text.
+// the field as a path such as edits[1].old_text. Each JSON type has its own checker below.
 func validate(s *jsonschema.Schema, v any, field string) error {
+	if s == nil {
+		return nil
+	}
 	name := field
 	if name == "" {
 		name = "the arguments"
-	}
-	if s == nil {
-		return nil
 	}
 	if v == nil {
 		return fmt.Errorf("field %s must not be null", name)
 	}
 	switch s.Type {
 	case "object":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("%s must be an object, not %s", name, jsonKind(v))
-		}
-		for _, req := range s.Required {
-			if _, ok := m[req]; !ok {
-				return fmt.Errorf("missing required field %s", join(field, req))
-			}
-		}
-		for k, val := range m {
-			var ps *jsonschema.Schema
-			if s.Properties != nil {
-				ps, _ = s.Properties.Get(k)
-			}
-			if ps == nil {
-				if s.AdditionalProperties != nil && s.AdditionalProperties != jsonschema.FalseSchema {
-					if err := validate(s.AdditionalProperties, val, join(field, k)); err != nil {
-						return err
-					}
-					continue
-				}
-				return fmt.Errorf("unknown field %s (known fields: %s)", join(field, k), strings.Join(propNames(s), ", "))
-			}
-			if val == nil {
-				// An explicit null for an optional field means "not given".
-				if contains(s.Required, k) {
-					return fmt.Errorf("field %s must not be null", join(field, k))
-				}
-				continue
-			}
-			if err := validate(ps, val, join(field, k)); err != nil {
-				return err
-			}
-		}
+		return validateObject(s, v, field, name)
 	case "array":
-		a, ok := v.([]any)
-		if !ok {
-			return fmt.Errorf("field %s must be an array, not %s", name, jsonKind(v))
-		}
-		if s.MaxItems != nil && uint64(len(a)) > *s.MaxItems {
-			return fmt.Errorf("field %s has %d items; at most %d are allowed", name, len(a), *s.MaxItems)
-		}
-		if s.MinItems != nil && uint64(len(a)) < *s.MinItems {
-			return fmt.Errorf("field %s needs at least %d items", name, *s.MinItems)
-		}
-		for i, e := range a {
-			if err := validate(s.Items, e, fmt.Sprintf("%s[%d]", field, i)); err != nil {
-				return err
-			}
-		}
+		return validateArray(s, v, field, name)
 	case "string":
-		str, ok := v.(string)
-		if !ok {
-			return fmt.Errorf("field %s must be a string, not %s", name, jsonKind(v))
-		}
-		if s.MaxLength != nil && uint64(len(str)) > *s.MaxLength {
-			return fmt.Errorf("field %s is %d bytes long; at most %d are allowed", name, len(str), *s.MaxLength)
-		}
-		if len(s.Enum) > 0 && !enumHas(s.Enum, str) {
-			return fmt.Errorf("field %s must be one of %s, not %q", name, enumList(s.Enum), str)
-		}
+		return validateString(s, v, name)
 	case "integer", "number":
-		n, ok := v.(json.Number)
-		if !ok {
-			return fmt.Errorf("field %s must be a number, not %s", name, jsonKind(v))
-		}
-		f, err := n.Float64()
-		if err != nil {
-			return fmt.Errorf("field %s: %q is out of range", name, n.String())
-		}
-		if s.Type == "integer" {
-			if _, err := n.Int64(); err != nil {
-				return fmt.Errorf("field %s must be a whole number within range, not %s", name, n.String())
-			}
-		}
-		if s.Minimum != "" {
-			if min, _ := s.Minimum.Float64(); f < min {
-				return fmt.Errorf("field %s is %s; the minimum is %s", name, n.String(), s.Minimum)
-			}
-		}
-		if s.Maximum != "" {
-			if max, _ := s.Maximum.Float64(); f > max {
-				return fmt.Errorf("field %s is %s; the maximum is %s", name, n.String(), s.Maximum)
-			}
-		}
+		return validateNumber(s, v, name)
 	case "boolean":
 		if _, ok := v.(bool); !ok {
 			return fmt.Errorf("field %s must be true or false, not %s", name, jsonKind(v))
+		}
+	}
+	return nil
+}
+
+// validateObject checks the required fields, then each field against its property's schema
+// (or additionalProperties). An explicit null for an optional field means "not given".
+func validateObject(s *jsonschema.Schema, v any, field, name string) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s must be an object, not %s", name, jsonKind(v))
+	}
+	for _, req := range s.Required {
+		if _, ok := m[req]; !ok {
+			return fmt.Errorf("missing required field %s", join(field, req))
+		}
+	}
+	for k, val := range m {
+		var ps *jsonschema.Schema
+		if s.Properties != nil {
+			ps, _ = s.Properties.Get(k)
+		}
+		if ps == nil {
+			if s.AdditionalProperties != nil && s.AdditionalProperties != jsonschema.FalseSchema {
+				if err := validate(s.AdditionalProperties, val, join(field, k)); err != nil {
+					return err
+				}
+				continue
+			}
+			return fmt.Errorf("unknown field %s (known fields: %s)", join(field, k), strings.Join(propNames(s), ", "))
+		}
+		if val == nil {
+			if slices.Contains(s.Required, k) {
+				return fmt.Errorf("field %s must not be null", join(field, k))
+			}
+			continue
+		}
+		if err := validate(ps, val, join(field, k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateArray(s *jsonschema.Schema, v any, field, name string) error {
+	a, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("field %s must be an array, not %s", name, jsonKind(v))
+	}
+	if s.MaxItems != nil && uint64(len(a)) > *s.MaxItems {
+		return fmt.Errorf("field %s has %d items; at most %d are allowed", name, len(a), *s.MaxItems)
+	}
+	if s.MinItems != nil && uint64(len(a)) < *s.MinItems {
+		return fmt.Errorf("field %s needs at least %d items", name, *s.MinItems)
+	}
+	for i, e := range a {
+		if err := validate(s.Items, e, fmt.Sprintf("%s[%d]", field, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateString(s *jsonschema.Schema, v any, name string) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("field %s must be a string, not %s", name, jsonKind(v))
+	}
+	if s.MaxLength != nil && uint64(len(str)) > *s.MaxLength {
+		return fmt.Errorf("field %s is %d bytes long; at most %d are allowed", name, len(str), *s.MaxLength)
+	}
+	if len(s.Enum) > 0 && !enumHas(s.Enum, str) {
+		return fmt.Errorf("field %s must be one of %s, not %q", name, enumList(s.Enum), str)
+	}
+	return nil
+}
+
+// validateNumber checks an integer or number. The arguments are decoded with UseNumber, so a
+// number arrives as its text and an integer beyond int64 is named here, not rounded.
+func validateNumber(s *jsonschema.Schema, v any, name string) error {
+	n, ok := v.(json.Number)
+	if !ok {
+		return fmt.Errorf("field %s must be a number, not %s", name, jsonKind(v))
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return fmt.Errorf("field %s: %q is out of range", name, n.String())
+	}
+	if s.Type == "integer" {
+		if _, err := n.Int64(); err != nil {
+			return fmt.Errorf("field %s must be a whole number within range, not %s", name, n.String())
+		}
+	}
+	if s.Minimum != "" {
+		if min, _ := s.Minimum.Float64(); f < min {
+			return fmt.Errorf("field %s is %s; the minimum is %s", name, n.String(), s.Minimum)
+		}
+	}
+	if s.Maximum != "" {
+		if max, _ := s.Maximum.Float64(); f > max {
+			return fmt.Errorf("field %s is %s; the maximum is %s", name, n.String(), s.Maximum)
 		}
 	}
 	return nil
@@ -269,15 +293,6 @@ func propNames(s *jsonschema.Schema) []string {
 		}
 	}
 	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func enumHas(enum []any, s string) bool {

@@ -57,3 +57,50 @@ func TestSchemaNestedValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateByType gives each JSON type's checker its accepted and refused values, with the
+// error that names the field.
+func TestValidateByType(t *testing.T) {
+	type in struct {
+		S   string   `json:"s" jsonschema:"description=s,maxLength=3,enum=ab,enum=abc"`
+		I   int      `json:"i,omitempty" jsonschema:"description=i,minimum=1,maximum=5"`
+		F   float64  `json:"f,omitempty" jsonschema:"description=f"`
+		B   bool     `json:"b,omitempty" jsonschema:"description=b"`
+		Arr []string `json:"arr,omitempty" jsonschema:"description=arr,minItems=1,maxItems=2"`
+	}
+	tool := New(Spec{Name: "t", Description: "d", Effect: EffectRead, Kind: "other"}, func(ctx context.Context, env *Env, in in) Result {
+		return Result{Output: "ok"}
+	}).(*typed[in])
+	for args, want := range map[string]string{
+		`{"s": "ab", "i": 5, "f": 1.5, "b": true, "arr": ["x"]}`: "",
+		`{"s": "ab", "i": null}`:                                 "",
+		`{"s": null}`:                                            "field s must not be null",
+		`[]`:                                                     "the arguments must be an object, not an array",
+		`{}`:                                                     "missing required field s",
+		`{"s": 1}`:                                               "field s must be a string, not a number",
+		`{"s": "abcd"}`:                                          "field s is 4 bytes long; at most 3 are allowed",
+		`{"s": "a"}`:                                             `field s must be one of "ab", "abc", not "a"`,
+		`{"s": "ab", "i": "2"}`:                                  "field i must be a number, not a string",
+		`{"s": "ab", "i": 2.5}`:                                  "field i must be a whole number within range, not 2.5",
+		`{"s": "ab", "i": 99999999999999999999}`:                 "field i must be a whole number within range",
+		`{"s": "ab", "f": 1e999}`:                                `field f: "1e999" is out of range`,
+		`{"s": "ab", "i": 0}`:                                    "field i is 0; the minimum is 1",
+		`{"s": "ab", "i": 6}`:                                    "field i is 6; the maximum is 5",
+		`{"s": "ab", "b": "yes"}`:                                "field b must be true or false, not a string",
+		`{"s": "ab", "arr": []}`:                                 "field arr needs at least 1 items",
+		`{"s": "ab", "arr": ["a", "b", "c"]}`:                    "field arr has 3 items; at most 2 are allowed",
+		`{"s": "ab", "arr": [1]}`:                                "field arr[0] must be a string, not a number",
+		`{"s": "ab", "x": 1}`:                                    "unknown field x (known fields: s, i, f, b, arr)",
+	} {
+		_, err := tool.Decode(json.RawMessage(args))
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", args, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", args, err, want)
+		}
+	}
+}
