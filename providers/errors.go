@@ -11,7 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/agentd-dev/agentd/internal/clip"
 )
 
 // This file is the one error classifier every dialect shares: it turns an HTTP status with its
@@ -55,7 +56,7 @@ func ClassifyResponse(who string, status int, header http.Header, body []byte) *
 	e.Param = info.param
 	e.Detail = info.message
 	if !parsed || e.Detail == "" {
-		e.Detail = clip(string(trimmed), 300)
+		e.Detail = clip.String(strings.TrimSpace(string(trimmed)), 300, "…")
 	}
 	if status/100 == 2 {
 		if !parsed {
@@ -117,7 +118,7 @@ func ProtocolError(who, detail string) *Error {
 	return &Error{
 		Kind:    ErrServer,
 		Detail:  detail,
-		Message: fmt.Sprintf("%s sent a malformed stream (%s); try again, and report it if it keeps happening.", name(who), clip(detail, 120)),
+		Message: fmt.Sprintf("%s sent a malformed stream (%s); try again, and report it if it keeps happening.", name(who), clip.String(strings.TrimSpace(detail), 120, "…")),
 	}
 }
 
@@ -135,7 +136,7 @@ func Truncated(who string) *Error {
 // provider's own detail where it helps.
 func UserMessage(who string, kind ErrorKind, detail string, retryAfter time.Duration) string {
 	p := name(who)
-	d := clip(detail, 200)
+	d := clip.String(strings.TrimSpace(detail), 200, "…")
 	switch kind {
 	case ErrAuth:
 		return fmt.Sprintf("%s rejected the API key; check the key configured for this provider.", p)
@@ -320,7 +321,7 @@ func parseErrorBody(b []byte, info *errInfo) bool {
 		if json.Unmarshal(env.Detail, &s) == nil {
 			info.message = s
 		} else {
-			info.message = clip(string(env.Detail), 300)
+			info.message = clip.String(strings.TrimSpace(string(env.Detail)), 300, "…")
 		}
 		return true
 	}
@@ -432,10 +433,10 @@ func htmlTitle(b []byte) string {
 	if i := bytes.Index(lower, []byte("<title>")); i >= 0 {
 		start := i + len("<title>")
 		if j := bytes.Index(lower[start:], []byte("</title>")); j >= 0 {
-			return clip(strings.Join(strings.Fields(string(b[start:start+j])), " "), 200)
+			return clip.String(strings.TrimSpace(strings.Join(strings.Fields(string(b[start:start+j])), " ")), 200, "…")
 		}
 	}
-	return clip(string(b), 200)
+	return clip.String(strings.TrimSpace(string(b)), 200, "…")
 }
 
 func name(who string) string {
@@ -450,17 +451,4 @@ func paren(s string) string {
 		return ""
 	}
 	return ": " + s
-}
-
-// clip shortens s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -15,6 +15,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -102,12 +103,7 @@ func ReadFrame(r *bufio.Reader, buf []byte, max int) ([]byte, error) {
 	return body, nil
 }
 
-func truncate(b []byte) string {
-	if len(b) > 40 {
-		return string(b[:40]) + "…"
-	}
-	return string(b)
-}
+func truncate(b []byte) string { return clip.String(string(b), 40, "…") }
 
 // Stream is agentd's jsonrpc2.Stream over a byte reader and writer with LSP framing. It exists
 // instead of jsonrpc2.NewHeaderStream for three reasons: a frame that is valid JSON but not a

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
@@ -138,7 +138,7 @@ func (t *turn) exec(c *call) {
 				return
 			}
 			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id,
-				ToolContent: []protocol.ToolCallContent{{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: clip(text, maxShownBytes)}}}})
+				ToolContent: []protocol.ToolCallContent{{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: clip.String(text, maxShownBytes, "")}}}})
 		},
 	}
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun {
@@ -175,7 +175,7 @@ func (t *turn) finishCall(c *call, res tools.Result, denied string) {
 	}
 	c.finished = true
 	if len(res.Output) > maxOutputBytes {
-		res.Output = clip(res.Output, maxOutputBytes) + fmt.Sprintf("\n[output truncated at %d bytes]", maxOutputBytes)
+		res.Output = clip.String(res.Output, maxOutputBytes, "") + fmt.Sprintf("\n[output truncated at %d bytes]", maxOutputBytes)
 	}
 	c.res = res
 	c.mu.Unlock()
@@ -190,7 +190,7 @@ func (t *turn) finishCall(c *call, res tools.Result, denied string) {
 		u.ToolContent = append(u.ToolContent, protocol.ToolCallContent{Type: "diff", Path: d.Path, OldText: d.OldText, NewText: d.NewText})
 	}
 	if res.Output != "" {
-		u.ToolContent = append(u.ToolContent, protocol.ToolCallContent{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: clip(res.Output, maxShownBytes)}})
+		u.ToolContent = append(u.ToolContent, protocol.ToolCallContent{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: clip.String(res.Output, maxShownBytes, "")}})
 	}
 	for _, l := range res.Locations {
 		u.Locations = append(u.Locations, protocol.ToolLocation{Path: l.Path, Line: l.Line})
@@ -201,10 +201,10 @@ func (t *turn) finishCall(c *call, res tools.Result, denied string) {
 	case res.Raw != nil:
 		u.RawOutput = rawJSON(res.Raw)
 	case res.IsError:
-		u.RawOutput = rawJSON(map[string]any{"error": clip(res.Output, maxShownBytes)})
+		u.RawOutput = rawJSON(map[string]any{"error": clip.String(res.Output, maxShownBytes, "")})
 	}
 	t.s.update(u)
-	t.s.m.trace.event(t.s.id, "tool_result", map[string]any{"id": c.id, "tool": c.name, "status": status, "denied": denied != "", "output": clip(res.Output, 4096)})
+	t.s.m.trace.event(t.s.id, "tool_result", map[string]any{"id": c.id, "tool": c.name, "status": status, "denied": denied != "", "output": clip.String(res.Output, 4096, "")})
 
 	// The transcript keeps the call's final state in one record, as load replays it.
 	rec := u
@@ -237,17 +237,6 @@ func (t *turn) sendPlan(c *call, plan tools.Plan) {
 	t.planIndex = c.index
 	t.s.update(u)
 	t.s.record(record{T: recUpdate, Update: &u})
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // noteEdits remembers the files a call changed, for saveBeforeRun.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -60,7 +61,7 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 			if parts == nil {
 				parts = append([]providers.Part(nil), m.Parts...)
 			}
-			parts[j].Text = clip(p.Text, head) + fmt.Sprintf("\n[%d more bytes of this older %s result were elided to save context; call the tool again if you need them]", len(p.Text)-len(clip(p.Text, head)), p.ToolName)
+			parts[j].Text = clip.String(p.Text, head, "") + fmt.Sprintf("\n[%d more bytes of this older %s result were elided to save context; call the tool again if you need them]", len(p.Text)-len(clip.String(p.Text, head, "")), p.ToolName)
 		}
 		if parts != nil {
 			if out == nil {
@@ -233,7 +234,7 @@ func (s *Session) makeTitle(prov providers.Provider, pcfg providers.Config) {
 		req := &providers.Request{
 			Model:     pcfg.Model,
 			System:    "You name coding conversations. Answer with a title of at most six words, no quotes, no punctuation at the end.",
-			Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "Name this request:\n\n" + clip(first, 2000)}}}},
+			Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "Name this request:\n\n" + clip.String(first, 2000, "")}}}},
 			MaxTokens: 32,
 		}
 		title, err := collectText(ctx, prov, req)
@@ -241,7 +242,7 @@ func (s *Session) makeTitle(prov providers.Provider, pcfg providers.Config) {
 			return
 		}
 		title = strings.Trim(strings.SplitN(title, "\n", 2)[0], " \"'`.#*")
-		title = clip(title, 80)
+		title = clip.String(title, 80, "")
 		if title == "" {
 			return
 		}

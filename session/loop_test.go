@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -193,7 +194,7 @@ func TestBadCallsBecomeErrorResults(t *testing.T) {
 	wants := []string{"no tool named", "not valid JSON", "no tool name", "crashed", "exceed", "JSON object"}
 	for i, r := range trs {
 		if !r.IsError || !strings.Contains(r.Text, wants[i]) {
-			t.Errorf("result %d = %q, want an error containing %q", i, clip(r.Text, 200), wants[i])
+			t.Errorf("result %d = %q, want an error containing %q", i, clip.String(r.Text, 200, ""), wants[i])
 		}
 	}
 	us := h.client.snapshot()
@@ -389,6 +390,6 @@ func TestArgumentsUpToTheToolsLimitReachTheTool(t *testing.T) {
 	h.prompt("go")
 	trs := toolResults(h.prov.requests()[1].Messages)
 	if len(trs) != 1 || trs[0].IsError || trs[0].Text != "alpha\n" {
-		t.Fatalf("results: %q", clip(fmt.Sprint(trs), 300))
+		t.Fatalf("results: %q", clip.String(fmt.Sprint(trs), 300, ""))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -155,7 +156,7 @@ func TestElisionMovesInBlocks(t *testing.T) {
 			if m.Parts[0].Text == big {
 				whole++
 			} else if i >= len(out)-2 || !strings.Contains(m.Parts[0].Text, "call the tool again") {
-				t.Fatalf("%d results: result %d is %q", n, i, clip(m.Parts[0].Text, 80))
+				t.Fatalf("%d results: result %d is %q", n, i, clip.String(m.Parts[0].Text, 80, ""))
 			}
 		}
 		if whole != wants[n-1] {

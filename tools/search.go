@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/tools/internal/glob"
 )
 
@@ -582,12 +583,6 @@ const maxShownLine = 300
 
 func clipLine(b []byte) string {
 	b = bytes.TrimRight(b, "\r")
-	if len(b) <= maxShownLine {
-		return string(b)
-	}
-	cut := maxShownLine
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return string(b[:cut]) + " …"
+	// Only the bytes that may be shown are copied: a minified file's line can be megabytes.
+	return clip.String(string(b[:min(len(b), maxShownLine+1)]), maxShownLine, " …")
 }

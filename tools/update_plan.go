@@ -5,7 +5,8 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/agentd-dev/agentd/internal/clip"
 )
 
 //go:embed update_plan.md
@@ -37,22 +38,10 @@ type updatePlanIn struct {
 func (in updatePlanIn) title() string {
 	for _, e := range in.Entries {
 		if e.Status == "in_progress" && strings.TrimSpace(e.Content) != "" {
-			return "Plan: " + clipTitle(strings.TrimSpace(e.Content))
+			return "Plan: " + clip.String(strings.TrimSpace(e.Content), 60, "…")
 		}
 	}
 	return ""
-}
-
-func clipTitle(s string) string {
-	const n = 60
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // UpdatePlan is the update_plan tool. It changes nothing in the project (effect read, so it never

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/replay"
 	"github.com/agentd-dev/agentd/rpc"
@@ -502,10 +503,7 @@ func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
+	return clip.String(s, 200, "…")
 }
 
 // printDiff prints a file change as a unified diff; c.mu must be held.

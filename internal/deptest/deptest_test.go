@@ -19,7 +19,7 @@ func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
 		"cmd", "rpc/protocol", "rpc", "editorbridge", "session", "providers", "tools", "workspace", "config",
-		"internal/fakemodel", "internal/deptest", "clients",
+		"internal/fakemodel", "internal/deptest", "internal/clip", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
 			return l
@@ -35,21 +35,25 @@ func layer(pkg string) string {
 //	                 │         └──► tools ─► workspace
 //	                 └─► editorbridge ─► workspace, rpc/protocol
 //	config, rpc/protocol: leaves
+//
+// internal/clip (rune-safe shortening of text) is a leaf every layer may import: a cut that
+// splits a UTF-8 character is the same bug wherever it happens, so there is one function for it.
 var allowed = map[string][]string{
-	"cmd":                {"rpc", "rpc/protocol", "editorbridge", "session", "providers", "tools", "workspace", "config"},
-	"rpc":                {"rpc/protocol", "editorbridge", "session", "providers", "tools", "workspace", "config"},
-	"editorbridge":       {"rpc/protocol", "workspace"}, // implements session's and tools' ports without importing them
-	"session":            {"rpc/protocol", "providers", "tools", "workspace", "config"},
-	"tools":              {"workspace", "providers", "rpc/protocol", "config"}, // providers: ToolSpec, in the seam file tools/registry.go
-	"providers":          {"config"},
-	"workspace":          {},
-	"config":             {},
+	"cmd":                {"rpc", "rpc/protocol", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip"},
+	"rpc":                {"rpc/protocol", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip"},
+	"editorbridge":       {"rpc/protocol", "workspace", "internal/clip"}, // implements session's and tools' ports without importing them
+	"session":            {"rpc/protocol", "providers", "tools", "workspace", "config", "internal/clip"},
+	"tools":              {"workspace", "providers", "rpc/protocol", "config", "internal/clip"}, // providers: ToolSpec, in the seam file tools/registry.go
+	"providers":          {"config", "internal/clip"},
+	"workspace":          {"internal/clip"},
+	"config":             {"internal/clip"},
 	"rpc/protocol":       {},
-	"internal/fakemodel": {"providers", "rpc/protocol"},
+	"internal/fakemodel": {"providers", "rpc/protocol", "internal/clip"},
+	"internal/clip":      {},
 }
 
-// leaves may import only the standard library.
-var stdlibOnly = map[string]bool{"rpc/protocol": true}
+// leaves may import only the standard library (internal/clip must, since everything imports it).
+var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true}
 
 type goPackage struct {
 	ImportPath  string

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/httpsse"
 	"github.com/agentd-dev/agentd/providers/internal/jscan"
@@ -455,8 +456,5 @@ func clipType(t string) string {
 	if t == "" {
 		return "data"
 	}
-	if len(t) > 40 {
-		return t[:40]
-	}
-	return t
+	return clip.String(t, 40, "")
 }

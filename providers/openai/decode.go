@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/internal/jscan"
 )
@@ -561,7 +561,7 @@ func (d *decoder) completeCalls(emit emitFunc) bool {
 		args, ok := validArgs(c.args)
 		if !ok {
 			if !emit(providers.Event{Type: providers.EventNotice, Index: i, ToolCallID: c.id, ToolName: c.name,
-				Text: "dropped the model's call to " + c.name + " because its arguments are not a valid JSON object: " + clip(string(c.args), 120)}) {
+				Text: "dropped the model's call to " + c.name + " because its arguments are not a valid JSON object: " + clip.String(string(c.args), 120, "…")}) {
 				return false
 			}
 			continue
@@ -696,24 +696,14 @@ func (d *decoder) inStreamError(payload []byte) *providers.Error {
 		code = obj.Type
 	}
 	if msg == "" {
-		msg = clip(string(payload), 300)
+		msg = clip.String(string(payload), 300, "…")
 	}
 	return providers.ClassifyStreamError(d.who, code, msg, status)
 }
 
 // malformed is the error for event data that is not the JSON a chunk should be.
 func (d *decoder) malformed(data []byte, err error) *providers.Error {
-	e := providers.ProtocolError(d.who, "invalid JSON in a data line: "+clip(string(data), 60))
-	e.Detail = err.Error() + ": " + clip(string(data), 2000)
+	e := providers.ProtocolError(d.who, "invalid JSON in a data line: "+clip.String(string(data), 60, "…"))
+	e.Detail = err.Error() + ": " + clip.String(string(data), 2000, "…")
 	return e
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

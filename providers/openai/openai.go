@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/httpsse"
 )
@@ -320,7 +321,7 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
-		return nil, &providers.Error{Kind: providers.ErrNotFound, Detail: clip(string(body), 300),
+		return nil, &providers.Error{Kind: providers.ErrNotFound, Detail: clip.String(string(body), 300, "…"),
 			Message: fmt.Sprintf("%s answered %s with something that is not a model list; check the URL: OpenAI-compatible servers usually end in /v1.", p.who, url)}
 	}
 	models := make([]string, 0, len(list.Data))

@@ -39,6 +39,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 )
 
@@ -327,10 +328,7 @@ func firstUserLine(req *providers.Request) string {
 		for _, p := range m.Parts {
 			if p.Type == providers.PartText && strings.TrimSpace(p.Text) != "" {
 				line := strings.TrimSpace(strings.SplitN(strings.TrimSpace(p.Text), "\n", 2)[0])
-				if len(line) > 60 {
-					line = line[:60]
-				}
-				return line
+				return clip.String(line, 60, "")
 			}
 		}
 	}
