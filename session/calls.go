@@ -141,6 +141,11 @@ func (t *turn) exec(c *call) {
 				ToolContent: []protocol.ToolCallContent{{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: clip.String(text, maxShownBytes, "")}}}})
 		},
 	}
+	for _, p := range t.set.Providers {
+		if p.APIKeyEnv != "" {
+			env.HideEnv = append(env.HideEnv, p.APIKeyEnv)
+		}
+	}
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun {
 		// Exec tools call SaveBeforeExec once their permission is granted and show its note in
 		// their result: a rejected program leaves the session's edits unsaved, as edits stay

@@ -183,3 +183,25 @@ func TestCaptureKeepsUTF8Whole(t *testing.T) {
 		t.Fatal("streamed text differs")
 	}
 }
+
+// A program the model runs must not read the provider keys from agentd's environment: its output
+// goes to the transcript and the model's context. The conventional variables and the variables
+// the user's providers name (Env.HideEnv) are removed; other variables pass.
+func TestRunProgramDoesNotInheritKeys(t *testing.T) {
+	vars := []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "MY_LAN_KEY"}
+	for _, v := range vars {
+		t.Setenv(v, "sk-secret-"+v)
+	}
+	t.Setenv("AGENTD_TEST_PLAIN", "visible")
+	h := newHarness(t, nil)
+	h.env.HideEnv = []string{"MY_LAN_KEY"}
+	script := "env; echo plain=$AGENTD_TEST_PLAIN"
+	for _, v := range vars {
+		script += "; echo " + v + "=${" + v + "-unset}"
+	}
+	r := mustOK(t, h.run("run_program", map[string]any{"command": []string{"sh", "-c", script}}))
+	if strings.Contains(r.Output, "sk-secret") {
+		t.Fatalf("a key reached the program:\n%s", r.Output)
+	}
+	mustContain(t, r.Output, "plain=visible", "ANTHROPIC_API_KEY=unset", "MY_LAN_KEY=unset")
+}

@@ -4,7 +4,10 @@ package acceptance_test
 // attacker would, through the real binary.
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
 )
@@ -35,5 +38,48 @@ func TestRejectAlwaysCoversEveryWriteTool(t *testing.T) {
 	}
 	if got, ok := e.ed.Lookup(path); !ok || got != "keep\n" {
 		t.Errorf("guarded.txt = %q (exists %v), want it untouched", got, ok)
+	}
+}
+
+// startWithEnv is start with extra variables in agentd's own environment.
+func startWithEnv(t *testing.T, opts fakeeditor.Options, settings json.RawMessage, vars ...string) *env {
+	t.Helper()
+	root := realDir(t)
+	p := startProc(t, "", vars...)
+	opts.Settings = settings
+	opts.Timeout = 15 * time.Second
+	ed := fakeeditor.New(t, stdioRW{r: p.stdout, w: p.stdin}, opts)
+	res, err := ed.Initialize(ctxT(t), root)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return &env{t: t, p: p, ed: ed, root: root, init: res}
+}
+
+// A program the model runs does not inherit the provider keys from agentd's environment: the
+// conventional variables and the variable a provider names in apiKeyEnv.
+func TestProgramsDoNotSeeProviderKeys(t *testing.T) {
+	t.Parallel()
+	settings := map[string]any{}
+	json.Unmarshal(replay(t, responses(
+		map[string]any{"toolCalls": []any{map[string]any{"id": "p", "name": "run_program", "args": map[string]any{
+			"command": []string{"sh", "-c", "echo \"a=$ANTHROPIC_API_KEY o=$OPENAI_API_KEY l=$LAN_BOX_KEY\"; env"}}}}},
+		map[string]any{"text": "done"},
+	)), &settings)
+	settings["providers"].(map[string]any)["lan"] = map[string]any{"apiType": "openai", "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "apiKeyEnv": "LAN_BOX_KEY"}
+	raw, _ := json.Marshal(settings)
+	e := startWithEnv(t, fakeeditor.Full(), raw, "ANTHROPIC_API_KEY=sk-ant-secret", "OPENAI_API_KEY=sk-oai-secret", "LAN_BOX_KEY=sk-lan-secret")
+	e.ed.AnswerPermissions("allow_once")
+	sid := e.newSession()
+	e.prompt(sid, "print the keys")
+	f := finalUpdate(e, sid, "p")
+	out := string(mustMarshal(f))
+	if f == nil || f["status"] != "completed" || !strings.Contains(out, "a= o= l=") {
+		t.Fatalf("the program's final update = %s, want it completed and printing empty keys", out)
+	}
+	for _, fr := range e.sent() {
+		if strings.Contains(string(fr.Params), "-secret") {
+			t.Fatalf("a key reached the editor: %s", fr.Params)
+		}
 	}
 }
