@@ -61,6 +61,9 @@ type Turn struct {
 	// ChunkSize is how many runes of reasoning or text go in one chunk
 	// (default 4).
 	ChunkSize int `json:"chunkSize,omitempty"`
+	// ArgsChunkSize, when set, is how many runes of a tool call's arguments
+	// go in one chunk; by default the arguments come in three pieces.
+	ArgsChunkSize int `json:"argsChunkSize,omitempty"`
 	// FinishReason overrides the computed one ("tool_calls" when the turn
 	// has tool calls, else "stop"), e.g. "length".
 	FinishReason string `json:"finishReason,omitempty"`
@@ -458,7 +461,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, id string, n
 		if err := send(one(delta{ToolCalls: []toolCallDelta{head}}, nil)); err != nil {
 			return false
 		}
-		for _, p := range splitArgs(tc.argumentsText()) {
+		pieces := splitArgs(tc.argumentsText())
+		if t.ArgsChunkSize > 0 {
+			pieces = splitRunes(tc.argumentsText(), t.ArgsChunkSize)
+		}
+		for _, p := range pieces {
 			d := toolCallDelta{Index: i, Function: functionDelta{Arguments: strp(p)}}
 			if err := send(one(delta{ToolCalls: []toolCallDelta{d}}, nil)); err != nil {
 				return false

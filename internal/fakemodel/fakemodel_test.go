@@ -388,3 +388,34 @@ func TestParseScript(t *testing.T) {
 		t.Error("nameless tool call accepted")
 	}
 }
+
+// ArgsChunkSize streams a tool call's arguments in pieces of that many runes, which is how the
+// benchmark driver streams a large argument.
+func TestArgsChunkSize(t *testing.T) {
+	args := `{"path":"b.txt","content":"` + strings.Repeat("é", 20) + `"}`
+	srv := New(Script{Turns: []Turn{{ArgsChunkSize: 5, ToolCalls: []ToolCall{{Name: "create_file", Arguments: json.RawMessage(args)}}}}})
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	_, datas := post(t, ts.URL, `{"stream":true,"messages":[]}`)
+	var got strings.Builder
+	pieces := 0
+	for _, d := range datas[:len(datas)-1] {
+		for _, ch := range decode(t, d).Choices {
+			for _, tc := range ch.Delta.ToolCalls {
+				if a := tc.Function.Arguments; a != nil && *a != "" {
+					pieces++
+					if n := len([]rune(*a)); n > 5 {
+						t.Errorf("a piece of %d runes: %q", n, *a)
+					}
+					got.WriteString(*a)
+				}
+			}
+		}
+	}
+	if got.String() != args {
+		t.Errorf("arguments = %q, want %q", got.String(), args)
+	}
+	if want := (len([]rune(args)) + 4) / 5; pieces != want {
+		t.Errorf("%d pieces, want %d", pieces, want)
+	}
+}

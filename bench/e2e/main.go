@@ -1,0 +1,747 @@
+// Command e2e measures agentd end to end, the way an editor drives it: the real binary over its
+// stdin and stdout (LSP-framed JSON-RPC), with internal/fakemodel as an OpenAI-compatible model
+// on 127.0.0.1. It reports, per binary:
+//
+//   - spawn → initialize: process start to the initialize answer (median over -spawns);
+//   - idle RSS: VmRSS once a session exists and nothing runs;
+//   - a two-call turn (the model asks for read_file, then answers text), cold (the first turn of
+//     a fresh process) and warm (the median of -turns later turns), wall and CPU;
+//   - CPU per streamed delta: a turn of -deltas one-character text deltas, less a short turn;
+//   - bytes sent per streamed argument: the notifications about one create_file call whose
+//     -arg-kb KB content streams in 256-byte pieces, divided by the argument's size;
+//   - find_symbol on a generated tree of -files files, with universal-ctags on PATH and with the
+//     built-in scanner (PATH without ctags): the turn's wall, peak RSS (VmHWM), RSS after.
+//
+// CPU is the child's own: the sum of sum_exec_runtime over /proc/PID/task/*/schedstat
+// (nanoseconds, every thread), read before and after; so it is Linux only. The driver's and the
+// fake model's CPU are not counted. With several binaries (-bin a,b), spawns alternate between
+// them and each other figure is measured for each in turn, so one run compares them side by side.
+//
+// Usage: go run ./bench/e2e [-bin PATH[,PATH]] [-only spawn,idle,turn,delta,arg,symbol]
+//
+// Without -bin it builds ./cmd/agentd with CGO_ENABLED=0 (as released) into a temporary
+// directory. None of this is a test: the figures go to docs/benchmarks.md.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd-dev/agentd/internal/fakemodel"
+)
+
+var (
+	binFlag    = flag.String("bin", "", "agentd binaries to measure, comma-separated (default: build ./cmd/agentd static)")
+	onlyFlag   = flag.String("only", "spawn,idle,turn,delta,arg,symbol", "measurements to run")
+	spawns     = flag.Int("spawns", 50, "spawns per binary for spawn → initialize")
+	turns      = flag.Int("turns", 30, "warm turns per binary")
+	colds      = flag.Int("colds", 5, "fresh processes per binary for the cold turn")
+	deltas     = flag.Int("deltas", 20000, "text deltas in the per-delta turn")
+	argKB      = flag.Int("arg-kb", 64, "size of the streamed create_file argument, KB")
+	argDelayMs = flag.Int("arg-delay-ms", 16, "pause between 256-byte argument pieces")
+	files      = flag.Int("files", 20000, "files in the find_symbol tree")
+)
+
+func main() {
+	flag.Parse()
+	if runtime.GOOS != "linux" {
+		fail(errors.New("the driver reads /proc: Linux only"))
+	}
+	bins := strings.Split(*binFlag, ",")
+	if *binFlag == "" {
+		b, err := build()
+		if err != nil {
+			fail(err)
+		}
+		defer os.RemoveAll(filepath.Dir(b))
+		bins = []string{b}
+	}
+	only := map[string]bool{}
+	for _, o := range strings.Split(*onlyFlag, ",") {
+		only[strings.TrimSpace(o)] = true
+	}
+	fmt.Printf("agentd end to end: %s, %d CPUs, load %s\n", runtime.Version(), runtime.NumCPU(), loadavg())
+	for i, b := range bins {
+		fmt.Printf("binary %d: %s\n", i+1, b)
+	}
+	if only["spawn"] {
+		spawnBench(bins)
+	}
+	for i, b := range bins {
+		label := fmt.Sprintf("[%d] ", i+1)
+		if len(bins) == 1 {
+			label = ""
+		}
+		if only["idle"] {
+			run(label+"idle", func() error { return idleBench(b) })
+		}
+		if only["turn"] {
+			run(label+"turn", func() error { return turnBench(b) })
+		}
+		if only["delta"] {
+			run(label+"delta", func() error { return deltaBench(b) })
+		}
+		if only["arg"] {
+			run(label+"arg", func() error { return argBench(b) })
+		}
+		if only["symbol"] {
+			run(label+"symbol", func() error { return symbolBench(b) })
+		}
+	}
+}
+
+func run(name string, f func() error) {
+	if err := f(); err != nil {
+		fmt.Printf("%s: FAILED: %v\n", name, err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "e2e:", err)
+	os.Exit(1)
+}
+
+func build() (string, error) {
+	dir, err := os.MkdirTemp("", "agentd-e2e-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "agentd")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/agentd-dev/agentd/cmd/agentd")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// ---- one running agentd ----
+
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	home  string
+
+	mu      sync.Mutex
+	nextID  int
+	waiting map[int]chan json.RawMessage
+	onFrame func(body []byte) // every frame agentd sends, before dispatch
+	permit  string            // optionId answered to request_permission ("" = first option)
+	done    chan struct{}
+	err     error
+}
+
+// start runs bin with its own HOME and XDG directories; env is added to the environment.
+func start(bin string, env ...string) (*child, error) {
+	home, err := os.MkdirTemp("", "agentd-e2e-home-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"),
+		"XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+	cmd.Env = append(cmd.Env, env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, stdin: stdin, home: home, waiting: map[int]chan json.RawMessage{}, done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go c.read(bufio.NewReaderSize(stdout, 64<<10))
+	return c, nil
+}
+
+func (c *child) close() {
+	c.stdin.Close()
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.done
+	}
+	c.cmd.Wait()
+	os.RemoveAll(c.home)
+}
+
+func (c *child) pid() int { return c.cmd.Process.Pid }
+
+func (c *child) read(r *bufio.Reader) {
+	defer close(c.done)
+	for {
+		body, err := readFrame(r)
+		if err != nil {
+			if err != io.EOF {
+				c.err = err
+			}
+			return
+		}
+		if f := c.onFrame; f != nil {
+			f(body)
+		}
+		var m struct {
+			ID     *json.RawMessage `json:"id"`
+			Method string           `json:"method"`
+			Result json.RawMessage  `json:"result"`
+			Error  json.RawMessage  `json:"error"`
+		}
+		if json.Unmarshal(body, &m) != nil {
+			c.err = fmt.Errorf("frame is not JSON: %.200q", body)
+			return
+		}
+		switch {
+		case m.Method != "" && m.ID != nil:
+			c.answer(*m.ID, m.Method, body)
+		case m.Method == "" && m.ID != nil:
+			id, _ := strconv.Atoi(string(*m.ID))
+			c.mu.Lock()
+			ch := c.waiting[id]
+			delete(c.waiting, id)
+			c.mu.Unlock()
+			if ch != nil {
+				if m.Error != nil {
+					ch <- append(json.RawMessage(`{"error":`), append(m.Error, '}')...)
+				} else {
+					ch <- m.Result
+				}
+			}
+		}
+	}
+}
+
+// answer replies to a reverse request: permission with c.permit, everything else "not found"
+// (the driver declares no editor capabilities, so agentd reads and writes the disk itself).
+func (c *child) answer(id json.RawMessage, method string, body []byte) {
+	var reply string
+	if method == "agent/session/request_permission" {
+		var p struct {
+			Params struct {
+				Options []struct {
+					OptionID string `json:"optionId"`
+				} `json:"options"`
+			} `json:"params"`
+		}
+		json.Unmarshal(body, &p)
+		opt := c.permit
+		if opt == "" && len(p.Params.Options) > 0 {
+			opt = p.Params.Options[0].OptionID
+		}
+		reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":%q}}}`, id, opt)
+	} else {
+		reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"not supported by the e2e driver"}}`, id)
+	}
+	c.write([]byte(reply))
+}
+
+var writeMu sync.Mutex
+
+func (c *child) write(b []byte) {
+	writeMu.Lock()
+	defer writeMu.Unlock()
+	fmt.Fprintf(c.stdin, "Content-Length: %d\r\n\r\n%s", len(b), b)
+}
+
+// call sends a request and waits for its answer.
+func (c *child) call(method string, params any, timeout time.Duration) (json.RawMessage, error) {
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	ch := make(chan json.RawMessage, 1)
+	c.waiting[id] = ch
+	c.mu.Unlock()
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	c.write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, p)))
+	select {
+	case res := <-ch:
+		if bytes.HasPrefix(res, []byte(`{"error":`)) {
+			return nil, fmt.Errorf("%s: %s", method, res)
+		}
+		return res, nil
+	case <-c.done:
+		return nil, fmt.Errorf("%s: agentd exited (%v)", method, c.err)
+	case <-time.After(timeout):
+		return nil, fmt.Errorf("%s: no answer in %v", method, timeout)
+	}
+}
+
+func readFrame(r *bufio.Reader) ([]byte, error) {
+	n := -1
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+			n, err = strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("bad header %q", line)
+			}
+		}
+	}
+	if n < 0 {
+		return nil, errors.New("frame without Content-Length")
+	}
+	body := make([]byte, n)
+	_, err := io.ReadFull(r, body)
+	return body, err
+}
+
+func initParams(settings json.RawMessage) map[string]any {
+	return map[string]any{
+		"processId": os.Getpid(), "capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"agent": map[string]any{
+			"protocolVersion": 1, "clientInfo": map[string]any{"name": "e2e"}, "clientCapabilities": map[string]any{},
+			"settings": settings,
+		}},
+	}
+}
+
+// session starts bin against the model at url, initializes it and opens a session on root.
+func session(bin, url, root string, env ...string) (*child, string, error) {
+	c, err := start(bin, env...)
+	if err != nil {
+		return nil, "", err
+	}
+	settings, _ := json.Marshal(map[string]any{
+		"provider":  "fm",
+		"providers": map[string]any{"fm": map[string]any{"apiType": "openai", "baseUrl": url, "model": fakemodel.ModelID}},
+	})
+	if _, err := c.call("initialize", initParams(settings), 10*time.Second); err != nil {
+		c.close()
+		return nil, "", err
+	}
+	c.write([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))
+	res, err := c.call("agent/session/new", map[string]any{"cwd": root}, 10*time.Second)
+	if err != nil {
+		c.close()
+		return nil, "", err
+	}
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(res, &s)
+	return c, s.SessionID, nil
+}
+
+func (c *child) prompt(sid, text string, timeout time.Duration) error {
+	res, err := c.call("agent/session/prompt", map[string]any{"sessionId": sid,
+		"prompt": []map[string]any{{"type": "text", "text": text}}}, timeout)
+	if err != nil {
+		return err
+	}
+	var r struct {
+		StopReason string `json:"stopReason"`
+	}
+	json.Unmarshal(res, &r)
+	if r.StopReason != "end_turn" {
+		return fmt.Errorf("prompt ended with %s", res)
+	}
+	return nil
+}
+
+// ---- /proc ----
+
+// cpu is the child's CPU time so far: every thread's sum_exec_runtime.
+func cpu(pid int) time.Duration {
+	dirs, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var ns int64
+	for _, d := range dirs {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, d.Name()))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			v, _ := strconv.ParseInt(f[0], 10, 64)
+			ns += v
+		}
+	}
+	return time.Duration(ns)
+}
+
+// status returns a /proc/PID/status field in MiB (VmRSS, VmHWM).
+func status(pid int, field string) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
+			kb, _ := strconv.Atoi(f[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func quartiles(ds []time.Duration) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return fmt.Sprintf("%s (p25 %s, p75 %s)", ms(s[len(s)/2]), ms(s[len(s)/4]), ms(s[len(s)*3/4]))
+}
+
+// ---- measurements ----
+
+func spawnBench(bins []string) {
+	wall := make([][]time.Duration, len(bins))
+	life := make([][]time.Duration, len(bins))
+	for i := 0; i < *spawns; i++ {
+		for j, b := range bins {
+			t0 := time.Now()
+			c, err := start(b)
+			if err != nil {
+				fail(err)
+			}
+			if _, err := c.call("initialize", initParams(nil), 10*time.Second); err != nil {
+				fail(err)
+			}
+			wall[j] = append(wall[j], time.Since(t0))
+			c.close()
+			st := c.cmd.ProcessState
+			life[j] = append(life[j], st.UserTime()+st.SystemTime())
+		}
+	}
+	for j := range bins {
+		fmt.Printf("[%d] spawn → initialize: %s wall; CPU of the whole life (start, initialize, EOF, exit) %s; %d spawns\n",
+			j+1, quartiles(wall[j]), ms(median(life[j])), *spawns)
+	}
+}
+
+func idleBench(bin string) error {
+	fm := fakemodel.New(fakemodel.Script{})
+	url, err := fm.Start("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer fm.Close()
+	root, _ := os.MkdirTemp("", "agentd-e2e-root-")
+	defer os.RemoveAll(root)
+	c, _, err := session(bin, url, root)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	time.Sleep(time.Second)
+	fmt.Printf("idle RSS after initialize and session/new: %.1f MiB (initialize only: see spawn)\n", status(c.pid(), "VmRSS"))
+	return nil
+}
+
+var titleRoute = fakemodel.Route{Match: "You name coding conversations", Turn: fakemodel.Turn{Text: "A title"}}
+
+// twoCallScript answers n two-call turns: read_file of a.txt, then text.
+func twoCallScript(n int) fakemodel.Script {
+	var s fakemodel.Script
+	for range n {
+		s.Turns = append(s.Turns,
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Arguments: json.RawMessage(`{"path":"a.txt"}`)}}},
+			fakemodel.Turn{Text: "The file says hello."})
+	}
+	s.Routes = []fakemodel.Route{titleRoute}
+	return s
+}
+
+// turn runs one prompt and returns its wall and the child's CPU.
+func turn(c *child, sid, text string) (time.Duration, time.Duration, error) {
+	c0, t0 := cpu(c.pid()), time.Now()
+	err := c.prompt(sid, text, 60*time.Second)
+	return time.Since(t0), cpu(c.pid()) - c0, err
+}
+
+func turnRoot() (string, error) {
+	root, err := os.MkdirTemp("", "agentd-e2e-root-")
+	if err != nil {
+		return "", err
+	}
+	return root, os.WriteFile(filepath.Join(root, "a.txt"), []byte(strings.Repeat("hello, world\n", 200)), 0o644)
+}
+
+func turnBench(bin string) error {
+	root, err := turnRoot()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	var coldWall, coldCPU []time.Duration
+	for range *colds {
+		fm := fakemodel.New(twoCallScript(1))
+		url, err := fm.Start("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		c, sid, err := session(bin, url, root)
+		if err != nil {
+			fm.Close()
+			return err
+		}
+		w, cp, err := turn(c, sid, "read a.txt")
+		c.close()
+		fm.Close()
+		if err != nil {
+			return err
+		}
+		coldWall, coldCPU = append(coldWall, w), append(coldCPU, cp)
+	}
+	fm := fakemodel.New(twoCallScript(*turns + 1))
+	url, err := fm.Start("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer fm.Close()
+	c, sid, err := session(bin, url, root)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if _, _, err := turn(c, sid, "read a.txt"); err != nil {
+		return err
+	}
+	var warmWall, warmCPU []time.Duration
+	for range *turns {
+		w, cp, err := turn(c, sid, "read a.txt")
+		if err != nil {
+			return err
+		}
+		warmWall, warmCPU = append(warmWall, w), append(warmCPU, cp)
+	}
+	fmt.Printf("two-call turn, cold (first of a fresh process, %d processes): wall %s, CPU %s\n", *colds, quartiles(coldWall), quartiles(coldCPU))
+	fmt.Printf("two-call turn, warm (%d turns): wall %s, CPU %s\n", *turns, quartiles(warmWall), quartiles(warmCPU))
+	return nil
+}
+
+func deltaBench(bin string) error {
+	root, err := turnRoot()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	text := strings.Repeat("x", *deltas)
+	fm := fakemodel.New(fakemodel.Script{Turns: []fakemodel.Turn{
+		{Text: "warm"}, {Text: "short"}, {Text: text, ChunkSize: 1}, {Text: "short"}, {Text: text, ChunkSize: 1},
+	}, Routes: []fakemodel.Route{titleRoute}})
+	url, err := fm.Start("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer fm.Close()
+	c, sid, err := session(bin, url, root)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	var mu sync.Mutex
+	var notes, noteBytes int
+	c.onFrame = func(body []byte) {
+		mu.Lock()
+		notes++
+		noteBytes += len(body)
+		mu.Unlock()
+	}
+	if _, _, err := turn(c, sid, "hi"); err != nil {
+		return err
+	}
+	var per []time.Duration
+	var wall time.Duration
+	var n0, b0, n1, b1 int
+	for range 2 {
+		_, short, err := turn(c, sid, "hi")
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		n0, b0 = notes, noteBytes
+		mu.Unlock()
+		w, long, err := turn(c, sid, "hi")
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		n1, b1 = notes, noteBytes
+		mu.Unlock()
+		per = append(per, (long-short)/time.Duration(*deltas))
+		wall = w
+	}
+	fmt.Printf("streamed deltas: %d one-character deltas in %s wall; CPU per delta %v and %v (turn less a short turn); %d frames, %.0f bytes per delta\n",
+		*deltas, ms(wall), per[0], per[1], n1-n0, float64(b1-b0)/float64(*deltas))
+	return nil
+}
+
+func argBench(bin string) error {
+	root, err := turnRoot()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", *argKB*1024/64)
+	args, _ := json.Marshal(map[string]string{"path": "big.txt", "content": content})
+	fm := fakemodel.New(fakemodel.Script{Turns: []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{{ID: "call_big", Name: "create_file", Arguments: args}}, ArgsChunkSize: 256, ChunkDelayMs: *argDelayMs},
+		{Text: "Not written."},
+	}, Routes: []fakemodel.Route{titleRoute}})
+	url, err := fm.Start("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer fm.Close()
+	c, sid, err := session(bin, url, root)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	c.permit = "reject_once"
+	var mu sync.Mutex
+	var frames, sent int
+	c.onFrame = func(body []byte) {
+		if bytes.Contains(body, []byte(`"call_big"`)) && bytes.Contains(body, []byte(`"agent/session/update"`)) {
+			mu.Lock()
+			frames++
+			sent += len(body)
+			mu.Unlock()
+		}
+	}
+	w, _, err := turn(c, sid, "write big.txt")
+	if err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Printf("streamed argument: %d-byte create_file arguments in 256-byte pieces every %d ms (%s): %d updates, %d bytes = %.1f× the argument\n",
+		len(args), *argDelayMs, ms(w), frames, sent, float64(sent)/float64(len(args)))
+	return nil
+}
+
+// symbolTree writes n Go files, each defining one Widget type (the query) among 30 other
+// functions, so that every file is a candidate and ctags reports ~32 tags a file.
+func symbolTree(n int) (string, error) {
+	root, err := os.MkdirTemp("", "agentd-e2e-tree-")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("pkg%03d", i/100))
+		if i%100 == 0 {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return root, err
+			}
+		}
+		b.Reset()
+		fmt.Fprintf(&b, "package pkg%03d\n\n// Widget%d is what find_symbol looks for.\ntype Widget%d struct{ n int }\n\n", i/100, i, i)
+		for f := range 30 {
+			fmt.Fprintf(&b, "func helper%d_%d(x int) int {\n\treturn x * %d\n}\n\n", i, f, f)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", i)), []byte(b.String()), 0o644); err != nil {
+			return root, err
+		}
+	}
+	return root, nil
+}
+
+func symbolBench(bin string) error {
+	root, err := symbolTree(*files)
+	defer os.RemoveAll(root)
+	if err != nil {
+		return err
+	}
+	noCtags, err := os.MkdirTemp("", "agentd-e2e-path-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(noCtags)
+	ctags, _ := exec.LookPath("ctags")
+	for _, engine := range []struct{ name, path string }{{"universal-ctags", os.Getenv("PATH")}, {"built-in scanner", noCtags}} {
+		if engine.name == "universal-ctags" && ctags == "" {
+			fmt.Println("find_symbol: no ctags on PATH; skipped")
+			continue
+		}
+		fm := fakemodel.New(fakemodel.Script{Turns: []fakemodel.Turn{
+			{ToolCalls: []fakemodel.ToolCall{{Name: "find_symbol", Arguments: json.RawMessage(`{"query":"Widget"}`)}}},
+			{Text: "Found."},
+		}, Routes: []fakemodel.Route{titleRoute}})
+		url, err := fm.Start("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		var source string
+		var mu sync.Mutex
+		c, sid, err := session(bin, url, root, "PATH="+engine.path)
+		if err != nil {
+			fm.Close()
+			return err
+		}
+		c.onFrame = func(body []byte) {
+			if i := bytes.Index(body, []byte(`[from `)); i >= 0 {
+				mu.Lock()
+				source = string(body[i:min(len(body), i+40)])
+				mu.Unlock()
+			}
+		}
+		before := status(c.pid(), "VmRSS")
+		w, cp, err := turn(c, sid, "find Widget")
+		if err != nil {
+			c.close()
+			fm.Close()
+			return err
+		}
+		hwm := status(c.pid(), "VmHWM")
+		after := []string{}
+		for _, wait := range []time.Duration{0, time.Second, 2 * time.Second, 2 * time.Second} {
+			time.Sleep(wait)
+			after = append(after, fmt.Sprintf("%.0f", status(c.pid(), "VmRSS")))
+		}
+		c.close()
+		fm.Close()
+		mu.Lock()
+		src := source
+		mu.Unlock()
+		if !strings.Contains(src, engine.name) && !(engine.name == "built-in scanner" && strings.Contains(src, "definition scanner")) {
+			fmt.Printf("find_symbol (%s): answered %q, not from this engine\n", engine.name, src)
+		}
+		fmt.Printf("find_symbol (%s), %d files: turn %s wall, %s CPU; RSS %.0f MiB before, peak %.0f MiB, after 0/1/3/5 s: %s MiB\n",
+			engine.name, *files, ms(w), ms(cp), before, hwm, strings.Join(after, "/"))
+	}
+	return nil
+}
