@@ -1,6 +1,11 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,4 +78,75 @@ func TestFindSymbolRefusals(t *testing.T) {
 	mustErr(t, h.run("find_symbol", map[string]any{}), "missing required field query")
 	mustErr(t, h.run("find_symbol", map[string]any{"query": "  "}), "field query is empty")
 	mustErr(t, h.run("find_symbol", map[string]any{"query": "x", "path": "/etc"}), "outside")
+}
+
+// filterTags keeps only tags whose name contains the query, whatever else on the line matches,
+// skips what it cannot decode, and reads a stream far larger than what it keeps.
+func TestFilterTags(t *testing.T) {
+	line := func(name, path, scope string) string {
+		b, _ := json.Marshal(map[string]any{"_type": "tag", "name": name, "path": path, "line": 3, "kind": "func", "scope": scope})
+		return string(b) + "\n"
+	}
+	var in strings.Builder
+	in.WriteString(line("NewServer", "a.go", "p"))
+	in.WriteString(line("helper", "server/a.go", "Server"))          // the query in path and scope only
+	in.WriteString(`{"_type": "ptag", "name": "SERVER_TAG"}` + "\n") // not a tag
+	in.WriteString("{not json server\n")
+	in.WriteString(`{"_type": "tag", "name": "` + strings.Repeat("server", maxTagLine/6+1) + `"}` + "\n") // over the line limit
+	in.WriteString(line("serverName", "b.ts", ""))
+	in.WriteString(line("Zürich", "c.go", "")) // a non-ASCII name
+	for i := range 20000 {
+		in.WriteString(line(fmt.Sprintf("other%d", i), "d.go", ""))
+	}
+	in.WriteString(line("LastServer", "e.go", "")) // no trailing newline below
+	text := strings.TrimSuffix(in.String(), "\n")
+
+	syms, err := filterTags(strings.NewReader(text), "SERVER")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range syms {
+		names = append(names, s.Name+"@"+s.Path)
+	}
+	if got, want := strings.Join(names, " "), "NewServer@a.go serverName@b.ts LastServer@e.go"; got != want {
+		t.Errorf("kept %q, want %q", got, want)
+	}
+	syms, err = filterTags(strings.NewReader(text), "zür")
+	if err != nil || len(syms) != 1 || syms[0].Name != "Zürich" {
+		t.Errorf("non-ASCII query: %v %v", syms, err)
+	}
+	// ctags may escape non-ASCII in JSON: a non-ASCII query still finds the name.
+	syms, _ = filterTags(strings.NewReader(`{"_type": "tag", "name": "Z\u00fcrich", "path": "c.go", "line": 1}`), "ZÜR")
+	if len(syms) != 1 {
+		t.Errorf("escaped non-ASCII name not found: %v", syms)
+	}
+}
+
+// The ctags path holds only the matches, not the whole output: on a generated tree whose every
+// file defines the query among many other names, the heap after the scan stays small.
+func BenchmarkFindSymbolCtags(b *testing.B) {
+	if ctagsOnce() == "" {
+		b.Skip("universal-ctags with JSON output is not installed")
+	}
+	dir := b.TempDir()
+	var files []string
+	for i := range 2000 {
+		var src strings.Builder
+		fmt.Fprintf(&src, "package p\n\ntype Widget%d struct{}\n", i)
+		for f := range 30 {
+			fmt.Fprintf(&src, "func helper%d_%d() {}\n", i, f)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("f%d.go", i))
+		if err := os.WriteFile(p, []byte(src.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	for b.Loop() {
+		syms, err := runCtagsParallel(context.Background(), files, "widget")
+		if err != nil || len(syms) != 2000 {
+			b.Fatalf("%d symbols, %v", len(syms), err)
+		}
+	}
 }
