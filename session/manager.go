@@ -50,6 +50,9 @@ type Manager struct {
 	trace    *tracer
 	// system is systemPrompt(d.Tools), built on first use.
 	system func() string
+	// now is the clock that paces what a turn sends and saves while it streams; tests replace
+	// it to count bytes without waiting.
+	now func() time.Time
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -68,7 +71,7 @@ func NewManager(d Deps) *Manager {
 	if d.Tools == nil {
 		d.Tools = tools.NewRegistry()
 	}
-	m := &Manager{d: d, log: d.Logger, sessions: map[string]*Session{}}
+	m := &Manager{d: d, log: d.Logger, sessions: map[string]*Session{}, now: time.Now}
 	if d.StateDir != "" {
 		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger}
 	}

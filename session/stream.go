@@ -16,11 +16,8 @@ import (
 // is the tools' own bound, so every call their schemas admit reaches them.
 const maxArgsBytes = tools.MaxArgsBytes
 
-// maxPartialArgs bounds the streamed arguments re-sent as rawInput while a call streams.
-const maxPartialArgs = 64 << 10
-
-// argsThrottle is the least time between two rawInput updates of one streaming call.
-const argsThrottle = 40 * time.Millisecond
+// maxTitleArgs bounds the streamed arguments a tool's title is computed from while they stream.
+const maxTitleArgs = 64 << 10
 
 // call is one tool call of a model response, from its first event to its result.
 type call struct {
@@ -34,7 +31,7 @@ type call struct {
 	signature string
 	title     string
 	kind      string
-	lastEmit  time.Time
+	pace      argsPacer
 	// invalid says why the call cannot run (unknown tool, bad arguments); it becomes the error
 	// result the model reads.
 	invalid string
@@ -127,10 +124,10 @@ func (t *turn) do(msgID string, e effect) {
 	case effCallStart:
 		t.startCall(e.c)
 	case effCallArgs:
-		// Partial arguments are shown while they are small; a big file's content is sent once,
-		// whole, when the call completes.
-		if c := e.c; c.args.Len() <= maxPartialArgs && time.Since(c.lastEmit) >= argsThrottle {
-			t.argsUpdate(c, []byte(c.args.String()), false)
+		// Arguments still streaming are previewed at a falling rate; the whole value is sent
+		// once, when the call completes.
+		if now := t.s.m.now(); e.c.pace.due(e.c.args.Len(), now) {
+			t.previewArgs(e.c, now)
 		}
 	case effCallComplete:
 		t.completeCall(e.c)
@@ -153,28 +150,36 @@ func (t *turn) startCall(c *call) {
 			c.title = "Tool call"
 		}
 	}
-	c.lastEmit = time.Now()
+	c.pace.start(t.s.m.now())
 	t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCall, ToolCallID: c.id, Title: c.title, Kind: c.kind, Status: protocol.StatusPending})
 }
 
-// argsUpdate sends the arguments streamed so far as rawInput, closed into valid JSON.
-func (t *turn) argsUpdate(c *call, partial []byte, final bool) {
-	raw := partial
-	if !final {
-		raw = closeJSON(partial)
-		if raw == nil {
-			return
-		}
+// previewArgs sends a preview of the arguments streamed so far (previewOf), with the tool's
+// title for them when it changed.
+func (t *turn) previewArgs(c *call, now time.Time) {
+	args := c.args.String()
+	raw, meta, cost := previewOf(args)
+	if meta == nil {
+		return
 	}
-	c.lastEmit = time.Now()
-	u := protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, RawInput: raw}
-	if c.tool != nil {
-		if title := safeTitle(c.tool, raw); title != "" && title != c.title {
-			c.title = title
-			u.Title = title
-		}
+	c.pace.sent(len(args), cost, now)
+	u := protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, RawInput: raw, Meta: meta}
+	if raw == nil && len(args) <= maxTitleArgs {
+		raw = closeJSON([]byte(args))
 	}
+	t.setTitle(c, &u, raw)
 	t.s.update(u)
+}
+
+// setTitle puts the tool's title for args on u when it differs from the one shown.
+func (t *turn) setTitle(c *call, u *protocol.SessionUpdate, args json.RawMessage) {
+	if c.tool == nil || args == nil {
+		return
+	}
+	if title := safeTitle(c.tool, args); title != "" && title != c.title {
+		c.title = title
+		u.Title = title
+	}
 }
 
 // completeCall checks the whole arguments (c.final) and sends them. The arguments of an invalid
@@ -209,7 +214,9 @@ func (t *turn) completeCall(c *call) {
 		}
 		return
 	}
-	t.argsUpdate(c, args, true)
+	u := protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, RawInput: args}
+	t.setTitle(c, &u, args)
+	t.s.update(u)
 }
 
 func (t *turn) toolNames() []string {
