@@ -2,11 +2,16 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentd-dev/agentd/rpc/protocol"
 
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
@@ -109,4 +114,39 @@ func (t *turn) liveContext() string {
 		fmt.Fprintf(&b, "(%d more; call get_diagnostics for all)\n", n-maxLiveDiagnostics)
 	}
 	return b.String()
+}
+
+// readLink shows a resource_link's file to the model the way read_file would (the editor's
+// unsaved text, read_file's size, binary and length limits, numbered lines), inside a <file>
+// envelope the file's own text cannot close.
+func (t *turn) readLink(b protocol.ContentBlock) string {
+	p := b.URI
+	if u, err := url.Parse(b.URI); err == nil && u.Scheme == "file" {
+		p = u.Path
+	}
+	if t.s.ws == nil {
+		return fmt.Sprintf("<file path=%q>(not readable: no workspace)</file>", p)
+	}
+	abs, err := t.s.roots.Resolve(p, false)
+	if err != nil {
+		return fmt.Sprintf("<file path=%q>(not readable: %v)</file>", p, err)
+	}
+	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
+	defer cancel()
+	args, _ := json.Marshal(map[string]string{"path": abs})
+	res := tools.ReadFile.Run(ctx, &tools.Env{Roots: t.s.roots, WS: t.s.ws}, args)
+	if res.IsError {
+		return fmt.Sprintf("<file path=%q>(not readable: %s)</file>", abs, escapeEnvelope(res.Output))
+	}
+	return fmt.Sprintf("<file path=%q>\n%s</file>", abs, escapeEnvelope(res.Output))
+}
+
+// closingTag matches what could end an envelope agentd wraps text in, in any case and with
+// space before the '>'.
+var closingTag = regexp.MustCompile(`(?i)</\s*(file|context)\b`)
+
+// escapeEnvelope keeps text from closing the <file> or <context> envelope it is shown in: a
+// closing tag inside becomes <\/file, which reads the same to the model and closes nothing.
+func escapeEnvelope(text string) string {
+	return closingTag.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -233,33 +232,12 @@ func (t *turn) userMessage(blocks []protocol.ContentBlock) providers.Message {
 			if b.Resource == nil {
 				continue
 			}
-			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: fmt.Sprintf("<context uri=%q>\n%s\n</context>", b.Resource.URI, b.Resource.Text)})
+			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: fmt.Sprintf("<context uri=%q>\n%s\n</context>", b.Resource.URI, escapeEnvelope(b.Resource.Text))})
 		case "resource_link":
 			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: t.readLink(b)})
 		}
 	}
 	return msg
-}
-
-func (t *turn) readLink(b protocol.ContentBlock) string {
-	p := b.URI
-	if u, err := url.Parse(b.URI); err == nil && u.Scheme == "file" {
-		p = u.Path
-	}
-	if t.s.ws == nil {
-		return fmt.Sprintf("<file path=%q>(not readable: no workspace)</file>", p)
-	}
-	abs, err := t.s.roots.Resolve(p, false)
-	if err != nil {
-		return fmt.Sprintf("<file path=%q>(not readable: %v)</file>", p, err)
-	}
-	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
-	defer cancel()
-	doc, err := t.s.ws.ReadFile(ctx, abs)
-	if err != nil {
-		return fmt.Sprintf("<file path=%q>(not readable: %v)</file>", abs, err)
-	}
-	return fmt.Sprintf("<file path=%q>\n%s\n</file>", abs, doc.Text)
 }
 
 func isCommand(blocks []protocol.ContentBlock, cmd string) bool {
