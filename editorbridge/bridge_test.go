@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -52,15 +53,10 @@ func setup(t *testing.T, opts fakeeditor.Options) *env {
 	}
 	edEnd, agentEnd := fakeeditor.Pipe()
 	ed := fakeeditor.New(t, edEnd, opts)
-	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(agentEnd), jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
 	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
 	t.Cleanup(func() { conn.Close() })
-	b := editorbridge.New(editorbridge.NewJSONRPC2Conn(conn, 5*time.Second), ed.BridgeCapabilities(), zaptest.NewLogger(t))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		b.Flush(ctx)
-	})
+	b := editorbridge.New(conn, ed.BridgeCapabilities(), zaptest.NewLogger(t))
 	roots, err := workspace.NewRoots(root)
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +124,6 @@ func TestReadFallsBackToDiskWithOneNotice(t *testing.T) {
 	}
 	roots, _ := workspace.NewRoots(e.root)
 	if _, err := e.b.Workspace("s2", roots).ReadFile(e.ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.b.Flush(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	e.ed.WaitUpdateKind("s2", protocol.UpdateNotice)
@@ -443,7 +436,7 @@ func TestSecret(t *testing.T) {
 	}
 }
 
-func TestUpdatesInOrderAndFlushedBeforePermission(t *testing.T) {
+func TestUpdatesInOrderAndAheadOfPermission(t *testing.T) {
 	e := setup(t, fakeeditor.Full())
 	c := e.b.Client()
 	const n = 500
@@ -549,10 +542,10 @@ func TestAdvertisedButUnimplementedFallsBack(t *testing.T) {
 func BenchmarkUpdate(b *testing.B) {
 	edEnd, agentEnd := fakeeditor.Pipe()
 	ed := fakeeditor.New(b, edEnd, fakeeditor.Full())
-	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(agentEnd), jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
 	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
 	b.Cleanup(func() { conn.Close() })
-	br := editorbridge.New(editorbridge.NewJSONRPC2Conn(conn, 5*time.Second), ed.BridgeCapabilities(), nil)
+	br := editorbridge.New(conn, ed.BridgeCapabilities(), nil)
 	c := br.Client()
 	u := protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: "m",
 		Content: &protocol.ContentBlock{Type: "text", Text: "a token "}}
@@ -586,19 +579,16 @@ func TestCreateIgnoreIfExistsKeepsTheFile(t *testing.T) {
 // reverse request fails promptly.
 func TestClosedConnectionDoesNotBlock(t *testing.T) {
 	edEnd, agentEnd := fakeeditor.Pipe()
-	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(agentEnd), jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
 	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
 	edEnd.Close()
 	<-conn.Done()
-	b := editorbridge.New(editorbridge.NewJSONRPC2Conn(conn, 5*time.Second), fakeeditor.Full().BridgeCaps(), nil)
+	b := editorbridge.New(conn, fakeeditor.Full().BridgeCaps(), nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for range 10 {
 			b.Client().Update("s1", protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk})
-		}
-		if err := b.Flush(context.Background()); err != nil {
-			t.Errorf("Flush: %v", err)
 		}
 		root := t.TempDir()
 		roots, _ := workspace.NewRoots(root)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 )
 
 // testClient is a minimal JSON-RPC peer for server tests: it writes frames, matches responses
@@ -62,7 +64,7 @@ func newTestClient(t *testing.T, r io.Reader, w io.WriteCloser) *testClient {
 func (c *testClient) readLoop(r *bufio.Reader) {
 	defer close(c.done)
 	for {
-		body, err := ReadFrame(r, nil, MaxContentLength)
+		body, err := jsonrpc.ReadFrame(r, nil, jsonrpc.MaxContentLength)
 		if err != nil {
 			return
 		}

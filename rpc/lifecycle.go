@@ -160,10 +160,6 @@ func normalizeParams(raw []byte) []byte {
 
 // startEngine builds the bridge and the session manager for this client.
 func (s *Server) startEngine(caps Capabilities) error {
-	if s.opts.NewSessions == nil || s.opts.NewBridge == nil {
-		s.log.Warn("no engine in this build: agent/session/* will answer an error")
-		return nil
-	}
 	bridge := s.opts.NewBridge(s.conn, caps, s.log.Named("bridge"))
 	s.provs.ClientSecret = bridge.Secret
 	if caps.Agent.Secrets {

@@ -1,6 +1,5 @@
-// Package rpc is agentd's server: the connection over go.lsp.dev/jsonrpc2 with its handler chain
-// (cancellation preempts, calls run concurrently, notifications run in order, panics are
-// contained), the LSP lifecycle and negotiation, and one thin handler per agent/* method that
+// Package rpc is agentd's server: the handler chain over rpc/jsonrpc's connection (cancellation
+// preempts, calls run concurrently, notifications run in order, panics are contained), the LSP lifecycle and negotiation, and one thin handler per agent/* method that
 // decodes and validates params and calls the session manager. It owns the wire rules: which
 // JSON-RPC error a failure becomes, and that nothing but frames reaches the output.
 package rpc
@@ -23,6 +22,7 @@ import (
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 	"github.com/agentd-dev/agentd/tools"
@@ -51,6 +51,15 @@ type Bridge interface {
 	Secret(ctx context.Context, key string) (string, bool, error)
 }
 
+// editorBridge hands editorbridge's concrete client on as a session.Client.
+type editorBridge struct{ *editorbridge.Bridge }
+
+func (b editorBridge) Client() session.Client { return b.Bridge.Client() }
+
+// PermissionCallTimeout is the deadline of a permission request: it waits for a human. Every
+// other agentd → client request gets jsonrpc.DefaultCallTimeout.
+const PermissionCallTimeout = 30 * time.Minute
+
 // Capabilities is what initialize negotiated about the client, in the bridge's own terms.
 type Capabilities = editorbridge.Capabilities
 
@@ -65,11 +74,11 @@ type Options struct {
 	Registry *providers.Registry
 	Tools    *tools.Registry
 	StateDir string
-	// NewBridge builds the editor bridge on the connection; nil leaves the engine without an
-	// editor (agent/session/* answer that the engine is not available).
-	NewBridge func(c *Conn, caps Capabilities, log *zap.Logger) Bridge
-	// NewSessions builds the session manager; nil means the engine is not built in, and
-	// agent/session/* answer a clear error instead of pretending.
+	// NewBridge builds the editor bridge on the connection; nil means editorbridge's. Tests put
+	// a fake in its place.
+	NewBridge func(c *jsonrpc.Conn, caps Capabilities, log *zap.Logger) Bridge
+	// NewSessions builds the session manager; nil means session.NewManager. Tests put a fake in
+	// its place.
 	NewSessions func(d session.Deps) Sessions
 	// Secrets is agentd's own secret store (nil: none).
 	Secrets *SecretStore
@@ -98,9 +107,7 @@ type Server struct {
 	notifs   map[string]func(ctx context.Context, params jsonrpc2.RawMessage) error
 	provs    *ProviderSource
 
-	conn   *Conn
-	rpc    jsonrpc2.Conn
-	stream *Stream
+	conn *jsonrpc.Conn
 
 	mu       sync.Mutex
 	state    lifecycle
@@ -141,10 +148,6 @@ var errCancelRequest = errors.New("cancelled by $/cancelRequest")
 // errSessionCancel is the cause of a prompt context cancelled by agent/session/cancel.
 var errSessionCancel = errors.New("cancelled by agent/session/cancel")
 
-// errNoEngine is what session methods answer while the engine is not built in.
-var errNoEngine = &jsonrpc2.Error{Code: jsonrpc2.InternalError,
-	Message: "the agent engine is not available in this build of agentd; agent/session/* cannot run"}
-
 // NewServer returns a server; Serve runs it on one connection.
 func NewServer(opts Options) *Server {
 	if opts.Logger == nil {
@@ -155,6 +158,14 @@ func NewServer(opts Options) *Server {
 	}
 	if opts.Registry == nil {
 		opts.Registry = providers.NewRegistry()
+	}
+	if opts.NewBridge == nil {
+		opts.NewBridge = func(c *jsonrpc.Conn, caps Capabilities, log *zap.Logger) Bridge {
+			return editorBridge{editorbridge.New(c, caps, log)}
+		}
+	}
+	if opts.NewSessions == nil {
+		opts.NewSessions = func(d session.Deps) Sessions { return session.NewManager(d) }
 	}
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 700 * time.Millisecond
@@ -179,20 +190,20 @@ func (s *Server) Providers() *ProviderSource { return s.provs }
 // otherwise) and, for a malformed frame or a broken transport, the error. Every goroutine it
 // started has ended when it returns.
 func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (int, error) {
-	s.stream = NewStream(r, w, s.log)
 	var readOnce sync.Once
-	s.stream.onRead = func(err error) {
-		readOnce.Do(func() { s.readErr <- err })
-	}
-	s.rpc = jsonrpc2.NewConn(s.stream, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
-	s.conn = newConn(s.rpc, s.stream, s.log)
+	s.conn = jsonrpc.NewConn(r, w, jsonrpc.Options{
+		Logger:    s.log,
+		Preempter: preempter{s},
+		Timeouts:  map[string]time.Duration{protocol.MethodRequestPermission: PermissionCallTimeout},
+		OnReadEnd: func(err error) { readOnce.Do(func() { s.readErr <- err }) },
+	})
 
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
 	base = lsp.WithLogger(base, slog.New(NewSlogHandler(s.log.Core())))
 	s.base = base
 	defer s.watchers.Wait()
-	s.rpc.Go(base, s.handle)
+	s.conn.Go(base, s.handle)
 
 	code, err := 1, error(nil)
 	select {
@@ -205,8 +216,8 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 		} else {
 			s.log.Error("reading from the client failed; exiting", zap.Error(err))
 		}
-	case <-s.rpc.Done():
-		err = s.rpc.Err()
+	case <-s.conn.Done():
+		err = s.conn.Err()
 	case <-ctx.Done():
 		s.log.Info("stopping", zap.Error(context.Cause(ctx)))
 	}
@@ -226,11 +237,11 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 		}
 		scancel()
 	}
-	_ = s.stream.Close()
+	_ = s.conn.CloseStream()
 	drain := time.NewTimer(max(time.Until(deadline), 50*time.Millisecond))
 	defer drain.Stop()
 	select {
-	case <-s.rpc.Done():
+	case <-s.conn.Done():
 	case <-drain.C:
 		s.log.Warn("connection did not drain in time; a handler ignores its context")
 	}
@@ -277,7 +288,7 @@ func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, err
 		p.s.log.Warn("malformed $/cancelRequest ignored", zap.Error(err))
 		return struct{}{}, nil
 	}
-	id := parseID(params.ID)
+	id := jsonrpc.ParseID(params.ID)
 	p.s.mu.Lock()
 	f := p.s.inflight[id]
 	p.s.mu.Unlock()
@@ -322,10 +333,9 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	id := req.ID()
 	hctx, cancel := context.WithCancelCause(jsonrpc2.DetachContext(ctx))
 	defer cancel(nil)
-	if st := s.stream; st != nil {
-		// Updates the engine must send after this answer (session.AfterAnswer) wait for it.
-		hctx = session.WithAfterAnswer(hctx, func(fn func()) { st.AfterResponse(id, fn) })
-	}
+	// What the engine must send after this answer (session.AfterAnswer) waits for the ordered
+	// writer to queue it.
+	hctx = session.WithAfterAnswer(hctx, func(fn func()) { s.conn.AfterAnswer(id, fn) })
 	f := &inflight{method: method, cancel: cancel}
 	if method == protocol.MethodSessionPrompt {
 		// Noted before the reader moves on, so an agent/session/cancel read after this prompt
@@ -370,9 +380,6 @@ func (s *Server) call(ctx context.Context, method string, m method, params jsonr
 		}
 	}()
 	res, err = m.call(s, ctx, params)
-	if strings.HasPrefix(method, "agent/session/") {
-		s.flushUpdates()
-	}
 	if err == nil {
 		return res, nil
 	}
@@ -380,24 +387,6 @@ func (s *Server) call(ctx context.Context, method string, m method, params jsonr
 		return nil, jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeRequestCancelled), method+": request cancelled")
 	}
 	return nil, s.wireError(method, err)
-}
-
-// flushUpdates waits (briefly) until the bridge has written every session update queued so
-// far, so an answer never overtakes the updates that came before it (a load's replay, a turn's
-// last chunks).
-func (s *Server) flushUpdates() {
-	s.mu.Lock()
-	b := s.bridge
-	s.mu.Unlock()
-	f, ok := b.(interface{ Flush(context.Context) error })
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := f.Flush(ctx); err != nil {
-		s.log.Warn("session updates not flushed before the answer", zap.Error(err))
-	}
 }
 
 // wireError maps an error to the JSON-RPC error the contract names.
@@ -463,36 +452,4 @@ func (s *Server) notification(ctx context.Context, method string, params jsonrpc
 	if err := n(ctx, params); err != nil {
 		s.log.Warn("bad notification", zap.String("method", method), zap.Error(err))
 	}
-}
-
-// stdCodec is encoding/json for params and results: the wire types are tagged for it
-// (omitempty), and matching stays as lenient as clients expect.
-type stdCodec struct{}
-
-func (stdCodec) Marshal(v any) ([]byte, error) {
-	switch r := v.(type) {
-	case jsonrpc2.RawMessage:
-		if r == nil {
-			return []byte("null"), nil
-		}
-		return r, nil
-	case json.RawMessage:
-		if r == nil {
-			return []byte("null"), nil
-		}
-		return r, nil
-	}
-	return json.Marshal(v)
-}
-
-func (stdCodec) Unmarshal(data []byte, v any) error {
-	switch r := v.(type) {
-	case *jsonrpc2.RawMessage:
-		*r = append((*r)[:0], data...)
-		return nil
-	case *json.RawMessage:
-		*r = append((*r)[:0], data...)
-		return nil
-	}
-	return json.Unmarshal(data, v)
 }

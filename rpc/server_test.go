@@ -21,6 +21,7 @@ import (
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 	"github.com/agentd-dev/agentd/workspace"
@@ -93,11 +94,11 @@ func (f *fakeSessions) Shutdown(ctx context.Context) error {
 
 // fakeBridge is the editor bridge over the connection, as thin as the real one's transport.
 type fakeBridge struct {
-	c    *Conn
+	c    *jsonrpc.Conn
 	caps Capabilities
 }
 
-type fakeClient struct{ c *Conn }
+type fakeClient struct{ c *jsonrpc.Conn }
 
 func (f fakeClient) Update(id string, u protocol.SessionUpdate) {
 	_ = f.c.Notify(context.Background(), protocol.MethodSessionUpdate, &protocol.SessionNotification{SessionID: id, Update: u})
@@ -134,7 +135,7 @@ func (e *engine) options(opts Options) Options {
 	if e.fake == nil {
 		e.fake = &fakeSessions{}
 	}
-	opts.NewBridge = func(c *Conn, caps Capabilities, log *zap.Logger) Bridge {
+	opts.NewBridge = func(c *jsonrpc.Conn, caps Capabilities, log *zap.Logger) Bridge {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.bridge = &fakeBridge{c: c, caps: caps}
@@ -275,11 +276,12 @@ func TestMethodErrors(t *testing.T) {
 	}
 }
 
-func TestNoEngineAnswersClearly(t *testing.T) {
-	h := startServer(t, Options{})
+// Without fakes the server builds the real engine: the session manager answers.
+func TestDefaultEngineIsBuiltIn(t *testing.T) {
+	h := startServer(t, Options{StateDir: t.TempDir()})
 	h.initialize(t, nil)
 	wantError(t, h.call(protocol.MethodSessionPrompt, map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}),
-		-32603, "engine is not available")
+		-32002, "unknown session")
 }
 
 func TestLoadReplaysBeforeAnswer(t *testing.T) {
@@ -489,7 +491,7 @@ func TestMalformedFrameExits(t *testing.T) {
 			if d := h.waitExit(t); d > time.Second {
 				t.Errorf("exit took %v", d)
 			}
-			if h.code != 1 || !errors.Is(h.err, ErrMalformedFrame) {
+			if h.code != 1 || !errors.Is(h.err, jsonrpc.ErrMalformedFrame) {
 				t.Errorf("code %d err %v", h.code, h.err)
 			}
 			select {

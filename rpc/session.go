@@ -11,15 +11,12 @@ import (
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
-// sessionsOrErr returns the session manager, or the clear error a build without the engine
-// answers.
-func (s *Server) sessionsOrErr() (Sessions, error) {
+// manager returns the session manager, which initialize built (the lifecycle gate keeps every
+// session method behind initialize).
+func (s *Server) manager() Sessions {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sessions == nil {
-		return nil, errNoEngine
-	}
-	return s.sessions, nil
+	return s.sessions
 }
 
 func required(field, v string) error {
@@ -93,16 +90,10 @@ func validateSetConfig(p *protocol.SetConfigOptionParams) error {
 	return required("value", p.Value)
 }
 
-// viaManager adapts a session-manager call to a handler: it runs f on the manager, or answers
-// errNoEngine in a build without one.
+// viaManager adapts a session-manager call to a handler.
 func viaManager[P, R any](f func(m Sessions, ctx context.Context, p P) (R, error)) func(*Server, context.Context, *P) (R, error) {
 	return func(s *Server, ctx context.Context, p *P) (R, error) {
-		m, err := s.sessionsOrErr()
-		if err != nil {
-			var zero R
-			return zero, err
-		}
-		return f(m, ctx, *p)
+		return f(s.manager(), ctx, *p)
 	}
 }
 
@@ -136,11 +127,7 @@ func (s *Server) sessionCancel(_ context.Context, raw jsonrpc2.RawMessage) error
 	if err := validateSessionID(&p); err != nil {
 		return err
 	}
-	m, err := s.sessionsOrErr()
-	if err != nil {
-		return err
-	}
 	s.cancelPrompts(p.SessionID)
-	m.Cancel(p.SessionID)
+	s.manager().Cancel(p.SessionID)
 	return nil
 }

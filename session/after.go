@@ -6,7 +6,8 @@ type afterAnswerKey struct{}
 
 // WithAfterAnswer returns a context for a Manager call under which the updates that must follow
 // the call's answer are handed to schedule instead of being sent before the call returns. The
-// caller (the rpc server) runs each scheduled function once the answer is on the wire. This is
+// caller (the rpc server) runs each scheduled function once the answer is queued in its ordered
+// writer, so what it sends goes out after the answer. This is
 // for agent/session/new: its available_commands_update names a session the client learns only
 // from the answer, so a client that routes updates by session id would drop it if it came first.
 func WithAfterAnswer(ctx context.Context, schedule func(fn func())) context.Context {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -44,15 +45,10 @@ func newRig(t *testing.T, opts fakeeditor.Options, files map[string]string) *rig
 	}
 	edEnd, agentEnd := fakeeditor.Pipe()
 	ed := fakeeditor.New(t, edEnd, opts)
-	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(agentEnd), jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
 	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
 	t.Cleanup(func() { conn.Close() })
-	b := editorbridge.New(editorbridge.NewJSONRPC2Conn(conn, 5*time.Second), ed.BridgeCapabilities(), nil)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		b.Flush(ctx)
-	})
+	b := editorbridge.New(conn, ed.BridgeCapabilities(), nil)
 	roots, err := workspace.NewRoots(root)
 	if err != nil {
 		t.Fatal(err)

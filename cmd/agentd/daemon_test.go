@@ -18,7 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agentd-dev/agentd/rpc"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 )
 
 var (
@@ -145,7 +145,7 @@ func (d *daemon) send(v any) {
 // read returns the next frame from stdout.
 func (d *daemon) read() map[string]any {
 	d.t.Helper()
-	body, err := rpc.ReadFrame(d.stdout, nil, rpc.MaxContentLength)
+	body, err := jsonrpc.ReadFrame(d.stdout, nil, jsonrpc.MaxContentLength)
 	if err != nil {
 		d.t.Fatalf("reading a frame: %v", err)
 	}
@@ -193,7 +193,7 @@ func (d *daemon) checkFramesOnly() {
 	r := bufio.NewReader(bytes.NewReader(all))
 	n := 0
 	for {
-		body, err := rpc.ReadFrame(r, nil, rpc.MaxContentLength)
+		body, err := jsonrpc.ReadFrame(r, nil, jsonrpc.MaxContentLength)
 		if err == io.EOF {
 			break
 		}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/rpc"
-	"github.com/agentd-dev/agentd/session"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -131,16 +130,14 @@ func serveStdio(log *zap.Logger, trace string) int {
 	}
 
 	srv := rpc.NewServer(rpc.Options{
-		Version:     agentdVersion(),
-		Logger:      log,
-		Settings:    store,
-		Registry:    newRegistry(),
-		Tools:       tools.Default(),
-		StateDir:    config.StateDir(),
-		Secrets:     rpc.DefaultSecretStore(),
-		ParentPoll:  3 * time.Second,
-		NewBridge:   newBridge,
-		NewSessions: func(d session.Deps) rpc.Sessions { return session.NewManager(d) },
+		Version:    agentdVersion(),
+		Logger:     log,
+		Settings:   store,
+		Registry:   newRegistry(),
+		Tools:      tools.Default(),
+		StateDir:   config.StateDir(),
+		Secrets:    rpc.DefaultSecretStore(),
+		ParentPoll: 3 * time.Second,
 	})
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

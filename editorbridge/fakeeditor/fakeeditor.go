@@ -9,6 +9,7 @@ package fakeeditor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +24,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd-dev/agentd/editorbridge"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -83,7 +85,7 @@ type buffer struct {
 type Editor struct {
 	t    testing.TB
 	opts Options
-	conn jsonrpc2.Conn
+	conn *jsonrpc.Conn
 	enc  workspace.PositionEncoding
 
 	mu          sync.Mutex
@@ -127,7 +129,9 @@ func New(t testing.TB, rw io.ReadWriteCloser, opts Options) *Editor {
 		changed: make(chan struct{}), bufs: map[string]*buffer{},
 		diags: map[string][]editorbridge.Diagnostic{}, saveFail: map[string]string{},
 	}
-	e.conn = jsonrpc2.NewConn(&recStream{Stream: jsonrpc2.NewHeaderStream(rw), e: e}, jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	// The editor speaks through the same transport as agentd, so both ends frame, encode and
+	// order messages by one set of rules.
+	e.conn = jsonrpc.NewConn(rw, rw, jsonrpc.Options{CallTimeout: opts.Timeout, Trace: e.record})
 	e.conn.Go(context.Background(), e.handle)
 	t.Cleanup(func() {
 		e.mu.Lock()
@@ -147,31 +151,13 @@ func New(t testing.TB, rw io.ReadWriteCloser, opts Options) *Editor {
 	return e
 }
 
-// recStream records every message that passes.
-type recStream struct {
-	jsonrpc2.Stream
-	e *Editor
-}
-
-func (s *recStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
-	m, n, err := s.Stream.Read(ctx)
-	if err == nil {
-		s.e.record("agentd → editor", m)
+// record logs one frame body, as read (agentd → editor) or queued (editor → agentd).
+func (e *Editor) record(incoming bool, body []byte) {
+	dir := "editor → agentd"
+	if incoming {
+		dir = "agentd → editor"
 	}
-	return m, n, err
-}
-
-func (s *recStream) Write(ctx context.Context, m jsonrpc2.Message) (int64, error) {
-	s.e.record("editor → agentd", m)
-	return s.Stream.Write(ctx, m)
-}
-
-func (e *Editor) record(dir string, m jsonrpc2.Message) {
-	b, err := jsonrpc2.EncodeMessage(m)
-	line := dir + " " + string(b)
-	if err != nil {
-		line = fmt.Sprintf("%s <unencodable %T: %v>", dir, m, err)
-	}
+	line := dir + " " + string(body)
 	e.mu.Lock()
 	e.log = append(e.log, line)
 	e.changedLocked()
@@ -507,14 +493,14 @@ func (e *Editor) SaveAll() {
 
 // ---- calls into agentd ----
 
-// Call sends a request to agentd.
+// Call sends a request to agentd; without a deadline on ctx it gets Options.Timeout. An error
+// answer comes back as *jsonrpc2.Error, the type a client library hands its caller.
 func (e *Editor) Call(ctx context.Context, method string, params, result any) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
-		defer cancel()
+	err := e.conn.Call(ctx, method, params, result)
+	var re *jsonrpc.Error
+	if errors.As(err, &re) {
+		return &jsonrpc2.Error{Code: jsonrpc2.Code(re.Code), Message: re.Message, Data: jsonrpc2.RawMessage(re.Data)}
 	}
-	_, err := e.conn.Call(ctx, method, params, result)
 	return err
 }
 

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd-dev/agentd/editorbridge"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -44,7 +46,7 @@ func TestOffsetOf(t *testing.T) {
 }
 
 // agentSide is a bare JSON-RPC peer standing in for agentd.
-func agentSide(t *testing.T, opts Options) (*Editor, jsonrpc2.Conn, string) {
+func agentSide(t *testing.T, opts Options) (*Editor, *jsonrpc.Conn, string) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -52,16 +54,15 @@ func agentSide(t *testing.T, opts Options) (*Editor, jsonrpc2.Conn, string) {
 	}
 	edEnd, agentEnd := Pipe()
 	ed := New(t, edEnd, opts)
-	c := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(agentEnd), jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	c := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
 	c.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
 	t.Cleanup(func() { c.Close() })
 	return ed, c, dir
 }
 
-func call(t *testing.T, c jsonrpc2.Conn, method string, params, result any) error {
+func call(t *testing.T, c *jsonrpc.Conn, method string, params, result any) error {
 	t.Helper()
-	_, err := c.Call(context.Background(), method, params, result)
-	return err
+	return c.Call(context.Background(), method, params, result)
 }
 
 func TestReadTextFileServesBuffersAndRanges(t *testing.T) {
@@ -84,7 +85,7 @@ func TestReadTextFileServesBuffersAndRanges(t *testing.T) {
 		t.Errorf("buffer read = %+v", res)
 	}
 	err := call(t, c, protocol.MethodReadTextFile, protocol.ReadTextFileParams{Path: filepath.Join(dir, "nope")}, &res)
-	var we *jsonrpc2.Error
+	var we *jsonrpc.Error
 	if !errors.As(err, &we) || we.Code != protocol.CodeServerNotInit {
 		t.Errorf("missing file: %v, want -32002", err)
 	}
@@ -148,11 +149,11 @@ func TestUnadvertisedRequestFailsTheTest(t *testing.T) {
 	ft := &fakeT{TB: t}
 	edEnd, agentEnd := Pipe()
 	ed := New(ft, edEnd, Minimal())
-	c := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(agentEnd), jsonrpc2.WithCodec(editorbridge.StdCodec{}))
+	c := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
 	c.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
 	defer c.Close()
 	err := call(t, c, protocol.MethodDiagnostics, protocol.DiagnosticsParams{}, new(json.RawMessage))
-	var we *jsonrpc2.Error
+	var we *jsonrpc.Error
 	if !errors.As(err, &we) || we.Code != protocol.CodeMethodNotFound {
 		t.Errorf("err = %v, want -32601", err)
 	}

@@ -395,11 +395,6 @@ func scenarioFiles(t *testing.T) []string {
 
 // ---- in-process ----
 
-// bridgeAdapter gives rpc the Bridge it wants; editorbridge does not import session.
-type bridgeAdapter struct{ *editorbridge.Bridge }
-
-func (b bridgeAdapter) Client() session.Client { return b.Bridge.Client() }
-
 // scriptSource serves every provider request from one replay script.
 type scriptSource struct{ p providers.Provider }
 
@@ -419,9 +414,6 @@ func startInProcess(t *testing.T, opts fakeeditor.Options, scriptPath, stateDir 
 		Logger:   zap.NewNop(),
 		Tools:    tools.Default(),
 		StateDir: stateDir,
-		NewBridge: func(c *rpc.Conn, caps rpc.Capabilities, log *zap.Logger) rpc.Bridge {
-			return bridgeAdapter{editorbridge.New(c, caps, log)}
-		},
 		NewSessions: func(d session.Deps) rpc.Sessions {
 			d.Providers = scriptSource{replay.NewFromScript(script)}
 			return session.NewManager(d)

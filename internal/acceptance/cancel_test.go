@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
-	"github.com/agentd-dev/agentd/rpc"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -43,7 +43,7 @@ func startWire(t *testing.T, settings json.RawMessage) (*wire, string) {
 		defer close(w.done)
 		r := bufio.NewReader(w.p.stdout)
 		for {
-			body, err := rpc.ReadFrame(r, nil, rpc.MaxContentLength)
+			body, err := jsonrpc.ReadFrame(r, nil, jsonrpc.MaxContentLength)
 			if err != nil {
 				return
 			}

@@ -25,7 +25,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
-	"github.com/agentd-dev/agentd/rpc"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -177,7 +177,7 @@ func (p *proc) checkFramesOnly() {
 	all := p.raw.Bytes()
 	r := bufio.NewReader(bytes.NewReader(all))
 	for n := 0; ; n++ {
-		body, err := rpc.ReadFrame(r, nil, rpc.MaxContentLength)
+		body, err := jsonrpc.ReadFrame(r, nil, jsonrpc.MaxContentLength)
 		if err == io.EOF {
 			return
 		}
@@ -216,7 +216,7 @@ func (p *proc) frames() <-chan map[string]any {
 		defer close(ch)
 		r := bufio.NewReader(p.stdout)
 		for {
-			body, err := rpc.ReadFrame(r, nil, rpc.MaxContentLength)
+			body, err := jsonrpc.ReadFrame(r, nil, jsonrpc.MaxContentLength)
 			if err != nil {
 				return
 			}

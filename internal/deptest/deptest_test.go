@@ -18,7 +18,7 @@ const module = "github.com/agentd-dev/agentd"
 func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
-		"cmd", "rpc/protocol", "rpc", "editorbridge", "session", "providers", "tools", "workspace", "config",
+		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "providers", "tools", "workspace", "config",
 		"internal/fakemodel", "internal/deptest", "internal/clip", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
@@ -33,15 +33,19 @@ func layer(pkg string) string {
 //
 //	cmd/agentd ─► rpc ─► session ─► providers (+ providers/<dialect>)
 //	                 │         └──► tools ─► workspace
-//	                 └─► editorbridge ─► workspace, rpc/protocol
-//	config, rpc/protocol: leaves
+//	                 └─► editorbridge ─► workspace, rpc/protocol, rpc/jsonrpc
+//	config, rpc/protocol: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
 //
 // internal/clip (rune-safe shortening of text) is a leaf every layer may import: a cut that
 // splits a UTF-8 character is the same bug wherever it happens, so there is one function for it.
 var allowed = map[string][]string{
-	"cmd":                {"rpc", "rpc/protocol", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip"},
-	"rpc":                {"rpc/protocol", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip"},
-	"editorbridge":       {"rpc/protocol", "workspace", "internal/clip"}, // implements session's and tools' ports without importing them
+	"cmd": {"rpc", "rpc/protocol", "rpc/jsonrpc", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip"},
+	"rpc": {"rpc/protocol", "rpc/jsonrpc", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip"},
+	// editorbridge implements session's and tools' ports without importing them; rpc/jsonrpc is
+	// the one transport, which the bridge's error type and the fake editor share with the daemon.
+	"editorbridge": {"rpc/protocol", "rpc/jsonrpc", "workspace", "internal/clip"},
+	// The transport knows frames, the codec and the session update encoder, nothing above them.
+	"rpc/jsonrpc":        {"rpc/protocol", "internal/clip"},
 	"session":            {"rpc/protocol", "providers", "tools", "workspace", "config", "internal/clip"},
 	"tools":              {"workspace", "providers", "rpc/protocol", "config", "internal/clip"}, // providers: ToolSpec, in the seam file tools/registry.go
 	"providers":          {"config", "internal/clip"},

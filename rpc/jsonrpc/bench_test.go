@@ -1,6 +1,7 @@
-package rpc
+package jsonrpc
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"testing"
@@ -28,8 +29,8 @@ func benchNotification() *protocol.SessionNotification {
 // BenchmarkSessionUpdateNotify is one agent/session/update as the bridge sends it: encode the
 // params and write one framed notification.
 func BenchmarkSessionUpdateNotify(b *testing.B) {
-	s := NewStream(nopReader{}, discardCloser{io.Discard}, nil)
-	c := newConn(jsonrpc2.NewConn(s, jsonrpc2.WithCodec(stdCodec{})), s, nil)
+	c := NewConn(nopReader{}, discardCloser{io.Discard}, Options{})
+	defer c.CloseStream()
 	n := benchNotification()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -44,7 +45,8 @@ func BenchmarkSessionUpdateNotify(b *testing.B) {
 // (encoding/json via the codec), for comparison.
 func BenchmarkSessionUpdateNotifyReflect(b *testing.B) {
 	s := NewStream(nopReader{}, discardCloser{io.Discard}, nil)
-	conn := jsonrpc2.NewConn(s, jsonrpc2.WithCodec(stdCodec{}))
+	defer s.Close()
+	conn := jsonrpc2.NewConn(s, jsonrpc2.WithCodec(Codec{}))
 	n := benchNotification()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -57,13 +59,12 @@ func BenchmarkSessionUpdateNotifyReflect(b *testing.B) {
 
 func TestSessionUpdateFastPathFrame(t *testing.T) {
 	pr, pw := io.Pipe()
-	s := NewStream(nopReader{}, pw, nil)
-	c := newConn(jsonrpc2.NewConn(s), s, nil)
+	c := NewConn(nopReader{}, pw, Options{})
+	defer c.CloseStream()
 	go func() {
 		c.Notify(context.Background(), protocol.MethodSessionUpdate, *benchNotification())
-		pw.Close()
 	}()
-	body, err := ReadFrame(newBufReader(pr), nil, MaxContentLength)
+	body, err := ReadFrame(bufio.NewReader(pr), nil, MaxContentLength)
 	if err != nil {
 		t.Fatal(err)
 	}

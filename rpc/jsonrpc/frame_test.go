@@ -1,0 +1,47 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+// FuzzReadFrame feeds arbitrary bytes to the frame reader and the message decoder: they may
+// reject input, never panic, never return a body longer than declared, and a rejected JSON
+// message always yields an answer that encodes.
+func FuzzReadFrame(f *testing.F) {
+	f.Add([]byte("Content-Length: 2\r\n\r\n{}"))
+	f.Add([]byte("content-length: 46\n\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}"))
+	f.Add([]byte("Content-Length: 17\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{\"id\":1,\"x\":[1]}"))
+	f.Add([]byte("Content-Length: 999999999\r\n\r\n{"))
+	f.Add([]byte("Content-Length: -1\r\n\r\n"))
+	f.Add([]byte("Content-Length: 2\r\n\r\n[]Content-Length: 4\r\n\r\nnull"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := bufio.NewReader(bytes.NewReader(data))
+		for range 8 {
+			body, err := ReadFrame(r, nil, 1<<20)
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, ErrMalformedFrame) {
+					t.Fatalf("unexpected error kind %T: %v", err, err)
+				}
+				return
+			}
+			if len(body) > 1<<20 {
+				t.Fatalf("body of %d bytes over the limit", len(body))
+			}
+			msg, reply, err := decodeFrame(body)
+			switch {
+			case err == nil && msg == nil:
+				t.Fatal("no message and no error")
+			case err != nil && reply != nil:
+				if jsonrpc2.AppendMessage(nil, reply) == nil {
+					t.Fatal("reply does not encode")
+				}
+			}
+		}
+	})
+}

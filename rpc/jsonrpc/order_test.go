@@ -1,0 +1,176 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+// peer is the far end of a pipe, read frame by frame.
+type peer struct {
+	t *testing.T
+	r *bufio.Reader
+	w io.Writer
+}
+
+func (p *peer) read() map[string]json.RawMessage {
+	p.t.Helper()
+	body, err := ReadFrame(p.r, nil, MaxContentLength)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		p.t.Fatalf("%s: %v", body, err)
+	}
+	return m
+}
+
+func (p *peer) send(body string) {
+	fmt.Fprintf(p.w, "Content-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+func serve(t *testing.T, handler jsonrpc2.Handler) (*Conn, *peer) {
+	a, b := net.Pipe()
+	c := NewConn(a, a, Options{})
+	c.Go(context.Background(), handler)
+	t.Cleanup(func() { b.Close(); c.Close() })
+	return c, &peer{t: t, r: bufio.NewReader(b), w: b}
+}
+
+// Every notification handed over before a handler returns is on the wire before its answer,
+// although Notify does not wait for the write: the ordered writer alone keeps that order.
+func TestUpdatesPrecedeTheirAnswer(t *testing.T) {
+	const n = 200
+	var c *Conn
+	c, p := serve(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		jsonrpc2.Async(ctx)
+		for i := range n {
+			c.Notify(ctx, protocol.MethodSessionUpdate, &protocol.SessionNotification{SessionID: "s",
+				Update: protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk,
+					Content: &protocol.ContentBlock{Type: "text", Text: fmt.Sprint(i)}}})
+		}
+		return "done", nil
+	})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"prompt"}`)
+	for i := range n {
+		m := p.read()
+		if _, isAnswer := m["result"]; isAnswer {
+			t.Fatalf("the answer came after %d of %d updates", i, n)
+		}
+		var params protocol.SessionNotification
+		json.Unmarshal(m["params"], &params)
+		if params.Update.Content == nil || params.Update.Content.Text != fmt.Sprint(i) {
+			t.Fatalf("update %d = %s: out of order", i, m["params"])
+		}
+	}
+	if m := p.read(); string(m["result"]) != `"done"` {
+		t.Fatalf("answer = %v", m)
+	}
+}
+
+// Work scheduled with AfterAnswer goes out after the answer, however early it was scheduled.
+func TestAfterAnswerFollowsTheAnswer(t *testing.T) {
+	var c *Conn
+	c, p := serve(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		c.AfterAnswer(req.ID(), func() { c.Notify(ctx, "after", nil) })
+		c.Notify(ctx, "before", nil)
+		return "answer", nil
+	})
+	p.send(`{"jsonrpc":"2.0","id":"a","method":"new"}`)
+	var got []string
+	for range 3 {
+		m := p.read()
+		if r, ok := m["result"]; ok {
+			got = append(got, string(r))
+		} else {
+			got = append(got, string(m["method"]))
+		}
+	}
+	if fmt.Sprint(got) != `["before" "answer" "after"]` {
+		t.Fatalf("order on the wire = %v", got)
+	}
+}
+
+// gateWriter holds the first Write until released, and records every Write.
+type gateWriter struct {
+	mu      sync.Mutex
+	writes  [][]byte
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gateWriter) Write(b []byte) (int, error) {
+	g.mu.Lock()
+	first := len(g.writes) == 0
+	g.writes = append(g.writes, bytes.Clone(b))
+	g.mu.Unlock()
+	if first {
+		close(g.entered)
+		<-g.release
+	}
+	return len(b), nil
+}
+
+func (g *gateWriter) Close() error { return nil }
+
+// Frames queued while a write is in progress leave together, in one Write, in order.
+func TestFramesQueuedDuringAWriteShareOneWrite(t *testing.T) {
+	g := &gateWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	s := NewStream(nopReader{}, g, nil)
+	note := func(i int) {
+		if err := s.WriteSessionUpdate(&protocol.SessionNotification{SessionID: "s", Update: protocol.SessionUpdate{
+			SessionUpdate: protocol.UpdatePlan, Entries: []protocol.PlanEntry{{Content: fmt.Sprint(i)}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	note(0)
+	<-g.entered // the writer holds frame 0
+	for i := 1; i <= 5; i++ {
+		note(i)
+	}
+	close(g.release)
+	s.Close()
+	if len(g.writes) != 2 {
+		t.Fatalf("%d writes, want 2 (the first frame, then the five queued behind it)", len(g.writes))
+	}
+	r := bufio.NewReader(bytes.NewReader(g.writes[1]))
+	for i := 1; i <= 5; i++ {
+		body, err := ReadFrame(r, nil, MaxContentLength)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if !bytes.Contains(body, fmt.Appendf(nil, `"content":"%d"`, i)) {
+			t.Fatalf("frame %d = %s", i, body)
+		}
+	}
+}
+
+// Close writes what is queued before closing.
+func TestCloseWritesWhatIsQueued(t *testing.T) {
+	var out bytes.Buffer
+	s := NewStream(nopReader{}, discardCloser{&out}, nil)
+	for range 3 {
+		s.WriteSessionUpdate(benchNotification())
+	}
+	s.Close()
+	r := bufio.NewReader(&out)
+	for i := range 3 {
+		if _, err := ReadFrame(r, nil, MaxContentLength); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+	}
+	if err := s.WriteSessionUpdate(benchNotification()); err == nil {
+		t.Error("a write after Close succeeded")
+	}
+}

@@ -1,0 +1,252 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+// maxQueued is how many bytes may wait for the writer before a sender waits for room: enough
+// that a client reading normally never makes the engine wait, bounded so one that stops reading
+// cannot grow the queue without end.
+const maxQueued = 16 << 20
+
+// closeDrain bounds how long Close waits for queued frames to reach a client that stopped
+// reading.
+const closeDrain = 500 * time.Millisecond
+
+// Stream is agentd's jsonrpc2.Stream over a byte reader and writer with LSP framing. It exists
+// instead of jsonrpc2.NewHeaderStream for three reasons: a frame that is valid JSON but not a
+// valid JSON-RPC request gets an error answer naming the problem instead of killing the
+// connection, a huge declared Content-Length is not allocated up front, and every outgoing frame
+// goes through the ordered writer (see the package doc), with a reflection-free path for session
+// updates (WriteSessionUpdate).
+type Stream struct {
+	r      *bufio.Reader
+	rc     io.Closer
+	log    *zap.Logger
+	rbuf   []byte
+	max    int
+	onRead func(err error) // called once with the error that ends reading
+	trace  func(incoming bool, body []byte)
+
+	w         io.Writer
+	wc        io.Closer
+	closeOnce sync.Once
+	done      chan struct{} // closed when the writer goroutine has ended
+
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when frames are queued, written, or the stream closes
+	queue   []byte     // whole frames, header and body, in the order they were handed over
+	scratch []byte     // the body being encoded
+	writing bool       // the writer goroutine holds a batch
+	closed  bool
+	err     error                    // the first write error; every later write returns it
+	after   map[jsonrpc2.ID][]func() // work waiting for the answer with that id (AfterAnswer)
+}
+
+// NewStream frames messages over r and w and starts the writer. Closing the stream closes both.
+func NewStream(r io.ReadCloser, w io.WriteCloser, log *zap.Logger) *Stream {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	s := &Stream{r: bufio.NewReaderSize(r, 8<<10), rc: r, w: w, wc: w, log: log, max: MaxContentLength,
+		done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	go s.writeLoop()
+	return s
+}
+
+// Read implements jsonrpc2.Stream.
+func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	for {
+		body, err := ReadFrame(s.r, s.rbuf, s.max)
+		if err != nil {
+			if s.onRead != nil {
+				s.onRead(err)
+			}
+			return nil, 0, err
+		}
+		s.rbuf = body
+		if s.trace != nil {
+			s.trace(true, body)
+		}
+		msg, reply, err := decodeFrame(body)
+		if err == nil {
+			return msg, int64(len(body)), nil
+		}
+		if errors.Is(err, ErrMalformedFrame) {
+			if s.onRead != nil {
+				s.onRead(err)
+			}
+			return nil, 0, err
+		}
+		// A JSON value that is not a usable message: answer it when it can be answered, and
+		// read on.
+		s.log.Warn("invalid JSON-RPC message", zap.Error(err))
+		if reply != nil {
+			if _, werr := s.Write(ctx, reply); werr != nil {
+				return nil, 0, werr
+			}
+		}
+	}
+}
+
+// Write implements jsonrpc2.Stream: msg is queued behind every frame handed over before it.
+// Work waiting for the answer it carries (AfterAnswer) runs once it is queued, outside the
+// lock, so what that work sends follows the answer on the wire.
+func (s *Stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+	s.mu.Lock()
+	n, err := s.enqueueLocked(func(b []byte) []byte { return jsonrpc2.AppendMessage(b, msg) })
+	var after []func()
+	if err == nil && len(s.after) > 0 {
+		after = s.takeAfterLocked()
+	}
+	s.mu.Unlock()
+	for _, fn := range after {
+		fn()
+	}
+	return n, err
+}
+
+// WriteSessionUpdate queues one agent/session/update notification without reflection or the
+// jsonrpc2 codec: the envelope and the params are appended straight into the queue.
+func (s *Stream) WriteSessionUpdate(n *protocol.SessionNotification) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.enqueueLocked(func(b []byte) []byte {
+		b = append(b, `{"jsonrpc":"2.0","method":"`+protocol.MethodSessionUpdate+`","params":`...)
+		b = protocol.AppendSessionNotification(b, n)
+		return append(b, '}')
+	})
+	return err
+}
+
+// AfterAnswer runs fn once the answer to the client's request id is queued, so what fn sends
+// follows that answer on the wire (agent/session/new's available_commands_update, the next
+// queued prompt of a session).
+func (s *Stream) AfterAnswer(id jsonrpc2.ID, fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.after == nil {
+		s.after = map[jsonrpc2.ID][]func(){}
+	}
+	s.after[id] = append(s.after[id], fn)
+}
+
+// takeAfterLocked returns, and forgets, the work waiting for the frame just queued (in
+// s.scratch) when that frame is an answer. Only frames written while some work waits are looked
+// at.
+func (s *Stream) takeAfterLocked() []func() {
+	v, err := jsonrpc2.ScanMessageView(s.scratch)
+	if err != nil || (v.Kind != jsonrpc2.MessageViewResponseResult && v.Kind != jsonrpc2.MessageViewResponseError) {
+		return nil
+	}
+	id, ok := v.ID.ID()
+	if !ok {
+		return nil
+	}
+	fns := s.after[id]
+	delete(s.after, id)
+	return fns
+}
+
+// enqueueLocked encodes one body with appendBody and queues it as a frame. It waits while the
+// queue is full, and fails once the stream is closed or a write has failed.
+func (s *Stream) enqueueLocked(appendBody func([]byte) []byte) (int64, error) {
+	for len(s.queue) >= maxQueued && !s.closed && s.err == nil {
+		s.cond.Wait()
+	}
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.closed {
+		return 0, jsonrpc2.ErrClientClosing
+	}
+	s.scratch = appendBody(s.scratch[:0])
+	start := len(s.queue)
+	s.queue = append(s.queue, "Content-Length: "...)
+	s.queue = strconv.AppendInt(s.queue, int64(len(s.scratch)), 10)
+	s.queue = append(s.queue, "\r\n\r\n"...)
+	s.queue = append(s.queue, s.scratch...)
+	if s.trace != nil {
+		s.trace(false, s.scratch)
+	}
+	if cap(s.scratch) > 1<<20 {
+		defer func() { s.scratch = nil }() // do not pin a huge buffer after one large message
+	}
+	if !s.writing {
+		s.cond.Broadcast()
+	}
+	return int64(len(s.queue) - start), nil
+}
+
+// writeLoop is the writer: it takes everything queued so far and writes it with one Write, so
+// frames queued while a write is in progress leave together.
+func (s *Stream) writeLoop() {
+	defer close(s.done)
+	var batch []byte
+	for {
+		s.mu.Lock()
+		for len(s.queue) == 0 && !s.closed {
+			s.cond.Wait()
+		}
+		if len(s.queue) == 0 || s.err != nil {
+			s.queue = nil
+			s.mu.Unlock()
+			return
+		}
+		batch, s.queue = s.queue, batch[:0]
+		s.writing = true
+		s.mu.Unlock()
+
+		_, err := s.w.Write(batch)
+
+		s.mu.Lock()
+		s.writing = false
+		if err != nil && s.err == nil {
+			s.err = err
+			s.log.Debug("writing to the client failed", zap.Error(err))
+		}
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		if cap(batch) > maxQueued {
+			batch = nil
+		}
+	}
+}
+
+// Close stops taking frames, gives the writer a moment (closeDrain) to write what is queued,
+// then closes both directions. It is safe to call more than once.
+func (s *Stream) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		t := time.NewTimer(closeDrain)
+		select {
+		case <-s.done:
+		case <-t.C:
+		}
+		t.Stop()
+		err = s.rc.Close()
+		if s.wc != io.Closer(s.rc) {
+			if werr := s.wc.Close(); err == nil {
+				err = werr
+			}
+		}
+		<-s.done
+	})
+	return err
+}
