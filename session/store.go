@@ -25,23 +25,26 @@ const (
 	recTitle   = "title"
 	recConfig  = "config"  // mode or provider changed
 	recCompact = "compact" // history before the last Keep messages replaced by Summary
+	// recStreaming saves a reply while it streams, so a kill -9 does not lose it (checkpoint.go).
+	recStreaming = "streaming"
 )
 
 // record is one line of a transcript. Transcripts are append-only JSONL, one file per session;
 // each record is written with a single write(2), so a kill mid-write can tear only the last
 // line, which load skips.
 type record struct {
-	T        string                  `json:"t"`
-	At       time.Time               `json:"at"`
-	Header   *header                 `json:"session,omitempty"`
-	Message  *providers.Message      `json:"message,omitempty"`
-	Update   *protocol.SessionUpdate `json:"update,omitempty"`
-	Title    string                  `json:"title,omitempty"`
-	Mode     string                  `json:"mode,omitempty"`
-	Provider string                  `json:"provider,omitempty"`
-	Thought  string                  `json:"thought,omitempty"`
-	Summary  string                  `json:"summary,omitempty"`
-	Keep     int                     `json:"keep,omitempty"`
+	T         string                  `json:"t"`
+	At        time.Time               `json:"at"`
+	Header    *header                 `json:"session,omitempty"`
+	Message   *providers.Message      `json:"message,omitempty"`
+	Update    *protocol.SessionUpdate `json:"update,omitempty"`
+	Title     string                  `json:"title,omitempty"`
+	Mode      string                  `json:"mode,omitempty"`
+	Provider  string                  `json:"provider,omitempty"`
+	Thought   string                  `json:"thought,omitempty"`
+	Summary   string                  `json:"summary,omitempty"`
+	Keep      int                     `json:"keep,omitempty"`
+	Streaming *streamRecord           `json:"streaming,omitempty"`
 }
 
 type header struct {
@@ -154,6 +157,8 @@ type loaded struct {
 	provider string
 	thought  string
 	updated  time.Time
+	// cut is a streaming reply whose step has not ended (yet) in what was read.
+	cut *interrupted
 }
 
 func (st *store) load(id string) (*loaded, error) {
@@ -188,6 +193,9 @@ func readTranscript(f *os.File, full bool) (*loaded, error) {
 		}
 		if !r.At.IsZero() {
 			l.updated = r.At
+		}
+		if full {
+			l.streamed(&r)
 		}
 		switch r.T {
 		case recHeader:
@@ -228,6 +236,7 @@ func readTranscript(f *os.File, full bool) (*loaded, error) {
 	if !haveHeader {
 		return nil, errors.New("transcript has no header")
 	}
+	l.streamed(nil)
 	l.history = repairHistory(l.history)
 	return l, nil
 }

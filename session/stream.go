@@ -77,6 +77,8 @@ func (t *turn) stream(req *providers.Request) *step {
 
 	cancelled := false
 	var effects []effect
+	cp := &checkpointer{s: s}
+	var saveDue <-chan time.Time
 loop:
 	for !a.finished {
 		var ev providers.Event
@@ -86,6 +88,10 @@ loop:
 			if !ok {
 				break loop
 			}
+		case <-saveDue:
+			cp.save(a)
+			saveDue = nil
+			continue
 		case <-t.ctx.Done():
 			cancelled = true
 			break loop
@@ -95,6 +101,7 @@ loop:
 		for _, e := range effects {
 			t.do(a.st.msgID, e)
 		}
+		saveDue = cp.due(a)
 	}
 	dropped := a.end(cancelled || t.ctx.Err() != nil)
 	st := a.st
@@ -111,6 +118,7 @@ loop:
 	if a.textOut.Len() > 0 {
 		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: a.textOut.String()}}})
 	}
+	cp.done(st.msgID)
 	return st
 }
 
