@@ -22,7 +22,7 @@ trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$TMP/bin"
 export PATH="/usr/local/go/bin:$PATH"
 
-if out=$(cd "$ROOT" && go build -o "$TMP/bin/agentd" ./cmd/agentd 2>&1); then
+if out=$(cd "$ROOT" && CGO_ENABLED=0 go build -o "$TMP/bin/agentd" ./cmd/agentd 2>&1); then
   export AGENTD_BIN="$TMP/bin/agentd"
 else
   export AGENTD_BIN_ERROR="go build ./cmd/agentd failed: $(echo "$out" | head -5 | tr '\n' ' ')"

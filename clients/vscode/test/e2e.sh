@@ -27,7 +27,7 @@ if [ ! -d "$EXT_DIR/node_modules" ]; then (cd "$EXT_DIR" && npm ci --no-audit --
 
 # The daemon and the fake model, built from this checkout.
 if [ -z "${AGENTD:-}" ]; then
-  (cd "$ROOT" && go build -o "$DEST/bin/agentd" ./cmd/agentd) 2>"$DEST/build-agentd.log" ||
+  (cd "$ROOT" && CGO_ENABLED=0 go build -o "$DEST/bin/agentd" ./cmd/agentd) 2>"$DEST/build-agentd.log" ||
     { tail -20 "$DEST/build-agentd.log"; fail "go build ./cmd/agentd failed: the daemon is needed for these tests"; }
   AGENTD="$DEST/bin/agentd"
 fi
