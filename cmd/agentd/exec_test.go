@@ -151,11 +151,3 @@ func TestExecUsage(t *testing.T) {
 		t.Fatalf("a flag after the prompt was not parsed: exit %d, %s", code, errb.String())
 	}
 }
-
-func TestUnifiedDiff(t *testing.T) {
-	got := strings.Join(unifiedDiff("/p/f", "a\nb\nc\n", "a\nB\nc\n", false, false), "\n")
-	want := "--- a/p/f\n+++ b/p/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c"
-	if got != want {
-		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
-	}
-}

@@ -1,12 +1,12 @@
 //go:build !linux
 
-package main
+package term
 
 import "os"
 
-// isTerminal reports whether f is a character device; /dev/null counts as one here, so pass
+// IsTerminal reports whether f is a character device; /dev/null counts as one here, so pass
 // --mode auto (or close stdin) for unattended runs on these systems.
-func isTerminal(f *os.File) bool {
+func IsTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
