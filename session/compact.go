@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -87,15 +88,126 @@ const summarizeInstruction = "Summarize the conversation above for your own late
 	"files read or changed (with paths) and what changed, open problems and next steps. Be complete but terse. " +
 	"Answer with the summary only."
 
-// summarize asks the model for a summary of msgs (a plain request: no tools).
+const summarizeSystem = "You write compact, faithful summaries of coding-agent conversations."
+
+// summarize asks the model for a summary of msgs (a plain request: no tools), shortened to fit
+// half the model's context window.
 func (t *turn) summarize(msgs []providers.Message) (string, error) {
+	window := t.window
+	if window <= 0 { // /compact runs outside the loop that sets it
+		window = defaultContextWindow
+		if ps, ok := t.set.Providers[t.pcfg.ID]; ok && ps.ContextWindow > 0 {
+			window = ps.ContextWindow
+		}
+	}
+	// A tenth is left for what messageSize does not count (JSON escapes, each dialect's framing).
+	budget := window/2*bytesPerToken*9/10 - len(summarizeSystem) - len(summarizeInstruction)
 	req := &providers.Request{
 		Model:     t.pcfg.Model,
-		System:    "You write compact, faithful summaries of coding-agent conversations.",
-		Messages:  append(append([]providers.Message(nil), msgs...), providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: summarizeInstruction}}}),
+		System:    summarizeSystem,
+		Messages:  append(summaryInput(msgs, budget), providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: summarizeInstruction}}}),
 		MaxTokens: 2048,
 	}
 	return collectText(t.ctx, t.prov, req)
+}
+
+const (
+	// bytesPerToken is a cautious estimate for code and JSON (English prose is nearer 4).
+	bytesPerToken = 3
+	// summaryPartMax is the most of one text or tool-call argument sent for summarizing when
+	// the history does not fit whole; summaryPartHead of it is kept.
+	summaryPartMax  = 8 << 10
+	summaryPartHead = 2 << 10
+)
+
+// summaryInput shortens the history sent to be summarized so that it fits budget bytes. A
+// compaction runs because the history is near the context window, and sending it whole (old
+// tool results included: 1.04 MB in one measured task, issue 18) could overflow the window it
+// is meant to save. In order, until it fits: every tool result is cut to its head (the summary
+// needs what was looked at, not all of it) and reasoning and images are left out; then long
+// texts and tool-call arguments are cut; then the oldest exchanges are left out, keeping the
+// first message (the user's goal, or the previous summary) and saying how many were left out.
+// The stored history is not changed.
+func summaryInput(hist []providers.Message, budget int) []providers.Message {
+	out := make([]providers.Message, 0, len(hist))
+	for _, m := range elideToolResults(hist, 0, elideHead, 1) {
+		parts := make([]providers.Part, 0, len(m.Parts))
+		for _, p := range m.Parts {
+			switch p.Type {
+			case providers.PartThinking:
+				continue
+			case providers.PartImage:
+				p = providers.Part{Type: providers.PartText, Text: "[an image, left out of the summary request]"}
+			}
+			parts = append(parts, p)
+		}
+		if len(parts) == 0 {
+			parts = append(parts, providers.Part{Type: providers.PartText, Text: "[reasoning only]"})
+		}
+		out = append(out, providers.Message{Role: m.Role, Parts: parts})
+	}
+	if messagesSize(out) <= budget {
+		return out
+	}
+	for i := range out {
+		for j, p := range out[i].Parts {
+			if len(p.Text) > summaryPartMax {
+				head := clip.String(p.Text, summaryPartHead, "")
+				out[i].Parts[j].Text = head + fmt.Sprintf("\n[%d more bytes cut for the summary]", len(p.Text)-len(head))
+			}
+			if len(p.Args) > summaryPartMax {
+				head := clip.String(string(p.Args), summaryPartHead, "")
+				b, _ := json.Marshal(map[string]string{"argumentsCutForTheSummary": head})
+				out[i].Parts[j].Args = b
+			}
+		}
+	}
+	size := messagesSize(out)
+	if size <= budget || len(out) < 3 {
+		return out
+	}
+	// Leave out whole exchanges from the second message on: start again at the first user
+	// message (not tool results) after which the rest fits, so calls and results stay paired.
+	rest := size - messageSize(out[0])
+	for k := 1; k < len(out); k++ {
+		if m := out[k]; m.Role == providers.RoleUser && !isToolResults(m) && rest+messageSize(out[0]) <= budget {
+			if k == 1 {
+				return out
+			}
+			note := providers.Part{Type: providers.PartText, Text: fmt.Sprintf("[%d messages after this one were left out of the summary request to fit the context window]", k-1)}
+			first := out[0]
+			if first.Role == providers.RoleUser && !isToolResults(first) {
+				joined := providers.Message{Role: providers.RoleUser, Parts: append(append(append([]providers.Part(nil), first.Parts...), note), m.Parts...)}
+				return append([]providers.Message{joined}, out[k+1:]...)
+			}
+			return append([]providers.Message{{Role: providers.RoleUser, Parts: append([]providers.Part{note}, m.Parts...)}}, out[k+1:]...)
+		}
+		rest -= messageSize(out[k])
+	}
+	// Not even the last exchange fits: send it alone, cut as above.
+	for k := len(out) - 1; k > 0; k-- {
+		if out[k].Role == providers.RoleUser && !isToolResults(out[k]) {
+			return out[k:]
+		}
+	}
+	return out
+}
+
+// messageSize estimates a message's size on the wire, in bytes.
+func messageSize(m providers.Message) int {
+	n := 16
+	for _, p := range m.Parts {
+		n += 32 + len(p.Text) + len(p.Args) + len(p.ToolName) + len(p.ToolCallID) + len(p.Signature) + len(p.Redacted) + len(p.Data)*4/3
+	}
+	return n
+}
+
+func messagesSize(ms []providers.Message) int {
+	n := 0
+	for _, m := range ms {
+		n += messageSize(m)
+	}
+	return n
 }
 
 // collectText runs a tool-less request and returns its text.
