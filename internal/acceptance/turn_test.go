@@ -20,7 +20,9 @@ func TestPromptTurnUpdates(t *testing.T) {
 	e := start(t, fakeeditor.Full(), replay(t, responses(
 		map[string]any{"thinking": "Let me look at the file first.", "text": "Reading a.txt.",
 			"toolCalls": []any{map[string]any{"id": "r", "name": "read_file", "args": map[string]any{"path": "a.txt"}}}},
-		map[string]any{"text": "It says hello, as expected."},
+		// Deltas 20 ms apart: chunks that arrive while the one before still waits for the writer
+		// may be joined, but never across more than 16 ms (rpc/jsonrpc), so these stay apart.
+		map[string]any{"text": "It says hello, as expected.", "chunkDelayMs": 20},
 	)))
 	e.writeFile("a.txt", "hello\n")
 	sid := e.newSession()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 
@@ -63,16 +64,25 @@ func TestUpdatesPrecedeTheirAnswer(t *testing.T) {
 		return "done", nil
 	})
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"prompt"}`)
+	// Chunks may arrive joined (see coalesceBytes); their text, in order, is all of it.
+	var want, got strings.Builder
 	for i := range n {
+		fmt.Fprint(&want, i)
+	}
+	for got.Len() < want.Len() {
 		m := p.read()
 		if _, isAnswer := m["result"]; isAnswer {
-			t.Fatalf("the answer came after %d of %d updates", i, n)
+			t.Fatalf("the answer came after %q of %q", got.String(), want.String())
 		}
 		var params protocol.SessionNotification
 		json.Unmarshal(m["params"], &params)
-		if params.Update.Content == nil || params.Update.Content.Text != fmt.Sprint(i) {
-			t.Fatalf("update %d = %s: out of order", i, m["params"])
+		if params.Update.Content == nil {
+			t.Fatalf("update = %s", m["params"])
 		}
+		got.WriteString(params.Update.Content.Text)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("text = %q, want %q", got.String(), want.String())
 	}
 	if m := p.read(); string(m["result"]) != `"done"` {
 		t.Fatalf("answer = %v", m)
@@ -160,8 +170,9 @@ func TestFramesQueuedDuringAWriteShareOneWrite(t *testing.T) {
 func TestCloseWritesWhatIsQueued(t *testing.T) {
 	var out bytes.Buffer
 	s := NewStream(nopReader{}, discardCloser{&out}, nil)
+	plan := &protocol.SessionNotification{SessionID: "s", Update: protocol.SessionUpdate{SessionUpdate: protocol.UpdatePlan}}
 	for range 3 {
-		s.WriteSessionUpdate(benchNotification())
+		s.WriteSessionUpdate(plan)
 	}
 	s.Close()
 	r := bufio.NewReader(&out)
@@ -172,5 +183,76 @@ func TestCloseWritesWhatIsQueued(t *testing.T) {
 	}
 	if err := s.WriteSessionUpdate(benchNotification()); err == nil {
 		t.Error("a write after Close succeeded")
+	}
+}
+
+func chunk(session, kind, text string) *protocol.SessionNotification {
+	return &protocol.SessionNotification{SessionID: session, Update: protocol.SessionUpdate{
+		SessionUpdate: kind, MessageID: "m", Content: &protocol.ContentBlock{Type: "text", Text: text}}}
+}
+
+// Chunks queued while a write is in progress join the chunk before them when they share its
+// session, kind and message, up to coalesceBytes; the first chunk is never held back.
+func TestChunksJoinWhileTheWriterIsBusy(t *testing.T) {
+	g := &gateWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	s := NewStream(nopReader{}, g, nil)
+	send := func(n *protocol.SessionNotification) {
+		if err := s.WriteSessionUpdate(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg, thought := protocol.UpdateAgentMessageChunk, protocol.UpdateAgentThoughtChunk
+	send(chunk("s", msg, "first"))
+	<-g.entered // the first chunk went out alone, at once
+	for _, c := range "abc" {
+		send(chunk("s", msg, string(c)))
+	}
+	send(chunk("s", thought, "t1"))
+	send(chunk("s", thought, "t2"))
+	send(chunk("other", thought, "o"))
+	send(&protocol.SessionNotification{SessionID: "s", Update: protocol.SessionUpdate{SessionUpdate: protocol.UpdatePlan}})
+	send(chunk("s", msg, "d"))
+	big := strings.Repeat("x", coalesceBytes/2+1)
+	send(chunk("s", msg, big))
+	send(chunk("s", msg, big)) // would pass coalesceBytes
+	close(g.release)
+	s.Close()
+
+	var got []string
+	for _, w := range g.writes {
+		r := bufio.NewReader(bytes.NewReader(w))
+		for {
+			body, err := ReadFrame(r, nil, MaxContentLength)
+			if err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			var m struct{ Params protocol.SessionNotification }
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatal(err)
+			}
+			u := m.Params.Update
+			text := ""
+			if u.Content != nil {
+				text = strings.ReplaceAll(u.Content.Text, big, "BIG")
+			}
+			got = append(got, m.Params.SessionID+"/"+u.SessionUpdate+"/"+text)
+		}
+	}
+	want := []string{
+		"s/agent_message_chunk/first",
+		"s/agent_message_chunk/abc",
+		"s/agent_thought_chunk/t1t2",
+		"other/agent_thought_chunk/o",
+		"s/plan/",
+		"s/agent_message_chunk/dBIG",
+		"s/agent_message_chunk/BIG",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("frames:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(g.writes) != 2 {
+		t.Errorf("%d writes, want 2", len(g.writes))
 	}
 }

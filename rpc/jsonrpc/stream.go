@@ -20,6 +20,15 @@ import (
 // cannot grow the queue without end.
 const maxQueued = 16 << 20
 
+// A text or thought chunk that arrives while the chunk before it still waits for the writer is
+// appended to it instead of becoming a frame of its own, up to these bounds per notification:
+// a client still sees text at least every coalesceSpan, and no notification grows past
+// coalesceBytes of text. The first chunk is never held: an idle writer takes it at once.
+const (
+	coalesceBytes = 4 << 10
+	coalesceSpan  = 16 * time.Millisecond
+)
+
 // closeDrain bounds how long Close waits for queued frames to reach a client that stopped
 // reading.
 const closeDrain = 500 * time.Millisecond
@@ -52,6 +61,14 @@ type Stream struct {
 	closed  bool
 	err     error                    // the first write error; every later write returns it
 	after   map[jsonrpc2.ID][]func() // work waiting for the answer with that id (AfterAnswer)
+
+	// The last frame queued, while it is a text or thought chunk, is kept unencoded so the
+	// chunks behind it can join it (see coalesceBytes).
+	tail        bool
+	tailN       protocol.SessionNotification
+	tailContent protocol.ContentBlock
+	tailText    []byte
+	tailStart   time.Time
 }
 
 // NewStream frames messages over r and w and starts the writer. Closing the stream closes both.
@@ -119,16 +136,67 @@ func (s *Stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 }
 
 // WriteSessionUpdate queues one agent/session/update notification without reflection or the
-// jsonrpc2 codec: the envelope and the params are appended straight into the queue.
+// jsonrpc2 codec: the envelope and the params are appended straight into the queue. A text or
+// thought chunk that follows another of the same session, kind and message still waiting for
+// the writer joins it (see coalesceBytes).
 func (s *Stream) WriteSessionUpdate(n *protocol.SessionNotification) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, err := s.enqueueLocked(func(b []byte) []byte {
-		b = append(b, `{"jsonrpc":"2.0","method":"`+protocol.MethodSessionUpdate+`","params":`...)
-		b = protocol.AppendSessionNotification(b, n)
-		return append(b, '}')
-	})
-	return err
+	if !coalescible(n) {
+		_, err := s.enqueueLocked(func(b []byte) []byte { return appendUpdate(b, n) })
+		return err
+	}
+	text := n.Update.Content.Text
+	if s.tail && s.tailN.SessionID == n.SessionID && s.tailN.Update.SessionUpdate == n.Update.SessionUpdate &&
+		s.tailN.Update.MessageID == n.Update.MessageID && len(s.tailText)+len(text) <= coalesceBytes &&
+		time.Since(s.tailStart) <= coalesceSpan && s.err == nil && !s.closed {
+		s.tailText = append(s.tailText, text...)
+		return nil
+	}
+	if err := s.readyLocked(); err != nil {
+		return err
+	}
+	s.tail = true
+	s.tailN = *n
+	s.tailContent = *n.Update.Content
+	s.tailN.Update.Content = &s.tailContent
+	s.tailText = append(s.tailText[:0], text...)
+	s.tailStart = time.Now()
+	if !s.writing {
+		s.cond.Broadcast()
+	}
+	return nil
+}
+
+// coalescible reports whether n is a plain text or thought chunk, which may join its neighbours.
+func coalescible(n *protocol.SessionNotification) bool {
+	u := &n.Update
+	if u.SessionUpdate != protocol.UpdateAgentMessageChunk && u.SessionUpdate != protocol.UpdateAgentThoughtChunk {
+		return false
+	}
+	c := u.Content
+	return c != nil && c.Type == "text" && c.MimeType == "" && c.Data == "" && c.URI == "" && c.Name == "" &&
+		c.Resource == nil && len(c.Meta) == 0 && len(u.Meta) == 0
+}
+
+func appendUpdate(b []byte, n *protocol.SessionNotification) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":"`+protocol.MethodSessionUpdate+`","params":`...)
+	b = protocol.AppendSessionNotification(b, n)
+	return append(b, '}')
+}
+
+// flushTailLocked encodes the held chunk into the queue, so whatever comes next follows it.
+func (s *Stream) flushTailLocked() {
+	if !s.tail {
+		return
+	}
+	s.tail = false
+	s.tailContent.Text = string(s.tailText)
+	s.frameLocked(func(b []byte) []byte { return appendUpdate(b, &s.tailN) })
+	s.tailContent.Text = ""
+	if cap(s.tailText) > 2*coalesceBytes {
+		s.tailText = nil
+	}
 }
 
 // AfterAnswer runs fn once the answer to the client's request id is queued, so what fn sends
@@ -163,15 +231,31 @@ func (s *Stream) takeAfterLocked() []func() {
 // enqueueLocked encodes one body with appendBody and queues it as a frame. It waits while the
 // queue is full, and fails once the stream is closed or a write has failed.
 func (s *Stream) enqueueLocked(appendBody func([]byte) []byte) (int64, error) {
+	if err := s.readyLocked(); err != nil {
+		return 0, err
+	}
+	return s.frameLocked(appendBody), nil
+}
+
+// readyLocked queues the held chunk, waits while the queue is full, and says whether frames may
+// still be queued.
+func (s *Stream) readyLocked() error {
+	s.flushTailLocked()
 	for len(s.queue) >= maxQueued && !s.closed && s.err == nil {
 		s.cond.Wait()
+		s.flushTailLocked()
 	}
 	if s.err != nil {
-		return 0, s.err
+		return s.err
 	}
 	if s.closed {
-		return 0, jsonrpc2.ErrClientClosing
+		return jsonrpc2.ErrClientClosing
 	}
+	return nil
+}
+
+// frameLocked encodes one body and appends it, framed, to the queue.
+func (s *Stream) frameLocked(appendBody func([]byte) []byte) int64 {
 	s.scratch = appendBody(s.scratch[:0])
 	start := len(s.queue)
 	s.queue = append(s.queue, "Content-Length: "...)
@@ -187,7 +271,7 @@ func (s *Stream) enqueueLocked(appendBody func([]byte) []byte) (int64, error) {
 	if !s.writing {
 		s.cond.Broadcast()
 	}
-	return int64(len(s.queue) - start), nil
+	return int64(len(s.queue) - start)
 }
 
 // writeLoop is the writer: it takes everything queued so far and writes it with one Write, so
@@ -197,9 +281,10 @@ func (s *Stream) writeLoop() {
 	var batch []byte
 	for {
 		s.mu.Lock()
-		for len(s.queue) == 0 && !s.closed {
+		for len(s.queue) == 0 && !s.tail && !s.closed {
 			s.cond.Wait()
 		}
+		s.flushTailLocked()
 		if len(s.queue) == 0 || s.err != nil {
 			s.queue = nil
 			s.mu.Unlock()
