@@ -264,13 +264,38 @@ func TestDaemonMalformedFrame(t *testing.T) {
 	d := startDaemon(t, nil)
 	d.send(initParams())
 	d.response(1)
-	io.WriteString(d.stdin, "Content-Length: 7\r\n\r\n{oops!}")
+	io.WriteString(d.stdin, "Content-Length: seven\r\n\r\n{oops!}")
 	code, took := d.exit(2 * time.Second)
 	if code != 1 || took > time.Second {
 		t.Errorf("exit code %d after %v", code, took)
 	}
 	if !strings.Contains(d.stderr.String(), "malformed frame") {
 		t.Errorf("stderr does not say why:\n%s", d.stderr.String())
+	}
+	d.checkFramesOnly()
+}
+
+// A frame whose length is right but whose body is not JSON is answered -32700 (id null) and the
+// daemon serves on: only a framing error, which cannot be resynchronised, ends it.
+func TestDaemonNotJSONBodyKeepsServing(t *testing.T) {
+	d := startDaemon(t, nil)
+	d.send(initParams())
+	d.response(1)
+	io.WriteString(d.stdin, "Content-Length: 7\r\n\r\n{oops!}")
+	m := d.read()
+	e, _ := m["error"].(map[string]any)
+	if id, present := m["id"]; !present || id != nil || e == nil || e["code"] != float64(-32700) {
+		t.Fatalf("answer to a body that is not JSON = %v, want -32700 with id null", m)
+	}
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "agent/providers/list"})
+	if res := d.response(2); res["error"] != nil {
+		t.Fatalf("after the bad body: %v", res)
+	}
+	d.send(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+	d.response(3)
+	d.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
+	if code, _ := d.exit(2 * time.Second); code != 0 {
+		t.Errorf("exit code %d after shutdown and exit, want 0", code)
 	}
 	d.checkFramesOnly()
 }

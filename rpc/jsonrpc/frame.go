@@ -19,9 +19,9 @@ import (
 // read in chunks and the buffer grows only as bytes actually arrive.
 const MaxContentLength = 64 << 20
 
-// ErrMalformedFrame wraps every framing failure: a bad header block, a body that is not JSON,
-// a frame cut short by the end of input. The connection cannot resynchronise after one, so the
-// daemon logs it and exits.
+// ErrMalformedFrame wraps every framing failure: a bad header block or a frame cut short by the
+// end of input. The connection cannot resynchronise after one, so the daemon logs it and exits.
+// A well-framed body that is not JSON is not one: it is answered -32700 and reading goes on.
 var ErrMalformedFrame = errors.New("malformed frame")
 
 // FrameError is a framing failure with what was wrong.
@@ -100,16 +100,17 @@ func ReadFrame(r *bufio.Reader, buf []byte, max int) ([]byte, error) {
 
 func truncate(b []byte) string { return clip.String(string(b), 40, "…") }
 
-// decodeFrame decodes a frame body. A body that is not JSON is a malformed frame; JSON that is
-// not a valid message yields an error response to send back (nil for a broken response, which
-// has nobody to answer).
+// decodeFrame decodes a frame body. A body that is not JSON yields a -32700 answer with a null
+// id (the frame's length was right, so the next frame is still found); JSON that is not a valid
+// message yields a -32600 answer (nil for a broken response, which has nobody to answer).
 func decodeFrame(body []byte) (msg, reply jsonrpc2.Message, err error) {
 	msg, err = jsonrpc2.DecodeMessage(body)
 	if err == nil {
 		return msg, nil, nil
 	}
 	if !json.Valid(body) {
-		return nil, nil, frameErr("body is not valid JSON")
+		perr := jsonrpc2.NewError(jsonrpc2.ParseError, "parse error: the message body is not valid JSON")
+		return nil, jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, perr), errors.New("body is not valid JSON")
 	}
 	var env struct {
 		JSONRPC *string         `json:"jsonrpc"`

@@ -256,3 +256,20 @@ func TestChunksJoinWhileTheWriterIsBusy(t *testing.T) {
 		t.Errorf("%d writes, want 2", len(g.writes))
 	}
 }
+
+// A well-framed body that is not JSON is answered -32700 with a null id, and the connection
+// goes on: its length was right, so the next frame is found.
+func TestNotJSONIsAParseErrorAndReadingGoesOn(t *testing.T) {
+	_, p := serve(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) { return "ok", nil })
+	p.send(`{oops!}`)
+	m := p.read()
+	var e struct{ Code int }
+	json.Unmarshal(m["error"], &e)
+	if e.Code != -32700 || string(m["id"]) != "null" {
+		t.Fatalf("answer to a body that is not JSON = %s %s, want -32700 with id null", m["id"], m["error"])
+	}
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if m := p.read(); string(m["id"]) != "7" || string(m["result"]) != `"ok"` {
+		t.Fatalf("the next request was answered %v", m)
+	}
+}
