@@ -30,6 +30,9 @@ type Deps struct {
 	Settings   func() config.Settings // current merged settings (may change between turns)
 	StateDir   string                 // $XDG_STATE_HOME/agentd (sessions, per-project mode and grants)
 	Logger     *zap.Logger
+	// NoTitles skips naming sessions after their first exchange: that costs one more model
+	// request, which `agentd exec` (one turn, no session list to show) does not need.
+	NoTitles bool
 }
 
 // Defaults of the loop's bounds.

@@ -52,7 +52,7 @@ func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, a
 		s.titled = true
 	}
 	s.mu.Unlock()
-	if first && t.prov != nil {
+	if first && t.prov != nil && !s.m.d.NoTitles {
 		s.makeTitle(t.prov, t.pcfg)
 	}
 	s.m.trace.event(s.id, "turn_end", map[string]any{"stopReason": res.StopReason})
