@@ -34,8 +34,10 @@ const execUsage = `usage: agentd exec [flags] PROMPT
        agentd exec --demo [flags]
 
 Runs one agent turn on a directory without an editor, reading and editing files on disk.
-Permission prompts are asked on the terminal; when stdin is not a terminal they are denied
-unless --mode auto. Exit status 0 when the turn ends normally (end_turn).
+Permission prompts are asked on the terminal and answered with an option's number (anything
+else asks again; end of input refuses); when stdin is not a terminal they are denied unless
+--mode auto. Text from the model or a server is shown with terminal controls escaped (\x1b,
+\u202e, \n) and commands shell-quoted. Exit status 0 when the turn ends normally (end_turn).
 
 --demo copies the bundled demo project (testdata/demo) to a temporary directory and runs a whole
 turn on it; with no API key configured it uses the recorded replay provider, so nothing leaves
@@ -123,6 +125,8 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 			return exitFailed
 		}
 		*cwd = tmp
+		// Said last, whatever happened, so the path is on screen when the run is over.
+		defer out.Info("The demo's copy is in %s: look at stats.go there, or run `go test ./...` in it. Delete it when you are done.", tmp)
 		if prompt == "" {
 			b, err := os.ReadFile(filepath.Join(dir, "prompt.txt"))
 			if err != nil {
@@ -200,6 +204,7 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 		Settings:   store.Get,
 		StateDir:   config.StateDir(),
 		Logger:     zap.NewNop(),
+		NoTitles:   true,
 	})
 	defer m.Shutdown(context.Background())
 

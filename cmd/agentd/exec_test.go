@@ -25,16 +25,22 @@ func execEnv(t *testing.T) {
 
 func runDemo(t *testing.T, args ...string) (code int, stdout, stderr string, copyDir string) {
 	t.Helper()
-	outF, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer outF.Close()
 	in, err := os.Open(os.DevNull) // not a terminal: permission prompts are denied
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
+	return runDemoOn(t, in, args...)
+}
+
+// runDemoOn runs the demo with in as its stdin.
+func runDemoOn(t *testing.T, in *os.File, args ...string) (code int, stdout, stderr string, copyDir string) {
+	t.Helper()
+	outF, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outF.Close()
 	// A copy of the demo with its script's streaming delay removed, so the tests run fast.
 	demo := t.TempDir()
 	if err := os.CopyFS(demo, os.DirFS("../../testdata/demo")); err != nil {
@@ -70,10 +76,13 @@ func TestExecDemoAutoFixesTheCopy(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	for _, want := range []string{"thinking:", "Read stats.go", "Edit stats.go", "+\tfor _, x := range xs {", "-\tfor i := 1; i < len(xs); i++ {", "`Mean` in `stats.go` skipped"} {
+	for _, want := range []string{"thinking:", "Read stats.go", "Edit stats.go", "+\tfor _, x := range xs {", "-\tfor i := 1; i < len(xs); i++ {", "`Mean` in `stats.go` skipped", "It now ranges"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "not applied") {
+		t.Errorf("an applied edit was reported as refused:\n%s", out)
 	}
 	fixed, err := os.ReadFile(filepath.Join(dir, "stats.go"))
 	if err != nil || !strings.Contains(string(fixed), "for _, x := range xs {") {
@@ -96,6 +105,13 @@ func TestExecDeniesWithoutATerminal(t *testing.T) {
 	}
 	if !strings.Contains(out, "✗ Edit stats.go") || !strings.Contains(out, "shows no permission prompts") {
 		t.Errorf("the edit was not shown as refused:\n%s", out)
+	}
+	// The replay branches on the refusal instead of claiming the fix.
+	if !strings.Contains(out, "The edit was not applied") || strings.Contains(out, "It now ranges") {
+		t.Errorf("the answer does not follow the refusal:\n%s", out)
+	}
+	if !strings.HasSuffix(errs, "agentd: The demo's copy is in "+dir+": look at stats.go there, or run `go test ./...` in it. Delete it when you are done.\n") {
+		t.Errorf("the run does not end by saying where the copy is:\n%s", errs)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "stats.go")); !strings.Contains(string(b), "for i := 1;") {
 		t.Fatal("the file was edited without permission")

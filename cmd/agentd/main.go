@@ -98,6 +98,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd: unexpected argument %q\n", fl.Arg(0))
 		return 2
 	}
+	terminalHint(os.Stdin, stderr)
 	level := *logLevel
 	if level == "" {
 		level = os.Getenv("AGENTD_LOG")

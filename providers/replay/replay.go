@@ -14,9 +14,14 @@
 //	    {"thinking": "…", "text": "…",
 //	     "toolCalls": [{"id": "c1", "name": "read_file", "args": {"path": "{{cwd}}/sum.go"}}],
 //	     "stopReason": "tool_use", "usage": {"input": 1200, "output": 80}},
+//	    {"text": "Fixed it.", "onToolError": {"text": "The edit was refused, so nothing changed."}},
 //	    {"error": {"kind": "rate_limit", "message": "…"}}
 //	  ]
 //	}
+//
+// "onToolError" is played instead of its response when a tool result the request ends with
+// reports a failure (a refused permission, a failed call), so a script can tell the truth about
+// the outcome of the calls before it.
 //
 // "{{cwd}}" in arguments is replaced by the session's working directory (read from the request's
 // live context). Responses are taken in order by every provider built for the same script, so a
@@ -68,6 +73,9 @@ type Response struct {
 	Error      *ScriptError         `json:"error,omitempty"`
 	// ChunkDelayMs overrides the script's delay for this response.
 	ChunkDelayMs *int `json:"chunkDelayMs,omitempty"`
+	// OnToolError replaces this response when a tool result in the request's last message is
+	// an error (a refusal included).
+	OnToolError *Response `json:"onToolError,omitempty"`
 }
 
 // ToolCall is one recorded call. Args is any JSON value; strings in it may hold {{cwd}}.
@@ -209,6 +217,9 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 		if exhausted {
 			r = Response{Text: ExhaustedText}
 		}
+		if r.OnToolError != nil && lastResultFailed(req) {
+			r = *r.OnToolError
+		}
 		delay := time.Duration(p.script.ChunkDelayMs) * time.Millisecond
 		if r.ChunkDelayMs != nil {
 			delay = time.Duration(*r.ChunkDelayMs) * time.Millisecond
@@ -300,6 +311,19 @@ func (p *Provider) play(pl *player, r Response, req *providers.Request, call int
 		}
 	}
 	pl.em.Complete(stop)
+}
+
+// lastResultFailed reports whether a tool result of the request's last message is an error.
+func lastResultFailed(req *providers.Request) bool {
+	if len(req.Messages) == 0 {
+		return false
+	}
+	for _, p := range req.Messages[len(req.Messages)-1].Parts {
+		if p.Type == providers.PartToolResult && p.IsError {
+			return true
+		}
+	}
+	return false
 }
 
 // aside answers a tool-less request: a title or a summary.

@@ -35,7 +35,8 @@ type Client struct {
 	w       io.Writer
 	errw    io.Writer
 	in      *bufio.Reader
-	lines   chan line // answers read from in; the reader starts with the first question
+	pending chan line // the read of an answer in flight, left by a question given up on
+	eof     bool      // in has ended: every later question is cancelled
 	ask     bool
 	color   bool
 	json    bool
@@ -51,6 +52,7 @@ type call struct {
 	diffShown bool // the permission prompt showed the diff already
 }
 
+// line is one answer read from the terminal.
 type line struct {
 	s   string
 	err error
@@ -355,10 +357,6 @@ func (c *Client) RequestPermission(ctx context.Context, p protocol.RequestPermis
 	}
 	question := fmt.Sprintf("Choose 1-%d: ", len(p.Options))
 	fmt.Fprint(w, question)
-	if c.lines == nil {
-		c.lines = make(chan line)
-		go c.readLines()
-	}
 	c.mu.Unlock()
 
 	for {
@@ -367,11 +365,10 @@ func (c *Client) RequestPermission(ctx context.Context, p protocol.RequestPermis
 		case <-ctx.Done():
 			fmt.Fprintln(w)
 			return cancelled, ctx.Err()
-		case got, open := <-c.lines:
-			l = got
-			if !open {
-				l.err = io.EOF // an earlier question met the end of input
-			}
+		case l = <-c.readLine():
+			c.mu.Lock()
+			c.pending = nil
+			c.mu.Unlock()
 		}
 		s := strings.TrimSpace(l.s)
 		if l.err != nil && s == "" {
@@ -414,18 +411,32 @@ func option(s string, n int) (int, bool) {
 	return k, k >= 1 && k <= n
 }
 
-// readLines feeds answers to RequestPermission. It runs from the first question until the end
-// of input, so a question given up (the turn was cancelled) leaves no reader behind that would
-// swallow the answer to the next one.
-func (c *Client) readLines() {
-	for {
-		s, err := c.in.ReadString('\n')
-		c.lines <- line{s, err}
-		if err != nil {
-			close(c.lines)
-			return
-		}
+// readLine returns a channel that delivers the next line of input; the receiver clears
+// c.pending. A question given up while its read was in flight (the turn was cancelled) leaves
+// that read pending, and the next question takes its line: one read at a time, so no line is
+// lost to an abandoned reader, and none runs once a question is answered.
+func (c *Client) readLine() <-chan line {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending != nil {
+		return c.pending
 	}
+	ch := make(chan line, 1)
+	if c.eof {
+		ch <- line{err: io.EOF}
+		return ch
+	}
+	c.pending = ch
+	go func() {
+		s, err := c.in.ReadString('\n')
+		if err != nil {
+			c.mu.Lock()
+			c.eof = true
+			c.mu.Unlock()
+		}
+		ch <- line{s, err}
+	}()
+	return ch
 }
 
 // Result prints how the turn ended.
