@@ -1,7 +1,10 @@
-// Package config owns agentd's settings: their one JSON shape, the built-in defaults, the layers
-// they are read from (defaults ← user file ← project file ← initializationOptions ←
-// didChangeConfiguration, later wins), validation that names the offending key, and the rule
-// that API keys never come from a project file.
+// Package config owns agentd's settings: their one JSON shape, the layers they are read from
+// (defaults ← user file ← project file ← initializationOptions ← didChangeConfiguration ←
+// agent/providers/set ← flags, later wins), and one table (table.go) that gives every key its
+// trust class, default and validation. Every layer is validated strictly (an unknown key fails
+// with its path and the nearest known key), and the project file, which a cloned repository
+// controls, may only describe the project or tighten: what else it sets is ignored and named in
+// a notice, unless the user listed the project in trustedProjects.
 package config
 
 import "encoding/json"
@@ -26,11 +29,19 @@ type Settings struct {
 	// Trace is a file that receives a JSONL agent trace of every run; empty for none.
 	Trace      string            `json:"trace,omitempty"`
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+	// TrustedProjects are project roots (absolute paths) whose .agentd/config.json is trusted
+	// like the user's own settings. Only the user's layers may set it.
+	TrustedProjects []string `json:"trustedProjects,omitempty"`
+
+	// ProjectNotice, when not empty, says which keys of the project file were ignored and how
+	// to allow them; sessions show it as a notice. Not a setting.
+	ProjectNotice string `json:"-"`
 }
 
 // ProviderSettings configures one provider. Keys are never part of it: they come from the
-// environment variable APIKeyEnv names (else the apiType's conventional one), the client's secret
-// store, or agentd's own.
+// environment variable APIKeyEnv names (else the variable of the dialect or preset whose own
+// origin the base URL is), agentd's own secret store or the client's, looked up by origin
+// (providers/keys). An empty BaseURL means the preset's (by provider id) or the dialect's.
 type ProviderSettings struct {
 	APIType   string `json:"apiType"`
 	BaseURL   string `json:"baseUrl,omitempty"`

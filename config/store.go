@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -19,7 +17,7 @@ type Layer int
 const (
 	LayerDefaults Layer = iota
 	LayerUser           // $XDG_CONFIG_HOME/agentd/config.json
-	LayerProject        // <root>/.agentd/config.json: never trusted with secrets
+	LayerProject        // <root>/.agentd/config.json: may only describe or tighten (see Class)
 	LayerInit           // initializationOptions.agent.settings
 	LayerClient         // workspace/didChangeConfiguration
 	LayerSet            // agent/providers/set
@@ -31,24 +29,15 @@ func (l Layer) String() string {
 	return [...]string{"defaults", "user config", "project config", "initializationOptions.agent.settings", "workspace/didChangeConfiguration", "agent/providers/set", "command line"}[l]
 }
 
-// Default base URLs per apiType: what each vendor's own SDK uses.
-var defaultBaseURLs = map[string]string{
-	"anthropic": "https://api.anthropic.com",
-	"openai":    "https://api.openai.com/v1",
-	"gemini":    "https://generativelanguage.googleapis.com",
-}
-
-// DefaultBaseURL is the base URL of apiType when the settings name none ("" if unknown).
-func DefaultBaseURL(apiType string) string { return defaultBaseURLs[apiType] }
-
-// Defaults returns the built-in settings.
+// Defaults returns the built-in settings: the table's defaults as a Settings value, written out
+// so that starting agentd needs no JSON (TestNewStoreWithoutJSON holds the two together).
 func Defaults() Settings {
 	return Settings{
 		Provider: "anthropic",
 		Providers: map[string]ProviderSettings{
 			"anthropic": {APIType: "anthropic", Model: "claude-sonnet-4-5"},
-			"openai":    {APIType: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-5"},
-			"ollama":    {APIType: "openai", BaseURL: "http://localhost:11434/v1", Model: "qwen2.5-coder"},
+			"openai":    {APIType: "openai", Model: "gpt-5"},
+			"ollama":    {APIType: "openai", Model: "qwen2.5-coder"},
 			"gemini":    {APIType: "gemini", Model: "gemini-2.5-pro"},
 		},
 		Mode:             "ask",
@@ -88,52 +77,60 @@ func StateDir() string {
 // ProjectConfigPath is <root>/.agentd/config.json.
 func ProjectConfigPath(root string) string { return filepath.Join(root, ".agentd", "config.json") }
 
+// Dialects is what the settings need to know of the provider dialects compiled in, so that a
+// provider entry is checked when it is read (apiType known, baseUrl by the endpoint rules), not
+// when the first request goes out. providers.Registry implements it; errors are *KeyError
+// naming the key within the entry ("baseUrl").
+type Dialects interface {
+	CheckProvider(id string, p ProviderSettings) error
+}
+
 // Store holds the settings layers and their merge. It is safe for concurrent use; Get is what
 // the engine calls between turns.
 type Store struct {
-	mu     sync.RWMutex
-	layers [numLayers]map[string]any
-	merged Settings
-	// untrusted lists the providers whose base URL comes from the project file and points to
-	// an origin no trusted layer chose: their environment keys must not be sent there.
-	untrusted map[string]bool
+	mu       sync.RWMutex
+	layers   [numLayers]map[string]any
+	merged   Settings
+	dialects Dialects
+	// project is the root whose .agentd/config.json is the project layer ("" for none).
+	project string
 }
 
 // NewStore returns a store holding the built-in defaults.
 //
 // It is on the daemon's path to its first answer, so it does no JSON: the defaults layer is
-// written out as the map json.Marshal(Defaults()) decodes to, and the merge of that one layer is
-// Defaults() itself (both checked by TestNewStoreWithoutJSON). Reflecting Settings for
-// encoding/json was ~4 % of the CPU agentd spent from start to the initialize answer.
+// the table's defaults, and the merge of that one layer is Defaults() itself (both checked by
+// TestNewStoreWithoutJSON). Reflecting Settings for encoding/json was ~4 % of the CPU agentd
+// spent from start to the initialize answer.
 func NewStore() *Store {
-	return &Store{layers: [numLayers]map[string]any{LayerDefaults: defaultsLayer()}, merged: Defaults(), untrusted: map[string]bool{}}
+	return &Store{layers: [numLayers]map[string]any{LayerDefaults: defaultsLayer()}, merged: Defaults()}
 }
 
-// defaultsLayer is Defaults() as a settings layer: what json.Unmarshal makes of its JSON.
+// defaultsLayer is the table's defaults as a settings layer: what json.Unmarshal makes of them.
 func defaultsLayer() map[string]any {
-	provider := func(apiType, baseURL, model string) map[string]any {
-		p := map[string]any{"apiType": apiType, "model": model}
-		if baseURL != "" {
-			p["baseUrl"] = baseURL
+	m := map[string]any{}
+	for _, s := range settings {
+		if s.def != nil && !strings.Contains(s.path, ".") {
+			m[s.path] = s.def
 		}
-		return p
 	}
-	return map[string]any{
-		"provider": "anthropic",
-		"providers": map[string]any{
-			"anthropic": provider("anthropic", "", "claude-sonnet-4-5"),
-			"openai":    provider("openai", "https://api.openai.com/v1", "gpt-5"),
-			"ollama":    provider("openai", "http://localhost:11434/v1", "qwen2.5-coder"),
-			"gemini":    provider("gemini", "", "gemini-2.5-pro"),
-		},
-		"mode":             "ask",
-		"maxIterations":    float64(24),
-		"maxTokens":        float64(8192),
-		"thinking":         map[string]any{"enabled": true, "budgetTokens": nil},
-		"saveBeforeRun":    true,
-		"allowShell":       false,
-		"compactThreshold": 0.8,
+	return m
+}
+
+// UseDialects makes the store check every provider entry against the dialects compiled in, now
+// and whenever a layer changes. The merge so far must pass.
+func (s *Store) UseDialects(d Dialects) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev := s.dialects
+	s.dialects = d
+	merged, err := s.compute(s.layers)
+	if err != nil {
+		s.dialects = prev
+		return err
 	}
+	s.merged = merged
+	return nil
 }
 
 // Get returns the merged settings (a copy the caller may keep).
@@ -148,17 +145,15 @@ func (s *Store) Get() Settings {
 	return out
 }
 
-// BaseURLTrusted reports whether the base URL of provider id was chosen by the user (defaults,
-// user file, client settings) rather than only by the project file. Keys from the environment
-// go only to a trusted base URL.
-func (s *Store) BaseURLTrusted(id string) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return !s.untrusted[id]
-}
-
-// LoadFile reads a layer from a JSON file. A missing file is an empty layer.
+// LoadFile reads a layer from a JSON file. A missing file is an empty layer. For LayerProject,
+// path is <root>/.agentd/config.json and root is the project whose trust decides what applies.
 func (s *Store) LoadFile(l Layer, path string) error {
+	if l == LayerProject {
+		root := filepath.Dir(filepath.Dir(path))
+		s.mu.Lock()
+		s.project = root
+		s.mu.Unlock()
+	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s.Set(l, nil)
@@ -172,10 +167,10 @@ func (s *Store) LoadFile(l Layer, path string) error {
 	return nil
 }
 
-// Set replaces layer l with the JSON object raw (nil or null clears it). When the merge does not
-// validate, nothing changes and the error names the key. For the project layer, keys that could
-// carry or redirect secrets are dropped and reported in the returned error while the rest of
-// the layer still applies (check with errors.As for *ForbiddenKeysError).
+// Set replaces layer l with the JSON object raw (nil or null clears it). Every layer is checked
+// strictly: an unknown key fails with its path and the nearest known key. When the merge does
+// not validate, nothing changes and the error names the key. What the project layer may not set
+// is left out of the merge and listed in Settings.ProjectNotice.
 func (s *Store) Set(l Layer, raw []byte) error {
 	var m map[string]any
 	raw = bytes.TrimSpace(raw)
@@ -188,11 +183,8 @@ func (s *Store) Set(l Layer, raw []byte) error {
 		if err := dec.Decode(&m); err != nil {
 			return DecodeError(raw, err)
 		}
-	}
-	var forbidden *ForbiddenKeysError
-	if l == LayerProject {
-		if keys := stripSecrets(m); len(keys) > 0 {
-			forbidden = &ForbiddenKeysError{Keys: keys}
+		if err := checkKeys(nil, m); err != nil {
+			return err
 		}
 	}
 	s.mu.Lock()
@@ -204,110 +196,82 @@ func (s *Store) Set(l Layer, raw []byte) error {
 	}
 	layers := s.layers
 	layers[l] = m
-	merged, untrusted, err := s.compute(layers)
+	merged, err := s.compute(layers)
 	if err != nil {
 		return err
 	}
-	s.layers, s.merged, s.untrusted = layers, merged, untrusted
-	if forbidden != nil {
-		return forbidden
-	}
+	s.layers, s.merged = layers, merged
 	return nil
 }
 
-// ForbiddenKeysError lists keys a project file may not set.
-type ForbiddenKeysError struct{ Keys []string }
-
-func (e *ForbiddenKeysError) Error() string {
-	return strings.Join(e.Keys, ", ") + ": not allowed in a project file (API keys and where they are read from are never taken from a project); ignored"
-}
-
-// stripSecrets removes from a project layer every key that holds a secret or decides which
-// secret is sent: apiKey, apiKeyEnv and headers of a provider, and anything named like a key.
-func stripSecrets(m map[string]any) []string {
-	var out []string
-	var walk func(prefix string, m map[string]any)
-	walk = func(prefix string, m map[string]any) {
-		for k, v := range m {
-			key := k
-			if prefix != "" {
-				key = prefix + "." + k
-			}
-			lk := strings.ToLower(k)
-			if lk == "apikey" || lk == "apikeyenv" || lk == "headers" || lk == "authorization" || strings.Contains(lk, "token") && !strings.Contains(lk, "tokens") || strings.Contains(lk, "secret") || strings.Contains(lk, "password") {
-				out = append(out, key)
-				delete(m, k)
-				continue
-			}
-			if sub, ok := v.(map[string]any); ok {
-				walk(key, sub)
-			}
+// compute merges the layers, decodes and validates the result. The project layer is merged
+// whole only when its root is in the user's trustedProjects; otherwise only what a project may
+// set, against what the user's own layers say.
+func (s *Store) compute(layers [numLayers]map[string]any) (Settings, error) {
+	project := layers[LayerProject]
+	var ignored []string
+	if project != nil {
+		userOnly := layers
+		userOnly[LayerProject] = nil
+		trusted, err := decodeMerge(userOnly)
+		if err != nil {
+			return Settings{}, err
+		}
+		if !trusts(trusted.TrustedProjects, s.project) {
+			layers[LayerProject], ignored = filterProject(project, trusted)
 		}
 	}
-	walk("", m)
-	sort.Strings(out)
-	return out
+	st, err := decodeMerge(layers)
+	if err != nil {
+		return Settings{}, err
+	}
+	if err := validate(st, s.dialects); err != nil {
+		return Settings{}, err
+	}
+	if len(ignored) > 0 {
+		st.ProjectNotice = projectNotice(s.project, ignored)
+	}
+	return st, nil
 }
 
-// compute merges the layers, decodes and validates the result.
-func (s *Store) compute(layers [numLayers]map[string]any) (Settings, map[string]bool, error) {
-	merge := func(skip Layer) (map[string]any, error) {
-		var acc map[string]any
-		for i, l := range layers {
-			if Layer(i) == skip {
-				continue
-			}
-			acc = mergeMaps(acc, l)
-		}
-		return acc, nil
+func decodeMerge(layers [numLayers]map[string]any) (Settings, error) {
+	var all map[string]any
+	for _, l := range layers {
+		all = mergeMaps(all, l)
 	}
-	all, _ := merge(-1)
 	b, err := json.Marshal(all)
 	if err != nil {
-		return Settings{}, nil, err
+		return Settings{}, err
 	}
 	var st Settings
 	if err := json.Unmarshal(b, &st); err != nil {
-		return Settings{}, nil, DecodeError(b, err)
+		return Settings{}, DecodeError(b, err)
 	}
-	if err := Validate(st); err != nil {
-		return Settings{}, nil, err
+	return st, nil
+}
+
+// trusts reports whether root is one of the user's trustedProjects.
+func trusts(list []string, root string) bool {
+	if root == "" {
+		return false
 	}
-	untrusted := map[string]bool{}
-	if p := layers[LayerProject]; p != nil {
-		trusted, _ := merge(LayerProject)
-		tb, _ := json.Marshal(trusted)
-		var ts Settings
-		_ = json.Unmarshal(tb, &ts)
-		for id, ps := range st.Providers {
-			eff := originOf(ps.EffectiveBaseURL())
-			if eff == originOf(DefaultBaseURL(ps.APIType)) {
-				continue
-			}
-			if tps, ok := ts.Providers[id]; ok && originOf(tps.EffectiveBaseURL()) == eff {
-				continue
-			}
-			untrusted[id] = true
+	root = filepath.Clean(root)
+	real, _ := filepath.EvalSymlinks(root)
+	for _, p := range list {
+		p = filepath.Clean(p)
+		if p == root || p == real {
+			return true
 		}
 	}
-	return st, untrusted, nil
+	return false
 }
 
-// EffectiveBaseURL is the base URL the provider's requests go to: its own, else its apiType's
-// default ("" when the apiType has none).
-func (p ProviderSettings) EffectiveBaseURL() string {
-	if p.BaseURL != "" {
-		return p.BaseURL
-	}
-	return DefaultBaseURL(p.APIType)
-}
-
-func originOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+// projectNotice tells the user which keys of the project file were ignored and how to allow
+// them.
+func projectNotice(root string, ignored []string) string {
+	return fmt.Sprintf("%s sets %s, which a project may not set (a cloned repository must not loosen safety or decide where code and keys go); agentd ignored them. "+
+		"If you trust this project, add %q to \"trustedProjects\" in your user settings (%s).",
+		ProjectConfigPath(root), strings.Join(ignored, ", "), root, UserConfigPath())
 }
 
 // mergeMaps overlays top on base: objects merge key by key, anything else replaces, and an
@@ -348,63 +312,43 @@ func envName(s string) bool {
 	return s != ""
 }
 
-// Validate checks the merged settings; the error names the first offending key.
-func Validate(s Settings) error {
-	ids := make([]string, 0, len(s.Providers))
-	for id := range s.Providers {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+// Validate checks merged settings against the table (without the dialects' endpoint checks);
+// the error names the first offending key.
+func Validate(s Settings) error { return validate(s, nil) }
+
+func validate(s Settings, d Dialects) error {
+	ids := providerIDs(s)
 	for _, id := range ids {
-		p := s.Providers[id]
-		key := "providers." + id
 		if id == "" {
 			return &KeyError{Key: "providers", Msg: "a provider id must not be empty"}
 		}
-		if p.APIType == "" {
-			return &KeyError{Key: key + ".apiType", Msg: "required"}
+	}
+	for _, row := range settings {
+		if row.check == nil {
+			continue
 		}
-		if p.APIType == "replay" && p.BaseURL != "" {
-			// A replay script is a local file: a path or a file:// URL, never a network origin.
-			if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "" && u.Scheme != "file") {
-				return &KeyError{Key: key + ".baseUrl", Msg: "a replay script must be a file path or a file:// URL"}
+		if strings.HasPrefix(row.path, "providers.*.") {
+			for _, id := range ids {
+				if err := row.check(s, id); err != nil {
+					return err
+				}
 			}
-		} else if p.BaseURL != "" {
-			u, err := url.Parse(p.BaseURL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return &KeyError{Key: key + ".baseUrl", Msg: "not a URL"}
+			continue
+		}
+		if err := row.check(s, ""); err != nil {
+			return err
+		}
+	}
+	if d != nil {
+		for _, id := range ids {
+			if err := d.CheckProvider(id, s.Providers[id]); err != nil {
+				var ke *KeyError
+				if errors.As(err, &ke) {
+					return &KeyError{Key: "providers." + id + "." + ke.Key, Msg: ke.Msg}
+				}
+				return &KeyError{Key: "providers." + id, Msg: err.Error()}
 			}
-		} else if DefaultBaseURL(p.APIType) == "" && p.APIType != "replay" {
-			return &KeyError{Key: key + ".baseUrl", Msg: fmt.Sprintf("required for apiType %q", p.APIType)}
 		}
-		if p.APIKeyEnv != "" && !envName(p.APIKeyEnv) {
-			return &KeyError{Key: key + ".apiKeyEnv", Msg: "not an environment variable name"}
-		}
-		if p.ContextWindow < 0 {
-			return &KeyError{Key: key + ".contextWindow", Msg: "must not be negative"}
-		}
-	}
-	if s.Provider != "" {
-		if _, ok := s.Providers[s.Provider]; !ok {
-			return &KeyError{Key: "provider", Msg: fmt.Sprintf("%q is not one of providers (%s)", s.Provider, strings.Join(ids, ", "))}
-		}
-	}
-	switch s.Mode {
-	case "ask", "auto", "plan":
-	default:
-		return &KeyError{Key: "mode", Msg: fmt.Sprintf("%q is not one of ask, auto, plan", s.Mode)}
-	}
-	if s.MaxIterations <= 0 {
-		return &KeyError{Key: "maxIterations", Msg: "must be positive"}
-	}
-	if s.MaxTokens <= 0 {
-		return &KeyError{Key: "maxTokens", Msg: "must be positive"}
-	}
-	if s.Thinking.BudgetTokens != nil && *s.Thinking.BudgetTokens < 0 {
-		return &KeyError{Key: "thinking.budgetTokens", Msg: "must not be negative"}
-	}
-	if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
-		return &KeyError{Key: "compactThreshold", Msg: "must be between 0 and 1"}
 	}
 	return nil
 }

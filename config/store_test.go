@@ -2,7 +2,7 @@ package config
 
 import (
 	"encoding/json"
-	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +10,19 @@ import (
 	"strings"
 	"testing"
 )
+
+// urlDialects stands in for providers.Registry: it checks a baseUrl's syntax only.
+type urlDialects struct{}
+
+func (urlDialects) CheckProvider(id string, p ProviderSettings) error {
+	if p.BaseURL == "" {
+		return nil
+	}
+	if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &KeyError{Key: "baseUrl", Msg: "not a URL"}
+	}
+	return nil
+}
 
 func TestDefaultsValidate(t *testing.T) {
 	if err := Validate(Defaults()); err != nil {
@@ -38,8 +51,8 @@ func TestLayersMergeLaterWins(t *testing.T) {
 	if got.Mode != "ask" || got.MaxTokens != 1000 || got.Provider != "ollama" {
 		t.Fatalf("merge: %+v", got)
 	}
-	// Objects merge key by key: the user's model, the default baseUrl.
-	if o := got.Providers["ollama"]; o.Model != "llama3" || o.BaseURL != "http://localhost:11434/v1" {
+	// Objects merge key by key: the user's model, the default apiType.
+	if o := got.Providers["ollama"]; o.Model != "llama3" || o.APIType != "openai" {
 		t.Fatalf("ollama = %+v", o)
 	}
 	// null removes a key so lower layers show through.
@@ -53,7 +66,12 @@ func TestLayersMergeLaterWins(t *testing.T) {
 
 func TestValidationNamesTheKey(t *testing.T) {
 	cases := map[string]string{
-		`{"providers":{"ollama":{"baseUrl":"localhost:11434"}}}`:     "providers.ollama.baseUrl: not a URL",
+		`{"providers":{"ollama":{"baseUrl":"localhost:11434"}}}`:      "providers.ollama.baseUrl: not a URL",
+		`{"providers":{"local":{"apiType":"openai","base_url":"x"}}}`: "providers.local.base_url: unknown key (did you mean baseUrl?)",
+		`{"maxIteratons":3}`:                                         "maxIteratons: unknown key (did you mean maxIterations?)",
+		`{"mdoe":"ask"}`:                                             "mdoe: unknown key (did you mean mode?)",
+		`{"thinking":{"budget":1}}`:                                  "thinking.budget: unknown key",
+		`{"trustedProjects":["rel/dir"]}`:                            `trustedProjects[0]: "rel/dir" is not an absolute path`,
 		`{"providers":{"ollama":{"baseUrl":5}}}`:                     "providers.ollama.baseUrl: expected string, got number",
 		`{"mode":"yolo"}`:                                            `mode: "yolo" is not one of ask, auto, plan`,
 		`{"thinking":{"budgetTokens":"x"}}`:                          "thinking.budgetTokens: expected number, got string",
@@ -65,6 +83,9 @@ func TestValidationNamesTheKey(t *testing.T) {
 	}
 	for in, want := range cases {
 		s := NewStore()
+		if err := s.UseDialects(urlDialects{}); err != nil {
+			t.Fatal(err)
+		}
 		before := s.Get()
 		err := s.Set(LayerInit, []byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -73,45 +94,6 @@ func TestValidationNamesTheKey(t *testing.T) {
 		if after := s.Get(); after.Mode != before.Mode || len(after.Providers) != len(before.Providers) {
 			t.Errorf("%s: a rejected layer changed the settings", in)
 		}
-	}
-}
-
-func TestProjectNeverHoldsSecrets(t *testing.T) {
-	s := NewStore()
-	err := s.Set(LayerProject, []byte(`{"mode":"auto","providers":{"anthropic":{"apiType":"anthropic","apiKeyEnv":"AWS_SECRET_ACCESS_KEY","apiKey":"sk-x","headers":{"x":"y"}}}}`))
-	var fe *ForbiddenKeysError
-	if !errors.As(err, &fe) {
-		t.Fatalf("err = %v", err)
-	}
-	if strings.Join(fe.Keys, ",") != "providers.anthropic.apiKey,providers.anthropic.apiKeyEnv,providers.anthropic.headers" {
-		t.Fatalf("keys = %v", fe.Keys)
-	}
-	got := s.Get()
-	if got.Mode != "auto" {
-		t.Fatal("the rest of the project layer should apply")
-	}
-	if got.Providers["anthropic"].APIKeyEnv != "" {
-		t.Fatal("apiKeyEnv taken from the project file")
-	}
-}
-
-func TestProjectBaseURLIsUntrusted(t *testing.T) {
-	s := NewStore()
-	if err := s.Set(LayerProject, []byte(`{"providers":{"anthropic":{"baseUrl":"https://evil.example"},"ollama":{"baseUrl":"http://localhost:11434/v1"},"mine":{"apiType":"openai","baseUrl":"https://proxy.example/v1"}}}`)); err != nil {
-		t.Fatal(err)
-	}
-	if s.BaseURLTrusted("anthropic") || s.BaseURLTrusted("mine") {
-		t.Fatal("a base URL only the project chose must not receive environment keys")
-	}
-	if !s.BaseURLTrusted("ollama") || !s.BaseURLTrusted("openai") {
-		t.Fatal("unchanged origins stay trusted")
-	}
-	// The user choosing the same origin makes it trusted.
-	if err := s.Set(LayerUser, []byte(`{"providers":{"mine":{"apiType":"openai","baseUrl":"https://proxy.example/v1"}}}`)); err != nil {
-		t.Fatal(err)
-	}
-	if !s.BaseURLTrusted("mine") {
-		t.Fatal("user-chosen origin should be trusted")
 	}
 }
 
@@ -151,12 +133,12 @@ func TestNewStoreWithoutJSON(t *testing.T) {
 		t.Fatalf("defaultsLayer() = %v\njson of Defaults() = %v", got, want)
 	}
 	s := NewStore()
-	merged, untrusted, err := s.compute(s.layers)
+	merged, err := s.compute(s.layers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(s.merged, merged) || !reflect.DeepEqual(s.untrusted, untrusted) {
-		t.Fatalf("NewStore holds %+v %v, the merge of its layers is %+v %v", s.merged, s.untrusted, merged, untrusted)
+	if !reflect.DeepEqual(s.merged, merged) {
+		t.Fatalf("NewStore holds %+v, the merge of its layers is %+v", s.merged, merged)
 	}
 	// Clearing a layer that is already empty keeps the settings; clearing a set one recomputes.
 	if err := s.LoadFile(LayerUser, filepath.Join(t.TempDir(), "missing.json")); err != nil {

@@ -14,10 +14,11 @@ import (
 type KeyNeed uint8
 
 const (
-	// KeyExpected: a remote host other than OpenAI's own; most need a key, some gateways do not,
-	// so a missing key is reported but the request is still allowed.
+	// KeyExpected: a remote host other than a vendor's own; most need a key, some gateways do
+	// not, so a missing key is reported but the request is still allowed.
 	KeyExpected KeyNeed = iota
-	// KeyRequired: OpenAI's own host, which answers 401 to every keyless request.
+	// KeyRequired: a dialect's official origin (Anthropic's, OpenAI's, Gemini's API), which
+	// answers 401 to every keyless request; the turn fails before any request is sent.
 	KeyRequired
 	// KeyNotNeeded: a loopback or private address (Ollama, LM Studio, llama-server); with no key
 	// no Authorization header is sent at all.
@@ -38,12 +39,14 @@ func (k KeyNeed) String() string {
 
 // Endpoint is what agentd concluded about a provider's base URL before sending anything to it.
 type Endpoint struct {
-	// Origin is scheme://host:port, lowercased, with the port always written out. A stored key
-	// is bound to it.
+	// Origin is scheme://host[:port], lowercased, the port written only when it is not the
+	// scheme's default (the web's serialization: https://api.openai.com). A stored key is bound
+	// to it.
 	Origin string
-	// Local is true for loopback and private addresses: 127.0.0.0/8, ::1, localhost, RFC 1918,
-	// link-local, IPv6 ULA (fc00::/7), bare LAN host names without a dot and the local-only
-	// suffixes .local (mDNS), .localhost, .home.arpa and .internal.
+	// Local is true for loopback and private address literals only: 127.0.0.0/8, ::1, RFC 1918,
+	// link-local, IPv6 ULA (fc00::/7). A name is never local, not even localhost, *.internal or
+	// a bare LAN name: what it resolves to is up to DNS, /etc/hosts or whoever answers on the
+	// network, so it cannot vouch for where the key and the code go.
 	Local   bool
 	KeyNeed KeyNeed
 	// PlainHTTP is true when the scheme is http (allowed only when Local); callers tell the user
@@ -51,56 +54,65 @@ type Endpoint struct {
 	PlainHTTP bool
 }
 
-// openAIHosts are the hosts where a key is required, not merely expected.
-var openAIHosts = map[string]bool{"api.openai.com": true}
-
 // CheckEndpoint parses and vets a provider base URL. It refuses anything but http and https,
 // URLs that embed credentials, and plain http to a host that is neither loopback nor private,
 // because the key and the user's code would then cross the network unencrypted.
 func CheckEndpoint(baseURL string) (Endpoint, error) {
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("the base URL %q is not a valid URL: %v", baseURL, err)
+		return Endpoint{}, &EndpointError{URL: baseURL, Msg: "the base URL is not a valid URL: " + strings.TrimPrefix(err.Error(), "parse ")}
 	}
 	scheme := strings.ToLower(u.Scheme)
 	if scheme != "http" && scheme != "https" {
-		return Endpoint{}, fmt.Errorf("the base URL %q must start with https:// (or http:// for a server on this machine or your local network)", baseURL)
+		return Endpoint{}, &EndpointError{URL: baseURL, Msg: fmt.Sprintf("the base URL %q must start with https:// (or http:// for a loopback or private address)", baseURL)}
 	}
 	if u.User != nil {
-		return Endpoint{}, fmt.Errorf("the base URL %q contains a user name or password; put the key in the provider's settings instead, so it is never written into a URL", redactUser(u))
+		return Endpoint{}, &EndpointError{URL: redactUser(u), Msg: fmt.Sprintf("the base URL %q contains a user name or password; store the key with `agentd key set ORIGIN` or name its variable in apiKeyEnv, so it is never written into a URL", redactUser(u))}
 	}
 	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if host == "" {
-		return Endpoint{}, fmt.Errorf("the base URL %q has no host name", baseURL)
-	}
-	port := u.Port()
-	if port == "" {
-		if scheme == "https" {
-			port = "443"
-		} else {
-			port = "80"
-		}
+		return Endpoint{}, &EndpointError{URL: baseURL, Msg: fmt.Sprintf("the base URL %q has no host name", baseURL)}
 	}
 	ep := Endpoint{
-		Origin:    scheme + "://" + net.JoinHostPort(normalizeHost(host), port),
+		Origin:    origin(scheme, host, u.Port()),
 		Local:     isLocalHost(host),
 		PlainHTTP: scheme == "http",
 	}
-	switch {
-	case ep.Local:
+	if ep.Local {
 		ep.KeyNeed = KeyNotNeeded
-	case openAIHosts[host]:
-		ep.KeyNeed = KeyRequired
-	default:
-		ep.KeyNeed = KeyExpected
 	}
 	if ep.PlainHTTP && !ep.Local {
-		return ep, fmt.Errorf("agentd refuses plain http to %s: the API key and your code would cross the network unencrypted; use https, or plain http only to this machine or a private address", host)
+		hint := ""
+		if _, err := netip.ParseAddr(host); err != nil {
+			hint = " (agentd counts a host as local only by its address: write 127.0.0.1 or the server's private IP instead of a name)"
+		}
+		return ep, &EndpointError{URL: baseURL, Msg: fmt.Sprintf("agentd refuses plain http to %s: prompts, code and any key would cross the network unencrypted; use https, or plain http only to a loopback or private address%s", host, hint)}
 	}
 	return ep, nil
 }
 
-// Origin returns the normalized origin (scheme://host:port) of rawURL, or "" when it is not an
+// EndpointError is a base URL agentd refuses before sending anything: bad syntax, credentials
+// in it, plain http to a public host. It is a settings mistake, never an authentication failure.
+type EndpointError struct {
+	URL string
+	Msg string
+}
+
+func (e *EndpointError) Error() string { return e.Msg }
+
+// origin serializes an origin as the web does: the port only when it is not the scheme's default.
+func origin(scheme, host, port string) string {
+	h := normalizeHost(host)
+	if port == "" || scheme == "https" && port == "443" || scheme == "http" && port == "80" {
+		if strings.Contains(h, ":") {
+			return scheme + "://[" + h + "]"
+		}
+		return scheme + "://" + h
+	}
+	return scheme + "://" + net.JoinHostPort(h, port)
+}
+
+// Origin returns the normalized origin (scheme://host[:port]) of rawURL, or "" when it is not an
 // http(s) URL with a host.
 func Origin(rawURL string) string {
 	u, err := url.Parse(strings.TrimSpace(rawURL))
@@ -112,15 +124,12 @@ func Origin(rawURL string) string {
 	if (scheme != "http" && scheme != "https") || host == "" {
 		return ""
 	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"https": "443", "http": "80"}[scheme]
-	}
-	return scheme + "://" + net.JoinHostPort(normalizeHost(host), port)
+	return origin(scheme, host, u.Port())
 }
 
 // KeyAllowed reports whether a key saved for savedOrigin may be sent to targetURL: only when
-// both name the same origin (scheme, host and port). savedOrigin may be an origin or any URL
+// both name the same origin (scheme, host and port; a default port written out or not is the
+// same). savedOrigin may be an origin or any URL
 // under it.
 func KeyAllowed(savedOrigin, targetURL string) bool {
 	a, b := Origin(savedOrigin), Origin(targetURL)
@@ -156,25 +165,15 @@ func CheckRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// isLocalHost reports whether host (lowercase, without brackets or port) is loopback or private.
+// isLocalHost reports whether host (lowercase, without brackets or port) is a loopback,
+// RFC 1918, link-local or unique-local address literal. Names are never local (see Endpoint).
 func isLocalHost(host string) bool {
-	if a, err := netip.ParseAddr(host); err == nil {
-		a = a.Unmap()
-		return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsUnspecified()
-	}
-	if strings.HasPrefix(host, "[") || strings.Contains(host, "%") {
+	a, err := netip.ParseAddr(host)
+	if err != nil || a.Zone() != "" {
 		return false
 	}
-	if !strings.Contains(host, ".") {
-		// localhost, or a bare LAN name such as "gpu-box" that only local resolution answers.
-		return true
-	}
-	for _, suffix := range []string{".localhost", ".local", ".home.arpa", ".internal"} {
-		if strings.HasSuffix(host, suffix) {
-			return true
-		}
-	}
-	return false
+	a = a.Unmap()
+	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast()
 }
 
 // normalizeHost writes IPv6 literals in their canonical form so two spellings of one address

@@ -1,8 +1,10 @@
 // Package providers owns the provider-neutral streaming model: the request the agent loop builds
 // (system prompt, history of messages made of typed parts, tool specs, limits, thinking), the one
 // flat event type every wire dialect normalizes its stream into, the error kinds a provider
-// failure is classified as, and a registry that maps an apiType to a constructor. Each wire
-// dialect lives in a package of its own below this one; only cmd/agentd names them.
+// failure is classified as, and the registry of dialects: one Dialect descriptor per wire dialect
+// from which default base URLs, key variables, presets and the endpoint rules are derived. Each
+// wire dialect lives in a package of its own below this one; only cmd/agentd names them. Keys and
+// where they are kept are providers/keys.
 package providers
 
 import (
@@ -10,8 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"sort"
-	"sync"
 	"time"
 )
 
@@ -208,51 +208,6 @@ type Config struct {
 	Model   string
 	APIKey  string
 	Headers map[string]string
-}
-
-// Factory builds a provider from its configuration.
-type Factory func(cfg Config) (Provider, error)
-
-// Registry maps an apiType ("anthropic", "openai", "gemini", "replay") to its factory.
-type Registry struct {
-	mu        sync.RWMutex
-	factories map[string]Factory
-}
-
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{factories: map[string]Factory{}} }
-
-// Register adds a dialect. Registering the same apiType twice is a programming error.
-func (r *Registry) Register(apiType string, f Factory) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, dup := r.factories[apiType]; dup {
-		panic("providers: apiType registered twice: " + apiType)
-	}
-	r.factories[apiType] = f
-}
-
-// New builds the provider for cfg.APIType.
-func (r *Registry) New(cfg Config) (Provider, error) {
-	r.mu.RLock()
-	f, ok := r.factories[cfg.APIType]
-	r.mu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("unknown apiType %q (known: %v)", cfg.APIType, r.APITypes())
-	}
-	return f(cfg)
-}
-
-// APITypes lists the registered apiTypes, sorted.
-func (r *Registry) APITypes() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.factories))
-	for k := range r.factories {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ErrorKind classifies a provider failure so the loop and the user know what to do about it.

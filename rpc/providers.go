@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,27 +15,18 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
-// conventionalKeyEnv is the environment variable each apiType reads its key from when the
-// settings name no apiKeyEnv.
-var conventionalKeyEnv = map[string]string{
-	"anthropic": "ANTHROPIC_API_KEY",
-	"openai":    "OPENAI_API_KEY",
-	"gemini":    "GEMINI_API_KEY",
-}
-
 // ProviderSource resolves a providerId into a ready provider: the merged settings, the registry
-// of dialects compiled in, and a key found for the provider's origin. Keys come, in order, from
-// agent/providers/set headers (held in memory, bound to the origin they were set for), the
-// environment (apiKeyEnv, else the apiType's variable; only when the base URL was not chosen by
-// a project file alone), agentd's own secret store (keyed by origin), and the client's secret
-// store. Keys are never logged.
+// of dialects compiled in (which keeps one provider per resolved configuration), and a key found
+// for the provider's origin by providers/keys. Keys are never logged, and never appear in the
+// errors and notices the provider passes on (providers.Redact).
 type ProviderSource struct {
 	Settings *config.Store
 	Registry *providers.Registry
-	Secrets  *SecretStore
+	Secrets  keys.Store
 	Log      *zap.Logger
 	// ClientSecret asks the client's secret store (agent/x/secrets/get); set once the bridge
 	// exists. HasClientSecrets says the client serves it.
@@ -49,20 +36,8 @@ type ProviderSource struct {
 	Getenv func(string) string
 
 	mu      sync.Mutex
-	headers map[string]setHeaders
+	headers map[string]keys.Headers
 	set     map[string]map[string]any // providers/set entries, the LayerSet of the settings
-}
-
-type setHeaders struct {
-	origin  string
-	headers map[string]string
-}
-
-func (p *ProviderSource) getenv(k string) string {
-	if p.Getenv != nil {
-		return p.Getenv(k)
-	}
-	return os.Getenv(k)
 }
 
 func (p *ProviderSource) log() *zap.Logger {
@@ -72,28 +47,7 @@ func (p *ProviderSource) log() *zap.Logger {
 	return p.Log
 }
 
-// resolved is a provider's configuration with where its key came from.
-type resolved struct {
-	cfg       providers.Config
-	endpoint  providers.Endpoint
-	keyStatus string
-	keySource string
-	keyEnv    string // the environment variable the key is read from ("" when the apiType has none)
-}
-
-// keyEnv is the environment variable holding the provider's key: apiKeyEnv, else the apiType's
-// conventional one.
-func keyEnv(ps config.ProviderSettings) string {
-	if ps.APIKeyEnv != "" {
-		return ps.APIKeyEnv
-	}
-	return conventionalKeyEnv[ps.APIType]
-}
-
-// ClientSecretKey is the agent/x/secrets/get key of a provider's API key.
-func ClientSecretKey(providerID string) string { return "agentd.apiKey." + providerID }
-
-func (p *ProviderSource) resolve(ctx context.Context, id string, askClient bool) (resolved, error) {
+func (p *ProviderSource) resolve(ctx context.Context, id string, askClient bool) (keys.Resolved, error) {
 	st := p.Settings.Get()
 	if id == "" {
 		id = st.Provider
@@ -105,93 +59,67 @@ func (p *ProviderSource) resolve(ctx context.Context, id string, askClient bool)
 			ids = append(ids, k)
 		}
 		sort.Strings(ids)
-		return resolved{}, &config.KeyError{Key: "providerId", Msg: fmt.Sprintf("no provider %q in the settings (have: %s)", id, strings.Join(ids, ", "))}
+		return keys.Resolved{}, &config.KeyError{Key: "providerId", Msg: fmt.Sprintf("no provider %q in the settings (have: %s)", id, strings.Join(ids, ", "))}
 	}
-	base := ps.EffectiveBaseURL()
-	r := resolved{cfg: providers.Config{ID: id, APIType: ps.APIType, BaseURL: base, Model: ps.Model}, keyEnv: keyEnv(ps)}
-	if base == "" || ps.APIType == "replay" { // a dialect without a network endpoint (replay reads a local script)
-		r.keyStatus = protocol.KeyNotNeeded
-		return r, nil
+	r := &keys.Resolver{Registry: p.Registry, Store: p.Secrets, Getenv: p.Getenv,
+		OnError: func(source string, err error) {
+			p.log().Warn("key lookup", zap.String("provider", id), zap.String("source", source), zap.Error(err))
+		}}
+	if askClient && p.HasClientSecrets {
+		r.Client = p.ClientSecret
 	}
-	ep, err := providers.CheckEndpoint(base)
-	if err != nil {
-		return r, &config.KeyError{Key: "providers." + id + ".baseUrl", Msg: err.Error()}
-	}
-	r.endpoint = ep
-
-	// 1. providers/set headers, only for the origin they were set for.
 	p.mu.Lock()
 	h, hok := p.headers[id]
 	p.mu.Unlock()
-	if hok && h.origin == ep.Origin {
-		r.cfg.Headers = h.headers
-		for k := range h.headers {
-			if isCredentialHeader(k) {
-				r.keyStatus, r.keySource = protocol.KeySet, "providers/set"
-				return r, nil
-			}
-		}
+	var set *keys.Headers
+	if hok {
+		set = &h
 	}
-	// 2. the environment, for a base URL the user chose.
-	if env := r.keyEnv; env != "" && p.Settings.BaseURLTrusted(id) {
-		if v := p.getenv(env); v != "" {
-			r.cfg.APIKey, r.keyStatus, r.keySource = v, protocol.KeySet, "env "+env
-			return r, nil
-		}
-	}
-	// 3. agentd's own store, by origin.
-	if p.Secrets != nil {
-		if v, ok := p.Secrets.Get(ep.Origin); ok {
-			r.cfg.APIKey, r.keyStatus, r.keySource = v, protocol.KeySet, "agentd secret store"
-			return r, nil
-		}
-	}
-	// 4. the client's store, never for a base URL only the project file chose.
-	if askClient && p.HasClientSecrets && p.ClientSecret != nil && p.Settings.BaseURLTrusted(id) {
-		if v, ok, err := p.ClientSecret(ctx, ClientSecretKey(id)); err != nil {
-			p.log().Debug("client secret store", zap.String("provider", id), zap.Error(err))
-		} else if ok && v != "" {
-			r.cfg.APIKey, r.keyStatus, r.keySource = v, protocol.KeySet, "client secret store"
-			return r, nil
-		}
-	}
-	if ep.KeyNeed == providers.KeyNotNeeded {
-		r.keyStatus = protocol.KeyNotNeeded
-	} else {
-		r.keyStatus = protocol.KeyMissing
-	}
-	return r, nil
+	return r.Resolve(ctx, id, ps, set, askClient)
 }
 
-func isCredentialHeader(k string) bool {
-	switch http.CanonicalHeaderKey(k) {
-	case "Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key":
-		return true
-	}
-	return false
-}
-
-// Provider implements session.ProviderSource.
+// Provider implements session.ProviderSource. A provider at an origin that requires a key and
+// has none fails here, before any request, with a typed auth error.
 func (p *ProviderSource) Provider(ctx context.Context, id string) (providers.Provider, providers.Config, error) {
 	r, err := p.resolve(ctx, id, true)
 	if err != nil {
-		return nil, providers.Config{}, err
+		return nil, r.Config, err
 	}
-	if r.keyStatus == protocol.KeyMissing && r.endpoint.KeyNeed == providers.KeyRequired {
-		env := r.keyEnv
-		if env == "" {
-			env = "the provider's apiKeyEnv"
-		}
-		return nil, r.cfg, fmt.Errorf("provider %q needs an API key for %s and none was found (set %s, or store one in the editor)",
-			r.cfg.ID, r.endpoint.Origin, env)
+	if e := r.MissingKey(); e != nil {
+		return nil, r.Config, e
 	}
-	prov, err := p.Registry.New(r.cfg)
+	prov, err := p.Registry.New(r.Config)
 	if err != nil {
-		return nil, r.cfg, err
+		return nil, r.Config, err
 	}
-	p.log().Debug("provider resolved", zap.String("provider", r.cfg.ID), zap.String("apiType", r.cfg.APIType),
-		zap.String("origin", r.endpoint.Origin), zap.String("keySource", r.keySource)) // never the key
-	return prov, r.cfg, nil
+	p.log().Debug("provider resolved", zap.String("provider", r.Config.ID), zap.String("apiType", r.Config.APIType),
+		zap.String("origin", r.Target.Endpoint.Origin), zap.String("keySource", r.Source)) // never the key
+	return providers.Redact(prov, secretsOf(r.Config)...), r.Config, nil
+}
+
+// secretsOf lists what must never reach the user from a provider's messages: its key and the
+// values of its credential headers (with and without a "Bearer " scheme).
+func secretsOf(cfg providers.Config) []string {
+	out := []string{cfg.APIKey}
+	for k, v := range cfg.Headers {
+		if keys.IsCredentialHeader(k) {
+			out = append(out, v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				out = append(out, tok)
+			}
+		}
+	}
+	return out
+}
+
+func keyStatus(s keys.Status) string {
+	switch s {
+	case keys.StatusSet:
+		return protocol.KeySet
+	case keys.StatusNotNeeded:
+		return protocol.KeyNotNeeded
+	}
+	return protocol.KeyMissing
 }
 
 // List describes every configured provider without asking the client anything (it runs inside
@@ -206,13 +134,10 @@ func (p *ProviderSource) List(ctx context.Context) []protocol.ProviderInfo {
 	out := make([]protocol.ProviderInfo, 0, len(ids))
 	for _, id := range ids {
 		ps := st.Providers[id]
-		info := protocol.ProviderInfo{ProviderID: id, APIType: ps.APIType, BaseURL: ps.EffectiveBaseURL(), Model: ps.Model}
 		r, err := p.resolve(ctx, id, false)
-		switch {
-		case err != nil:
+		info := protocol.ProviderInfo{ProviderID: id, APIType: ps.APIType, BaseURL: r.Target.BaseURL, Model: ps.Model, KeyStatus: keyStatus(r.Status)}
+		if err != nil {
 			info.KeyStatus = protocol.KeyMissing
-		default:
-			info.KeyStatus = r.keyStatus
 		}
 		out = append(out, info)
 	}
@@ -228,22 +153,15 @@ func (p *ProviderSource) Set(params protocol.ProvidersSetParams) error {
 	if err := required("apiType", params.APIType); err != nil {
 		return err
 	}
-	known := p.Registry.APITypes()
-	if !slices.Contains(known, params.APIType) {
-		return paramError("apiType", fmt.Sprintf("unknown apiType %q (known: %s)", params.APIType, strings.Join(known, ", ")))
-	}
-	base := params.BaseURL
-	if base == "" {
-		base = config.DefaultBaseURL(params.APIType)
-	}
-	var origin string
-	if base != "" {
-		ep, err := providers.CheckEndpoint(base)
-		if err != nil {
-			return paramError("baseUrl", err.Error())
+	t, err := p.Registry.Target(params.ProviderID, config.ProviderSettings{APIType: params.APIType, BaseURL: params.BaseURL, Model: params.Model})
+	if err != nil {
+		var ke *config.KeyError
+		if errors.As(err, &ke) {
+			return paramError(ke.Key, ke.Msg)
 		}
-		origin = ep.Origin
+		return err
 	}
+	origin := t.Endpoint.Origin
 	for k, v := range params.Headers {
 		if !validHeaderName(k) {
 			return paramError("headers", fmt.Sprintf("%q is not a valid header name", k))
@@ -276,14 +194,14 @@ func (p *ProviderSource) Set(params protocol.ProvidersSetParams) error {
 	}
 	p.set = next
 	if p.headers == nil {
-		p.headers = map[string]setHeaders{}
+		p.headers = map[string]keys.Headers{}
 	}
 	if len(params.Headers) > 0 {
 		h := make(map[string]string, len(params.Headers))
 		for k, v := range params.Headers {
 			h[k] = v
 		}
-		p.headers[params.ProviderID] = setHeaders{origin: origin, headers: h}
+		p.headers[params.ProviderID] = keys.Headers{Origin: origin, Headers: h}
 	} else {
 		delete(p.headers, params.ProviderID)
 	}
@@ -371,94 +289,18 @@ func (s *Server) providersTest(ctx context.Context, p *protocol.ProvidersTestPar
 	return s.provs.Test(ctx, p.ProviderID)
 }
 
-// ---- agentd's own secret store ----
-
-// SecretStore is agentd's own key file, $XDG_CONFIG_HOME/agentd/secrets.json (mode 0600): a JSON
-// object from origin (scheme://host:port) to key. A key is only ever used for the origin it is
-// filed under.
-type SecretStore struct {
-	Path string
-	mu   sync.Mutex
-}
-
-// DefaultSecretStore is the store under config.ConfigDir.
-func DefaultSecretStore() *SecretStore {
-	return &SecretStore{Path: filepath.Join(config.ConfigDir(), "secrets.json")}
-}
-
-func (s *SecretStore) load() (map[string]string, error) {
-	b, err := os.ReadFile(s.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.parse(b)
-}
-
-func (s *SecretStore) parse(b []byte) (map[string]string, error) {
-	m := map[string]string{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object of origin to key", s.Path)
-	}
-	return m, nil
-}
-
-// Get returns the key filed for origin (any URL under it is accepted). The mode is checked on the
-// file that is read, opened once: Set replaces the file by rename, so a separate Stat could look
-// at another file than the one read.
-func (s *SecretStore) Get(origin string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, err := os.Open(s.Path)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Mode().Perm()&0o077 != 0 {
-		return "", false // readable by others: refuse rather than use a leaked key
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return "", false
-	}
-	m, err := s.parse(b)
-	if err != nil {
-		return "", false
-	}
-	for k, v := range m {
-		if providers.KeyAllowed(k, origin) {
-			return v, true
+// defaultSettings is the built-in settings, checked against the registry's dialects when it has
+// every apiType the defaults name (a test registry may hold fewer).
+func defaultSettings(reg *providers.Registry, log *zap.Logger) *config.Store {
+	st := config.NewStore()
+	if len(reg.APITypes()) > 0 {
+		if err := st.UseDialects(reg); err != nil {
+			log.Debug("settings not checked against the registry's dialects", zap.Error(err))
 		}
 	}
-	return "", false
+	return st
 }
 
-// Set files key under origin, creating the file with mode 0600.
-func (s *SecretStore) Set(origin, key string) error {
-	o := providers.Origin(origin)
-	if o == "" {
-		return fmt.Errorf("%q is not an http(s) URL", origin)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.load()
-	if err != nil {
-		return err
-	}
-	if key == "" {
-		delete(m, o)
-	} else {
-		m[o] = key
-	}
-	b, _ := json.MarshalIndent(m, "", "  ")
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
-		return err
-	}
-	tmp := s.Path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, s.Path)
-}
+// DefaultSecretStore is agentd's own store: the OS keyring, else a 0600 file under
+// config.ConfigDir (providers/keys).
+func DefaultSecretStore() keys.Store { return keys.Default() }

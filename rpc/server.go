@@ -22,6 +22,7 @@ import (
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
@@ -81,7 +82,7 @@ type Options struct {
 	// its place.
 	NewSessions func(d session.Deps) Sessions
 	// Secrets is agentd's own secret store (nil: none).
-	Secrets *SecretStore
+	Secrets keys.Store
 	// ParentPoll is how often the process that initialize names (processId) is checked; when it
 	// is gone agentd exits as LSP asks. 0 disables the check.
 	ParentPoll time.Duration
@@ -153,9 +154,6 @@ func NewServer(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	if opts.Settings == nil {
-		opts.Settings = config.NewStore()
-	}
 	if opts.Registry == nil {
 		opts.Registry = providers.NewRegistry()
 	}
@@ -166,6 +164,9 @@ func NewServer(opts Options) *Server {
 	}
 	if opts.NewSessions == nil {
 		opts.NewSessions = func(d session.Deps) Sessions { return session.NewManager(d) }
+	}
+	if opts.Settings == nil {
+		opts.Settings = defaultSettings(opts.Registry, opts.Logger)
 	}
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 700 * time.Millisecond

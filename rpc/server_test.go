@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/editorbridge"
-	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
@@ -216,10 +214,10 @@ func TestInitializeDefaultsToUTF16(t *testing.T) {
 }
 
 func TestInitializeBadSettingNamesKey(t *testing.T) {
-	h := startServer(t, Options{})
+	h := startServer(t, Options{Registry: checkingRegistry()})
 	m := h.initialize(t, map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"agent": map[string]any{
 		"settings": map[string]any{"providers": map[string]any{"ollama": map[string]any{"baseUrl": "nope"}}}}}})
-	wantError(t, m, -32602, "initializationOptions.agent.settings.providers.ollama.baseUrl: not a URL")
+	wantError(t, m, -32602, "initializationOptions.agent.settings.providers.ollama.baseUrl: the base URL \"nope\" must start with https://")
 	m = h.initialize(t, map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"agent": map[string]any{"protocolVersion": "one"}}})
 	wantError(t, m, -32602, "initializationOptions.agent.protocolVersion: expected number, got string")
 	m = h.initialize(t, map[string]any{"capabilities": map[string]any{}, "processId": "abc"})
@@ -228,10 +226,13 @@ func TestInitializeBadSettingNamesKey(t *testing.T) {
 	wantError(t, m, -32602, "capabilities.general.positionEncodings: not valid LSP InitializeParams")
 }
 
-func TestProjectConfigWithoutSecrets(t *testing.T) {
+// TestProjectConfigCannotLoosen: the project layer applies what describes or tightens (a lower
+// maxTokens) and leaves out what it may not set (a key variable for a provider), which the
+// sessions' notice names; the daemon with no mode from the editor stays in ask.
+func TestProjectConfigCannotLoosen(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, ".agentd"), 0o755)
-	os.WriteFile(filepath.Join(root, ".agentd", "config.json"), []byte(`{"maxTokens":1234,"providers":{"anthropic":{"apiType":"anthropic","apiKeyEnv":"HOME"}}}`), 0o644)
+	os.WriteFile(filepath.Join(root, ".agentd", "config.json"), []byte(`{"maxTokens":1234,"mode":"auto","allowShell":true,"providers":{"anthropic":{"apiType":"anthropic","apiKeyEnv":"HOME"}}}`), 0o644)
 	e := &engine{}
 	h := startServer(t, e.options(Options{}))
 	wantResult(t, h.initialize(t, map[string]any{"capabilities": map[string]any{}, "rootUri": "file://" + root}), nil)
@@ -239,12 +240,13 @@ func TestProjectConfigWithoutSecrets(t *testing.T) {
 	if st.MaxTokens != 1234 {
 		t.Errorf("project layer not applied: %d", st.MaxTokens)
 	}
-	if st.Providers["anthropic"].APIKeyEnv != "" {
-		t.Error("apiKeyEnv taken from the project file")
+	if st.Providers["anthropic"].APIKeyEnv != "" || st.Mode != "ask" || st.AllowShell {
+		t.Errorf("the project loosened the settings: %+v", st)
 	}
-	w := h.note("window/showMessage")
-	if !strings.Contains(string(w.Params), "providers.anthropic.apiKeyEnv") {
-		t.Errorf("showMessage = %s", w.Params)
+	for _, k := range []string{"providers.anthropic.apiKeyEnv", "mode", "allowShell", "trustedProjects"} {
+		if !strings.Contains(st.ProjectNotice, k) {
+			t.Errorf("notice does not name %s: %s", k, st.ProjectNotice)
+		}
 	}
 }
 
@@ -555,148 +557,17 @@ func TestExitWithoutShutdown(t *testing.T) {
 
 func TestDidChangeConfiguration(t *testing.T) {
 	e := &engine{}
-	h := startServer(t, e.options(Options{}))
+	h := startServer(t, e.options(Options{Registry: checkingRegistry()}))
 	h.initialize(t, nil)
 	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agent": map[string]any{"mode": "plan"}}})
 	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": nil}) // keeps the layer
 	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"providers": map[string]any{"ollama": map[string]any{"baseUrl": "x"}}}})
 	w := h.note("window/showMessage")
-	if !strings.Contains(string(w.Params), "providers.ollama.baseUrl: not a URL") {
+	if !strings.Contains(string(w.Params), "providers.ollama.baseUrl: the base URL \\\"x\\\" must start with https://") {
 		t.Fatalf("showMessage = %s", w.Params)
 	}
 	if m := e.fake.deps.Settings().Mode; m != "plan" {
 		t.Fatalf("mode = %q", m)
-	}
-}
-
-// fakeProvider lists models for agent/providers/test.
-type fakeProvider struct {
-	cfg providers.Config
-	err error
-}
-
-func (f *fakeProvider) Stream(ctx context.Context, r *providers.Request) iter.Seq[providers.Event] {
-	return func(yield func(providers.Event) bool) {
-		yield(providers.Event{Type: providers.EventCompleted, StopReason: providers.StopEndTurn})
-	}
-}
-func (f *fakeProvider) ListModels(ctx context.Context) ([]string, error) {
-	if f.err != nil {
-		return nil, f.err
-	}
-	return []string{"m2", "m1"}, nil
-}
-
-func TestProviders(t *testing.T) {
-	reg := providers.NewRegistry()
-	var mu sync.Mutex
-	var last providers.Config
-	reg.Register("openai", func(cfg providers.Config) (providers.Provider, error) {
-		mu.Lock()
-		last = cfg
-		mu.Unlock()
-		if strings.Contains(cfg.BaseURL, "broken") {
-			return &fakeProvider{err: &providers.Error{Kind: providers.ErrNotFound, Status: 404, Message: "not found"}}, nil
-		}
-		return &fakeProvider{cfg: cfg}, nil
-	})
-	reg.Register("anthropic", func(cfg providers.Config) (providers.Provider, error) { return &fakeProvider{cfg: cfg}, nil })
-	e := &engine{}
-	h := startServer(t, e.options(Options{Registry: reg}))
-	h.srv.Providers().Getenv = func(k string) string {
-		if k == "ANTHROPIC_API_KEY" {
-			return "sk-env"
-		}
-		return ""
-	}
-	h.initialize(t, nil)
-
-	var list protocol.ProvidersListResult
-	wantResult(t, h.call(protocol.MethodProvidersList, nil), &list)
-	status := map[string]string{}
-	for _, p := range list.Providers {
-		status[p.ProviderID] = p.KeyStatus
-	}
-	if status["anthropic"] != "set" || status["ollama"] != "not_needed" || status["openai"] != "missing" {
-		t.Fatalf("key status = %v", status)
-	}
-
-	wantError(t, h.call(protocol.MethodProvidersSet, map[string]any{"providerId": "lan", "apiType": "nope"}), -32602, `apiType: unknown apiType "nope"`)
-	wantError(t, h.call(protocol.MethodProvidersSet, map[string]any{"providerId": "lan", "apiType": "openai", "baseUrl": "http://example.com/v1"}), -32602, "baseUrl:")
-	wantError(t, h.call(protocol.MethodProvidersSet, map[string]any{"apiType": "openai"}), -32602, "providerId: required")
-	m := h.call(protocol.MethodProvidersSet, map[string]any{"providerId": "lan", "apiType": "openai", "baseUrl": "https://gw.example/v1", "model": "m1",
-		"headers": map[string]string{"Authorization": "Bearer sk-secret-123"}})
-	wantResult(t, m, nil)
-	if strings.Contains(string(m.Result), "sk-secret") {
-		t.Fatal("headers echoed")
-	}
-	wantResult(t, h.call(protocol.MethodProvidersList, nil), &list)
-	b, _ := json.Marshal(list)
-	if strings.Contains(string(b), "sk-secret") {
-		t.Fatal("headers listed")
-	}
-	var tr protocol.ProvidersTestResult
-	wantResult(t, h.call(protocol.MethodProvidersTest, map[string]any{"providerId": "lan"}), &tr)
-	if !tr.OK || strings.Join(tr.Models, ",") != "m1,m2" {
-		t.Fatalf("test = %+v", tr)
-	}
-	mu.Lock()
-	if last.Headers["Authorization"] != "Bearer sk-secret-123" || last.BaseURL != "https://gw.example/v1" {
-		t.Fatalf("config = %+v", last)
-	}
-	mu.Unlock()
-	wantResult(t, h.call(protocol.MethodProvidersSet, map[string]any{"providerId": "bad", "apiType": "openai", "baseUrl": "https://broken.example/v1"}), nil)
-	wantResult(t, h.call(protocol.MethodProvidersTest, map[string]any{"providerId": "bad"}), &tr)
-	if tr.OK || !strings.Contains(tr.Message, "check the URL") {
-		t.Fatalf("test of a 404 = %+v", tr)
-	}
-	wantError(t, h.call(protocol.MethodProvidersTest, map[string]any{"providerId": "ghost"}), -32602, `providerId: no provider "ghost"`)
-}
-
-func TestProviderKeyFromClientSecrets(t *testing.T) {
-	reg := providers.NewRegistry()
-	got := make(chan providers.Config, 1)
-	reg.Register("openai", func(cfg providers.Config) (providers.Provider, error) { got <- cfg; return &fakeProvider{}, nil })
-	e := &engine{}
-	h := startServer(t, e.options(Options{Registry: reg}))
-	h.srv.Providers().Getenv = func(string) string { return "" }
-	h.onCall = func(m *wireMsg) (any, *wireErr) {
-		var p protocol.SecretsGetParams
-		json.Unmarshal(m.Params, &p)
-		if p.Key == ClientSecretKey("openai") {
-			v := "sk-client"
-			return protocol.SecretsGetResult{Value: &v}, nil
-		}
-		return protocol.SecretsGetResult{}, nil
-	}
-	h.initialize(t, map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"agent": map[string]any{"clientCapabilities": map[string]any{"secrets": true}}}})
-	wantResult(t, h.call(protocol.MethodProvidersTest, map[string]any{"providerId": "openai"}), nil)
-	if cfg := <-got; cfg.APIKey != "sk-client" {
-		t.Fatalf("key = %q", cfg.APIKey)
-	}
-}
-
-func TestSecretStoreBoundToOrigin(t *testing.T) {
-	s := &SecretStore{Path: filepath.Join(t.TempDir(), "agentd", "secrets.json")}
-	if err := s.Set("https://api.example.com/v1", "k1"); err != nil {
-		t.Fatal(err)
-	}
-	fi, _ := os.Stat(s.Path)
-	if fi.Mode().Perm() != 0o600 {
-		t.Fatalf("mode %v", fi.Mode())
-	}
-	if v, ok := s.Get("https://api.example.com:443/other"); !ok || v != "k1" {
-		t.Fatal("same origin not found")
-	}
-	if _, ok := s.Get("http://api.example.com"); ok {
-		t.Fatal("key offered to another scheme")
-	}
-	if _, ok := s.Get("https://api.example.com.evil.net"); ok {
-		t.Fatal("key offered to another host")
-	}
-	os.Chmod(s.Path, 0o644)
-	if _, ok := s.Get("https://api.example.com"); ok {
-		t.Fatal("a world-readable store was used")
 	}
 }
 

@@ -151,6 +151,9 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	AfterAnswer(ctx, func() {
 		s.announceCommands()
 		s.mcpNotice(p.MCPServers)
+		if n := m.settings().ProjectNotice; n != "" {
+			s.notice(protocol.SeverityWarning, "Project settings ignored", n)
+		}
 	})
 	return protocol.SessionNewResult{SessionID: id, ConfigOptions: s.configOptions(), Modes: s.modes()}, nil
 }

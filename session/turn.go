@@ -158,11 +158,9 @@ func (t *turn) fail(err error) protocol.PromptResult {
 	if t.ctx.Err() != nil {
 		return t.cancelled()
 	}
+	// A missing key is a typed *providers.Error of kind auth (below); anything else that is not
+	// a provider error (a base URL the settings refuse) is the request's fault, never auth.
 	meta := protocol.ErrorMeta{Kind: string(providers.ErrInvalidRequest), Message: err.Error()}
-	if strings.Contains(strings.ToLower(err.Error()), "api key") {
-		// The provider source's "needs an API key … none was found".
-		meta.Kind = string(providers.ErrAuth)
-	}
 	var pe *providers.Error
 	if errors.As(err, &pe) {
 		if pe.Kind == providers.ErrCancelled && t.ctx.Err() != nil {

@@ -99,7 +99,7 @@ func startDaemon(t testing.TB, env []string, args ...string) *daemon {
 	cmd := exec.Command(daemonBinary(t), args...)
 	home := t.TempDir()
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"),
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "AGENTD_SECRET_STORE=file")
 	cmd.Env = append(cmd.Env, env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -416,7 +416,7 @@ func vmRSS(pid int) int {
 func TestKeyStoreCommand(t *testing.T) {
 	bin := daemonBinary(t)
 	cfg := t.TempDir()
-	env := append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "OPENAI_API_KEY=")
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "OPENAI_API_KEY=", "AGENTD_SECRET_STORE=file")
 	cmd := exec.Command(bin, "key", "set", "https://gw.example/v1")
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader("sk-stored-0123456789\n")

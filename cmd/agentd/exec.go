@@ -95,7 +95,7 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 	}
 	prompt := strings.TrimSpace(strings.Join(words, " "))
 
-	store := config.NewStore()
+	store, reg := newSettings()
 	if err := store.LoadFile(config.LayerUser, config.UserConfigPath()); err != nil {
 		printErr(stderr, "agentd exec", err)
 		return exitFailed
@@ -164,12 +164,8 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 		return exitFailed
 	}
 	if err := store.LoadFile(config.LayerProject, config.ProjectConfigPath(abs)); err != nil {
-		var fk *config.ForbiddenKeysError
-		if !errors.As(err, &fk) {
-			printErr(stderr, "agentd exec", err)
-			return exitFailed
-		}
 		printErr(stderr, "agentd exec", err)
+		return exitFailed
 	}
 	flags := map[string]any{}
 	if *trace != "" {
@@ -182,7 +178,6 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 	if *script != "" {
 		// The script path stays out of the settings, whose baseUrl must be a network URL.
 		scriptPath, _ = filepath.Abs(*script)
-		replay.Rewind(scriptPath)
 		flags["provider"] = "replay"
 		flags["providers"] = map[string]any{"replay": map[string]any{"apiType": replay.APIType, "model": "replay"}}
 	}
@@ -194,7 +189,6 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 		}
 	}
 
-	reg := newRegistry()
 	src := &execProviders{rpc: &rpc.ProviderSource{Settings: store, Registry: reg, Secrets: rpc.DefaultSecretStore()}, store: store, reg: reg, script: scriptPath}
 	m := session.NewManager(session.Deps{
 		Client:     out,

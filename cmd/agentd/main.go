@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"
 	"github.com/agentd-dev/agentd/tools"
 )
@@ -45,7 +46,7 @@ const usage = `agentd: an LLM coding agent that lives beside your editor.
 usage:
   agentd [serve] [flags]      serve the protocol on stdin/stdout (what an editor runs)
   agentd exec [flags] PROMPT  run one turn on a directory without an editor (agentd exec -h)
-  agentd key set|rm URL       store or forget an API key for URL's origin (agentd key -h)
+  agentd key set|get|rm URL   store, check or forget an API key for URL's origin (agentd key -h)
   agentd version              print the version
 
 flags:
@@ -61,7 +62,7 @@ func run(args []string, stderr io.Writer) int {
 		case "exec":
 			return runExec(args[1:])
 		case "key":
-			return runKey(args[1:], os.Stdin, stderr)
+			return runKey(args[1:], os.Stdin, os.Stdout, stderr, keys.Default())
 		case "version":
 			args = []string{"--version"}
 		case "help":
@@ -119,14 +120,18 @@ func serveStdio(log *zap.Logger, trace string) int {
 	// the framer holds the real fd 1.
 	os.Stdout = os.Stderr
 
-	store := config.NewStore()
+	store, reg := newSettings()
 	if err := store.LoadFile(config.LayerUser, config.UserConfigPath()); err != nil {
-		log.Warn("user settings ignored", zap.Error(err))
+		// A user file that does not validate is a start-up error, printed once: running on
+		// without it would silently use settings the user did not choose.
+		fmt.Fprintf(os.Stderr, "agentd: %v\n", err)
+		return 2
 	}
 	if trace != "" {
 		b, _ := jsonObject("trace", trace)
 		if err := store.Set(config.LayerFlags, b); err != nil {
-			log.Warn("--trace", zap.Error(err))
+			fmt.Fprintf(os.Stderr, "agentd: --trace: %v\n", err)
+			return 2
 		}
 	}
 
@@ -134,10 +139,10 @@ func serveStdio(log *zap.Logger, trace string) int {
 		Version:    agentdVersion(),
 		Logger:     log,
 		Settings:   store,
-		Registry:   newRegistry(),
+		Registry:   reg,
 		Tools:      tools.Default(),
 		StateDir:   config.StateDir(),
-		Secrets:    rpc.DefaultSecretStore(),
+		Secrets:    keys.Default(),
 		ParentPoll: 3 * time.Second,
 	})
 

@@ -42,6 +42,15 @@ var (
 	_ providers.ModelLister = (*Provider)(nil)
 )
 
+// Dialect is everything the registry knows of this dialect: one line in cmd/agentd registers it.
+var Dialect = providers.Dialect{
+	APIType:        "anthropic",
+	New:            New,
+	DefaultBaseURL: DefaultBaseURL,
+	KeyEnv:         "ANTHROPIC_API_KEY",
+	NeedsNetwork:   true,
+}
+
 // New is the registry's factory for apiType "anthropic".
 func New(cfg providers.Config) (providers.Provider, error) {
 	return NewWithTransport(cfg, httpsse.New())

@@ -60,6 +60,15 @@ var (
 	_ providers.ModelLister = (*Provider)(nil)
 )
 
+// Dialect is everything the registry knows of this dialect: one line in cmd/agentd registers it.
+var Dialect = providers.Dialect{
+	APIType:        "gemini",
+	New:            New,
+	DefaultBaseURL: DefaultBaseURL,
+	KeyEnv:         "GEMINI_API_KEY",
+	NeedsNetwork:   true,
+}
+
 // New is the registry's factory for apiType "gemini".
 func New(cfg providers.Config) (providers.Provider, error) {
 	return NewWithTransport(cfg, httpsse.New())

@@ -3,7 +3,6 @@ package openai
 import (
 	"encoding/json"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/agentd-dev/agentd/providers"
@@ -11,15 +10,10 @@ import (
 	"github.com/agentd-dev/agentd/providers/providertest"
 )
 
-// newTest builds a provider with its own memo of server quirks, so tests that reuse a port
+// newTest builds a provider; each has its own memo of server quirks, so tests that reuse a port
 // (httptest picks them) never inherit each other's discoveries.
 func newTest(cfg providers.Config, tr *httpsse.Transport) (providers.Provider, error) {
-	p, err := newProvider(cfg, tr)
-	if err != nil {
-		return nil, err
-	}
-	p.memos = &sync.Map{}
-	return p, nil
+	return newProvider(cfg, tr)
 }
 
 var testCfg = providers.Config{ID: "test", APIType: "openai", Model: "gpt-4o", APIKey: "sk-test"}

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -25,23 +27,31 @@ import (
 // DefaultBaseURL is OpenAI's own API; the paths hang under it as in OpenAI's SDKs.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// Preset is a well-known OpenAI-compatible server.
-type Preset struct {
-	ID      string
-	Name    string // for messages: "Ollama rejected the request…"
-	BaseURL string
-	// KeyEnv is the conventional environment variable for the key; "" for local servers.
-	KeyEnv string
+// Dialect is everything the registry knows of this dialect: one line in cmd/agentd registers it.
+// The presets are the servers agentd knows by provider id; local ones are named by address (a
+// host is local only by its address) and need no key; each remote one names its own variable,
+// which is sent only to its origin.
+var Dialect = providers.Dialect{
+	APIType:        "openai",
+	New:            New,
+	DefaultBaseURL: DefaultBaseURL,
+	KeyEnv:         "OPENAI_API_KEY",
+	NeedsNetwork:   true,
+	Presets:        presets,
 }
 
-// Presets are the servers agentd knows by id. Local ones need no key; any base URL works too.
-var Presets = map[string]Preset{
-	"openai":     {ID: "openai", Name: "OpenAI", BaseURL: DefaultBaseURL, KeyEnv: "OPENAI_API_KEY"},
-	"ollama":     {ID: "ollama", Name: "Ollama", BaseURL: "http://localhost:11434/v1"},
-	"lmstudio":   {ID: "lmstudio", Name: "LM Studio", BaseURL: "http://localhost:1234/v1"},
-	"llamacpp":   {ID: "llamacpp", Name: "llama-server", BaseURL: "http://localhost:8080/v1"},
-	"openrouter": {ID: "openrouter", Name: "OpenRouter", BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY"},
-	"deepseek":   {ID: "deepseek", Name: "DeepSeek", BaseURL: "https://api.deepseek.com/v1", KeyEnv: "DEEPSEEK_API_KEY"},
+// presets apart from Dialect, which refers to New, which reads them.
+var presets = []providers.Preset{
+	{ID: "openai", Name: "OpenAI", BaseURL: DefaultBaseURL, KeyEnv: "OPENAI_API_KEY"},
+	{ID: "ollama", Name: "Ollama", BaseURL: "http://127.0.0.1:11434/v1"},
+	{ID: "lmstudio", Name: "LM Studio", BaseURL: "http://127.0.0.1:1234/v1"},
+	{ID: "llamacpp", Name: "llama-server", BaseURL: "http://127.0.0.1:8080/v1"},
+	{ID: "openrouter", Name: "OpenRouter", BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY"},
+	{ID: "deepseek", Name: "DeepSeek", BaseURL: "https://api.deepseek.com/v1", KeyEnv: "DEEPSEEK_API_KEY"},
+}
+
+func presetByID(id string) (providers.Preset, bool) {
+	return providers.Dialect{Presets: presets}.Preset(id)
 }
 
 // Provider streams chat completions from one OpenAI-compatible server.
@@ -52,7 +62,10 @@ type Provider struct {
 	who        string
 	tr         *httpsse.Transport
 	openRouter bool
-	memos      *sync.Map
+	// official is true at OpenAI's own origin, which refuses every keyless request.
+	official bool
+	// memos is what this provider learned about its server, per model.
+	memos sync.Map // model → *serverMemo
 }
 
 // sharedClient keeps connections alive across turns and refuses cross-origin redirects, so a key
@@ -71,7 +84,7 @@ func NewWithTransport(cfg providers.Config, tr *httpsse.Transport) (providers.Pr
 
 func newProvider(cfg providers.Config, tr *httpsse.Transport) (*Provider, error) {
 	base := strings.TrimSpace(cfg.BaseURL)
-	preset, isPreset := Presets[cfg.ID]
+	preset, isPreset := presetByID(cfg.ID)
 	if base == "" {
 		base = DefaultBaseURL
 		if isPreset {
@@ -86,7 +99,7 @@ func newProvider(cfg providers.Config, tr *httpsse.Transport) (*Provider, error)
 	if tr == nil {
 		tr = &httpsse.Transport{Doer: sharedClient}
 	}
-	p := &Provider{cfg: cfg, base: base, ep: ep, tr: tr, memos: &memos}
+	p := &Provider{cfg: cfg, base: base, ep: ep, tr: tr, official: ep.Origin == providers.Origin(DefaultBaseURL)}
 	p.who = displayName(cfg.ID, base, ep)
 	p.openRouter = strings.Contains(strings.ToLower(ep.Origin), "openrouter.ai")
 	return p, nil
@@ -96,17 +109,15 @@ func newProvider(cfg providers.Config, tr *httpsse.Transport) (*Provider, error)
 // its host.
 func displayName(id, base string, ep providers.Endpoint) string {
 	origin := providers.Origin(base)
-	for _, pr := range Presets {
+	for _, pr := range presets {
 		if providers.Origin(pr.BaseURL) == origin {
 			return pr.Name
 		}
 	}
-	if pr, ok := Presets[id]; ok {
+	if pr, ok := presetByID(id); ok {
 		return pr.Name
 	}
-	host := strings.TrimPrefix(strings.TrimPrefix(ep.Origin, "https://"), "http://")
-	host = strings.TrimSuffix(strings.TrimSuffix(host, ":443"), ":80")
-	return "The server at " + host
+	return "The server at " + strings.TrimPrefix(strings.TrimPrefix(ep.Origin, "https://"), "http://")
 }
 
 // BaseURL is the base URL requests go to, after defaults.
@@ -133,7 +144,7 @@ func (p *Provider) header(stream bool) http.Header {
 
 // keyMissing is the error for OpenAI's own host without a key, given before any request.
 func (p *Provider) keyMissing() *providers.Error {
-	if p.ep.KeyNeed != providers.KeyRequired || p.cfg.APIKey != "" {
+	if !p.official || p.cfg.APIKey != "" {
 		return nil
 	}
 	for k, v := range p.cfg.Headers {
@@ -142,7 +153,7 @@ func (p *Provider) keyMissing() *providers.Error {
 		}
 	}
 	return &providers.Error{Kind: providers.ErrAuth,
-		Message: p.who + " needs an API key and none is configured; set OPENAI_API_KEY or add a key for this provider."}
+		Message: p.who + " needs an API key and none is configured; set OPENAI_API_KEY, or store one with `agentd key set " + p.ep.Origin + "`."}
 }
 
 // plainHTTPNoticed remembers the origins whose plain-http notice was given (once per process).
@@ -161,26 +172,25 @@ func (p *Provider) plainHTTPNotice() string {
 }
 
 func isLoopbackOrigin(origin string) bool {
-	host := strings.TrimPrefix(origin, "http://")
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host = host[:i]
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
 	}
-	host = strings.Trim(host, "[]")
-	return host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasPrefix(host, "127.") || host == "::1"
+	a, err := netip.ParseAddr(u.Hostname())
+	return err == nil && a.Unmap().IsLoopback()
 }
 
-// serverMemo is what agentd learned about a base URL and model: parameters it refuses and whether
-// it refuses tools. It lives for the process, so only the first turn pays for the discovery.
+// serverMemo is what agentd learned about the server and a model: parameters it refuses and
+// whether it refuses tools. It lives on the provider, which the registry keeps for as long as its
+// configuration holds, so only the first turn pays for the discovery.
 type serverMemo struct {
 	mu      sync.Mutex
 	drop    map[string]bool
 	noTools bool
 }
 
-var memos sync.Map // base URL + "\x00" + model → *serverMemo
-
-func (p *Provider) memoFor(base, model string) *serverMemo {
-	m, _ := p.memos.LoadOrStore(base+"\x00"+model, &serverMemo{drop: map[string]bool{}})
+func (p *Provider) memoFor(model string) *serverMemo {
+	m, _ := p.memos.LoadOrStore(model, &serverMemo{drop: map[string]bool{}})
 	return m.(*serverMemo)
 }
 
@@ -215,9 +225,9 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 		if n := p.plainHTTPNotice(); n != "" && !em.Notice(n) {
 			return
 		}
-		memo := p.memoFor(p.base, model)
+		memo := p.memoFor(model)
 		drop, noTools := memo.snapshot()
-		opt := options{drop: drop, noTools: noTools, openRouter: p.openRouter, openAIHost: p.ep.KeyNeed == providers.KeyRequired}
+		opt := options{drop: drop, noTools: noTools, openRouter: p.openRouter, openAIHost: p.official}
 		var stream *httpsse.Stream
 		for {
 			body := buildRequest(req, model, opt)

@@ -158,8 +158,8 @@ func TestNoModelFails(t *testing.T) {
 
 func TestPresetsAndDefaults(t *testing.T) {
 	for id, want := range map[string]string{
-		"openai": "https://api.openai.com/v1", "ollama": "http://localhost:11434/v1", "lmstudio": "http://localhost:1234/v1",
-		"llamacpp": "http://localhost:8080/v1", "openrouter": "https://openrouter.ai/api/v1", "deepseek": "https://api.deepseek.com/v1",
+		"openai": "https://api.openai.com/v1", "ollama": "http://127.0.0.1:11434/v1", "lmstudio": "http://127.0.0.1:1234/v1",
+		"llamacpp": "http://127.0.0.1:8080/v1", "openrouter": "https://openrouter.ai/api/v1", "deepseek": "https://api.deepseek.com/v1",
 	} {
 		p, err := New(providers.Config{ID: id, Model: "m"})
 		if err != nil {
@@ -169,7 +169,8 @@ func TestPresetsAndDefaults(t *testing.T) {
 		if pp.BaseURL() != want {
 			t.Errorf("%s base = %q, want %q", id, pp.BaseURL(), want)
 		}
-		local := Presets[id].KeyEnv == ""
+		pr, _ := Dialect.Preset(id)
+		local := pr.KeyEnv == ""
 		if pp.Endpoint().Local != local {
 			t.Errorf("%s local = %v, want %v", id, pp.Endpoint().Local, local)
 		}
@@ -460,7 +461,7 @@ func TestPlainHTTPNoticeOncePerPrivateOrigin(t *testing.T) {
 	if n := lan.plainHTTPNotice(); n != "" {
 		t.Fatalf("second notice = %q, want none", n)
 	}
-	for _, base := range []string{"http://localhost:11434/v1", "http://127.0.0.1:8080/v1", "http://[::1]:1234/v1", "https://10.0.0.5/v1"} {
+	for _, base := range []string{"http://127.0.0.1:11434/v1", "http://127.0.0.1:8080/v1", "http://[::1]:1234/v1", "https://10.0.0.5/v1"} {
 		p, err := newProvider(providers.Config{Model: "m", BaseURL: base}, nil)
 		if err != nil {
 			t.Fatal(err)

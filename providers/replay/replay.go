@@ -24,8 +24,8 @@
 // the outcome of the calls before it.
 //
 // "{{cwd}}" in arguments is replaced by the session's working directory (read from the request's
-// live context). Responses are taken in order by every provider built for the same script, so a
-// daemon that rebuilds providers per turn still walks the script once; past its end the provider
+// live context). Responses are taken in order by the provider, which the registry keeps for as
+// long as its configuration holds, so a daemon walks the script once; past its end the provider
 // answers with a short text saying so.
 package replay
 
@@ -103,7 +103,8 @@ type cursor struct {
 	call int
 }
 
-var cursors sync.Map // script path → *cursor
+// Dialect is everything the registry knows of this dialect: a local file, no network, no key.
+var Dialect = providers.Dialect{APIType: APIType, New: New}
 
 // New builds a replay provider from cfg.BaseURL, the script's path.
 func New(cfg providers.Config) (providers.Provider, error) {
@@ -126,16 +127,7 @@ func New(cfg providers.Config) (providers.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, _ := cursors.LoadOrStore(abs, &cursor{})
-	return &Provider{script: s, cur: c.(*cursor)}, nil
-}
-
-// Rewind makes the next provider built for the script at path start from its first response
-// (agentd exec runs the demo from the start each time).
-func Rewind(path string) {
-	if abs, err := filepath.Abs(path); err == nil {
-		cursors.Delete(abs)
-	}
+	return &Provider{script: s, cur: &cursor{}}, nil
 }
 
 // NewFromScript builds a provider with its own cursor, for tests.

@@ -46,7 +46,10 @@ func TestPlaysResponsesInOrder(t *testing.T) {
 	  {"text":"The loop stops one element early; I fixed it.","usage":{"input":900,"output":40}},
 	  {"error":{"kind":"rate_limit","message":"Slow down."}}
 	]}`)
-	p, err := New(providers.Config{APIType: APIType, BaseURL: "file://" + path})
+	reg := providers.NewRegistry()
+	reg.Register(Dialect)
+	cfg := providers.Config{ID: "r", APIType: APIType, BaseURL: "file://" + path}
+	p, err := reg.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +79,12 @@ func TestPlaysResponsesInOrder(t *testing.T) {
 		t.Fatalf("stop %q", last.StopReason)
 	}
 
-	// A provider built again for the same script continues where the first stopped.
-	p2, _ := New(providers.Config{APIType: APIType, BaseURL: path})
+	// The registry's provider for the same configuration continues where the first call stopped;
+	// a provider of its own starts from the top.
+	if fresh, _ := New(cfg); fresh.(*Provider).cur.next != 0 {
+		t.Fatal("a new provider does not start at the first response")
+	}
+	p2, _ := reg.New(cfg)
 	evs = collect(t, p2, context.Background(), toolReq)
 	var text string
 	var usage providers.Usage

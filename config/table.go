@@ -1,0 +1,338 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Class is how far a settings layer must be trusted to set a key. The user's own layers
+// (defaults, the user file, the editor's settings, agent/providers/set, flags) may set anything;
+// the project file (<root>/.agentd/config.json, in a repository that may have been cloned from
+// anyone) only what describes the project or makes agentd stricter.
+type Class uint8
+
+const (
+	classNone Class = iota
+	// Describe: the project may set it; it describes the project or picks among what the
+	// user defined (a model, a provider the user's settings name, compaction, thinking).
+	Describe
+	// Tighten: the project may set it to a stricter value only (setting.stricter says which).
+	Tighten
+	// UserOnly: only the user's layers may set it: it decides where code and keys go, what runs
+	// without a question, or where agentd writes.
+	UserOnly
+)
+
+func (c Class) String() string {
+	return [...]string{"none", "describe", "tighten", "user-only"}[c]
+}
+
+// setting is one key's home: its trust class, default and validation.
+type setting struct {
+	// path is the dotted key; "*" stands for any map key (a provider id).
+	path  string
+	class Class
+	// def is the built-in default as encoding/json decodes it (nil: none).
+	def any
+	// stricter reports, for a Tighten key, whether value v from the project only tightens what
+	// the user's layers (trusted) say.
+	stricter func(v any, trusted Settings) bool
+	// check validates the merged value; id is the provider id for providers.* keys.
+	check func(s Settings, id string) error
+	// object: the key holds an object whose keys are settings of their own (path + ".").
+	object bool
+}
+
+// builtinProviders are the providers every agentd knows. Where their requests go and which
+// variable holds their key are the dialects' to say (providers.Dialect), not the settings'.
+func builtinProviders() map[string]any {
+	p := func(apiType, model string) map[string]any { return map[string]any{"apiType": apiType, "model": model} }
+	return map[string]any{
+		"anthropic": p("anthropic", "claude-sonnet-4-5"),
+		"openai":    p("openai", "gpt-5"),
+		"ollama":    p("openai", "qwen2.5-coder"),
+		"gemini":    p("gemini", "gemini-2.5-pro"),
+	}
+}
+
+// settings is the table: every key of Settings, with its trust class, default and validation.
+// TestEverySettingHasATrustClass fails when a field of Settings has no row here.
+var settings = []setting{
+	{path: "provider", class: Describe, def: "anthropic", check: checkProvider},
+	{path: "providers", class: Describe, def: builtinProviders(), object: true},
+	{path: "providers.*", class: Describe, object: true},
+	{path: "providers.*.apiType", class: UserOnly, check: func(s Settings, id string) error {
+		if s.Providers[id].APIType == "" {
+			return &KeyError{Key: "providers." + id + ".apiType", Msg: "required"}
+		}
+		return nil
+	}},
+	{path: "providers.*.baseUrl", class: UserOnly},
+	{path: "providers.*.model", class: Describe},
+	{path: "providers.*.apiKeyEnv", class: UserOnly, check: func(s Settings, id string) error {
+		if v := s.Providers[id].APIKeyEnv; v != "" && !envName(v) {
+			return &KeyError{Key: "providers." + id + ".apiKeyEnv", Msg: "not an environment variable name"}
+		}
+		return nil
+	}},
+	{path: "providers.*.contextWindow", class: Describe, check: func(s Settings, id string) error {
+		if s.Providers[id].ContextWindow < 0 {
+			return &KeyError{Key: "providers." + id + ".contextWindow", Msg: "must not be negative"}
+		}
+		return nil
+	}},
+	{path: "mode", class: Tighten, def: "ask",
+		stricter: func(v any, _ Settings) bool { return v == "ask" || v == "plan" },
+		check: func(s Settings, _ string) error {
+			switch s.Mode {
+			case "ask", "auto", "plan":
+				return nil
+			}
+			return &KeyError{Key: "mode", Msg: fmt.Sprintf("%q is not one of ask, auto, plan", s.Mode)}
+		}},
+	{path: "maxIterations", class: Tighten, def: float64(24),
+		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.MaxIterations) },
+		check:    positive("maxIterations", func(s Settings) int { return s.MaxIterations })},
+	{path: "maxTokens", class: Tighten, def: float64(8192),
+		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.MaxTokens) },
+		check:    positive("maxTokens", func(s Settings) int { return s.MaxTokens })},
+	{path: "thinking", class: Describe, def: map[string]any{"enabled": true, "budgetTokens": nil}, object: true},
+	{path: "thinking.enabled", class: Describe},
+	{path: "thinking.budgetTokens", class: Describe, check: func(s Settings, _ string) error {
+		if s.Thinking.BudgetTokens != nil && *s.Thinking.BudgetTokens < 0 {
+			return &KeyError{Key: "thinking.budgetTokens", Msg: "must not be negative"}
+		}
+		return nil
+	}},
+	{path: "saveBeforeRun", class: Tighten, def: true,
+		stricter: func(v any, _ Settings) bool { return v != false }},
+	{path: "allowShell", class: Tighten, def: false,
+		stricter: func(v any, _ Settings) bool { return v == false }},
+	{path: "compactThreshold", class: Describe, def: 0.8, check: func(s Settings, _ string) error {
+		if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
+			return &KeyError{Key: "compactThreshold", Msg: "must be between 0 and 1"}
+		}
+		return nil
+	}},
+	{path: "trace", class: UserOnly},
+	{path: "mcpServers", class: Describe},
+	{path: "trustedProjects", class: UserOnly, check: func(s Settings, _ string) error {
+		for i, p := range s.TrustedProjects {
+			if !filepath.IsAbs(p) {
+				return &KeyError{Key: fmt.Sprintf("trustedProjects[%d]", i), Msg: fmt.Sprintf("%q is not an absolute path", p)}
+			}
+		}
+		return nil
+	}},
+}
+
+func checkProvider(s Settings, _ string) error {
+	if s.Provider == "" {
+		return nil
+	}
+	if _, ok := s.Providers[s.Provider]; !ok {
+		return &KeyError{Key: "provider", Msg: fmt.Sprintf("%q is not one of providers (%s)", s.Provider, strings.Join(providerIDs(s), ", "))}
+	}
+	return nil
+}
+
+func providerIDs(s Settings) []string {
+	ids := make([]string, 0, len(s.Providers))
+	for id := range s.Providers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func positive(key string, get func(Settings) int) func(Settings, string) error {
+	return func(s Settings, _ string) error {
+		if get(s) <= 0 {
+			return &KeyError{Key: key, Msg: "must be positive"}
+		}
+		return nil
+	}
+}
+
+// number reads a JSON number as decoded with UseNumber or not; NaN-like garbage counts as huge,
+// so a value that is not a number never passes as "stricter".
+func number(v any) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case interface{ Float64() (float64, error) }:
+		if f, err := n.Float64(); err == nil {
+			return f
+		}
+	}
+	return 1e308
+}
+
+// lookup returns the row for the dotted path of keys (provider ids match "*").
+func lookup(keys []string) (setting, bool) {
+	for _, s := range settings {
+		parts := strings.Split(s.path, ".")
+		if len(parts) != len(keys) {
+			continue
+		}
+		ok := true
+		for i, p := range parts {
+			if p != "*" && p != keys[i] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return s, true
+		}
+	}
+	return setting{}, false
+}
+
+// children lists the keys a settings object at path (the rows' spelling, "providers.*") holds.
+func children(path string) []string {
+	var out []string
+	prefix := path + "."
+	if path == "" {
+		prefix = ""
+	}
+	for _, s := range settings {
+		if rest, ok := strings.CutPrefix(s.path, prefix); ok && !strings.Contains(rest, ".") && rest != "*" {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// rowPath is the table's spelling of a concrete path: provider ids become "*".
+func rowPath(keys []string) string {
+	out := make([]string, len(keys))
+	copy(out, keys)
+	if len(out) >= 2 && out[0] == "providers" {
+		out[1] = "*"
+	}
+	return strings.Join(out, ".")
+}
+
+// checkKeys fails on the first key of m (sorted, depth first) that is not a setting, naming
+// its path and the nearest known key.
+func checkKeys(prefix []string, m map[string]any) error {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		path := append(append([]string{}, prefix...), k)
+		row, ok := lookup(path)
+		if !ok {
+			msg := "unknown key"
+			if near := nearest(k, children(rowPath(prefix))); near != "" {
+				msg += " (did you mean " + near + "?)"
+			}
+			return &KeyError{Key: strings.Join(path, "."), Msg: msg}
+		}
+		if !row.object || m[k] == nil {
+			continue
+		}
+		sub, isObj := m[k].(map[string]any)
+		if !isObj {
+			return &KeyError{Key: strings.Join(path, "."), Msg: "expected object"}
+		}
+		if err := checkKeys(path, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nearest is the known key closest to k: the same letters ignoring case and _ or -, else an
+// edit distance of at most a third of its length.
+func nearest(k string, known []string) string {
+	fold := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
+	}
+	best, bestD := "", 1<<30
+	for _, c := range known {
+		if fold(c) == fold(k) {
+			return c
+		}
+		if d := distance(strings.ToLower(k), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD <= max(2, len(k)/3) {
+		return best
+	}
+	return ""
+}
+
+// distance is the Levenshtein distance of a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// filterProject returns the part of a project layer a project may set, and the keys it may not
+// (sorted), judged against what the user's own layers say (trusted).
+func filterProject(m map[string]any, trusted Settings) (map[string]any, []string) {
+	var ignored []string
+	var walk func(prefix []string, m map[string]any) map[string]any
+	walk = func(prefix []string, m map[string]any) map[string]any {
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			path := append(append([]string{}, prefix...), k)
+			name := strings.Join(path, ".")
+			row, _ := lookup(path) // checkKeys has run: every key has a row
+			switch {
+			case v == nil:
+				out[k] = v
+			case len(path) == 2 && path[0] == "providers":
+				if _, ok := trusted.Providers[k]; !ok {
+					ignored = append(ignored, name) // a new provider: where code goes is the user's to say
+					continue
+				}
+				if sub, ok := v.(map[string]any); ok {
+					out[k] = walk(path, sub)
+				}
+			case row.object:
+				if sub, ok := v.(map[string]any); ok {
+					out[k] = walk(path, sub)
+				}
+			case row.class == Describe:
+				if name == "provider" {
+					if _, ok := trusted.Providers[fmt.Sprint(v)]; !ok {
+						ignored = append(ignored, name)
+						continue
+					}
+				}
+				out[k] = v
+			case row.class == Tighten && row.stricter(v, trusted):
+				out[k] = v
+			default:
+				ignored = append(ignored, name)
+			}
+		}
+		return out
+	}
+	kept := walk(nil, m)
+	sort.Strings(ignored)
+	return kept, ignored
+}

@@ -1,0 +1,90 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strings"
+)
+
+// Redacted is what a secret is replaced with.
+const Redacted = "[redacted]"
+
+// Redact wraps p so that none of secrets appears in the errors and notices it yields, nor in the
+// errors of ListModels: a server that quotes the key back (an error body that echoes the request's
+// Authorization header) must not put it in front of the user, the model or a transcript.
+// Secrets shorter than 4 bytes are ignored: replacing them would garble every message.
+func Redact(p Provider, secrets ...string) Provider {
+	var keep []string
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			keep = append(keep, s)
+		}
+	}
+	if len(keep) == 0 {
+		return p
+	}
+	r := redacting{p: p, r: redactor(keep)}
+	if l, ok := p.(ModelLister); ok {
+		return redactingLister{r, l}
+	}
+	return r
+}
+
+type redactor []string
+
+func (r redactor) text(s string) string {
+	for _, k := range r {
+		if strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, Redacted)
+		}
+	}
+	return s
+}
+
+func (r redactor) err(e *Error) *Error {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Message, c.Detail, c.Param = r.text(c.Message), r.text(c.Detail), r.text(c.Param)
+	return &c
+}
+
+type redacting struct {
+	p Provider
+	r redactor
+}
+
+func (w redacting) Stream(ctx context.Context, req *Request) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		for ev := range w.p.Stream(ctx, req) {
+			switch ev.Type {
+			case EventFailed:
+				ev.Err = w.r.err(ev.Err)
+			case EventNotice:
+				ev.Text = w.r.text(ev.Text)
+			}
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+type redactingLister struct {
+	redacting
+	l ModelLister
+}
+
+func (w redactingLister) ListModels(ctx context.Context) ([]string, error) {
+	models, err := w.l.ListModels(ctx)
+	if err == nil {
+		return models, nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return models, w.r.err(pe)
+	}
+	return models, errors.New(w.r.text(err.Error()))
+}
