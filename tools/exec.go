@@ -2,8 +2,10 @@ package tools
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -47,22 +49,55 @@ func runCommand(ctx context.Context, env *Env, spec execSpec) execResult {
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, spec.Argv[0], spec.Argv[1:]...)
 	cmd.Dir = spec.Dir
-	cmd.Env = mergeEnv(withoutKeys(os.Environ(), env.HideEnv), map[string]string{"PAGER": "cat", "GIT_PAGER": "cat", "NO_COLOR": "1", "TERM": "dumb"}, spec.Env)
+	// AGENTD_RUN tags everything the program starts, so what leaves its process group can still
+	// be found (sweepTagged); it comes last so the model's env cannot untag a run.
+	token := rand.Text()
+	cmd.Env = mergeEnv(withoutKeys(os.Environ(), env.HideEnv), map[string]string{"PAGER": "cat", "GIT_PAGER": "cat", "NO_COLOR": "1", "TERM": "dumb"}, spec.Env, map[string]string{runTagVar: token})
 	if spec.Stdin != "" {
 		cmd.Stdin = strings.NewReader(spec.Stdin)
 	}
 	out := &capture{max: spec.MaxOutput, progress: env.Progress}
-	cmd.Stdout, cmd.Stderr = out, out
-	setProcessGroup(cmd)
-	// A grandchild that left the group may hold the pipe open; stop waiting for it.
-	cmd.WaitDelay = 2 * time.Second
-	start := time.Now()
-	err := cmd.Start()
+	// Our own pipe rather than exec's: Wait then returns when the program exits, not when the
+	// last process holding its output does, and the group is killed at once (below).
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		return execResult{StartErr: err, ExitCode: -1}
 	}
+	defer pr.Close()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	setProcessGroup(cmd)
+	killAll := cmd.Cancel
+	cmd.Cancel = func() error {
+		err := killAll()
+		sweepTagged(token)
+		return err
+	}
+	// The stdin copier may be stuck behind a grandchild; stop waiting for it.
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return execResult{StartErr: err, ExitCode: -1}
+	}
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(out, pr)
+		close(copied)
+	}()
 	err = cmd.Wait()
 	res := execResult{Duration: time.Since(start), ExitCode: -1}
+	// The program is done: what it left running in the background (`cmd &`, nohup) goes with
+	// it, and so, where it can be found, does what left the group (setsid).
+	killGroup(cmd)
+	sweepTagged(token)
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		// A process we could not find still holds the pipe; stop reading.
+		pr.Close()
+		<-copied
+	}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
@@ -78,6 +113,9 @@ func runCommand(ctx context.Context, env *Env, spec execSpec) execResult {
 	}
 	return res
 }
+
+// runTagVar is the variable that marks a run's processes.
+const runTagVar = "AGENTD_RUN"
 
 // keyVars are the conventional provider key variables. A program the model runs never sees them
 // (nor the variables the user's providers name, Env.HideEnv): its output reaches the transcript

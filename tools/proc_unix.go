@@ -24,3 +24,12 @@ func setProcessGroup(cmd *exec.Cmd) {
 }
 
 func shellCommand(script string) []string { return []string{"/bin/sh", "-c", script} }
+
+// killGroup kills what is left of the program's process group once the program has exited:
+// children it started in the background, with nohup too. The group id stays reserved while any
+// member lives, so the signal cannot reach another program's group.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

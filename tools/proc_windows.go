@@ -25,3 +25,7 @@ func setProcessGroup(cmd *exec.Cmd) {
 }
 
 func shellCommand(script string) []string { return []string{"cmd.exe", "/C", script} }
+
+// killGroup: once the program has exited, taskkill /T can no longer walk from it to what it
+// started, so background children of a program that exits normally survive on Windows.
+func killGroup(*exec.Cmd) {}

@@ -5,6 +5,7 @@ package tools
 import (
 	"context"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -204,4 +205,24 @@ func TestRunProgramDoesNotInheritKeys(t *testing.T) {
 		t.Fatalf("a key reached the program:\n%s", r.Output)
 	}
 	mustContain(t, r.Output, "plain=visible", "ANTHROPIC_API_KEY=unset", "MY_LAN_KEY=unset")
+}
+
+// A program that exits normally must not leave what it started in the background running past
+// the call: not a plain `&` child, not one under nohup, and (on Linux) not one that left the
+// process group with setsid.
+func TestRunProgramKillsWhatItLeftBehind(t *testing.T) {
+	h := newHarness(t, nil)
+	script := "sleep 300 & echo $! > bg.pid; " +
+		"nohup sleep 300 >/dev/null 2>&1 & echo $! > nohup.pid; "
+	files := []string{"bg.pid", "nohup.pid"}
+	if runtime.GOOS == "linux" {
+		script += "setsid sleep 300 & echo $! > setsid.pid; "
+		files = append(files, "setsid.pid")
+	}
+	script += "sleep 0.2; echo leader done"
+	r := mustOK(t, h.run("run_program", map[string]any{"command": []string{"sh", "-c", script}, "timeout_seconds": 60}))
+	mustContain(t, r.Output, "leader done", "[exit code 0")
+	for _, f := range files {
+		assertDead(t, h.path(f))
+	}
 }

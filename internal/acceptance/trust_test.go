@@ -5,6 +5,9 @@ package acceptance_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +140,37 @@ func TestResourceLinkIsBoundedAndEnveloped(t *testing.T) {
 	}
 	if n := strings.Count(strings.ToLower(user), "</file"); n != 3 {
 		t.Errorf("the prompt holds %d closing </file tags, want 3 (one per link; the file's own escaped):\n%s", n, tail(user, 3000))
+	}
+}
+
+// What a program leaves running in the background when it exits normally does not outlive the
+// call (nor, then, agentd): the process group goes, and on Linux what left it with setsid.
+func TestProgramLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the process table from /proc")
+	}
+	script := "sleep 300 & echo $! > bg.pid; nohup sleep 300 >/dev/null 2>&1 & echo $! > nohup.pid; setsid sleep 300 & echo $! > setsid.pid; "
+	pids := []string{"bg.pid", "nohup.pid", "setsid.pid"}
+	e := start(t, fakeeditor.Full(), replay(t, responses(
+		map[string]any{"toolCalls": []any{map[string]any{"id": "p", "name": "run_program", "args": map[string]any{"command": []string{"sh", "-c", script + "echo started"}}}}},
+		map[string]any{"text": "done"},
+	)))
+	e.ed.AnswerPermissions("allow_once")
+	sid := e.newSession()
+	e.prompt(sid, "start a server")
+	if f := finalUpdate(e, sid, "p"); f == nil || f["status"] != "completed" {
+		t.Fatalf("the program's final update = %v, want completed", f)
+	}
+	for _, name := range pids {
+		b, err := os.ReadFile(filepath.Join(e.root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := strings.TrimSpace(string(b))
+		eventually(t, name+"'s process to be gone", func() bool {
+			_, err := os.Stat("/proc/" + pid)
+			return os.IsNotExist(err) || zombie(pid)
+		})
 	}
 }
