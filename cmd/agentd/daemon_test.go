@@ -18,37 +18,19 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentd-dev/agentd/internal/testbin"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// daemonBinary builds agentd (CGO_ENABLED=0, as released) once per test binary run.
+// daemonBinary is agentd built static (CGO_ENABLED=0, as released) by internal/testbin, once
+// for every test package that needs it.
 func daemonBinary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentd-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "agentd")
-		// The release build: static, no cgo.
-		cmd := exec.Command("go", "build", "-o", binPath, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	bin, err := testbin.Agentd(false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
+	return bin
 }
 
 // TestMain also fails the package when a test leaves a goroutine behind: execMain runs
@@ -60,9 +42,6 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}
-	}
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
 	}
 	os.Exit(code)
 }

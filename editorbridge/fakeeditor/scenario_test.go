@@ -11,12 +11,10 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +26,7 @@ import (
 
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
+	"github.com/agentd-dev/agentd/internal/testbin"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/replay"
 	"github.com/agentd-dev/agentd/rpc"
@@ -445,36 +444,15 @@ func TestScenarioInProcess(t *testing.T) {
 
 // ---- the built binary ----
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// agentdBinary builds cmd/agentd once per test run.
+// agentdBinary is cmd/agentd built by internal/testbin, once for every package that needs it.
 func agentdBinary(t *testing.T) string {
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentd-scenario-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "agentd")
-		if runtime.GOOS == "windows" {
-			binPath += ".exe"
-		}
-		cmd := exec.Command("go", "build", "-o", binPath, "../../cmd/agentd")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/agentd: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
+	bin, err := testbin.Agentd(false)
+	if err != nil {
 		// cmd/agentd is another package's; while it does not build, only the binary half of
 		// the scenarios is lost, and the in-process half still runs.
-		t.Skipf("cannot build the agentd binary, so the scenario runs in-process only: %v", buildErr)
+		t.Skipf("cannot build the agentd binary, so the scenario runs in-process only: %v", err)
 	}
-	return binPath
+	return bin
 }
 
 // stdioRW joins the child's stdout (read) and stdin (write).

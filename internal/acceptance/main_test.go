@@ -1,5 +1,5 @@
 // Package acceptance_test holds agentd to the wire contract (../shared/PROTOCOL.md) section by
-// section. Every test drives the real binary, built once by TestMain, over its stdin and stdout:
+// section. Every test drives the real binary, built by internal/testbin (once for every package that needs it), over its stdin and stdout:
 // the peer is editorbridge/fakeeditor (or raw frames where the test is about framing and
 // lifecycle) and the model is the replay provider or internal/fakemodel on 127.0.0.1. Each
 // process gets its own HOME, XDG_CONFIG_HOME and XDG_STATE_HOME.
@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +24,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
+	"github.com/agentd-dev/agentd/internal/testbin"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -37,28 +37,12 @@ func TestMain(m *testing.M) {
 		binPath = bin
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "agentd-acceptance-")
-	if err != nil {
+	var err error
+	if binPath, err = testbin.Agentd(raceBuild); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binPath = filepath.Join(dir, "agentd")
-	if runtime.GOOS == "windows" {
-		binPath += ".exe"
-	}
-	args := []string{"build", "-o", binPath}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	out, err := exec.Command("go", append(args, "github.com/agentd-dev/agentd/cmd/agentd")...).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./cmd/agentd: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and many readers.

@@ -19,7 +19,7 @@ func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
 		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "providers", "tools", "workspace", "config",
-		"internal/fakemodel", "internal/deptest", "internal/clip", "clients",
+		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
 			return l
@@ -39,11 +39,12 @@ func layer(pkg string) string {
 // internal/clip (rune-safe shortening of text) is a leaf every layer may import: a cut that
 // splits a UTF-8 character is the same bug wherever it happens, so there is one function for it.
 var allowed = map[string][]string{
-	"cmd": {"rpc", "rpc/protocol", "rpc/jsonrpc", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip"},
+	"cmd": {"rpc", "rpc/protocol", "rpc/jsonrpc", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip", "internal/testbin"},
 	"rpc": {"rpc/protocol", "rpc/jsonrpc", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip"},
 	// editorbridge implements session's and tools' ports without importing them; rpc/jsonrpc is
 	// the one transport, which the bridge's error type and the fake editor share with the daemon.
-	"editorbridge": {"rpc/protocol", "rpc/jsonrpc", "workspace", "internal/clip"},
+	// internal/testbin builds the binary the fake editor's scenarios also run against.
+	"editorbridge": {"rpc/protocol", "rpc/jsonrpc", "workspace", "internal/clip", "internal/testbin"},
 	// The transport knows frames, the codec and the session update encoder, nothing above them.
 	"rpc/jsonrpc":        {"rpc/protocol", "internal/clip"},
 	"session":            {"rpc/protocol", "providers", "tools", "workspace", "config", "internal/clip"},
@@ -54,10 +55,11 @@ var allowed = map[string][]string{
 	"rpc/protocol":       {},
 	"internal/fakemodel": {"providers", "rpc/protocol", "internal/clip"},
 	"internal/clip":      {},
+	"internal/testbin":   {}, // test helper: builds cmd/agentd by running the go command
 }
 
 // leaves may import only the standard library (internal/clip must, since everything imports it).
-var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true}
+var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true, "internal/testbin": true}
 
 type goPackage struct {
 	ImportPath  string
