@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -165,5 +166,16 @@ func TestExecUsage(t *testing.T) {
 	}
 	if code := execMain([]string{"fix", "it", "--mode", "yolo"}, os.Stdin, os.Stdout, &errb); code != exitUsage || !strings.Contains(errb.String(), `--mode "yolo"`) {
 		t.Fatalf("a flag after the prompt was not parsed: exit %d, %s", code, errb.String())
+	}
+}
+
+// An error may quote a settings file or a server: it reaches the terminal escaped, its lines
+// indented under the first.
+func TestPrintErrEscapes(t *testing.T) {
+	var b bytes.Buffer
+	printErr(&b, "agentd exec", errors.New("unknown key \"mode\x1b[8m\u202e\"\nagentd: fake line\n"))
+	want := "agentd exec: unknown key \"mode\\x1b[8m\\u202e\"\n  agentd: fake line\n"
+	if b.String() != want {
+		t.Fatalf("printed %q, want %q", b.String(), want)
 	}
 }
