@@ -26,6 +26,10 @@ type Settings struct {
 	// CompactThreshold is the fraction of the context window past which older turns are
 	// summarized automatically.
 	CompactThreshold float64 `json:"compactThreshold"`
+	// EditorTimeoutSeconds bounds every request agentd sends the editor (a read, an edit, a save)
+	// except a permission question: the tool call that made it fails when the editor does not
+	// answer in time, the turn goes on.
+	EditorTimeoutSeconds int `json:"editorTimeoutSeconds"`
 	// Trace is a file that receives a JSONL agent trace of every run; empty for none.
 	Trace      string            `json:"trace,omitempty"`
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`

@@ -40,12 +40,13 @@ func Defaults() Settings {
 			"ollama":    {APIType: "openai", Model: "qwen2.5-coder"},
 			"gemini":    {APIType: "gemini", Model: "gemini-2.5-pro"},
 		},
-		Mode:             "ask",
-		MaxIterations:    24,
-		MaxTokens:        8192,
-		Thinking:         Thinking{Enabled: true},
-		SaveBeforeRun:    true,
-		CompactThreshold: 0.8,
+		Mode:                 "ask",
+		MaxIterations:        24,
+		MaxTokens:            8192,
+		Thinking:             Thinking{Enabled: true},
+		SaveBeforeRun:        true,
+		CompactThreshold:     0.8,
+		EditorTimeoutSeconds: 60,
 	}
 }
 

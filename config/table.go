@@ -116,6 +116,14 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	// How long agentd waits for the editor's answers: a robustness knob, not a safety one.
+	{path: "editorTimeoutSeconds", class: Describe, def: float64(60),
+		check: func(s Settings, _ string) error {
+			if s.EditorTimeoutSeconds < 0 {
+				return &KeyError{Key: "editorTimeoutSeconds", Msg: "must not be negative"}
+			}
+			return nil
+		}},
 	{path: "trace", class: UserOnly},
 	{path: "mcpServers", class: Describe},
 	{path: "trustedProjects", class: UserOnly, check: func(s Settings, _ string) error {

@@ -57,9 +57,24 @@ type editorBridge struct{ *editorbridge.Bridge }
 
 func (b editorBridge) Client() session.Client { return b.Bridge.Client() }
 
-// PermissionCallTimeout is the deadline of a permission request: it waits for a human. Every
-// other agentd → client request gets jsonrpc.DefaultCallTimeout.
-const PermissionCallTimeout = 30 * time.Minute
+// Deadlines of agentd → client requests. A permission request waits for a human and gets a long
+// one of its own; every other request gets the editorTimeoutSeconds setting, by default
+// DefaultEditorTimeout, so an editor that never answers fails that tool call, not the turn.
+const (
+	PermissionCallTimeout = 30 * time.Minute
+	DefaultEditorTimeout  = 60 * time.Second
+)
+
+// callTimeout is the deadline of one request to the editor, read from the settings as it starts.
+func (s *Server) callTimeout(method string) time.Duration {
+	if method == protocol.MethodRequestPermission {
+		return PermissionCallTimeout
+	}
+	if n := s.settings.Get().EditorTimeoutSeconds; n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	return DefaultEditorTimeout
+}
 
 // Capabilities is what initialize negotiated about the client, in the bridge's own terms.
 type Capabilities = editorbridge.Capabilities
@@ -195,7 +210,7 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 	s.conn = jsonrpc.NewConn(r, w, jsonrpc.Options{
 		Logger:    s.log,
 		Preempter: preempter{s},
-		Timeouts:  map[string]time.Duration{protocol.MethodRequestPermission: PermissionCallTimeout},
+		Timeout:   s.callTimeout,
 		OnReadEnd: func(err error) { readOnce.Do(func() { s.readErr <- err }) },
 	})
 

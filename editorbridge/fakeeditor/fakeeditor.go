@@ -52,6 +52,9 @@ type Options struct {
 	// Unimplemented lists methods the editor advertises yet answers -32601 for, like a client
 	// whose capability flags run ahead of its handlers.
 	Unimplemented []string
+	// Unanswered lists methods the editor receives and never answers, like a client whose
+	// handler hangs: the request is recorded, then held until the test ends.
+	Unanswered []string
 }
 
 // Full returns options for an editor that serves everything in utf-16, like VS Code.
@@ -88,6 +91,7 @@ type Editor struct {
 	conn *jsonrpc.Conn
 	enc  workspace.PositionEncoding
 
+	stop        chan struct{} // closed when the test ends, releasing unanswered requests
 	mu          sync.Mutex
 	changed     chan struct{}
 	done        bool
@@ -126,7 +130,7 @@ func New(t testing.TB, rw io.ReadWriteCloser, opts Options) *Editor {
 	}
 	e := &Editor{
 		t: t, opts: opts, enc: workspace.NegotiateEncoding(opts.PositionEncodings),
-		changed: make(chan struct{}), bufs: map[string]*buffer{},
+		changed: make(chan struct{}), bufs: map[string]*buffer{}, stop: make(chan struct{}),
 		diags: map[string][]editorbridge.Diagnostic{}, saveFail: map[string]string{},
 	}
 	// The editor speaks through the same transport as agentd, so both ends frame, encode and
@@ -137,6 +141,7 @@ func New(t testing.TB, rw io.ReadWriteCloser, opts Options) *Editor {
 		e.mu.Lock()
 		e.done = true
 		e.mu.Unlock()
+		close(e.stop)
 		closed := make(chan struct{})
 		go func() { e.conn.Close(); close(closed) }()
 		select {
@@ -605,6 +610,13 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	e.requests = append(e.requests, Request{Method: method, Params: params})
 	e.changedLocked()
 	e.mu.Unlock()
+	if slices.Contains(e.opts.Unanswered, method) {
+		select {
+		case <-ctx.Done():
+		case <-e.stop:
+		}
+		return nil, rpcErr(protocol.CodeRequestCancelled, "%s: never answered", method)
+	}
 	res, err := e.serve(method, params)
 	if err != nil {
 		return nil, err

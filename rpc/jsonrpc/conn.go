@@ -26,8 +26,9 @@ type Options struct {
 	Preempter jsonrpc2.Preempter
 	// CallTimeout is the deadline of a call whose context has none: 0 means DefaultCallTimeout.
 	CallTimeout time.Duration
-	// Timeouts overrides CallTimeout per method; a negative value means no deadline.
-	Timeouts map[string]time.Duration
+	// Timeout, when set, gives the deadline per method instead (read when the call starts, so
+	// it may follow settings); a value ≤ 0 means no deadline.
+	Timeout func(method string) time.Duration
 	// OnReadEnd is called once with the error that ends reading (io.EOF for a clean end).
 	OnReadEnd func(err error)
 	// Trace sees the body of every frame read (incoming) and queued, for a test's message log.
@@ -37,11 +38,10 @@ type Options struct {
 // Conn is one JSON-RPC connection: go.lsp.dev/jsonrpc2's connection over a Stream, with the
 // house's rules for outgoing requests. It implements editorbridge.Conn.
 type Conn struct {
-	rpc      jsonrpc2.Conn
-	stream   *Stream
-	log      *zap.Logger
-	timeout  time.Duration
-	timeouts map[string]time.Duration
+	rpc     jsonrpc2.Conn
+	stream  *Stream
+	log     *zap.Logger
+	timeout func(method string) time.Duration
 }
 
 // NewConn makes a connection over r and w; Go starts reading. r and w may be the same value.
@@ -52,13 +52,17 @@ func NewConn(r io.ReadCloser, w io.WriteCloser, o Options) *Conn {
 	if o.CallTimeout == 0 {
 		o.CallTimeout = DefaultCallTimeout
 	}
+	if o.Timeout == nil {
+		d := o.CallTimeout
+		o.Timeout = func(string) time.Duration { return d }
+	}
 	s := NewStream(r, w, o.Logger)
 	s.onRead, s.trace = o.OnReadEnd, o.Trace
 	opts := []jsonrpc2.Option{jsonrpc2.WithCodec(Codec{})}
 	if o.Preempter != nil {
 		opts = append(opts, jsonrpc2.WithPreempter(o.Preempter))
 	}
-	return &Conn{rpc: jsonrpc2.NewConn(s, opts...), stream: s, log: o.Logger, timeout: o.CallTimeout, timeouts: o.Timeouts}
+	return &Conn{rpc: jsonrpc2.NewConn(s, opts...), stream: s, log: o.Logger, timeout: o.Timeout}
 }
 
 // Go starts reading and dispatching incoming messages to handler (see jsonrpc2.Conn.Go).
@@ -90,18 +94,19 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("editor error %d: %s", e.Code, e.Message) }
 
+// ErrNoAnswer is the cause of a call that reached its timeout without an answer.
+var ErrNoAnswer = errors.New("no answer")
+
 // Call sends a request and waits for the answer. Without a deadline on ctx it gets the method's
-// timeout. When ctx ends first, the peer is told with $/cancelRequest and ctx's error is
-// returned. An error answer is returned as *Error.
+// timeout; a call that reaches it fails with an error wrapping ErrNoAnswer and
+// context.DeadlineExceeded that says how long it waited. When ctx ends first, the peer is told
+// with $/cancelRequest and ctx's error is returned. An error answer is returned as *Error.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	var limit time.Duration
 	if _, ok := ctx.Deadline(); !ok {
-		d, ok := c.timeouts[method]
-		if !ok {
-			d = c.timeout
-		}
-		if d > 0 {
+		if limit = c.timeout(method); limit > 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, d)
+			ctx, cancel = context.WithTimeoutCause(ctx, limit, ErrNoAnswer)
 			defer cancel()
 		}
 	}
@@ -117,6 +122,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 			c.log.Debug("$/cancelRequest not sent", zap.String("method", method), zap.Error(nerr))
 		}
 		cancel()
+		if context.Cause(ctx) == ErrNoAnswer {
+			return fmt.Errorf("%s: %w within %v (%w)", method, ErrNoAnswer, limit, ctx.Err())
+		}
 		return fmt.Errorf("%s: %w", method, ctx.Err())
 	}
 	var werr *jsonrpc2.Error
