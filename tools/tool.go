@@ -1,7 +1,24 @@
 // Package tools owns the model-facing toolset: the Tool interface, the registry, schemas
 // generated from each tool's typed input struct, and each tool's effect class (read, write,
-// exec), which is all the permission policy and the clients need to know about a tool. A tool
-// touches the project only through the workspace port it is handed in Env.
+// exec), which is all the permission policy and the clients need to know about a tool.
+//
+// A tool changes the project only through the workspace port it is handed in Env (edits carry
+// the buffer version they were computed against; creations, moves and deletions are workspace
+// edits too), and reads through it whatever the editor may hold differently from the disk: a
+// file's text (the open buffer, unsaved changes included), diagnostics, symbols. Three things go
+// around the port, on paths Env.Roots has already resolved inside the roots, because the editor
+// has no say in them:
+//   - metadata and directory structure (os.Stat, Lstat, ReadDir, Readlink): list_dir, the checks
+//     of create_dir, move_path, delete_path, run_program and add_dependency, the walks of search
+//     (walk.go);
+//   - bulk reads that scan many files (readraw_*.go, walk.go, find_symbol's scanner,
+//     project_overview's manifests): the port answers one file per reverse request, which a
+//     search of thousands of files cannot afford; search_text overlays the editor's dirty
+//     buffers from the port, so what it finds is what the user sees;
+//   - programs (run_program, add_dependency, project_overview's git, find_symbol's ctags), run
+//     with os/exec in a root, with os.Environ less the provider keys (exec.go).
+//
+// No tool writes to the file system itself.
 package tools
 
 import (
