@@ -40,7 +40,7 @@ func Defaults() Settings {
 			"ollama":    {APIType: "openai", Model: "qwen2.5-coder"},
 			"gemini":    {APIType: "gemini", Model: "gemini-2.5-pro"},
 		},
-		Mode:                 "ask",
+		Mode:                 ModeAsk,
 		MaxIterations:        24,
 		MaxTokens:            8192,
 		Thinking:             Thinking{Enabled: true},

@@ -83,14 +83,13 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{path: "mode", class: Tighten, def: "ask",
-		stricter: func(v any, _ Settings) bool { return v == "ask" || v == "plan" },
+	{path: "mode", class: Tighten, def: ModeAsk,
+		stricter: func(v any, _ Settings) bool { return v == ModeAsk || v == ModePlan },
 		check: func(s Settings, _ string) error {
-			switch s.Mode {
-			case "ask", "auto", "plan":
+			if ValidMode(s.Mode) {
 				return nil
 			}
-			return &KeyError{Key: "mode", Msg: fmt.Sprintf("%q is not one of ask, auto, plan", s.Mode)}
+			return &KeyError{Key: "mode", Msg: fmt.Sprintf("%q is not one of %s", s.Mode, strings.Join(Modes, ", "))}
 		}},
 	{path: "maxIterations", class: Tighten, def: float64(24),
 		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.MaxIterations) },

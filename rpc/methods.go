@@ -68,17 +68,17 @@ func (s *Server) table() map[string]method {
 		"initialize": {call: (*Server).initialize, inline: true},
 		"shutdown":   {call: (*Server).shutdown, inline: true},
 
-		// session.go
-		protocol.MethodSessionNew:             handler(validateNew, viaManager(Sessions.New)),
-		protocol.MethodSessionLoad:            handler(validateLoad, viaManager(Sessions.Load)),
-		protocol.MethodSessionResume:          handler(validateLoad, viaManager(Sessions.Resume)),
-		protocol.MethodSessionList:            handler(validateList, viaManager(listSessions)),
-		protocol.MethodSessionClose:           handler(validateSessionID, viaManager(closeSession)),
-		protocol.MethodSessionDelete:          handler(validateSessionID, viaManager(deleteSession)),
-		protocol.MethodSessionSetConfigOption: handler(validateSetConfig, viaManager(Sessions.SetConfigOption)),
+		// session.go, prompt.go: session validates its own requests (session/validate.go), for
+		// this table and agentd exec alike.
+		protocol.MethodSessionNew:             handler(nil, viaManager(Sessions.New)),
+		protocol.MethodSessionLoad:            handler(nil, viaManager(Sessions.Load)),
+		protocol.MethodSessionResume:          handler(nil, viaManager(Sessions.Resume)),
+		protocol.MethodSessionList:            handler(nil, viaManager(listSessions)),
+		protocol.MethodSessionClose:           handler(nil, viaManager(closeSession)),
+		protocol.MethodSessionDelete:          handler(nil, viaManager(deleteSession)),
+		protocol.MethodSessionSetConfigOption: handler(nil, viaManager(Sessions.SetConfigOption)),
 
-		// prompt.go
-		protocol.MethodSessionPrompt: handler(validatePrompt, viaManager(prompt)),
+		protocol.MethodSessionPrompt: handler(nil, viaManager(prompt)),
 
 		// providers.go
 		protocol.MethodProvidersList: handler(nil, (*Server).providersList),

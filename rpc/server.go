@@ -1,6 +1,6 @@
 // Package rpc is agentd's server: the handler chain over rpc/jsonrpc's connection (cancellation
 // preempts, calls run concurrently, notifications run in order, panics are contained), the LSP lifecycle and negotiation, and one thin handler per agent/* method that
-// decodes and validates params and calls the session manager. It owns the wire rules: which
+// decodes params and calls the session manager, which validates them. It owns the wire rules: which
 // JSON-RPC error a failure becomes, and that nothing but frames reaches the output.
 package rpc
 

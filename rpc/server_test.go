@@ -27,7 +27,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeSessions stands in for session.Manager so the transport is tested on its own.
+// fakeSessions stands in for session.Manager so the transport is tested on its own; it checks
+// params with session.Validate, as the Manager does.
 type fakeSessions struct {
 	deps session.Deps
 
@@ -41,12 +42,18 @@ type fakeSessions struct {
 }
 
 func (f *fakeSessions) New(ctx context.Context, p protocol.SessionNewParams) (protocol.SessionNewResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.SessionNewResult{}, err
+	}
 	if f.newFn != nil {
 		return f.newFn(ctx, p)
 	}
 	return protocol.SessionNewResult{SessionID: "s1", ConfigOptions: []protocol.ConfigOption{}}, nil
 }
 func (f *fakeSessions) Load(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.SessionLoadResult{}, err
+	}
 	if p.SessionID != "s1" {
 		return protocol.SessionLoadResult{}, fmt.Errorf("%w: %q", session.ErrUnknownSession, p.SessionID)
 	}
@@ -54,19 +61,33 @@ func (f *fakeSessions) Load(ctx context.Context, p protocol.SessionLoadParams) (
 	return protocol.SessionLoadResult{ConfigOptions: []protocol.ConfigOption{}}, nil
 }
 func (f *fakeSessions) Resume(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.SessionLoadResult{}, err
+	}
 	return protocol.SessionLoadResult{ConfigOptions: []protocol.ConfigOption{}}, nil
 }
 func (f *fakeSessions) List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.SessionListResult{}, err
+	}
 	if f.list != nil {
 		return f.list(ctx)
 	}
 	return protocol.SessionListResult{}, nil
 }
-func (f *fakeSessions) Close(ctx context.Context, id string) error { return nil }
+func (f *fakeSessions) Close(ctx context.Context, id string) error {
+	return session.Validate(&protocol.SessionIDParams{SessionID: id})
+}
 func (f *fakeSessions) Delete(ctx context.Context, id string) error {
+	if err := session.Validate(&protocol.SessionIDParams{SessionID: id}); err != nil {
+		return err
+	}
 	return fmt.Errorf("%w: %q", session.ErrUnknownSession, id)
 }
 func (f *fakeSessions) Prompt(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.PromptResult{}, err
+	}
 	if f.prompt != nil {
 		return f.prompt(ctx, p)
 	}
@@ -78,6 +99,9 @@ func (f *fakeSessions) Cancel(id string) {
 	f.mu.Unlock()
 }
 func (f *fakeSessions) SetConfigOption(ctx context.Context, p protocol.SetConfigOptionParams) (protocol.SetConfigOptionResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.SetConfigOptionResult{}, err
+	}
 	if p.ConfigID != "mode" {
 		return protocol.SetConfigOptionResult{}, &session.ParamError{Field: "configId", Message: fmt.Sprintf("unknown config option %q", p.ConfigID)}
 	}

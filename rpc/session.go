@@ -2,9 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"path/filepath"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -24,70 +21,6 @@ func required(field, v string) error {
 		return paramError(field, "required")
 	}
 	return nil
-}
-
-func absPath(field, v string) error {
-	if v == "" {
-		return paramError(field, "required")
-	}
-	if !filepath.IsAbs(v) {
-		return paramError(field, fmt.Sprintf("%q is not an absolute path", v))
-	}
-	return nil
-}
-
-func validateMCPServers(list []json.RawMessage) error {
-	for i, raw := range list {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
-			return paramError(fmt.Sprintf("mcpServers[%d]", i), "must be an object")
-		}
-		if _, ok := m["name"]; !ok {
-			return paramError(fmt.Sprintf("mcpServers[%d].name", i), "required")
-		}
-	}
-	return nil
-}
-
-func validateNew(p *protocol.SessionNewParams) error {
-	if err := absPath("cwd", p.Cwd); err != nil {
-		return err
-	}
-	for i, d := range p.AdditionalDirectories {
-		if err := absPath(fmt.Sprintf("additionalDirectories[%d]", i), d); err != nil {
-			return err
-		}
-	}
-	return validateMCPServers(p.MCPServers)
-}
-
-func validateLoad(p *protocol.SessionLoadParams) error {
-	if err := required("sessionId", p.SessionID); err != nil {
-		return err
-	}
-	if err := absPath("cwd", p.Cwd); err != nil {
-		return err
-	}
-	return validateMCPServers(p.MCPServers)
-}
-
-func validateList(p *protocol.SessionListParams) error {
-	if p.Cwd != "" {
-		return absPath("cwd", p.Cwd)
-	}
-	return nil
-}
-
-func validateSessionID(p *protocol.SessionIDParams) error { return required("sessionId", p.SessionID) }
-
-func validateSetConfig(p *protocol.SetConfigOptionParams) error {
-	if err := required("sessionId", p.SessionID); err != nil {
-		return err
-	}
-	if err := required("configId", p.ConfigID); err != nil {
-		return err
-	}
-	return required("value", p.Value)
 }
 
 // viaManager adapts a session-manager call to a handler.
@@ -124,8 +57,8 @@ func (s *Server) sessionCancel(_ context.Context, raw jsonrpc2.RawMessage) error
 	if err := decodeParams(raw, &p); err != nil {
 		return err
 	}
-	if err := validateSessionID(&p); err != nil {
-		return err
+	if err := required("sessionId", p.SessionID); err != nil {
+		return err // logged: a notification has no answer
 	}
 	s.cancelPrompts(p.SessionID)
 	s.manager().Cancel(p.SessionID)

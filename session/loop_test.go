@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -50,7 +51,7 @@ func TestTextTurnStreamsChunksAndUsage(t *testing.T) {
 	if !strings.Contains(req.Context, "Permission mode: ask") || !strings.Contains(req.Context, h.dir) {
 		t.Fatalf("context: %q", req.Context)
 	}
-	if req.MaxTokens != DefaultMaxTokens || req.Model != "fake-model" {
+	if req.MaxTokens != config.Defaults().MaxTokens || req.Model != "fake-model" {
 		t.Fatalf("request bounds: %d %q", req.MaxTokens, req.Model)
 	}
 	// A title arrives after the first exchange.

@@ -35,10 +35,8 @@ type Deps struct {
 	NoTitles bool
 }
 
-// Defaults of the loop's bounds.
 const (
-	DefaultMaxIterations = 24
-	DefaultMaxTokens     = 8192
+	// defaultContextWindow is the context window of a model whose settings name none.
 	defaultContextWindow = 128000
 	listPageSize         = 100
 )
@@ -90,26 +88,32 @@ func NewManager(d Deps) *Manager {
 	return m
 }
 
-// settings returns the current settings with the loop's defaults filled in.
+// settings returns the current settings with the loop's defaults filled in where the Settings
+// function leaves them unset (tests and embedders pass partial settings): the defaults are
+// config.Defaults(), their one home.
 func (m *Manager) settings() config.Settings {
 	var s config.Settings
 	if m.d.Settings != nil {
 		s = m.d.Settings()
 	}
+	d := loopDefaults()
 	if s.MaxIterations <= 0 {
-		s.MaxIterations = DefaultMaxIterations
+		s.MaxIterations = d.MaxIterations
 	}
 	if s.MaxTokens <= 0 {
-		s.MaxTokens = DefaultMaxTokens
+		s.MaxTokens = d.MaxTokens
 	}
 	if s.Mode == "" {
-		s.Mode = ModeAsk
+		s.Mode = d.Mode
 	}
 	if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
-		s.CompactThreshold = 0.8
+		s.CompactThreshold = d.CompactThreshold
 	}
 	return s
 }
+
+// loopDefaults is config.Defaults(), built once.
+var loopDefaults = sync.OnceValue(config.Defaults)
 
 func newID(prefix string) string {
 	var b [8]byte
@@ -121,8 +125,8 @@ func unknown(id string) error { return fmt.Errorf("%w: %q", ErrUnknownSession, i
 
 // New starts a session on cwd.
 func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protocol.SessionNewResult, error) {
-	if p.Cwd == "" {
-		return protocol.SessionNewResult{}, &ParamError{Field: "cwd", Message: "is required"}
+	if err := checkNew(&p); err != nil {
+		return protocol.SessionNewResult{}, err
 	}
 	roots, err := workspace.NewRoots(p.Cwd, p.AdditionalDirectories...)
 	if err != nil {
@@ -134,9 +138,6 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	// _meta["agentd/mode"] starts the session in a mode without persisting it for the project
 	// (agentd exec --mode).
 	if v, ok := p.Meta["agentd/mode"].(string); ok {
-		if !validMode(v) {
-			return protocol.SessionNewResult{}, &ParamError{Field: "_meta.agentd/mode", Message: fmt.Sprintf("mode %q is not one of ask, auto, plan", v)}
-		}
 		s.mode = v
 	}
 	if s.file, err = m.store.create(id, header{ID: id, Cwd: p.Cwd, Dirs: p.AdditionalDirectories, Created: time.Now().UTC()}); err != nil {
@@ -199,8 +200,8 @@ func (m *Manager) Resume(ctx context.Context, p protocol.SessionLoadParams) (pro
 }
 
 func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay bool) (protocol.SessionLoadResult, error) {
-	if p.SessionID == "" {
-		return protocol.SessionLoadResult{}, &ParamError{Field: "sessionId", Message: "is required"}
+	if err := checkLoad(&p); err != nil {
+		return protocol.SessionLoadResult{}, err
 	}
 	m.mu.Lock()
 	s, live := m.sessions[p.SessionID]
@@ -222,9 +223,6 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 	}
 	if !live {
 		cwd := p.Cwd
-		if cwd == "" {
-			cwd = st.header.Cwd
-		}
 		roots, err := workspace.NewRoots(cwd, st.header.Dirs...)
 		if err != nil {
 			return protocol.SessionLoadResult{}, &ParamError{Field: "cwd", Message: err.Error()}
@@ -272,6 +270,9 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 
 // List returns stored sessions (and live ones), newest first, optionally only those of cwd.
 func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error) {
+	if err := checkList(&p); err != nil {
+		return protocol.SessionListResult{}, err
+	}
 	byID := map[string]protocol.SessionInfo{}
 	if m.store != nil {
 		infos, err := m.store.list()
@@ -320,6 +321,9 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (proto
 
 // Close cancels the session's turn and frees it; its transcript stays stored.
 func (m *Manager) Close(ctx context.Context, sessionID string) error {
+	if err := checkRequired("sessionId", sessionID); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	s, ok := m.sessions[sessionID]
 	delete(m.sessions, sessionID)
@@ -333,6 +337,9 @@ func (m *Manager) Close(ctx context.Context, sessionID string) error {
 
 // Delete closes the session if it is open and removes its transcript.
 func (m *Manager) Delete(ctx context.Context, sessionID string) error {
+	if err := checkRequired("sessionId", sessionID); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	s, ok := m.sessions[sessionID]
 	delete(m.sessions, sessionID)
@@ -358,19 +365,12 @@ func (m *Manager) Delete(ctx context.Context, sessionID string) error {
 // Prompt runs one turn (after the turns queued before it) and answers when it ends. A cancelled
 // ctx is the same as Cancel: the result still comes, with stopReason "cancelled".
 func (m *Manager) Prompt(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error) {
+	if err := checkPrompt(&p); err != nil {
+		return protocol.PromptResult{}, err
+	}
 	s, err := m.get(p.SessionID)
 	if err != nil {
 		return protocol.PromptResult{}, err
-	}
-	if len(p.Prompt) == 0 {
-		return protocol.PromptResult{}, &ParamError{Field: "prompt", Message: "is empty"}
-	}
-	for i, b := range p.Prompt {
-		switch b.Type {
-		case "text", "image", "resource_link", "resource":
-		default:
-			return protocol.PromptResult{}, &ParamError{Field: fmt.Sprintf("prompt[%d].type", i), Message: fmt.Sprintf("unsupported content block %q", b.Type)}
-		}
 	}
 	return s.prompt(ctx, p.Prompt), nil
 }
@@ -388,14 +388,17 @@ func (m *Manager) Cancel(sessionID string) {
 // SetConfigOption changes the session's mode or model; the change applies from the next tool
 // call (mode) or model call (model).
 func (m *Manager) SetConfigOption(ctx context.Context, p protocol.SetConfigOptionParams) (protocol.SetConfigOptionResult, error) {
+	if err := checkSetConfig(&p); err != nil {
+		return protocol.SetConfigOptionResult{}, err
+	}
 	s, err := m.get(p.SessionID)
 	if err != nil {
 		return protocol.SetConfigOptionResult{}, err
 	}
 	switch p.ConfigID {
 	case "mode":
-		if !validMode(p.Value) {
-			return protocol.SetConfigOptionResult{}, &ParamError{Field: "value", Message: fmt.Sprintf("mode %q is not one of ask, auto, plan", p.Value)}
+		if err := checkMode("value", p.Value); err != nil {
+			return protocol.SetConfigOptionResult{}, err
 		}
 		s.setMode(p.Value, false)
 	case "model":

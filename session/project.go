@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/config"
 )
 
 // projectState is what agentd remembers per project (keyed by the session's cwd): the last
@@ -113,10 +115,10 @@ func (p *projects) save(st *projectState) {
 func (p *projects) mode(path, def string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if m := p.get(path).Mode; validMode(m) {
+	if m := p.get(path).Mode; config.ValidMode(m) {
 		return m
 	}
-	if validMode(def) {
+	if config.ValidMode(def) {
 		return def
 	}
 	return ModeAsk

@@ -15,18 +15,15 @@ import (
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
-	"github.com/agentd-dev/agentd/tools/policy"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-// Permission modes, as strings for the wire and the settings; tools/policy defines them.
+// Permission modes, as strings for the wire and the settings; config names them.
 const (
-	ModeAsk  = string(policy.ModeAsk)
-	ModeAuto = string(policy.ModeAuto)
-	ModePlan = string(policy.ModePlan)
+	ModeAsk  = config.ModeAsk
+	ModeAuto = config.ModeAuto
+	ModePlan = config.ModePlan
 )
-
-func validMode(m string) bool { return m == ModeAsk || m == ModeAuto || m == ModePlan }
 
 // Session is one conversation: its roots, history, mode and grants, and the one turn that may
 // run at a time plus the prompts queued behind it.

@@ -89,8 +89,8 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 		}
 		words, rest = append(words, rest[0]), rest[1:]
 	}
-	if *mode != "" && *mode != session.ModeAsk && *mode != session.ModeAuto && *mode != session.ModePlan {
-		fmt.Fprintf(stderr, "agentd exec: --mode %q is not one of ask, auto, plan\n", *mode)
+	if *mode != "" && !config.ValidMode(*mode) {
+		fmt.Fprintf(stderr, "agentd exec: --mode %q is not one of %s\n", *mode, strings.Join(config.Modes, ", "))
 		return exitUsage
 	}
 	prompt := strings.TrimSpace(strings.Join(words, " "))

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/tools/internal/glob"
 )
@@ -18,11 +18,11 @@ type Mode string
 
 const (
 	// ModeAsk runs reads, and asks before writes and programs unless a grant answers.
-	ModeAsk Mode = "ask"
+	ModeAsk Mode = config.ModeAsk
 	// ModeAuto runs everything except what a reject_always grant refuses.
-	ModeAuto Mode = "auto"
+	ModeAuto Mode = config.ModeAuto
 	// ModePlan runs reads only: the agent plans and changes nothing.
-	ModePlan Mode = "plan"
+	ModePlan Mode = config.ModePlan
 )
 
 // Scope is how long a grant lives.
@@ -86,14 +86,15 @@ func (d Decision) String() string {
 	return "unknown"
 }
 
-// Permission option ids offered to the user: the wire's own (PROTOCOL.md), so the answer the
-// engine receives and the id GrantFor reads can never drift apart.
+// Permission option ids, as the user's answer names them. They are the wire's ids (rpc/protocol,
+// docs/protocol.md); the policy keeps its own copy so that the permission decision does not
+// depend on the wire package, and session's TestPolicyOptionsAreTheWires holds the two equal.
 const (
-	OptionAllowOnce    = protocol.OptionAllowOnce
-	OptionAllowSession = protocol.OptionAllowSession
-	OptionAllowAlways  = protocol.OptionAllowAlways
-	OptionRejectOnce   = protocol.OptionRejectOnce
-	OptionRejectAlways = protocol.OptionRejectAlways
+	OptionAllowOnce    = "allow_once"
+	OptionAllowSession = "allow_session"
+	OptionAllowAlways  = "allow_always"
+	OptionRejectOnce   = "reject_once"
+	OptionRejectAlways = "reject_always"
 )
 
 // Decide is the whole policy. Reads always run. Plan mode refuses anything else. A matching
