@@ -6,8 +6,8 @@ package deptest
 import (
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -28,35 +28,83 @@ func layer(pkg string) string {
 	return rel
 }
 
-// allowed lists, per layer, the agentd layers it may import. Everything else is a backwards or
-// sideways arrow. From ARCHITECTURE.md:
+// allowed lists, per layer, the agentd layers it may import, each with the reason the arrow is
+// there; every other arrow runs backwards or sideways. docs/ARCHITECTURE.md draws the same graph
+// and lists the same arrows with the same reasons (TestArchitectureDocListsTheArrows keeps the
+// two in step):
 //
 //	cmd/agentd ─► rpc ─► session ─► providers (+ providers/<dialect>)
 //	                 │         └──► tools ─► workspace
 //	                 └─► editorbridge ─► workspace, rpc/protocol, rpc/jsonrpc
-//	config, rpc/protocol: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
-//
-// internal/clip (rune-safe shortening of text) is a leaf every layer may import: a cut that
-// splits a UTF-8 character is the same bug wherever it happens, so there is one function for it.
-var allowed = map[string][]string{
-	"cmd": {"rpc", "rpc/protocol", "rpc/jsonrpc", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip", "internal/testbin"},
-	"rpc": {"rpc/protocol", "rpc/jsonrpc", "editorbridge", "session", "providers", "tools", "workspace", "config", "internal/clip"},
-	// editorbridge implements session's and tools' ports without importing them; rpc/jsonrpc is
-	// the one transport, which the bridge's error type and the fake editor share with the daemon.
-	// internal/testbin builds the binary the fake editor's scenarios also run against.
-	"editorbridge": {"rpc/protocol", "rpc/jsonrpc", "workspace", "internal/clip", "internal/testbin"},
-	// The transport knows frames, the codec and the session update encoder, nothing above them.
-	"rpc/jsonrpc":        {"rpc/protocol", "internal/clip"},
-	"session":            {"rpc/protocol", "providers", "tools", "workspace", "config", "internal/clip"},
-	"tools":              {"workspace", "providers", "rpc/protocol", "config", "internal/clip"}, // providers: ToolSpec, in the seam file tools/registry.go
-	"providers":          {"config", "internal/clip"},
-	"workspace":          {"internal/clip"},
-	"config":             {"internal/clip"},
+//	config, rpc/protocol, internal/clip, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
+var allowed = map[string]map[string]string{
+	"cmd": {
+		"rpc":              "serve runs the server on stdio",
+		"session":          "exec drives one session without the wire",
+		"rpc/protocol":     "exec builds requests and renders updates in the wire's types",
+		"rpc/jsonrpc":      "the daemon's tests read its frames",
+		"providers":        "registry.go names the concrete dialects, the only place that does",
+		"tools":            "the default tool registry handed to the engine",
+		"workspace":        "exec's disk workspace and its diffs",
+		"config":           "the settings store and its layers",
+		"internal/clip":    clipReason,
+		"internal/testbin": testbinReason,
+	},
+	"rpc": {
+		"session":       "handlers turn requests into Manager calls",
+		"rpc/protocol":  "the wire types the handlers decode and answer",
+		"rpc/jsonrpc":   "the one transport",
+		"editorbridge":  "the bridge built on the connection once initialize says what the client can do",
+		"providers":     "the provider source pairs settings with keys bound to their origin",
+		"tools":         "the tool registry the server hands the engine",
+		"workspace":     "the negotiated position encoding and the workspace port",
+		"config":        "settings from initialize and didChangeConfiguration",
+		"internal/clip": clipReason,
+	},
+	"editorbridge": {
+		"rpc/protocol":     "the reverse requests' wire types; it implements session's and tools' ports without importing them",
+		"rpc/jsonrpc":      "the one transport, shared with the daemon and the fake editor",
+		"workspace":        "the workspace port it implements",
+		"internal/clip":    clipReason,
+		"internal/testbin": testbinReason,
+	},
+	"rpc/jsonrpc": {
+		"rpc/protocol":  "frames, the codec and the session update encoder, nothing above them",
+		"internal/clip": clipReason,
+	},
+	"session": {
+		"rpc/protocol":  "on purpose: session speaks the wire's types (requests, updates) and transcripts are SessionUpdate records, as gopls's server speaks LSP types",
+		"providers":     "the neutral model: requests, messages, the event stream",
+		"tools":         "the registry, the tools' results and tools/policy's decision",
+		"workspace":     "roots and the workspace port the tools run against",
+		"config":        "the settings: loop defaults, mode names, providers",
+		"internal/clip": clipReason,
+	},
+	"tools": {
+		"workspace":     "the port the tools touch the project through",
+		"providers":     "ToolSpec, in the seam file tools/registry.go",
+		"config":        "tools/policy takes the permission mode names from the settings",
+		"internal/clip": clipReason,
+	},
+	"providers": {
+		"config":        "a provider's settings",
+		"internal/clip": clipReason,
+	},
+	"workspace":          {"internal/clip": clipReason},
+	"config":             {"internal/clip": clipReason},
 	"rpc/protocol":       {},
-	"internal/fakemodel": {"providers", "rpc/protocol", "internal/clip"},
+	"internal/fakemodel": {"providers": "the neutral model it scripts", "rpc/protocol": "the wire types", "internal/clip": clipReason},
 	"internal/clip":      {},
 	"internal/testbin":   {}, // test helper: builds cmd/agentd by running the go command
 }
+
+// testbinReason is why tests may import internal/testbin: the binary is built once for every
+// package that runs it (the daemon's tests, the fake editor's scenarios).
+const testbinReason = "tests run the binary, built once"
+
+// clipReason is why every layer may import internal/clip: a cut that splits a UTF-8 character
+// is the same bug wherever it happens, so there is one function for it.
+const clipReason = "the one rune-safe clip"
 
 // leaves may import only the standard library (internal/clip must, since everything imports it).
 var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true, "internal/testbin": true}
@@ -144,7 +192,7 @@ func violations(pkgs []goPackage) []string {
 			if to == from {
 				continue
 			}
-			if !slices.Contains(may, to) {
+			if _, ok := may[to]; !ok {
 				out = append(out, p.ImportPath+" imports "+imp+": the arrow "+from+" → "+to+" runs against docs/ARCHITECTURE.md")
 			}
 		}
@@ -166,6 +214,45 @@ func TestOnlyCmdNamesProviders(t *testing.T) {
 				t.Errorf("%s imports the dialect %s; only cmd/agentd names concrete providers", p.ImportPath, imp)
 			}
 		}
+	}
+}
+
+// TestArchitectureDocListsTheArrows holds docs/ARCHITECTURE.md's table of allowed arrows equal
+// to allowed: every arrow with its reason, and no other.
+func TestArchitectureDocListsTheArrows(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		// | `from` → `to` | reason |
+		cells := strings.Split(line, "|")
+		if len(cells) != 4 || !strings.Contains(cells[1], "→") {
+			continue
+		}
+		from, to, _ := strings.Cut(cells[1], "→")
+		key := strings.Trim(strings.TrimSpace(from), "`") + " → " + strings.Trim(strings.TrimSpace(to), "`")
+		documented[key] = strings.TrimSpace(cells[2])
+	}
+	for from, tos := range allowed {
+		for to, why := range tos {
+			key := from + " → " + to
+			if why == "" {
+				t.Errorf("%s: no reason given", key)
+			}
+			got, ok := documented[key]
+			switch {
+			case !ok:
+				t.Errorf("docs/ARCHITECTURE.md does not list the arrow %s", key)
+			case got != why:
+				t.Errorf("docs/ARCHITECTURE.md gives %s the reason %q, the table %q", key, got, why)
+			}
+			delete(documented, key)
+		}
+	}
+	for key := range documented {
+		t.Errorf("docs/ARCHITECTURE.md lists the arrow %s, which the table does not allow", key)
 	}
 }
 
