@@ -7,7 +7,10 @@
 // a notice, unless the user listed the project in trustedProjects.
 package config
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // Settings is the merged configuration. JSON keys follow docs/protocol.md.
 type Settings struct {
@@ -19,8 +22,8 @@ type Settings struct {
 	MaxIterations int      `json:"maxIterations"`
 	MaxTokens     int      `json:"maxTokens"`
 	Thinking      Thinking `json:"thinking"`
-	// SaveBeforeRun asks the editor to save the session's edited buffers before an exec tool.
-	SaveBeforeRun bool `json:"saveBeforeRun"`
+	// SaveBeforeRun says which buffers agentd edited are saved before an exec tool runs.
+	SaveBeforeRun SaveBeforeRun `json:"saveBeforeRun"`
 	// AllowShell lets run_program take a shell string instead of argv.
 	AllowShell bool `json:"allowShell"`
 	// CompactThreshold is the fraction of the context window past which older turns are
@@ -60,4 +63,47 @@ type ProviderSettings struct {
 type Thinking struct {
 	Enabled      bool `json:"enabled"`
 	BudgetTokens *int `json:"budgetTokens"`
+}
+
+// SaveBeforeRun is the saveBeforeRun setting: which of the buffers agentd edited the editor
+// saves before a program runs (programs read the disk). In JSON it is "agentEdits", "all", or
+// false for SaveNone; true reads as SaveAgentEdits.
+type SaveBeforeRun string
+
+const (
+	// SaveNone saves nothing.
+	SaveNone SaveBeforeRun = ""
+	// SaveAgentEdits saves the files whose unsaved changes are all agentd's; one that also
+	// holds the user's own unsaved changes is left unsaved (and the model told so).
+	SaveAgentEdits SaveBeforeRun = "agentEdits"
+	// SaveAll saves every file agentd edited, the user's own changes in it included.
+	SaveAll SaveBeforeRun = "all"
+)
+
+// UnmarshalJSON reads a boolean or a string; the table's check says which strings are known.
+func (s *SaveBeforeRun) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case bool:
+		*s = SaveNone
+		if v {
+			*s = SaveAgentEdits
+		}
+	case string:
+		*s = SaveBeforeRun(v)
+	default:
+		return &json.UnmarshalTypeError{Value: string(b), Type: reflect.TypeFor[string]()}
+	}
+	return nil
+}
+
+// MarshalJSON writes SaveNone as false.
+func (s SaveBeforeRun) MarshalJSON() ([]byte, error) {
+	if s == SaveNone {
+		return []byte("false"), nil
+	}
+	return json.Marshal(string(s))
 }

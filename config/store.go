@@ -44,7 +44,7 @@ func Defaults() Settings {
 		MaxIterations:        24,
 		MaxTokens:            8192,
 		Thinking:             Thinking{Enabled: true},
-		SaveBeforeRun:        true,
+		SaveBeforeRun:        SaveAgentEdits,
 		CompactThreshold:     0.8,
 		EditorTimeoutSeconds: 60,
 	}

@@ -105,8 +105,17 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{path: "saveBeforeRun", class: Tighten, def: true,
-		stricter: func(v any, _ Settings) bool { return v != false }},
+	{path: "saveBeforeRun", class: Tighten, def: string(SaveAgentEdits),
+		// The project may ask for the default only: false runs programs on stale files, and
+		// "all" saves the user's own changes.
+		stricter: func(v any, _ Settings) bool { return v == true || v == string(SaveAgentEdits) },
+		check: func(s Settings, _ string) error {
+			switch s.SaveBeforeRun {
+			case SaveNone, SaveAgentEdits, SaveAll:
+				return nil
+			}
+			return &KeyError{Key: "saveBeforeRun", Msg: fmt.Sprintf("%q is not one of \"agentEdits\", \"all\", false", string(s.SaveBeforeRun))}
+		}},
 	{path: "allowShell", class: Tighten, def: false,
 		stricter: func(v any, _ Settings) bool { return v == false }},
 	{path: "compactThreshold", class: Describe, def: 0.8, check: func(s Settings, _ string) error {

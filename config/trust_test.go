@@ -97,7 +97,7 @@ func TestProjectCannotLoosen(t *testing.T) {
 	}
 	got := s.Get()
 	def := Defaults()
-	if got.Mode != "ask" || got.AllowShell || got.Trace != "" || !got.SaveBeforeRun || got.MaxIterations != def.MaxIterations || got.Provider != "anthropic" {
+	if got.Mode != "ask" || got.AllowShell || got.Trace != "" || got.SaveBeforeRun != SaveAgentEdits || got.MaxIterations != def.MaxIterations || got.Provider != "anthropic" {
 		t.Fatalf("the project loosened the settings: %+v", got)
 	}
 	if _, ok := got.Providers["evil"]; ok {

@@ -2,20 +2,16 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
-	"github.com/agentd-dev/agentd/workspace"
 )
 
 const (
@@ -146,11 +142,8 @@ func (t *turn) exec(c *call) {
 			env.HideEnv = append(env.HideEnv, p.APIKeyEnv)
 		}
 	}
-	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun {
-		// Exec tools call SaveBeforeExec once their permission is granted and show its note in
-		// their result: a rejected program leaves the session's edits unsaved, as edits stay
-		// until the user saves them.
-		env.SaveBeforeExec = func(context.Context) string { return t.saveEdited() }
+	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun != config.SaveNone {
+		t.saveBeforeExec(c, env)
 	}
 	res := t.safeRun(c, env)
 	c.mu.Lock()
@@ -242,72 +235,4 @@ func (t *turn) sendPlan(c *call, plan tools.Plan) {
 	t.planIndex = c.index
 	t.s.update(u)
 	t.s.record(record{T: recUpdate, Update: &u})
-}
-
-// noteEdits remembers the files a call changed, for saveBeforeRun.
-func (s *Session) noteEdits(diffs []tools.Diff) {
-	if len(diffs) == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.edited == nil {
-		s.edited = map[string]bool{}
-	}
-	for _, d := range diffs {
-		if d.NewText == nil {
-			delete(s.edited, d.Path)
-		} else {
-			s.edited[d.Path] = true
-		}
-	}
-}
-
-// saveEdited asks the editor to save the files this session changed that are still unsaved,
-// since programs read the disk. It returns a note for the model naming files it could not save.
-func (t *turn) saveEdited() string {
-	s := t.s
-	s.mu.Lock()
-	var paths []string
-	for p := range s.edited {
-		paths = append(paths, p)
-	}
-	s.mu.Unlock()
-	if len(paths) == 0 || s.ws == nil {
-		return ""
-	}
-	sort.Strings(paths)
-	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
-	defer cancel()
-	if bufs, err := s.ws.DirtyBuffers(ctx); err == nil {
-		dirty := map[string]bool{}
-		for _, b := range bufs {
-			dirty[b.Path] = true
-		}
-		paths = slices.DeleteFunc(paths, func(p string) bool { return !dirty[p] })
-		if len(paths) == 0 {
-			return ""
-		}
-	}
-	res, err := s.ws.SaveBuffers(ctx, paths)
-	if err != nil {
-		if errors.Is(err, workspace.ErrUnsupported) {
-			s.notice(protocol.SeverityWarning, "The editor cannot save buffers before a program runs", "The program reads the files on disk, which may lack agentd's unsaved edits.")
-		}
-		return fmt.Sprintf("Note: the editor could not save your edited files before this program ran (%v), so it may have read older versions of: %s.", err, strings.Join(paths, ", "))
-	}
-	s.mu.Lock()
-	for _, p := range res.Saved {
-		delete(s.edited, p)
-	}
-	s.mu.Unlock()
-	if len(res.Failed) == 0 {
-		return ""
-	}
-	var failed []string
-	for p, why := range res.Failed {
-		failed = append(failed, fmt.Sprintf("%s (%s)", p, why))
-	}
-	sort.Strings(failed)
-	return "Note: these edited files could not be saved before the program ran, so it read their older versions on disk: " + strings.Join(failed, ", ") + "."
 }

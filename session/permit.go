@@ -106,6 +106,12 @@ func (t *turn) toolCallShape(c *call, req tools.PermissionRequest) protocol.Sess
 	for _, p := range req.Paths {
 		u.Locations = append(u.Locations, protocol.ToolLocation{Path: p})
 	}
+	for k, v := range req.Meta {
+		if u.Meta == nil {
+			u.Meta = protocol.Meta{}
+		}
+		u.Meta[k] = v
+	}
 	if len(req.Command) > 0 {
 		cwd := req.Cwd
 		if cwd == "" {

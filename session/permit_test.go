@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
 )
@@ -206,7 +207,7 @@ func TestEditedFilesAreSavedBeforeAProgramRuns(t *testing.T) {
 		reply{events: textReply("tests pass")},
 	)
 	h.set.Mode = ModeAuto
-	h.set.SaveBeforeRun = true
+	h.set.SaveBeforeRun = config.SaveAgentEdits
 	h.newSession()
 	h.prompt("fix and test")
 	h.ws.mu.Lock()
@@ -231,7 +232,7 @@ func TestEditedFilesAreSavedBeforeAProgramRuns(t *testing.T) {
 		reply{events: textReply("ok")},
 	)
 	h2.set.Mode = ModeAuto
-	h2.set.SaveBeforeRun = true
+	h2.set.SaveBeforeRun = config.SaveAgentEdits
 	h2.ws.noSave = true
 	h2.newSession()
 	h2.prompt("fix and test")
@@ -269,7 +270,7 @@ func TestTheSaveNoteReachesTheModelOnce(t *testing.T) {
 	h.tools = tools.NewRegistry(editTool{}, tools.RunProgram)
 	h.m = h.manager()
 	h.set.Mode = ModeAuto
-	h.set.SaveBeforeRun = true
+	h.set.SaveBeforeRun = config.SaveAgentEdits
 	h.ws.noSave = true
 	h.newSession()
 	h.prompt("fix and test")

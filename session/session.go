@@ -53,8 +53,8 @@ type Session struct {
 	lastUsed   int     // context tokens after the last model call, for automatic compaction
 	grants     []grant // session-scope grants
 	// edited holds the files this session's edits changed that may still be unsaved in the
-	// editor; they are saved before a program runs (saveBeforeRun).
-	edited     map[string]bool
+	// editor; they are saved before a program runs (saveBeforeRun, saves.go).
+	edited     map[string]*editedFile
 	running    bool
 	turnCancel context.CancelFunc
 	turnDone   chan struct{}

@@ -109,6 +109,8 @@ type PermissionRequest struct {
 	Diffs   []Diff
 	Command []string
 	Cwd     string
+	// Meta is added to the request's toolCall._meta (the engine's "agentd/saves").
+	Meta map[string]any
 }
 
 // ErrDenied is returned by Env.Permit when the user, a remembered rule or the mode refuses.

@@ -174,3 +174,91 @@ func TestProgramLeavesNothingRunning(t *testing.T) {
 		})
 	}
 }
+
+// saveScript edits mine.txt (a file only agentd changes) and shared.txt (whose buffer already
+// holds the user's unsaved text), then runs a program that prints both from disk.
+func saveScript(t *testing.T, extra map[string]any) (*env, string, string) {
+	t.Helper()
+	settings := map[string]any{}
+	json.Unmarshal(replay(t, responses(
+		map[string]any{"toolCalls": []any{map[string]any{"id": "e1", "name": "edit_file", "args": map[string]any{"path": "mine.txt", "edits": []any{map[string]any{"old_text": "helo", "new_text": "hello"}}}}}},
+		map[string]any{"toolCalls": []any{map[string]any{"id": "e2", "name": "edit_file", "args": map[string]any{"path": "shared.txt", "edits": []any{map[string]any{"old_text": "agent part", "new_text": "AGENT PART"}}}}}},
+		map[string]any{"toolCalls": []any{map[string]any{"id": "p", "name": "run_program", "args": map[string]any{"command": []string{"cat", "mine.txt", "shared.txt"}}}}},
+		map[string]any{"text": "done"},
+	)), &settings)
+	for k, v := range extra {
+		settings[k] = v
+	}
+	raw, _ := json.Marshal(settings)
+	e := start(t, fakeeditor.Full(), raw)
+	mine := e.writeFile("mine.txt", "helo\n")
+	shared := e.writeFile("shared.txt", "agent part\nuser part\n")
+	e.ed.OpenFile(shared)
+	e.ed.Edit(shared, "agent part\nUSER'S UNSAVED PART\n")
+	return e, mine, shared
+}
+
+// savesOf returns the "agentd/saves" of the permission request for call id.
+func savesOf(e *env, id string) []any {
+	for _, p := range e.rawPermissions() {
+		if cid, _ := obj(p, "toolCall", "toolCallId").(string); cid == id || strings.HasPrefix(cid, id+"_") {
+			saves, _ := obj(p, "toolCall", "_meta", "agentd/saves").([]any)
+			return saves
+		}
+	}
+	return nil
+}
+
+// Nothing is saved behind the user's back: by default (saveBeforeRun "agentEdits") the
+// program's permission request lists the file agentd alone changed, that file is saved, and the
+// file that also holds the user's unsaved changes stays unsaved, which the model is told.
+func TestSaveBeforeRunAgentEditsOnly(t *testing.T) {
+	t.Parallel()
+	e, mine, shared := saveScript(t, nil)
+	e.ed.AnswerPermissions("allow_once", "allow_once", "allow_once")
+	sid := e.newSession()
+	e.prompt(sid, "fix and run")
+	saves := savesOf(e, "p")
+	if len(saves) != 1 || obj(saves[0], "path") != mine || obj(saves[0], "userChanges") != false {
+		t.Fatalf(`the program's permission request _meta["agentd/saves"] = %v, want [{%s, userChanges:false}]`, saves, mine)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "hello\n" {
+		t.Errorf("mine.txt on disk = %q, want it saved", b)
+	}
+	if b, _ := os.ReadFile(shared); string(b) != "agent part\nuser part\n" || !e.ed.Dirty(shared) {
+		t.Errorf("shared.txt on disk = %q (dirty %v), want it left unsaved", b, e.ed.Dirty(shared))
+	}
+	if got := callText(e, sid, "p"); !strings.Contains(got, "left unsaved") || !strings.Contains(got, shared) {
+		t.Errorf("the model was not told which file was left unsaved: %s", got)
+	}
+}
+
+// "all" saves the user's own changes too, and the request says which file holds them; in auto
+// mode, where nobody is asked, a notice reports what was saved.
+func TestSaveBeforeRunAllIsShown(t *testing.T) {
+	t.Parallel()
+	e, mine, shared := saveScript(t, map[string]any{"saveBeforeRun": "all"})
+	e.ed.AnswerPermissions("allow_once", "allow_once", "allow_once")
+	sid := e.newSession()
+	e.prompt(sid, "fix and run")
+	saves := savesOf(e, "p")
+	if len(saves) != 2 || obj(saves[0], "path") != mine || obj(saves[0], "userChanges") != false ||
+		obj(saves[1], "path") != shared || obj(saves[1], "userChanges") != true {
+		t.Fatalf(`_meta["agentd/saves"] = %v, want mine.txt without and shared.txt with userChanges`, saves)
+	}
+	if e.ed.Dirty(shared) || e.ed.Dirty(mine) {
+		t.Error(`"all" left a buffer unsaved`)
+	}
+
+	a, _, _ := saveScript(t, nil)
+	asid := a.newSession()
+	a.setMode(asid, "auto")
+	a.prompt(asid, "fix and run")
+	var saved bool
+	for _, n := range kinds(a.rawUpdates(asid), "notice") {
+		saved = saved || strings.Contains(string(mustMarshal(n)), "mine.txt")
+	}
+	if !saved {
+		t.Error("in auto mode no notice reported the file saved before the program ran")
+	}
+}
