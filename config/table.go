@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Class is how far a settings layer must be trusted to set a key. The user's own layers
@@ -186,22 +187,30 @@ func number(v any) float64 {
 	return 1e308
 }
 
+// rowParts is each row's path split at its dots, worked out once.
+var rowParts = sync.OnceValue(func() [][]string {
+	out := make([][]string, len(settings))
+	for i, s := range settings {
+		out[i] = strings.Split(s.path, ".")
+	}
+	return out
+})
+
 // lookup returns the row for the dotted path of keys (provider ids match "*").
 func lookup(keys []string) (setting, bool) {
-	for _, s := range settings {
-		parts := strings.Split(s.path, ".")
+	for i, parts := range rowParts() {
 		if len(parts) != len(keys) {
 			continue
 		}
 		ok := true
-		for i, p := range parts {
-			if p != "*" && p != keys[i] {
+		for j, p := range parts {
+			if p != "*" && p != keys[j] {
 				ok = false
 				break
 			}
 		}
 		if ok {
-			return s, true
+			return settings[i], true
 		}
 	}
 	return setting{}, false
@@ -240,8 +249,9 @@ func checkKeys(prefix []string, m map[string]any) error {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	path := append(prefix, "")
 	for _, k := range names {
-		path := append(append([]string{}, prefix...), k)
+		path[len(path)-1] = k
 		row, ok := lookup(path)
 		if !ok {
 			msg := "unknown key"
@@ -257,7 +267,7 @@ func checkKeys(prefix []string, m map[string]any) error {
 		if !isObj {
 			return &KeyError{Key: strings.Join(path, "."), Msg: "expected object"}
 		}
-		if err := checkKeys(path, sub); err != nil {
+		if err := checkKeys(path[:len(path):len(path)], sub); err != nil {
 			return err
 		}
 	}
