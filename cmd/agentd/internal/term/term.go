@@ -44,7 +44,9 @@ type Client struct {
 	inText  bool // the cursor is after streamed text
 	inThink bool
 	done    bool // the result was printed; later updates are dropped
-	calls   map[string]*call
+	// errorShown is the text of the error notices printed, so the result does not repeat one.
+	errorShown string
+	calls      map[string]*call
 }
 
 type call struct {
@@ -178,6 +180,9 @@ func (c *Client) Update(sessionID string, u protocol.SessionUpdate) {
 			line += ": " + safeText(u.Description)
 		}
 		fmt.Fprintln(c.errw, c.style("33", line))
+		if u.Severity == protocol.SeverityError {
+			c.errorShown += line + "\n"
+		}
 	case protocol.UpdateCurrentModeUpdate:
 		c.endLine()
 		fmt.Fprintf(c.errw, "agentd: mode is now %s\n", safeLine(u.ModeID))
@@ -450,7 +455,12 @@ func (c *Client) Result(res protocol.PromptResult) {
 	}
 	c.endLine()
 	if em, ok := res.Meta["agentd/error"].(protocol.ErrorMeta); ok {
-		fmt.Fprintf(c.errw, "agentd: the model request failed (%s): %s\n", safeLine(em.Kind), safeText(em.Message))
+		// The session also sends the error as a notice: say it once, and add only its kind.
+		if msg := safeText(em.Message); msg != "" && strings.Contains(c.errorShown, msg) {
+			fmt.Fprintf(c.errw, "agentd: the turn ended on the %s error above\n", safeLine(em.Kind))
+		} else {
+			fmt.Fprintf(c.errw, "agentd: the model request failed (%s): %s\n", safeLine(em.Kind), msg)
+		}
 	}
 	if res.StopReason != protocol.StopEndTurn {
 		fmt.Fprintf(c.errw, "agentd: turn ended: %s\n", safeLine(res.StopReason))
