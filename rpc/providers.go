@@ -131,16 +131,21 @@ func (p *ProviderSource) List(ctx context.Context) []protocol.ProviderInfo {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	out := make([]protocol.ProviderInfo, 0, len(ids))
-	for _, id := range ids {
-		ps := st.Providers[id]
-		r, err := p.resolve(ctx, id, false)
-		info := protocol.ProviderInfo{ProviderID: id, APIType: ps.APIType, BaseURL: r.Target.BaseURL, Model: ps.Model, KeyStatus: keyStatus(r.Status)}
-		if err != nil {
-			info.KeyStatus = protocol.KeyMissing
-		}
-		out = append(out, info)
+	// The lookups run side by side: a keyring lookup is a D-Bus round trip, or on macOS a run
+	// of /usr/bin/security, and initialize waits for all of them.
+	out := make([]protocol.ProviderInfo, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			ps := st.Providers[id]
+			r, err := p.resolve(ctx, id, false)
+			out[i] = protocol.ProviderInfo{ProviderID: id, APIType: ps.APIType, BaseURL: r.Target.BaseURL, Model: ps.Model, KeyStatus: keyStatus(r.Status)}
+			if err != nil {
+				out[i].KeyStatus = protocol.KeyMissing
+			}
+		})
 	}
+	wg.Wait()
 	return out
 }
 
