@@ -5,7 +5,8 @@
 //   - spawn → initialize: process start to the initialize answer (median over -spawns);
 //   - idle RSS: VmRSS once a session exists and nothing runs;
 //   - a two-call turn (the model asks for read_file, then answers text), cold (the first turn of
-//     a fresh process) and warm (the median of -turns later turns), wall and CPU;
+//     a fresh process) and warm (the median of -turns later turns, each in a new session of the
+//     same process), wall and CPU;
 //   - CPU per streamed delta: a turn of -deltas one-character text deltas, less a short turn;
 //   - bytes sent per streamed argument: the notifications about one create_file call whose
 //     -arg-kb KB content streams in 256-byte pieces, divided by the argument's size;
@@ -54,6 +55,8 @@ var (
 	argKB      = flag.Int("arg-kb", 64, "size of the streamed create_file argument, KB")
 	argDelayMs = flag.Int("arg-delay-ms", 16, "pause between 256-byte argument pieces")
 	files      = flag.Int("files", 20000, "files in the find_symbol tree")
+	perfOut    = flag.String("perf", "", "record the warm turns with `perf record -g` into this file (Linux perf on PATH)")
+	every      = flag.Int("symbol-every", 20, "one file in this many defines the find_symbol query")
 )
 
 func main() {
@@ -82,31 +85,36 @@ func main() {
 		spawnBench(bins)
 	}
 	for i, b := range bins {
-		label := fmt.Sprintf("[%d] ", i+1)
-		if len(bins) == 1 {
-			label = ""
+		label = ""
+		if len(bins) > 1 {
+			label = fmt.Sprintf("[%d] ", i+1)
 		}
 		if only["idle"] {
-			run(label+"idle", func() error { return idleBench(b) })
+			run("idle", func() error { return idleBench(b) })
 		}
 		if only["turn"] {
-			run(label+"turn", func() error { return turnBench(b) })
+			run("turn", func() error { return turnBench(b) })
 		}
 		if only["delta"] {
-			run(label+"delta", func() error { return deltaBench(b) })
+			run("delta", func() error { return deltaBench(b) })
 		}
 		if only["arg"] {
-			run(label+"arg", func() error { return argBench(b) })
+			run("arg", func() error { return argBench(b) })
 		}
 		if only["symbol"] {
-			run(label+"symbol", func() error { return symbolBench(b) })
+			run("symbol", func() error { return symbolBench(b) })
 		}
 	}
 }
 
+// label prefixes each figure with its binary's number when there are several.
+var label string
+
+func report(format string, args ...any) { fmt.Printf(label+format, args...) }
+
 func run(name string, f func() error) {
 	if err := f(); err != nil {
-		fmt.Printf("%s: FAILED: %v\n", name, err)
+		report("%s: FAILED: %v\n", name, err)
 	}
 }
 
@@ -348,16 +356,24 @@ func session(bin, url, root string, env ...string) (*child, string, error) {
 		return nil, "", err
 	}
 	c.write([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))
-	res, err := c.call("agent/session/new", map[string]any{"cwd": root}, 10*time.Second)
+	sid, err := newSession(c, root)
 	if err != nil {
 		c.close()
 		return nil, "", err
+	}
+	return c, sid, nil
+}
+
+func newSession(c *child, root string) (string, error) {
+	res, err := c.call("agent/session/new", map[string]any{"cwd": root}, 10*time.Second)
+	if err != nil {
+		return "", err
 	}
 	var s struct {
 		SessionID string `json:"sessionId"`
 	}
 	json.Unmarshal(res, &s)
-	return c, s.SessionID, nil
+	return s.SessionID, nil
 }
 
 func (c *child) prompt(sid, text string, timeout time.Duration) error {
@@ -466,7 +482,7 @@ func idleBench(bin string) error {
 	}
 	defer c.close()
 	time.Sleep(time.Second)
-	fmt.Printf("idle RSS after initialize and session/new: %.1f MiB (initialize only: see spawn)\n", status(c.pid(), "VmRSS"))
+	report("idle RSS after initialize and session/new: %.1f MiB (initialize only: see spawn)\n", status(c.pid(), "VmRSS"))
 	return nil
 }
 
@@ -540,15 +556,32 @@ func turnBench(bin string) error {
 		return err
 	}
 	var warmWall, warmCPU []time.Duration
+	if *perfOut != "" {
+		rec := exec.Command("perf", "record", "-F", "4999", "-g", "-p", strconv.Itoa(c.pid()), "-o", *perfOut)
+		rec.Stderr = os.Stderr
+		if err := rec.Start(); err != nil {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond) // perf attaches
+		defer func() {
+			rec.Process.Signal(os.Interrupt)
+			rec.Wait()
+		}()
+	}
 	for range *turns {
+		// Each warm turn starts a new session, as BenchmarkTwoCallTurn starts from an empty
+		// history, so that the cost does not grow with the number of turns.
+		if sid, err = newSession(c, root); err != nil {
+			return err
+		}
 		w, cp, err := turn(c, sid, "read a.txt")
 		if err != nil {
 			return err
 		}
 		warmWall, warmCPU = append(warmWall, w), append(warmCPU, cp)
 	}
-	fmt.Printf("two-call turn, cold (first of a fresh process, %d processes): wall %s, CPU %s\n", *colds, quartiles(coldWall), quartiles(coldCPU))
-	fmt.Printf("two-call turn, warm (%d turns): wall %s, CPU %s\n", *turns, quartiles(warmWall), quartiles(warmCPU))
+	report("two-call turn, cold (first of a fresh process, %d processes): wall %s, CPU %s\n", *colds, quartiles(coldWall), quartiles(coldCPU))
+	report("two-call turn, warm (%d turns, each in a new session): wall %s, CPU %s\n", *turns, quartiles(warmWall), quartiles(warmCPU))
 	return nil
 }
 
@@ -604,7 +637,7 @@ func deltaBench(bin string) error {
 		per = append(per, (long-short)/time.Duration(*deltas))
 		wall = w
 	}
-	fmt.Printf("streamed deltas: %d one-character deltas in %s wall; CPU per delta %v and %v (turn less a short turn); %d frames, %.0f bytes per delta\n",
+	report("streamed deltas: %d one-character deltas in %s wall; CPU per delta %v and %v (turn less a short turn); %d frames, %.0f bytes per delta\n",
 		*deltas, ms(wall), per[0], per[1], n1-n0, float64(b1-b0)/float64(*deltas))
 	return nil
 }
@@ -648,13 +681,13 @@ func argBench(bin string) error {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	fmt.Printf("streamed argument: %d-byte create_file arguments in 256-byte pieces every %d ms (%s): %d updates, %d bytes = %.1f× the argument\n",
+	report("streamed argument: %d-byte create_file arguments in 256-byte pieces every %d ms (%s): %d updates, %d bytes = %.1f× the argument\n",
 		len(args), *argDelayMs, ms(w), frames, sent, float64(sent)/float64(len(args)))
 	return nil
 }
 
-// symbolTree writes n Go files, each defining one Widget type (the query) among 30 other
-// functions, so that every file is a candidate and ctags reports ~32 tags a file.
+// symbolTree writes n Go files of 30 functions each (ctags reports ~32 tags a file); one in
+// every -symbol-every also defines a Widget type (the query), so that many files are candidates.
 func symbolTree(n int) (string, error) {
 	root, err := os.MkdirTemp("", "agentd-e2e-tree-")
 	if err != nil {
@@ -669,7 +702,10 @@ func symbolTree(n int) (string, error) {
 			}
 		}
 		b.Reset()
-		fmt.Fprintf(&b, "package pkg%03d\n\n// Widget%d is what find_symbol looks for.\ntype Widget%d struct{ n int }\n\n", i/100, i, i)
+		fmt.Fprintf(&b, "package pkg%03d\n\n", i/100)
+		if i%max(*every, 1) == 0 {
+			fmt.Fprintf(&b, "// Widget%d is what find_symbol looks for.\ntype Widget%d struct{ n int }\n\n", i, i)
+		}
 		for f := range 30 {
 			fmt.Fprintf(&b, "func helper%d_%d(x int) int {\n\treturn x * %d\n}\n\n", i, f, f)
 		}
@@ -738,10 +774,10 @@ func symbolBench(bin string) error {
 		src := source
 		mu.Unlock()
 		if !strings.Contains(src, engine.name) && !(engine.name == "built-in scanner" && strings.Contains(src, "definition scanner")) {
-			fmt.Printf("find_symbol (%s): answered %q, not from this engine\n", engine.name, src)
+			report("find_symbol (%s): answered %q, not from this engine\n", engine.name, src)
 		}
-		fmt.Printf("find_symbol (%s), %d files: turn %s wall, %s CPU; RSS %.0f MiB before, peak %.0f MiB, after 0/1/3/5 s: %s MiB\n",
-			engine.name, *files, ms(w), ms(cp), before, hwm, strings.Join(after, "/"))
+		report("find_symbol (%s), %d files, 1 in %d a candidate: turn %s wall, %s CPU; RSS %.0f MiB before, peak %.0f MiB, after 0/1/3/5 s: %s MiB\n",
+			engine.name, *files, *every, ms(w), ms(cp), before, hwm, strings.Join(after, "/"))
 	}
 	return nil
 }
