@@ -138,6 +138,9 @@ func permit(ctx context.Context, env *Env, req PermissionRequest) *Result {
 // applyEdit sends changes to the editor and turns a refusal into a result telling the model to
 // re-read.
 func applyEdit(ctx context.Context, env *Env, label string, changes []workspace.Change) *Result {
+	if r := recontain(env, changes); r != nil {
+		return r
+	}
 	err := env.WS.ApplyEdit(ctx, label, changes)
 	if err == nil {
 		return nil
@@ -152,4 +155,48 @@ func applyEdit(ctx context.Context, env *Env, label string, changes []workspace.
 		r = Errorf("the edit could not be applied: %v", err)
 	}
 	return &r
+}
+
+// recontain checks the paths of a change again just before it is applied. They were contained
+// when the call was computed, but the user may take minutes to answer the permission request,
+// and a directory swapped for a symlink meanwhile would carry the change outside the roots. A
+// contained path resolves to itself (Resolve returns real paths), so any difference means the
+// file system changed under it. For a change acting on an entry itself (delete, rename) only
+// the parent must still resolve to itself: the entry may be a symlink, and is acted on as one.
+func recontain(env *Env, changes []workspace.Change) *Result {
+	for _, c := range changes {
+		var err error
+		switch c.Kind {
+		case workspace.ChangeRename:
+			err = stillAt(env, c.Path, true)
+			if err == nil {
+				err = stillAt(env, c.NewPath, true)
+			}
+		case workspace.ChangeDelete:
+			err = stillAt(env, c.Path, true)
+		default:
+			err = stillAt(env, c.Path, false)
+		}
+		if err != nil {
+			r := Errorf("%v. Nothing was changed; look at the directory again (list_dir) before retrying", err)
+			return &r
+		}
+	}
+	return nil
+}
+
+// stillAt reports whether p (or, for an entry, its directory) still resolves to itself.
+func stillAt(env *Env, p string, entry bool) error {
+	q := p
+	if entry {
+		q = filepath.Dir(p)
+	}
+	got, err := env.Roots.Resolve(q, true)
+	if err != nil {
+		return fmt.Errorf("%s changed while the permission was asked: %v", rel(env, p), err)
+	}
+	if got != q {
+		return fmt.Errorf("%s changed while the permission was asked: it now leads through a symlink to %s", rel(env, p), got)
+	}
+	return nil
 }

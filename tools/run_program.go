@@ -92,6 +92,11 @@ func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string
 	if env.SaveBeforeExec != nil {
 		note = env.SaveBeforeExec(ctx)
 	}
+	// The directory was contained before the permission was asked; a symlink swapped in since
+	// would start the program outside the roots.
+	if err := stillAt(env, dir, false); err != nil {
+		return Errorf("field %s: %v. The program was not run", cwdField, err)
+	}
 	res := runCommand(ctx, env, execSpec{Argv: argv, Dir: dir, Env: vars, Stdin: stdin, Timeout: timeout, MaxOutput: maxOut})
 	r := formatExec(env, argv, dir, res, timeout, note)
 	r.Locations = []Location{{Path: dir}}

@@ -58,6 +58,7 @@ func (*Disk) SaveBuffers(context.Context, []string) (SaveResult, error) { return
 // or delete needs its source), then performs the steps, each file written to a temporary file
 // and renamed into place; whatever it replaces is kept aside and put back if a later step fails.
 func (d *Disk) ApplyEdit(ctx context.Context, label string, changes []Change) error {
+	links := linksAbove(changes)
 	st := &stage{over: map[string]*vfile{}}
 	for i, c := range changes {
 		if err := st.check(c); err != nil {
@@ -71,7 +72,7 @@ func (d *Disk) ApplyEdit(ctx context.Context, label string, changes []Change) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	tx := &txn{}
+	tx := &txn{links: links}
 	for i, s := range st.steps {
 		err := tx.do(s)
 		if err == nil && testHookAfterStep != nil {
@@ -237,6 +238,7 @@ func (st *stage) check(c Change) error {
 
 // txn performs steps and remembers how to undo each.
 type txn struct {
+	links   map[string]bool // symlinks above the paths when the edit began
 	undo    []func() error
 	backups []string // removed on commit
 }
@@ -336,6 +338,14 @@ func (tx *txn) do(s step) error {
 		return nil
 	}
 	c := s.c
+	for _, p := range []string{c.Path, c.NewPath} {
+		if p == "" {
+			continue
+		}
+		if err := tx.noNewLinkAbove(p); err != nil {
+			return err
+		}
+	}
 	switch c.Kind {
 	case ChangeEdit:
 		return tx.writeFile(c.Path, c.NewText)
@@ -365,4 +375,41 @@ func (tx *txn) do(s step) error {
 		return tx.aside(c.Path)
 	}
 	return fmt.Errorf("unknown change kind %d", c.Kind)
+}
+
+// noNewLinkAbove refuses a path with a symlink among the directories above it that was not a
+// symlink when the edit began (a system link such as macOS's /var stays allowed). The paths Disk
+// is given were resolved by Roots.Resolve to real paths, so a symlink there was swapped in since
+// and could carry the step outside the roots. The check runs just before each step: what
+// remains is the instant between it and the step.
+func (tx *txn) noNewLinkAbove(p string) error {
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !tx.links[d] {
+			return fmt.Errorf("%s is now a symlink, so %s may lie outside the workspace", d, p)
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
+// linksAbove records the symlinks among the directories above the changes' paths.
+func linksAbove(changes []Change) map[string]bool {
+	links := map[string]bool{}
+	for _, c := range changes {
+		for _, p := range []string{c.Path, c.NewPath} {
+			if p == "" {
+				continue
+			}
+			for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+				if fi, err := os.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+					links[d] = true
+				}
+				if filepath.Dir(d) == d {
+					break
+				}
+			}
+		}
+	}
+	return links
 }

@@ -194,3 +194,45 @@ func TestDiskApplyEditRollsBack(t *testing.T) {
 		sameTree(t, tree(t, d), before)
 	}
 }
+
+// A directory swapped for a symlink between the steps of an edit (or between the check and the
+// steps) does not carry a later step outside: each step first checks that no directory above
+// its paths is a symlink (Disk is given real paths, Roots.Resolve's), and the edit rolls back.
+func TestDiskApplyEditRefusesASwappedDirectory(t *testing.T) {
+	for _, c := range []Change{
+		{Kind: ChangeCreate, Path: "dir/inner/new.txt", NewText: "HACKED"},
+		{Kind: ChangeCreate, Path: "dir/inner/made", Dir: true},
+		{Kind: ChangeEdit, Path: "dir/inner/c.txt", OldText: "gamma\n", NewText: "HACKED"},
+		{Kind: ChangeDelete, Path: "dir/inner/c.txt"},
+		{Kind: ChangeRename, Path: "dir/inner/c.txt", NewPath: "moved.txt"},
+		{Kind: ChangeRename, Path: "b.txt", NewPath: "dir/inner/b.txt"},
+	} {
+		d := diskDir(t)
+		out := t.TempDir()
+		os.MkdirAll(filepath.Join(out, "inner"), 0o755)
+		os.WriteFile(filepath.Join(out, "inner", "c.txt"), []byte("gamma\n"), 0o644)
+		outBefore := tree(t, out)
+		c.Path = filepath.Join(d, c.Path)
+		if c.NewPath != "" {
+			c.NewPath = filepath.Join(d, c.NewPath)
+		}
+		testHookAfterStep = func(i int) error {
+			if i == 0 {
+				if err := os.Rename(filepath.Join(d, "dir"), filepath.Join(d, "dir.orig")); err != nil {
+					return err
+				}
+				return os.Symlink(out, filepath.Join(d, "dir"))
+			}
+			return nil
+		}
+		err := NewDisk().ApplyEdit(context.Background(), "swap", []Change{{Kind: ChangeEdit, Path: filepath.Join(d, "a.txt"), OldText: "alpha\n", NewText: "ALPHA\n"}, c})
+		testHookAfterStep = nil
+		if err == nil || !strings.Contains(err.Error(), "symlink") {
+			t.Errorf("%v %s: err = %v, want a refusal naming the symlink", c.Kind, c.Path, err)
+		}
+		sameTree(t, tree(t, out), outBefore)
+		if b, _ := os.ReadFile(filepath.Join(d, "a.txt")); string(b) != "alpha\n" {
+			t.Errorf("a.txt = %q, want the first step rolled back", b)
+		}
+	}
+}

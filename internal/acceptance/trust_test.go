@@ -262,3 +262,57 @@ func TestSaveBeforeRunAllIsShown(t *testing.T) {
 		t.Error("in auto mode no notice reported the file saved before the program ran")
 	}
 }
+
+// A directory swapped for a symlink to outside the roots while the permission request is open
+// does not carry the edit, the delete or the program there: through the real binary and the
+// editor's workspace/applyEdit.
+func TestSymlinkSwapDuringPermission(t *testing.T) {
+	t.Parallel()
+	out := realDir(t)
+	os.WriteFile(filepath.Join(out, "a.txt"), []byte("outside\n"), 0o644)
+	opts := fakeeditor.Full()
+	var root string
+	opts.Permission = func(p protocol.RequestPermissionParams) protocol.PermissionOutcome {
+		// Swap the directory this request names for a link outside, then allow.
+		b, _ := json.Marshal(p)
+		for _, sub := range []string{"w", "d", "p"} {
+			dir := filepath.Join(root, sub)
+			if strings.Contains(string(b), dir) {
+				os.Rename(dir, dir+".orig")
+				os.Symlink(out, dir)
+			}
+		}
+		return protocol.PermissionOutcome{Outcome: "selected", OptionID: "allow_once"}
+	}
+	e := start(t, opts, replay(t, responses(
+		map[string]any{"toolCalls": []any{map[string]any{"id": "w", "name": "create_file", "args": map[string]any{"path": "w/a.txt", "content": "HACKED", "overwrite": true}}}},
+		map[string]any{"toolCalls": []any{map[string]any{"id": "d", "name": "delete_path", "args": map[string]any{"path": "d/a.txt"}}}},
+		map[string]any{"toolCalls": []any{map[string]any{"id": "p", "name": "run_program", "args": map[string]any{"command": []string{"sh", "-c", "echo HACKED > made.txt"}, "cwd": "p"}}}},
+		map[string]any{"text": "done"},
+	)))
+	root = e.root
+	for _, sub := range []string{"w", "d", "p"} {
+		e.writeFile(sub+"/a.txt", "inside\n")
+	}
+	sid := e.newSession()
+	e.prompt(sid, "go")
+	if n := len(e.rawPermissions()); n != 3 {
+		t.Errorf("%d permission requests, want 3 (each call computed inside the roots)", n)
+	}
+	for _, id := range []string{"w", "d", "p"} {
+		if f := finalUpdate(e, sid, id); f == nil || f["status"] != "failed" {
+			t.Errorf("call %s after the swap: %v, want failed", id, f)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "a.txt")); err != nil || string(b) != "outside\n" {
+		t.Errorf("outside a.txt = %q (%v), want untouched", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "made.txt")); err == nil {
+		t.Error("the program ran in the directory outside the roots")
+	}
+	for _, f := range e.sent() {
+		if f.Method == "workspace/applyEdit" {
+			t.Errorf("the editor was sent an edit after the swap: %s", f.Params)
+		}
+	}
+}
