@@ -32,7 +32,15 @@ install_system() {
 }
 
 go_vet() { test -z "$(gofmt -l $(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $(git ls-files '*.go'); return 1; }; go vet ./...; }
-go_test() { go test -race -count=1 -timeout 15m ./...; }
+# The Go suite runs with -json so that scripts/testsummary can print, per package, how many tests
+# passed, failed and were skipped (a skip is easy to miss in plain output: the provider
+# conformance tables skip without ../shared, and fail instead when CI is set).
+go_test() {
+  local out rc; out=$(mktemp)
+  go test -race -count=1 -timeout 15m -json ./... > "$out"; rc=$?
+  go run ./scripts/testsummary < "$out" || rc=1
+  rm -f "$out"; return $rc
+}
 cross_build() {
   local out rc=0; out=$(mktemp -d)
   CGO_ENABLED=0 go build -trimpath -o "$out/agentd" ./cmd/agentd || rc=1

@@ -48,15 +48,28 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// SharedFixtures returns <repo root>/../shared/fixtures/providers/<sub>, skipping the test with a
-// clear message when the shared directory is absent.
+// SharedFixtures returns <repo root>/../shared/fixtures/providers/<sub>. When the shared directory
+// is absent it skips the test with a clear message on a developer's clone, and fails it when the
+// CI environment variable is set: CI must run the recorded-stream tables, not skip them quietly.
 func SharedFixtures(t testing.TB, sub string) string {
 	t.Helper()
 	dir := filepath.Join(filepath.Dir(RepoRoot(t)), "shared", "fixtures", "providers", sub)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("shared provider fixtures not found at %s (they live next to the repo in ../shared); skipping the recorded-stream conformance table", dir)
-	}
+	requireDir(t, dir, os.Getenv("CI") != "")
 	return dir
+}
+
+// requireDir skips (or, in CI, fails) t when dir is not a directory.
+func requireDir(t testing.TB, dir string, ci bool) {
+	t.Helper()
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return
+	}
+	const what = "shared provider fixtures not found at %s (they live next to the repo in ../shared)"
+	if ci {
+		t.Fatalf(what+"; CI is set, so the recorded-stream conformance table must run: check out ../shared beside the repo", dir)
+		return
+	}
+	t.Skipf(what+"; skipping the recorded-stream conformance table (with CI set this fails)", dir)
 }
 
 // Exchange is one request the server received.

@@ -3,6 +3,7 @@ package providertest
 import (
 	"fmt"
 	"iter"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,6 +77,40 @@ func TestCheckReportsDifferences(t *testing.T) {
 	for _, want := range []string{"text =", "stop =", "args =", "id =", "notices ="} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no complaint about %q in %q", want, got)
+		}
+	}
+}
+
+// recordTB records Skipf and Fatalf instead of ending the test.
+type recordTB struct {
+	testing.TB
+	skipped, failed string
+}
+
+func (r *recordTB) Helper()                           {}
+func (r *recordTB) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
+func (r *recordTB) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
+
+// Missing shared fixtures skip the table on a clone and fail it in CI; present ones do neither.
+func TestMissingSharedFixturesFailInCI(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "absent")
+	for _, tc := range []struct {
+		dir           string
+		ci            bool
+		skip, failure bool
+	}{
+		{missing, false, true, false},
+		{missing, true, false, true},
+		{t.TempDir(), true, false, false},
+		{t.TempDir(), false, false, false},
+	} {
+		r := &recordTB{TB: t}
+		requireDir(r, tc.dir, tc.ci)
+		if (r.skipped != "") != tc.skip || (r.failed != "") != tc.failure {
+			t.Errorf("dir %s, CI %v: skipped %q, failed %q", tc.dir, tc.ci, r.skipped, r.failed)
+		}
+		if msg := r.skipped + r.failed; msg != "" && !strings.Contains(msg, tc.dir) {
+			t.Errorf("message %q does not name %s", msg, tc.dir)
 		}
 	}
 }
