@@ -219,7 +219,7 @@ func (s *Store) compute(layers [numLayers]map[string]any) (Settings, error) {
 			return Settings{}, err
 		}
 		if !trusts(trusted.TrustedProjects, s.project) {
-			layers[LayerProject], ignored = filterProject(project, trusted)
+			layers[LayerProject], ignored = filterProject(project, trusted, mergeAll(userOnly))
 		}
 	}
 	st, err := decodeMerge(layers)
@@ -235,12 +235,16 @@ func (s *Store) compute(layers [numLayers]map[string]any) (Settings, error) {
 	return st, nil
 }
 
-func decodeMerge(layers [numLayers]map[string]any) (Settings, error) {
+func mergeAll(layers [numLayers]map[string]any) map[string]any {
 	var all map[string]any
 	for _, l := range layers {
 		all = mergeMaps(all, l)
 	}
-	b, err := json.Marshal(all)
+	return all
+}
+
+func decodeMerge(layers [numLayers]map[string]any) (Settings, error) {
+	b, err := json.Marshal(mergeAll(layers))
 	if err != nil {
 		return Settings{}, err
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -317,8 +318,10 @@ func distance(a, b string) int {
 }
 
 // filterProject returns the part of a project layer a project may set, and the keys it may not
-// (sorted), judged against what the user's own layers say (trusted).
-func filterProject(m map[string]any, trusted Settings) (map[string]any, []string) {
+// (sorted), judged against what the user's own layers say (trusted, and trustedRaw, their merge
+// as JSON values). A value the user's layers already have changes nothing and is not reported:
+// a project file that repeats a provider's apiType is no attack.
+func filterProject(m map[string]any, trusted Settings, trustedRaw map[string]any) (map[string]any, []string) {
 	var ignored []string
 	var walk func(prefix []string, m map[string]any) map[string]any
 	walk = func(prefix []string, m map[string]any) map[string]any {
@@ -329,6 +332,8 @@ func filterProject(m map[string]any, trusted Settings) (map[string]any, []string
 			row, _ := lookup(path) // checkKeys has run: every key has a row
 			switch {
 			case v == nil:
+				out[k] = v
+			case !row.object && sameValue(v, valueAt(trustedRaw, path)):
 				out[k] = v
 			case len(path) == 2 && path[0] == "providers":
 				if _, ok := trusted.Providers[k]; !ok {
@@ -361,4 +366,40 @@ func filterProject(m map[string]any, trusted Settings) (map[string]any, []string
 	kept := walk(nil, m)
 	sort.Strings(ignored)
 	return kept, ignored
+}
+
+// valueAt is the JSON value at path in m (nil when absent).
+func valueAt(m map[string]any, path []string) any {
+	var v any = m
+	for _, k := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[k]
+	}
+	return v
+}
+
+// sameValue compares two decoded JSON values, a json.Number and a float64 of one number alike.
+func sameValue(a, b any) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	if n, ok := a.(json.Number); ok {
+		if f, err := n.Float64(); err == nil {
+			ja, _ = json.Marshal(f)
+		}
+	}
+	if n, ok := b.(json.Number); ok {
+		if f, err := n.Float64(); err == nil {
+			jb, _ = json.Marshal(f)
+		}
+	}
+	return string(ja) == string(jb)
 }

@@ -131,6 +131,15 @@ func TestProjectMayDescribeAndTighten(t *testing.T) {
 	if got.ProjectNotice != "" {
 		t.Fatalf("notice for a project that only tightens: %s", got.ProjectNotice)
 	}
+	// Repeating what the user's settings already say is no loosening and needs no notice.
+	s2, _, err := projectStore(t, `{"providers":{"lan":{"apiType":"openai","baseUrl":"http://10.0.0.2/v1"}},"allowShell":true}`,
+		`{"allowShell":true,"providers":{"lan":{"apiType":"openai","baseUrl":"http://10.0.0.2/v1","model":"qwen"},"anthropic":{"apiType":"anthropic"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s2.Get().ProjectNotice; n != "" {
+		t.Fatalf("notice for values the user already set: %s", n)
+	}
 	// The editor (a user layer) still decides over the project.
 	if err := s.Set(LayerInit, []byte(`{"mode":"auto"}`)); err != nil || s.Get().Mode != "auto" {
 		t.Fatalf("editor's mode: %q %v", s.Get().Mode, err)
