@@ -6,6 +6,14 @@
 // would, without any network beyond 127.0.0.1.
 //
 // Each chat request is answered by the next Turn of the Script, in order.
+//
+// The script format is providers/replay's, with HTTP-only additions: a replay script runs here
+// unchanged ("responses", "thinking", "args", "stopReason", "error", "onToolError", "title",
+// "summary", "chunkDelayMs"), so one scripted model serves the in-process provider and the wire.
+// This package's older spellings ("turns", "reasoning", "arguments", "finishReason") are still
+// read. A replay "error" becomes the HTTP status a provider answers that kind of failure with;
+// retryable kinds (rate_limit, overloaded, server) are retried by agentd's client, and each
+// retry takes the next turn. "usage" and "notice" have no meaning on this wire and are ignored.
 // Text is streamed in small pieces with a delay between them so that a test
 // can cancel mid-stream; the server stops writing as soon as the client goes
 // away, like a real local server does.
@@ -19,6 +27,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +44,14 @@ const ExhaustedText = "script exhausted"
 // Script is the sequence of replies the server gives.
 type Script struct {
 	Turns []Turn `json:"turns"`
+	// Responses is replay's name for Turns; ParseScript appends them to Turns.
+	Responses []Turn `json:"responses,omitempty"`
+	// Title and Summary answer a session-title and a compaction request, as in a replay
+	// script; ParseScript makes them Routes.
+	Title   string `json:"title,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	// ChunkDelayMs is every turn's default pause between chunks.
+	ChunkDelayMs int `json:"chunkDelayMs,omitempty"`
 	// RepeatLast answers every request past the end of Turns with the last
 	// turn instead of ExhaustedText.
 	RepeatLast bool `json:"repeatLast,omitempty"`
@@ -73,6 +90,75 @@ type Turn struct {
 	ErrorBody json.RawMessage `json:"errorBody,omitempty"`
 	// Headers are added to the response (e.g. "retry-after").
 	Headers map[string]string `json:"headers,omitempty"`
+
+	// Replay spellings, folded into the fields above by ParseScript.
+	Thinking   string          `json:"thinking,omitempty"`
+	StopReason string          `json:"stopReason,omitempty"`
+	Error      *ScriptError    `json:"error,omitempty"`
+	Usage      json.RawMessage `json:"usage,omitempty"`
+	Notice     string          `json:"notice,omitempty"`
+	// OnToolError replaces this turn when the request ends with a tool result that reports a
+	// failure (a refused permission, a failed call): agentd's OpenAI dialect sends those as
+	// "Error: …", which is what the server looks for.
+	OnToolError *Turn `json:"onToolError,omitempty"`
+}
+
+// ScriptError is a replay script's scripted failure.
+type ScriptError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// errorStatus is the HTTP status an OpenAI-compatible server answers each failure kind with.
+var errorStatus = map[string]int{
+	"auth": 401, "permission": 403, "rate_limit": 429, "quota": 429, "overloaded": 503,
+	"context_overflow": 400, "invalid_request": 400, "not_found": 404, "content_filter": 400, "server": 500,
+}
+
+// normalize folds the replay spellings into the server's own fields.
+func (t *Turn) normalize(defaultDelay int) error {
+	if t.Reasoning == "" {
+		t.Reasoning = t.Thinking
+	}
+	if t.ChunkDelayMs == 0 {
+		t.ChunkDelayMs = defaultDelay
+	}
+	if t.FinishReason == "" {
+		switch t.StopReason {
+		case "", "end_turn", "tool_use":
+		case "max_tokens":
+			t.FinishReason = "length"
+		case "refusal":
+			t.FinishReason = "content_filter"
+		default:
+			return fmt.Errorf("stopReason %q", t.StopReason)
+		}
+	}
+	t.ToolCalls = slices.Clone(t.ToolCalls) // the caller's script is not changed
+	for i := range t.ToolCalls {
+		if len(t.ToolCalls[i].Arguments) == 0 {
+			t.ToolCalls[i].Arguments = t.ToolCalls[i].Args
+		}
+	}
+	if e := t.Error; e != nil && (t.Status == 0 || t.Status == http.StatusOK) {
+		st, ok := errorStatus[e.Kind]
+		if !ok {
+			return fmt.Errorf("error kind %q", e.Kind)
+		}
+		t.Status = st
+		code := "null"
+		if e.Kind == "context_overflow" {
+			code = `"context_length_exceeded"`
+		}
+		msg, _ := json.Marshal(e.Message)
+		t.ErrorBody = json.RawMessage(fmt.Sprintf(`{"error":{"message":%s,"type":%q,"param":null,"code":%s}}`, msg, e.Kind, code))
+	}
+	if t.OnToolError != nil {
+		alt := *t.OnToolError
+		t.OnToolError = &alt
+		return alt.normalize(defaultDelay)
+	}
+	return nil
 }
 
 // ToolCall is one function call in a turn. Arguments is usually a JSON
@@ -82,6 +168,8 @@ type ToolCall struct {
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Args is replay's name for Arguments.
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 // argumentsText is what goes on the wire in function.arguments.
@@ -111,12 +199,8 @@ func ParseScript(data []byte) (Script, error) {
 	if err := dec.Decode(&s); err != nil {
 		return Script{}, fmt.Errorf("fakemodel: bad script: %w", err)
 	}
-	for i, t := range s.Turns {
-		for j, tc := range t.ToolCalls {
-			if tc.Name == "" {
-				return Script{}, fmt.Errorf("fakemodel: turn %d tool call %d has no name", i, j)
-			}
-		}
+	if err := s.fold(); err != nil {
+		return Script{}, err
 	}
 	for i, r := range s.Routes {
 		if r.Match == "" {
@@ -124,6 +208,33 @@ func ParseScript(data []byte) (Script, error) {
 		}
 	}
 	return s, nil
+}
+
+// fold turns the replay spellings into the server's own fields; it is idempotent.
+func (s *Script) fold() error {
+	s.Turns = append(s.Turns, s.Responses...)
+	s.Responses = nil
+	for i := range s.Turns {
+		t := &s.Turns[i]
+		if err := t.normalize(s.ChunkDelayMs); err != nil {
+			return fmt.Errorf("fakemodel: turn %d: %w", i, err)
+		}
+		for j, tc := range t.ToolCalls {
+			if tc.Name == "" {
+				return fmt.Errorf("fakemodel: turn %d tool call %d has no name", i, j)
+			}
+		}
+	}
+	// The requests agentd makes without tools, as the replay provider answers them.
+	s.Routes = slices.Clone(s.Routes)
+	if s.Title != "" {
+		s.Routes = append(s.Routes, Route{Match: "You name coding conversations", Turn: Turn{Text: s.Title}})
+	}
+	if s.Summary != "" {
+		s.Routes = append(s.Routes, Route{Match: "summaries of coding-agent conversations", Turn: Turn{Text: s.Summary}})
+	}
+	s.Title, s.Summary = "", ""
+	return nil
 }
 
 // Server is the fake model server. The zero value is not usable; call New.
@@ -143,8 +254,11 @@ type Server struct {
 	streamEnded func(complete bool)
 }
 
-// New returns a server that answers with script.
+// New returns a server that answers with script, its replay spellings folded in (ParseScript
+// reports what it cannot fold; here such a turn is played as far as it goes).
 func New(script Script) *Server {
+	script.Turns = slices.Clone(script.Turns)
+	_ = script.fold()
 	return &Server{script: script, changed: make(chan struct{})}
 }
 
@@ -243,14 +357,40 @@ func (s *Server) record(body []byte) (Turn, int) {
 	i := s.next
 	s.next++
 	s.mu.Unlock()
+	var t Turn
 	switch {
 	case i < len(s.script.Turns):
-		return s.script.Turns[i], i
+		t = s.script.Turns[i]
 	case s.script.RepeatLast && len(s.script.Turns) > 0:
-		return s.script.Turns[len(s.script.Turns)-1], i
+		t = s.script.Turns[len(s.script.Turns)-1]
 	default:
-		return Turn{Text: ExhaustedText}, i
+		t = Turn{Text: ExhaustedText}
 	}
+	if t.OnToolError != nil && lastToolFailed(body) {
+		t = *t.OnToolError
+	}
+	return t, i
+}
+
+// lastToolFailed reports whether the chat request ends with tool results one of which reports a
+// failure (agentd's OpenAI dialect prefixes those with "Error: ").
+func lastToolFailed(body []byte) bool {
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return false
+	}
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
+		var text string
+		if json.Unmarshal(req.Messages[i].Content, &text) == nil && strings.HasPrefix(text, "Error: ") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -417,5 +418,96 @@ func TestArgsChunkSize(t *testing.T) {
 	}
 	if want := (len([]rune(args)) + 4) / 5; pieces != want {
 		t.Errorf("%d pieces, want %d", pieces, want)
+	}
+}
+
+// A replay script runs on the server unchanged: the demo's script parses, and its spellings
+// (responses, thinking, args, stopReason, error, title, summary) mean here what they mean there.
+func TestReplayScriptFormat(t *testing.T) {
+	demo, err := os.ReadFile("../../testdata/demo/replay.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ParseScript(demo)
+	if err != nil {
+		t.Fatalf("the demo's replay script: %v", err)
+	}
+	if len(ds.Turns) == 0 || len(ds.Turns[0].ToolCalls) == 0 || len(ds.Turns[0].ToolCalls[0].Arguments) == 0 {
+		t.Fatalf("demo script folded to %+v", ds.Turns)
+	}
+
+	s, err := ParseScript([]byte(`{"title": "A title", "summary": "A summary", "chunkDelayMs": 1, "responses": [
+		{"thinking": "hm", "toolCalls": [{"id": "c1", "name": "read_file", "args": {"path": "a.txt"}}], "stopReason": "tool_use", "usage": {"input": 1}},
+		{"text": "cut", "stopReason": "max_tokens"},
+		{"error": {"kind": "context_overflow", "message": "too long"}}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(New(s).Handler())
+	defer ts.Close()
+	_, datas := post(t, ts.URL, `{"stream":true,"messages":[]}`)
+	var reasoning, args string
+	for _, d := range datas[:len(datas)-1] {
+		for _, ch := range decode(t, d).Choices {
+			if r := ch.Delta.ReasoningContent; r != nil {
+				reasoning += *r
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				if tc.Function.Arguments != nil {
+					args += *tc.Function.Arguments
+				}
+			}
+		}
+	}
+	if reasoning != "hm" || args != `{"path":"a.txt"}` {
+		t.Errorf("turn 1: reasoning %q, arguments %q", reasoning, args)
+	}
+	_, datas = post(t, ts.URL, `{"stream":true,"messages":[]}`)
+	if !strings.Contains(strings.Join(datas, "\n"), `"finish_reason":"length"`) {
+		t.Errorf("max_tokens did not become finish_reason length: %v", datas)
+	}
+	resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true,"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "context_length_exceeded") || !strings.Contains(string(body), "too long") {
+		t.Errorf("error turn: %d %s", resp.StatusCode, body)
+	}
+	// Title and summary requests are answered by routes, without using up a turn.
+	for system, want := range map[string]string{"You name coding conversations.": "A title", "You write compact, faithful summaries of coding-agent conversations.": "A summary"} {
+		_, datas = post(t, ts.URL, `{"stream":true,"messages":[{"role":"system","content":"`+system+`"}]}`)
+		if got := TextOf("data: " + strings.Join(datas, "\n\ndata: ")); got != want {
+			t.Errorf("%q answered %q, want %q", system, got, want)
+		}
+	}
+	for _, bad := range []string{`{"responses":[{"error":{"kind":"bogus"}}]}`, `{"responses":[{"stopReason":"later"}]}`, `{"responses":[{"texts":"x"}]}`} {
+		if _, err := ParseScript([]byte(bad)); err == nil {
+			t.Errorf("%s parsed", bad)
+		}
+	}
+}
+
+// onToolError branches on the outcome of the calls before: played when the request ends with a
+// tool result that reports a failure, the turn itself otherwise.
+func TestOnToolError(t *testing.T) {
+	s, err := ParseScript([]byte(`{"responses": [{"text": "Fixed it.", "onToolError": {"text": "The edit was refused."}}], "repeatLast": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(New(s).Handler())
+	defer ts.Close()
+	for _, tc := range []struct{ messages, want string }{
+		{`[{"role":"tool","tool_call_id":"c1","content":"Error: the user refused"}]`, "The edit was refused."},
+		{`[{"role":"tool","tool_call_id":"c1","content":"ok"},{"role":"tool","tool_call_id":"c2","content":"Error: failed"}]`, "The edit was refused."},
+		{`[{"role":"tool","tool_call_id":"c1","content":"Applied."}]`, "Fixed it."},
+		{`[{"role":"tool","tool_call_id":"c1","content":"Error: old"},{"role":"user","content":"go on"}]`, "Fixed it."},
+	} {
+		_, datas := post(t, ts.URL, `{"stream":true,"messages":`+tc.messages+`}`)
+		if got := TextOf("data: " + strings.Join(datas, "\n\ndata: ")); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.messages, got, tc.want)
+		}
 	}
 }

@@ -23,6 +23,10 @@
 // reports a failure (a refused permission, a failed call), so a script can tell the truth about
 // the outcome of the calls before it.
 //
+// internal/fakemodel, the OpenAI-compatible server the end-to-end tests and the clients' tests
+// use, reads this same format (with a few HTTP-only additions), so one script drives both the
+// in-process provider and the wire. "{{cwd}}" is this provider's alone.
+//
 // "{{cwd}}" in arguments is replaced by the session's working directory (read from the request's
 // live context). Responses are taken in order by the provider, which the registry keeps for as
 // long as its configuration holds, so a daemon walks the script once; past its end the provider
