@@ -10,6 +10,7 @@ package config
 import (
 	"encoding/json"
 	"reflect"
+	"time"
 )
 
 // Settings is the merged configuration. JSON keys follow docs/protocol.md.
@@ -57,6 +58,14 @@ type ProviderSettings struct {
 	// ContextWindow is the model's context size in tokens, for usage_update and compaction;
 	// 0 means the dialect's default.
 	ContextWindow int `json:"contextWindow,omitempty"`
+	// FirstByteTimeout is how many seconds a request waits for the server to start answering
+	// (a local model loading its weights can take minutes); 0 means the transport's default.
+	FirstByteTimeout float64 `json:"firstByteTimeout,omitempty"`
+}
+
+// FirstByteWait is FirstByteTimeout as a duration (0 for the transport's default).
+func (p ProviderSettings) FirstByteWait() time.Duration {
+	return time.Duration(p.FirstByteTimeout * float64(time.Second))
 }
 
 // Thinking configures visible reasoning. BudgetTokens nil means the provider's default.

@@ -85,6 +85,12 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{path: "providers.*.firstByteTimeout", class: Describe, check: func(s Settings, id string) error {
+		if v := s.Providers[id].FirstByteTimeout; v < 0 || v > 24*3600 {
+			return &KeyError{Key: "providers." + id + ".firstByteTimeout", Msg: "must be a number of seconds between 0 and 86400"}
+		}
+		return nil
+	}},
 	{path: "mode", class: Tighten, def: ModeAsk,
 		stricter: func(v any, _ Settings) bool { return v == ModeAsk || v == ModePlan },
 		check: func(s Settings, _ string) error {

@@ -208,6 +208,9 @@ type Config struct {
 	Model   string
 	APIKey  string
 	Headers map[string]string
+	// FirstByteTimeout is how long a request waits for the server to start answering; 0 means
+	// the transport's default.
+	FirstByteTimeout time.Duration
 }
 
 // ErrorKind classifies a provider failure so the loop and the user know what to do about it.

@@ -63,7 +63,7 @@ func NewWithTransport(cfg providers.Config, tr *httpsse.Transport) (providers.Pr
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg, base: base, tr: tr}, nil
+	return &Provider{cfg: cfg, base: base, tr: httpsse.Configured(tr, cfg)}, nil
 }
 
 func (p *Provider) header(req *providers.Request) http.Header {

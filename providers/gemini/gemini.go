@@ -81,7 +81,7 @@ func NewWithTransport(cfg providers.Config, tr *httpsse.Transport) (providers.Pr
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg, base: base, tr: tr, now: time.Now, caches: map[string]*cacheEntry{}}, nil
+	return &Provider{cfg: cfg, base: base, tr: httpsse.Configured(tr, cfg), now: time.Now, caches: map[string]*cacheEntry{}}, nil
 }
 
 func (p *Provider) header() http.Header { return httpsse.Header(p.cfg, "x-goog-api-key") }

@@ -1,5 +1,6 @@
 // Package httpsse is the one HTTP + Server-Sent-Events transport every provider dialect shares. It
-// sends a request through a Doer (an *http.Client, or anything tests put in its place), checks the
+// sends a request through a Doer (an *http.Client, or anything tests put in its place), waits a
+// bounded time for the server to start answering (saying so in notices while it waits), checks the
 // status, reads and classifies error bodies (bounded), retries transient failures that happen
 // before the first byte of the stream with capped exponential backoff and jitter (honouring
 // Retry-After, retry-after-ms and Google's RetryInfo, and announcing each retry as a notice), and
@@ -49,9 +50,22 @@ const (
 	DefaultMaxEventSize = 16 << 20
 	DefaultMaxErrorBody = 64 << 10
 	DefaultMaxFetchBody = 8 << 20
-	// DefaultIdleTimeout ends a call that received no byte for this long (a stalled proxy or
-	// connection); providers ping or stream well within it, even while a model thinks.
+	// DefaultIdleTimeout ends a call whose answer has started and then received no byte for this
+	// long (a stalled proxy or connection); providers ping or stream well within it, even while a
+	// model thinks.
 	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultFirstByteTimeout ends a call whose server has not started answering this long after
+	// the request was sent. It is sized for a local model server loading its weights before the
+	// first token; hosted APIs answer within seconds.
+	DefaultFirstByteTimeout = 120 * time.Second
+)
+
+// While a call waits for the first byte, a notice says so after firstWaitNotice and then at every
+// multiple of waitNoticeEvery (10 s, 30 s, 60 s, 90 s, …): often enough that a slow local model
+// is visibly alive, rarely enough not to flood the chat.
+const (
+	firstWaitNotice = 10 * time.Second
+	waitNoticeEvery = 30 * time.Second
 )
 
 // Transport is safe for concurrent use once configured. The zero value works: it uses an
@@ -68,14 +82,34 @@ type Transport struct {
 	MaxEventSize int
 	// MaxErrorBody bounds how much of an error body is read. 0 means DefaultMaxErrorBody.
 	MaxErrorBody int
-	// IdleTimeout is how long a call may go without receiving a byte, headers included, before
-	// it fails as a network error (retried when the stream has not started). 0 means
+	// FirstByteTimeout is how long a call waits, once sent, for the server to start answering:
+	// a status other than 2xx, or the first byte of a 2xx body (headers alone do not count; some
+	// servers send them before the model has produced anything). Past it the call fails as a
+	// network error, retried once. 0 means DefaultFirstByteTimeout; a negative value waits as long
+	// as the context allows (the waiting notices still come).
+	FirstByteTimeout time.Duration
+	// IdleTimeout is how long a call whose answer has started may go without receiving a byte
+	// before it fails as a network error (retried once when the stream has not started). 0 means
 	// DefaultIdleTimeout; a negative value disables the watchdog.
 	IdleTimeout time.Duration
+	// After is the clock of the wait for the first byte (its waiting notices and its limit); nil
+	// means time.After. Tests inject one that fires at once, to go through a long wait instantly.
+	After func(d time.Duration) <-chan time.Time
 }
 
 // New returns a Transport with the default policy over a fresh *http.Client.
 func New() *Transport { return &Transport{Doer: &http.Client{}} }
+
+// Configured returns a copy of t with the settings of cfg that concern the transport applied (the
+// first-byte limit, when cfg sets one); t itself is not changed. A nil t stays nil.
+func Configured(t *Transport, cfg providers.Config) *Transport {
+	if t == nil || cfg.FirstByteTimeout == 0 {
+		return t
+	}
+	c := *t
+	c.FirstByteTimeout = cfg.FirstByteTimeout
+	return &c
+}
 
 // Call is one request.
 type Call struct {
@@ -88,8 +122,10 @@ type Call struct {
 	Body   []byte
 	// Classify overrides providers.ClassifyResponse for this dialect's error bodies.
 	Classify func(status int, h http.Header, body []byte) *providers.Error
-	// Notice is called before each retry with a line such as "rate limited, retrying in 8 s". If
-	// it returns false (the consumer left) the call ends as cancelled.
+	// Notice is called, on the goroutine that called Open or Fetch, before each retry with a line
+	// such as "rate limited, retrying in 8 s" and while the server has not started answering
+	// ("waiting for the model server to answer… 30 s"). If it returns false (the consumer left)
+	// the call ends as cancelled.
 	Notice func(text string) bool
 }
 
@@ -163,9 +199,9 @@ func Bytes(s string) []byte {
 // has arrived. Failures before that point are classified, and retried when transient.
 func (t *Transport) Open(ctx context.Context, c *Call) (*Stream, *providers.Error) {
 	var s *Stream
-	err := t.retry(ctx, c, func() *providers.Error {
+	err := t.retry(ctx, c, func(a *attempt) *providers.Error {
 		var perr *providers.Error
-		s, perr = t.openOnce(ctx, c)
+		s, perr = t.openOnce(ctx, c, a)
 		return perr
 	})
 	if err != nil {
@@ -178,17 +214,17 @@ func (t *Transport) Open(ctx context.Context, c *Call) (*Stream, *providers.Erro
 // classification and retries as Open. It serves model listings.
 func (t *Transport) Fetch(ctx context.Context, c *Call) ([]byte, *providers.Error) {
 	var body []byte
-	err := t.retry(ctx, c, func() *providers.Error {
-		resp, wd, perr := t.send(ctx, c, false)
+	err := t.retry(ctx, c, func(a *attempt) *providers.Error {
+		resp, br, wd, perr := t.send(ctx, c, false, a)
 		if perr != nil {
 			return perr
 		}
 		defer wd.stop()
 		defer resp.Body.Close()
-		b, rerr := io.ReadAll(io.LimitReader(resp.Body, DefaultMaxFetchBody))
+		b, rerr := io.ReadAll(io.LimitReader(br, DefaultMaxFetchBody))
 		if rerr != nil {
 			if wd.stalled.Load() {
-				return wd.err(c.Provider)
+				return a.silent(wd.err(c.Provider))
 			}
 			return providers.NetworkError(ctx, c.Provider, rerr)
 		}
@@ -198,24 +234,48 @@ func (t *Transport) Fetch(ctx context.Context, c *Call) ([]byte, *providers.Erro
 	return body, err
 }
 
-func (t *Transport) retry(ctx context.Context, c *Call, once func() *providers.Error) *providers.Error {
+// attempt is what one try tells the retry loop beyond its error.
+type attempt struct {
+	// silence: the server said nothing for the first-byte or the idle limit. Waiting that long
+	// again is worth it once (a local server may have finished loading its model), not more.
+	silence bool
+}
+
+// silent marks err as a failure by silence and returns it.
+func (a *attempt) silent(err *providers.Error) *providers.Error {
+	a.silence = true
+	return err
+}
+
+func (t *Transport) retry(ctx context.Context, c *Call, once func(a *attempt) *providers.Error) *providers.Error {
 	p := t.policy()
-	for attempt := 1; ; attempt++ {
-		err := once()
+	silences := 0
+	for n := 1; ; n++ {
+		var a attempt
+		err := once(&a)
 		if err == nil {
 			return nil
 		}
 		if err.Kind == providers.ErrCancelled || ctx.Err() != nil {
 			return providers.Cancelled()
 		}
-		if !err.Retryable() || attempt >= p.MaxAttempts {
+		if !err.Retryable() || n >= p.MaxAttempts {
 			return err
 		}
-		delay := t.backoff(p, attempt, err.RetryAfter)
+		if a.silence {
+			if silences++; silences > 1 {
+				return err
+			}
+		}
+		delay := t.backoff(p, n, err.RetryAfter)
 		if delay < 0 {
 			return err
 		}
-		if c.Notice != nil && !c.Notice(noticeText(err, delay)) {
+		text := noticeText(err, delay)
+		if a.silence {
+			text = "no answer from the model server, retrying in " + providers.HumanDuration(delay)
+		}
+		if c.Notice != nil && !c.Notice(text) {
 			return providers.Cancelled()
 		}
 		if serr := t.sleep(ctx, delay); serr != nil {
@@ -301,10 +361,11 @@ func (t *Transport) doer() Doer {
 	return http.DefaultClient
 }
 
-// send performs one exchange and returns a 2xx response, its body watched for stalls by the
-// returned watchdog (which the caller stops), or the classified failure with the error body read
-// (bounded) and the response closed.
-func (t *Transport) send(ctx context.Context, c *Call, stream bool) (*http.Response, *watchdog, *providers.Error) {
+// send performs one exchange. It waits for the server to start answering (see awaitFirstByte)
+// and returns a 2xx response with its body buffered in the returned reader and watched for
+// stalls by the returned watchdog (which the caller stops), or the classified failure with the
+// error body read (bounded) and the response closed.
+func (t *Transport) send(ctx context.Context, c *Call, stream bool, a *attempt) (*http.Response, *bufio.Reader, *watchdog, *providers.Error) {
 	method := c.Method
 	if method == "" {
 		method = http.MethodGet
@@ -321,7 +382,7 @@ func (t *Transport) send(ctx context.Context, c *Call, stream bool) (*http.Respo
 	req, err := http.NewRequestWithContext(rctx, method, c.URL, body)
 	if err != nil {
 		wd.stop()
-		return nil, nil, &providers.Error{Kind: providers.ErrInvalidRequest, Detail: err.Error(),
+		return nil, nil, nil, &providers.Error{Kind: providers.ErrInvalidRequest, Detail: err.Error(),
 			Message: fmt.Sprintf("The %s URL %q is not valid; check the base URL.", nameOr(c.Provider), c.URL)}
 	}
 	for k, vs := range c.Header {
@@ -333,26 +394,131 @@ func (t *Transport) send(ctx context.Context, c *Call, stream bool) (*http.Respo
 	if stream && req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "text/event-stream")
 	}
-	resp, err := t.doer().Do(req)
-	if err != nil {
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := t.doer().Do(req)
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		resp.Body = &idleBody{ReadCloser: resp.Body, wd: wd}
+		br := bufio.NewReaderSize(resp.Body, 4096)
+		if resp.StatusCode/100 == 2 {
+			// The first byte of the body; a read error shows again on the next read.
+			br.Peek(1)
+		}
+		answered <- answer{resp: resp, br: br}
+	}()
+	ans, perr := t.awaitFirstByte(ctx, c, answered, cancel)
+	if perr != nil {
+		wd.stop()
+		if perr.Kind != providers.ErrCancelled {
+			a.silent(perr)
+		}
+		return nil, nil, nil, perr
+	}
+	if ans.err != nil {
 		wd.stop()
 		if wd.stalled.Load() {
-			return nil, nil, wd.err(c.Provider)
+			return nil, nil, nil, a.silent(wd.err(c.Provider))
 		}
-		return nil, nil, providers.NetworkError(ctx, c.Provider, err)
+		return nil, nil, nil, providers.NetworkError(ctx, c.Provider, ans.err)
 	}
+	resp := ans.resp
+	// The server has answered: from here on the idle watchdog guards each read.
 	wd.kick()
-	resp.Body = &idleBody{ReadCloser: resp.Body, wd: wd}
 	if resp.StatusCode/100 == 2 {
-		return resp, wd, nil
+		return resp, ans.br, wd, nil
 	}
 	defer wd.stop()
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxErrorBody())))
-	return nil, nil, t.classify(c, resp.StatusCode, resp.Header, b)
+	b, _ := io.ReadAll(io.LimitReader(ans.br, int64(t.maxErrorBody())))
+	return nil, nil, nil, t.classify(c, resp.StatusCode, resp.Header, b)
 }
 
-// watchdog cancels a call that has received nothing for its idle time.
+// answer is what the exchange had when the server started answering: the response (its body's
+// first byte buffered in br when the status is 2xx), or the error that ended the exchange.
+type answer struct {
+	resp *http.Response
+	br   *bufio.Reader
+	err  error
+}
+
+// awaitFirstByte waits for the exchange running in the background to deliver its answer, saying
+// so in a notice at each step of the waiting schedule, until the first-byte limit. Past the
+// limit, when ctx ends or when the notice's consumer has left, it cancels the exchange (cancel
+// ends its request's context), waits for it to let go, and returns the error. It runs on the
+// caller's goroutine, so notices are given where the dialect may emit events.
+func (t *Transport) awaitFirstByte(ctx context.Context, c *Call, answered <-chan answer, cancel context.CancelFunc) (answer, *providers.Error) {
+	abandon := func(err *providers.Error) (answer, *providers.Error) {
+		cancel()
+		if ans := <-answered; ans.resp != nil {
+			ans.resp.Body.Close()
+		}
+		return answer{}, err
+	}
+	limit := t.FirstByteTimeout
+	if limit == 0 {
+		limit = DefaultFirstByteTimeout
+	}
+	after := t.After
+	if after == nil {
+		after = time.After
+	}
+	var waited time.Duration
+	for {
+		next, notice := nextWait(waited, limit)
+		select {
+		case ans := <-answered:
+			return ans, nil
+		case <-ctx.Done():
+			return abandon(providers.Cancelled())
+		case <-after(next - waited):
+		}
+		waited = next
+		if !notice {
+			return abandon(firstByteError(c.Provider, limit))
+		}
+		if c.Notice != nil && !c.Notice("waiting for the model server to answer… "+waitedText(waited)) {
+			return abandon(providers.Cancelled())
+		}
+	}
+}
+
+// nextWait is the next step of the wait for the first byte after waited: a notice, or the limit
+// (a negative limit never comes).
+func nextWait(waited, limit time.Duration) (at time.Duration, notice bool) {
+	at = firstWaitNotice
+	if waited >= firstWaitNotice {
+		at = (waited/waitNoticeEvery + 1) * waitNoticeEvery
+	}
+	if limit > 0 && at >= limit {
+		return limit, false
+	}
+	return at, true
+}
+
+// waitedText says how long a call has waited: "30 s", "2 min", "2 min 30 s".
+func waitedText(d time.Duration) string {
+	s := int(d / time.Second)
+	switch {
+	case s < 120:
+		return fmt.Sprintf("%d s", s)
+	case s%60 == 0:
+		return fmt.Sprintf("%d min", s/60)
+	default:
+		return fmt.Sprintf("%d min %d s", s/60, s%60)
+	}
+}
+
+func firstByteError(who string, limit time.Duration) *providers.Error {
+	d := providers.HumanDuration(limit)
+	return &providers.Error{Kind: providers.ErrNetwork, Detail: "no answer within " + d,
+		Message: fmt.Sprintf("%s did not start answering within %s, so the request was dropped; a local model may still be loading: try again, or raise the provider's firstByteTimeout setting.", c0(who), d)}
+}
+
+// watchdog cancels a call that has received nothing for its idle time. It is armed by the first
+// kick, when the server starts answering: until then the first-byte limit applies.
 type watchdog struct {
 	idle    time.Duration
 	timer   *time.Timer
@@ -370,11 +536,13 @@ func newWatchdog(idle time.Duration, cancel context.CancelFunc) *watchdog {
 			w.stalled.Store(true)
 			cancel()
 		})
+		w.timer.Stop()
 	}
 	return w
 }
 
-// kick restarts the idle clock; it runs on every read that got bytes.
+// kick (re)starts the idle clock; it runs when the server answers and on every read that got
+// bytes.
 func (w *watchdog) kick() {
 	if w.timer != nil {
 		w.timer.Reset(w.idle)
@@ -433,12 +601,11 @@ func (t *Transport) maxErrorBody() int {
 // openOnce sends c and sniffs the first bytes of a 2xx body: a stream never starts with '{', '['
 // or '<', so such a body is an error object or an HTML page served with a success status, and it
 // is classified (and possibly retried) like any other failure before the stream.
-func (t *Transport) openOnce(ctx context.Context, c *Call) (*Stream, *providers.Error) {
-	resp, wd, perr := t.send(ctx, c, true)
+func (t *Transport) openOnce(ctx context.Context, c *Call, a *attempt) (*Stream, *providers.Error) {
+	resp, br, wd, perr := t.send(ctx, c, true, a)
 	if perr != nil {
 		return nil, perr
 	}
-	br := bufio.NewReaderSize(resp.Body, 4096)
 	first := byte(0)
 	for i := 1; i <= 64; i++ {
 		b, err := br.Peek(i)
@@ -447,7 +614,7 @@ func (t *Transport) openOnce(ctx context.Context, c *Call) (*Stream, *providers.
 				resp.Body.Close()
 				wd.stop()
 				if wd.stalled.Load() {
-					return nil, wd.err(c.Provider)
+					return nil, a.silent(wd.err(c.Provider))
 				}
 				return nil, providers.NetworkError(ctx, c.Provider, err)
 			}

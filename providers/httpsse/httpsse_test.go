@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -317,23 +318,173 @@ func TestRequestCarriesHeadersAndBody(t *testing.T) {
 	}
 }
 
-func TestIdleWatchdogBeforeHeadersAndMidStream(t *testing.T) {
+// silentServer accepts each request and then says nothing (optionally after the headers of a
+// 200 stream) until the client hangs up or the test ends.
+func silentServer(t *testing.T, headers bool) *httptest.Server {
+	t.Helper()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		if headers {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(200)
+			w.(http.Flusher).Flush()
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: no handler outlives the test
+	return srv
+}
+
+// countingDoer counts the requests the transport sends.
+type countingDoer struct {
+	httpsse.Doer
+	n atomic.Int32
+}
+
+func (d *countingDoer) Do(r *http.Request) (*http.Response, error) {
+	d.n.Add(1)
+	return d.Doer.Do(r)
+}
+
+// instantClock is a Transport.After whose waits all end at once; it records what they were.
+type instantClock struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (c *instantClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	c.waits = append(c.waits, d)
+	c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	ch <- time.Time{}
+	return ch
+}
+
+// A server that accepts the request and says nothing: the call waits up to the first-byte limit
+// (2 min by default) with a notice at 10, 30, 60 and 90 s, retries once, and fails saying what
+// to do, instead of waiting out the idle watchdog four times (20 min).
+func TestSilentServerFailsAtTheFirstByteLimitAfterOneRetry(t *testing.T) {
+	for _, headers := range []bool{false, true} {
+		t.Run(fmt.Sprintf("headers=%v", headers), func(t *testing.T) {
+			srv := silentServer(t, headers)
+			sl := &providertest.Sleeps{}
+			tr := providertest.Transport(sl)
+			doer := &countingDoer{Doer: tr.Doer}
+			clock := &instantClock{}
+			tr.Doer, tr.After = doer, clock.After
+			_, err, notices := open(t, tr, srv.URL)
+			if err == nil || err.Kind != providers.ErrNetwork || !strings.Contains(err.Message, "did not start answering within 2 min") ||
+				!strings.Contains(err.Message, "firstByteTimeout") {
+				t.Fatalf("err = %+v", err)
+			}
+			if doer.n.Load() != 2 {
+				t.Errorf("requests = %d, want 2 (one retry)", doer.n.Load())
+			}
+			wait := []string{
+				"waiting for the model server to answer… 10 s", "waiting for the model server to answer… 30 s",
+				"waiting for the model server to answer… 60 s", "waiting for the model server to answer… 90 s",
+			}
+			want := append(append(append([]string{}, wait...), "no answer from the model server, retrying in 1 s"), wait...)
+			if fmt.Sprint(notices) != fmt.Sprint(want) {
+				t.Errorf("notices =\n%q\nwant\n%q", notices, want)
+			}
+			// Each attempt's waits add up to the limit.
+			if got := fmt.Sprint(clock.waits); got != "[10s 20s 30s 30s 30s 10s 20s 30s 30s 30s]" {
+				t.Errorf("waits = %s", got)
+			}
+		})
+	}
+}
+
+func TestFirstByteLimitIsASetting(t *testing.T) {
+	srv := silentServer(t, false)
+	tr := providertest.Transport(&providertest.Sleeps{})
+	clock := &instantClock{}
+	tr.After = clock.After
+	tr.Retry.MaxAttempts = 1
+	tr = httpsse.Configured(tr, providers.Config{FirstByteTimeout: 45 * time.Second})
+	_, err, notices := open(t, tr, srv.URL)
+	if err == nil || !strings.Contains(err.Message, "within 45 s") {
+		t.Fatalf("err = %+v", err)
+	}
+	if fmt.Sprint(notices) != `[waiting for the model server to answer… 10 s waiting for the model server to answer… 30 s]` {
+		t.Errorf("notices = %q", notices)
+	}
+	if got := fmt.Sprint(clock.waits); got != "[10s 20s 15s]" {
+		t.Errorf("waits = %s", got)
+	}
+	// Without the setting, the transport keeps its own limit.
+	if tr2 := providertest.Transport(nil); httpsse.Configured(tr2, providers.Config{}) != tr2 {
+		t.Error("Configured copied a transport it had nothing to change in")
+	}
+}
+
+// A long wait is announced in minutes past two minutes; a negative limit waits as long as the
+// context allows.
+func TestWaitingNoticesPastTwoMinutes(t *testing.T) {
+	srv := silentServer(t, false)
+	tr := providertest.Transport(&providertest.Sleeps{})
+	tr.After = (&instantClock{}).After
+	tr.FirstByteTimeout = -1
+	var notices []string
+	_, err := tr.Open(context.Background(), &httpsse.Call{URL: srv.URL, Body: []byte(`{}`), Notice: func(text string) bool {
+		notices = append(notices, strings.TrimPrefix(text, "waiting for the model server to answer… "))
+		return len(notices) < 8 // then the consumer leaves
+	}})
+	if err == nil || err.Kind != providers.ErrCancelled {
+		t.Fatalf("err = %+v", err)
+	}
+	if got := fmt.Sprint(notices); got != "[10 s 30 s 60 s 90 s 2 min 2 min 30 s 3 min 3 min 30 s]" {
+		t.Errorf("notices = %s", got)
+	}
+}
+
+// Cancel ends the wait for a silent server at once, as it ends a stream.
+func TestCancelWhileWaitingForTheFirstByte(t *testing.T) {
+	arrived := make(chan struct{}, 4)
+	hangUp := providertest.NewHangUp()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) // lets the server notice the client hanging up
+		arrived <- struct{}{}
+		<-r.Context().Done()
+		hangUp.Handler("")(w, r) // records the hang-up (its context is already done)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan *providers.Error, 1)
+	go func() {
+		_, err := (&httpsse.Transport{}).Open(ctx, &httpsse.Call{URL: srv.URL, Body: []byte(`{}`)})
+		done <- err
+	}()
+	<-arrived
+	cancel()
+	if err := <-done; err == nil || err.Kind != providers.ErrCancelled {
+		t.Fatalf("err = %+v", err)
+	}
+	hangUp.Wait(t)
+}
+
+// Once the server has answered, the idle watchdog guards each read: a stall before the stream is
+// recognised (here, after a blank line) is retried once, a stall mid-stream ends the stream.
+func TestIdleWatchdogBeforeAndAfterTheStreamStarts(t *testing.T) {
 	release := make(chan struct{})
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body) // lets the server notice the client hanging up
-		if n.Add(1) <= 2 {
-			// Stall before the headers.
-			select {
-			case <-r.Context().Done():
-			case <-release:
-			}
-			return
-		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: one\n\n")
+		if n.Add(1) <= 2 {
+			fmt.Fprint(w, "\n") // stalls before the first event
+		} else {
+			fmt.Fprint(w, "data: one\n\n")
+		}
 		w.(http.Flusher).Flush()
-		// Stall mid-stream.
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -344,10 +495,12 @@ func TestIdleWatchdogBeforeHeadersAndMidStream(t *testing.T) {
 	sl := &providertest.Sleeps{}
 	tr := providertest.Transport(sl)
 	tr.IdleTimeout = 50 * time.Millisecond
-	tr.Retry.MaxAttempts = 2
 	_, err, notices := open(t, tr, srv.URL)
-	if err == nil || err.Kind != providers.ErrNetwork || !strings.Contains(err.Message, "sent nothing for 50 ms") || len(notices) != 1 {
+	if err == nil || err.Kind != providers.ErrNetwork || !strings.Contains(err.Message, "sent nothing for 50 ms") {
 		t.Fatalf("err = %+v notices = %q", err, notices)
+	}
+	if n.Load() != 2 || fmt.Sprint(notices) != "[no answer from the model server, retrying in 1 s]" {
+		t.Fatalf("requests = %d, want 2 (one retry); notices = %q", n.Load(), notices)
 	}
 	s, err, _ := open(t, tr, srv.URL)
 	if err != nil {

@@ -99,6 +99,7 @@ func newProvider(cfg providers.Config, tr *httpsse.Transport) (*Provider, error)
 	if tr == nil {
 		tr = &httpsse.Transport{Doer: sharedClient}
 	}
+	tr = httpsse.Configured(tr, cfg)
 	p := &Provider{cfg: cfg, base: base, ep: ep, tr: tr, official: ep.Origin == providers.Origin(DefaultBaseURL)}
 	p.who = displayName(cfg.ID, base, ep)
 	p.openRouter = strings.Contains(strings.ToLower(ep.Origin), "openrouter.ai")
