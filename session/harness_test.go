@@ -290,8 +290,10 @@ func finalStatus(us []protocol.SessionUpdate, id string) string {
 type fakeWS struct {
 	mu    sync.Mutex
 	files map[string]string
-	// readDelay delays every read; editHook runs inside ApplyEdit before it applies.
+	// readDelay delays every read; readHook runs at the start of every read (its error fails
+	// the read); editHook runs inside ApplyEdit before it applies.
 	readDelay time.Duration
+	readHook  func(ctx context.Context) error
 	editHook  func(ctx context.Context) error
 	edits     int
 	dirty     map[string]bool // edited buffers not saved yet
@@ -300,6 +302,11 @@ type fakeWS struct {
 }
 
 func (w *fakeWS) ReadFile(ctx context.Context, path string) (workspace.Doc, error) {
+	if w.readHook != nil {
+		if err := w.readHook(ctx); err != nil {
+			return workspace.Doc{}, err
+		}
+	}
 	if w.readDelay > 0 {
 		select {
 		case <-time.After(w.readDelay):

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentd-dev/agentd/providers"
 )
@@ -143,7 +142,6 @@ func TestCancelStopsTheStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := 0
-	start := time.Now()
 	for ev := range p.Stream(ctx, toolReq) {
 		if ev.Type == providers.EventTextDelta {
 			n++
@@ -152,7 +150,8 @@ func TestCancelStopsTheStream(t *testing.T) {
 			}
 		}
 	}
-	if el := time.Since(start); el > time.Second || n > 3 {
-		t.Fatalf("stream went on after cancel: %d deltas in %v", n, el)
+	// Counted, not timed: the script has 200 deltas, a stream that ignored the cancel goes on.
+	if n > 3 {
+		t.Fatalf("stream went on after cancel: %d deltas", n)
 	}
 }
