@@ -45,7 +45,7 @@ func rel(env *Env, abs string) string {
 func readDoc(ctx context.Context, env *Env, field, abs string) (workspace.Doc, *Result) {
 	// Refuse a huge file before the editor sends all of it over the wire.
 	if st, err := os.Stat(abs); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
-		r := Errorf("%s is %d bytes, more than the %d bytes agentd reads; use search_text to find the part you need", rel(env, abs), st.Size(), MaxFileBytes)
+		r := tooLarge(env, abs, st.Size())
 		return workspace.Doc{}, &r
 	}
 	doc, err := env.WS.ReadFile(ctx, abs)
@@ -62,7 +62,7 @@ func readDoc(ctx context.Context, env *Env, field, abs string) (workspace.Doc, *
 		return doc, &r
 	}
 	if len(doc.Text) > MaxFileBytes {
-		r := Errorf("%s is %d bytes, more than the %d bytes agentd reads; use search_text to find the part you need", rel(env, abs), len(doc.Text), MaxFileBytes)
+		r := tooLarge(env, abs, int64(len(doc.Text)))
 		return doc, &r
 	}
 	if isBinary(doc.Text) {
@@ -74,6 +74,12 @@ func readDoc(ctx context.Context, env *Env, field, abs string) (workspace.Doc, *
 		return doc, &r
 	}
 	return doc, nil
+}
+
+// tooLarge refuses a file over MaxFileBytes and says what works on it instead: search_text
+// searches files of any size and shows the matching lines with their numbers.
+func tooLarge(env *Env, abs string, size int64) Result {
+	return Errorf("%s is %d bytes, more than the %d bytes read_file and edit_file load; search_text searches files of any size and shows the matching lines with their line numbers (search for the part you need), and where programs may run, run_program can print a range of its lines (for example sed -n '100,200p')", rel(env, abs), size, MaxFileBytes)
 }
 
 func isDirErr(err error) bool {

@@ -74,7 +74,8 @@ func TestReadFileRefusals(t *testing.T) {
 	mustErr(t, h.run("read_file", map[string]any{"path": "dir"}), "directory")
 	mustErr(t, h.run("read_file", map[string]any{"path": "~/.ssh/id_rsa"}), "~")
 	h.write("huge.txt", strings.Repeat("a", MaxFileBytes+1))
-	mustErr(t, h.run("read_file", map[string]any{"path": "huge.txt"}), "more than the")
+	// The refusal names what works on a large file, and it does: search_text finds its lines.
+	mustErr(t, h.run("read_file", map[string]any{"path": "huge.txt"}), "more than the", "search_text searches files of any size")
 }
 
 func TestBadArguments(t *testing.T) {

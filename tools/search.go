@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -306,6 +307,65 @@ func (m *matcher) scan(buf []byte, emit func(line int, text []byte) bool) int {
 	return count
 }
 
+// searchWindow is how much of a file too large to read whole is held at once while it is searched.
+const searchWindow = 4 << 20
+
+// scanStream is scan over the file at path read in windows of window bytes cut after their last
+// newline, so a file of any size is searched in bounded memory (buf is reused and returned). Line
+// numbers count from the start of the file. A line longer than a window is searched in
+// window-sized pieces, and a match spanning lines is found only within one window: a match across
+// a cut is missed. Like a whole read, a NUL byte in the first 8 KB marks the file binary and
+// nothing is scanned. ctx is checked between windows.
+func (m *matcher) scanStream(ctx context.Context, path string, buf []byte, window int, emit func(line int, text []byte) bool) (count int, binary bool, _ []byte, _ error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, buf, err
+	}
+	defer f.Close()
+	if cap(buf) < window {
+		buf = make([]byte, window)
+	}
+	buf = buf[:window]
+	carry, lines := 0, 0
+	stopped := false
+	for first := true; ; first = false {
+		if err := ctx.Err(); err != nil {
+			return count, false, buf, err
+		}
+		n, rerr := io.ReadFull(f, buf[carry:])
+		end := carry + n
+		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
+		if rerr != nil && !eof {
+			return count, false, buf, rerr
+		}
+		if first && bytes.IndexByte(buf[:min(end, 8192)], 0) >= 0 {
+			return 0, true, buf, nil
+		}
+		cut := end
+		if !eof {
+			if i := bytes.LastIndexByte(buf[:end], '\n'); i >= 0 {
+				cut = i + 1
+			}
+		}
+		chunk := buf[:cut]
+		if !stopped {
+			base := lines
+			count += m.scan(chunk, func(line int, text []byte) bool {
+				if !emit(base+line, text) {
+					stopped = true
+					return false
+				}
+				return true
+			})
+		}
+		lines += bytes.Count(chunk, []byte{'\n'})
+		if eof {
+			return count, false, buf, nil
+		}
+		carry = copy(buf, buf[cut:end])
+	}
+}
+
 // searchKeepCap bounds the matched lines held in memory across all files.
 const searchKeepCap = 20000
 
@@ -321,8 +381,11 @@ type searchOpts struct {
 	// MaxPerFile caps the lines kept per file; MaxKept caps the lines kept overall (counting
 	// goes on).
 	MaxPerFile, MaxKept int
-	MaxFileBytes        int64
-	Workers             int
+	// MaxFileBytes is the largest file read whole (default 32 MB); a larger one is searched as a
+	// stream in windows of Window bytes (default searchWindow), so memory stays bounded.
+	MaxFileBytes int64
+	Window       int
+	Workers      int
 }
 
 type fileMatches struct {
@@ -337,7 +400,7 @@ type searchOutcome struct {
 	TotalMatches int
 	Searched     int
 	Binary       int
-	TooLarge     int
+	Streamed     int // searched in windows: larger than MaxFileBytes
 	Filtered     int // left out by include/exclude
 	Walk         walkStats
 }
@@ -353,9 +416,12 @@ func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = 32 << 20
 	}
+	if o.Window <= 0 {
+		o.Window = searchWindow
+	}
 	var (
 		mu                                  sync.Mutex
-		searched, binary, tooBig, kept      atomic.Int64
+		searched, binary, streamed, kept    atomic.Int64
 		ignored, vcs, unreadable, filteredN atomic.Int64
 	)
 	q := newWorkQueue()
@@ -369,6 +435,16 @@ func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 		return true
 	}
 	searchFile := func(buf []byte, it workItem) []byte {
+		var fm *fileMatches
+		emit := func(line int, text []byte) bool {
+			if fm == nil {
+				fm = &fileMatches{Path: it.abs, Rel: it.rel}
+			}
+			if len(fm.Matches) < o.MaxPerFile && kept.Add(1) <= int64(max(o.MaxKept, searchKeepCap)) {
+				fm.Matches = append(fm.Matches, lineMatch{Line: line, Text: clipLine(text)})
+			}
+			return true
+		}
 		var data []byte
 		if text, ok := o.Dirty[it.abs]; ok {
 			data = []byte(text)
@@ -377,7 +453,26 @@ func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 			var big bool
 			buf, big, err = readInto(buf, it.abs, o.MaxFileBytes)
 			if big {
-				tooBig.Add(1)
+				// Too large to hold whole: searched as a stream, in windows.
+				var n int
+				var isBinary bool
+				n, isBinary, buf, err = o.Matcher.scanStream(ctx, it.abs, buf, o.Window, emit)
+				switch {
+				case err != nil:
+					unreadable.Add(1)
+				case isBinary:
+					binary.Add(1)
+				default:
+					searched.Add(1)
+					streamed.Add(1)
+				}
+				if n > 0 && err == nil && !isBinary {
+					fm.Count = n
+					mu.Lock()
+					out.Files = append(out.Files, *fm)
+					out.TotalMatches += n
+					mu.Unlock()
+				}
 				return buf
 			}
 			if err != nil {
@@ -391,16 +486,7 @@ func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 			return buf
 		}
 		searched.Add(1)
-		var fm *fileMatches
-		n := o.Matcher.scan(data, func(line int, text []byte) bool {
-			if fm == nil {
-				fm = &fileMatches{Path: it.abs, Rel: it.rel}
-			}
-			if len(fm.Matches) < o.MaxPerFile && kept.Add(1) <= int64(max(o.MaxKept, searchKeepCap)) {
-				fm.Matches = append(fm.Matches, lineMatch{Line: line, Text: clipLine(text)})
-			}
-			return true
-		})
+		n := o.Matcher.scan(data, emit)
 		if n > 0 {
 			fm.Count = n
 			mu.Lock()
@@ -492,7 +578,7 @@ func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
-	out.Searched, out.Binary, out.TooLarge, out.Filtered = int(searched.Load()), int(binary.Load()), int(tooBig.Load()), int(filteredN.Load())
+	out.Searched, out.Binary, out.Streamed, out.Filtered = int(searched.Load()), int(binary.Load()), int(streamed.Load()), int(filteredN.Load())
 	out.Walk = walkStats{Ignored: int(ignored.Load()), VCS: int(vcs.Load()), Unreadable: int(unreadable.Load())}
 	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Rel < out.Files[j].Rel })
 	// Lines are kept per file up to MaxPerFile, so the first MaxKept in path order are the same

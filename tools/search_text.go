@@ -134,15 +134,15 @@ func searchText(ctx context.Context, env *Env, in searchTextIn) Result {
 		fmt.Fprintf(&b, "; showing %d (narrow the pattern, path or include globs to see the rest)", shown)
 	}
 	fmt.Fprintf(&b, "; %s searched", plural(out.Searched, "file"))
+	if out.Streamed > 0 {
+		fmt.Fprintf(&b, " (%d over 32 MB, in 4 MB pieces)", out.Streamed)
+	}
 	var skipped []string
 	if out.Walk.Ignored > 0 {
 		skipped = append(skipped, fmt.Sprintf("%d ignored by .gitignore", out.Walk.Ignored))
 	}
 	if out.Binary > 0 {
 		skipped = append(skipped, fmt.Sprintf("%d binary", out.Binary))
-	}
-	if out.TooLarge > 0 {
-		skipped = append(skipped, fmt.Sprintf("%d over 32 MB", out.TooLarge))
 	}
 	if out.Filtered > 0 {
 		skipped = append(skipped, fmt.Sprintf("%d left out by include/exclude", out.Filtered))
@@ -159,7 +159,7 @@ func searchText(ctx context.Context, env *Env, in searchTextIn) Result {
 	}
 	return Result{Output: b.String(), Locations: locs, Raw: map[string]any{
 		"matches": out.TotalMatches, "files": len(out.Files), "shown": shown, "searched": out.Searched,
-		"ignored": out.Walk.Ignored, "binary": out.Binary, "tooLarge": out.TooLarge,
+		"ignored": out.Walk.Ignored, "binary": out.Binary, "streamed": out.Streamed,
 	}}
 }
 
