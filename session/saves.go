@@ -50,7 +50,7 @@ func (s *Session) noteEdits(diffs []tools.Diff) {
 		s.edited = map[string]*editedFile{}
 	}
 	for _, d := range diffs {
-		if d.NewText == nil {
+		if d.Deleted || d.NewText == nil {
 			delete(s.edited, d.Path)
 			continue
 		}

@@ -44,7 +44,7 @@ func deletePath(ctx context.Context, env *Env, in deletePathIn) Result {
 		}
 	} else if st.Mode().IsRegular() && st.Size() <= MaxFileBytes {
 		if doc, err := env.WS.ReadFile(ctx, abs); err == nil && !isBinary(doc.Text) {
-			diffs = append(diffs, Diff{Path: abs, OldText: ptr(doc.Text)})
+			diffs = append(diffs, Diff{Path: abs, OldText: ptr(doc.Text), NewText: ptr(""), Deleted: true})
 		}
 	}
 	what := describeEntry(abs)

@@ -10,7 +10,7 @@ func TestDeletePath(t *testing.T) {
 	h := newHarness(t, map[string]string{"b.go": "package b\n", "dst/keep": "", "dst/dir/x.go": "package x\n", "bin": "\x00\x01"})
 	mustErr(t, h.run("delete_path", map[string]any{"path": "dst"}), "field recursive", "2 files")
 	r := mustOK(t, h.run("delete_path", map[string]any{"path": "b.go"}))
-	if len(r.Diffs) != 1 || *r.Diffs[0].OldText != "package b\n" || r.Diffs[0].NewText != nil {
+	if len(r.Diffs) != 1 || *r.Diffs[0].OldText != "package b\n" || r.Diffs[0].NewText == nil || *r.Diffs[0].NewText != "" || !r.Diffs[0].Deleted {
 		t.Fatalf("delete diff %+v", r.Diffs)
 	}
 	if len(h.asked) != 1 || h.asked[0].Kind != "delete" || len(h.asked[0].Diffs) != 1 {

@@ -68,12 +68,14 @@ type Tool interface {
 	Run(ctx context.Context, env *Env, args json.RawMessage) Result
 }
 
-// Diff is a whole-file change, as ACP shows it: OldText nil for a new file, NewText nil for a
-// deleted one.
+// Diff is a whole-file change, as ACP shows it: OldText nil for a new file. A deleted file has
+// NewText "" (the contract's diff always has a newText) and Deleted set, which tells it apart
+// from a file emptied by an edit.
 type Diff struct {
 	Path    string
 	OldText *string
 	NewText *string
+	Deleted bool
 }
 
 // Location points the client at a file (and 1-based line) a call touches.
