@@ -56,8 +56,16 @@ func listDir(ctx context.Context, env *Env, in listDirIn) Result {
 		in.IncludeIgnored = true
 		notes = append(notes, rel(env, abs)+" is ignored by .gitignore; listed anyway because you named it")
 	}
+	// Past the limit the walk goes on to count what is not shown (within the depth), so the
+	// note gives the number hidden rather than the number of skipped directories; past
+	// listCountBudget hidden entries it stops and says "more than".
 	shown, cut, dirs, files := 0, 0, 0, 0
+	counted := true
 	stats, err := walk(ctx, rootOf(env, abs), abs, walkOpts{includeIgnored: in.IncludeIgnored, maxDepth: in.Depth}, func(e walkEntry) error {
+		if shown >= in.MaxEntries && cut >= listCountBudget {
+			counted = false
+			return fs.SkipAll
+		}
 		isDir := e.Entry.IsDir()
 		if isDir {
 			dirs++
@@ -66,9 +74,6 @@ func listDir(ctx context.Context, env *Env, in listDirIn) Result {
 		}
 		if shown >= in.MaxEntries {
 			cut++
-			if isDir {
-				return fs.SkipDir
-			}
 			return nil
 		}
 		shown++
@@ -98,7 +103,11 @@ func listDir(ctx context.Context, env *Env, in listDirIn) Result {
 		b.WriteString("(empty)\n")
 	}
 	if cut > 0 {
-		notes = append(notes, fmt.Sprintf("%d more entries not shown (limit %d; list a subdirectory)", cut, in.MaxEntries))
+		more := fmt.Sprintf("%d more entries", cut)
+		if !counted {
+			more = fmt.Sprintf("more than %d entries (counting stopped there)", cut)
+		}
+		notes = append(notes, fmt.Sprintf("%s not shown (limit %d; list a subdirectory)", more, in.MaxEntries))
 	}
 	if stats.DepthCut > 0 {
 		notes = append(notes, fmt.Sprintf("%s deeper than %d levels not expanded", plural(stats.DepthCut, "directory"), in.Depth))
@@ -112,15 +121,22 @@ func listDir(ctx context.Context, env *Env, in listDirIn) Result {
 	if stats.Unreadable > 0 {
 		notes = append(notes, fmt.Sprintf("%s unreadable", plural(stats.Unreadable, "directory")))
 	}
-	head := fmt.Sprintf("%s/ (%s, %s)\n", rel(env, abs), plural(dirs, "directory"), plural(files, "file"))
+	atLeast := ""
+	if !counted {
+		atLeast = "at least "
+	}
+	head := fmt.Sprintf("%s/ (%s%s, %s)\n", rel(env, abs), atLeast, plural(dirs, "directory"), plural(files, "file"))
 	out := head + b.String()
 	if len(notes) > 0 {
 		out += "\n[" + strings.Join(notes, "; ") + ".]\n"
 	}
 	return Result{Output: out, Locations: []Location{{Path: abs}}, Raw: map[string]any{
-		"shown": shown, "notShown": cut, "ignored": stats.Ignored, "depthCut": stats.DepthCut,
+		"shown": shown, "notShown": cut, "notShownCounted": counted, "ignored": stats.Ignored, "depthCut": stats.DepthCut,
 	}}
 }
+
+// listCountBudget is how many entries past the limit list_dir counts before it stops counting.
+var listCountBudget = 50_000
 
 func humanSize(n int64) string {
 	switch {

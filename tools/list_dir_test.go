@@ -40,6 +40,33 @@ func TestListDirCap(t *testing.T) {
 	mustContain(t, r.Output, "f04", "15 more entries not shown")
 }
 
+// Past the limit, what a skipped directory holds is counted too: the note once said 3 here
+// (each directory as one entry), as it said 701 for some 250,000 hidden entries.
+func TestListDirCountsWhatIsHidden(t *testing.T) {
+	files := map[string]string{"a.txt": ""}
+	for _, d := range []string{"d1", "d2", "d3"} {
+		for i := range 10 {
+			files[fmt.Sprintf("%s/f%02d", d, i)] = ""
+		}
+	}
+	h := newHarness(t, files)
+	r := mustOK(t, h.run("list_dir", map[string]any{"max_entries": 1}))
+	// a.txt is shown; d1, d2, d3 and their 30 files are not.
+	mustContain(t, r.Output, "./ (3 directories, 31 files)", "33 more entries not shown")
+	if r.Raw.(map[string]any)["notShown"] != 33 {
+		t.Errorf("raw = %v", r.Raw)
+	}
+	// Depth still bounds what is counted: at depth 1 the files inside are not entries.
+	r = mustOK(t, h.run("list_dir", map[string]any{"max_entries": 1, "depth": 1}))
+	mustContain(t, r.Output, "3 more entries not shown")
+
+	// Counting stops at its budget and says so.
+	defer func(b int) { listCountBudget = b }(listCountBudget)
+	listCountBudget = 5
+	r = mustOK(t, h.run("list_dir", map[string]any{"max_entries": 1}))
+	mustContain(t, r.Output, "./ (at least ", "more than 5 entries (counting stopped there) not shown")
+}
+
 func TestListDirRefusals(t *testing.T) {
 	h := newHarness(t, map[string]string{"a.go": "package a\n"})
 	outside := t.TempDir()
