@@ -19,6 +19,7 @@ func execEnv(t *testing.T) {
 	t.Helper()
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("AGENTD_SECRET_STORE", "file") // never the user's real keyring
 	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"} {
 		t.Setenv(k, "")
 	}

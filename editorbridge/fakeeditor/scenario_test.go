@@ -474,7 +474,7 @@ func startBinary(t *testing.T, opts fakeeditor.Options, scriptPath, stateDir str
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(),
 		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+stateDir,
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "AGENTD_SECRET_STORE=file")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()

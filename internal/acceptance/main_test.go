@@ -90,7 +90,7 @@ func startProc(t *testing.T, state string, env ...string) *proc {
 	cmd.Env = append(os.Environ(),
 		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+state,
 		"XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "AGENTD_LOG=debug")
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "AGENTD_LOG=debug", "AGENTD_SECRET_STORE=file")
 	if raceBuild {
 		// A -race binary sleeps a second before exiting by default, which the exit-time
 		// promises would blame on agentd.
