@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -188,19 +189,34 @@ func buildLocked(root, pkg, dir, bin string, race bool) error {
 
 const staleLock = 5 * time.Minute
 
-// prune removes binaries of other sources not used for a day, so the cache holds about one
-// binary per checkout in use.
+// prune removes the binaries of other sources beyond the keepRecent most recently used, once
+// they have not been used for an hour (a package still running tests may start the binary it
+// was given at any time until it ends). Each edit of the sources makes a new key, so without
+// this the cache would grow by a binary (17-30 MB) per edited test run.
 func prune(base, keep string) {
 	ents, err := os.ReadDir(base)
 	if err != nil {
 		return
 	}
+	type entry struct {
+		name string
+		used time.Time
+	}
+	var es []entry
 	for _, e := range ents {
 		if e.Name() == keep || !e.IsDir() {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
-			os.RemoveAll(filepath.Join(base, e.Name()))
+		if fi, err := e.Info(); err == nil {
+			es = append(es, entry{e.Name(), fi.ModTime()})
+		}
+	}
+	slices.SortFunc(es, func(a, b entry) int { return b.used.Compare(a.used) })
+	for i, e := range es {
+		if i >= keepRecent && time.Since(e.used) > time.Hour {
+			os.RemoveAll(filepath.Join(base, e.name))
 		}
 	}
 }
+
+const keepRecent = 8

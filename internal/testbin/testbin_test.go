@@ -1,11 +1,14 @@
 package testbin
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, path, text string) {
@@ -113,5 +116,33 @@ func TestBuildOnceConcurrently(t *testing.T) {
 	}
 	if _, err := os.Stat(ybin); !os.IsNotExist(err) {
 		t.Error("a failed build left a binary")
+	}
+}
+
+// prune keeps the recent and the recently used, and removes the rest.
+func TestPrune(t *testing.T) {
+	base := t.TempDir()
+	old := time.Now().Add(-2 * time.Hour)
+	for i := range 12 {
+		dir := filepath.Join(base, fmt.Sprintf("k%02d", i))
+		write(t, filepath.Join(dir, "agentd"), "x")
+		mt := old.Add(-time.Duration(i) * time.Minute) // k00 the most recent
+		if i == 11 {
+			mt = time.Now() // in use
+		}
+		if err := os.Chtimes(dir, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prune(base, "k05")
+	var left []string
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	// k11 (used now) and the current key stay, with the 8 most recent others.
+	want := []string{"k00", "k01", "k02", "k03", "k04", "k05", "k06", "k07", "k11"}
+	if !slices.Equal(left, want) {
+		t.Errorf("left %v, want %v", left, want)
 	}
 }
