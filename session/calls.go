@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"github.com/agentd-dev/agentd/prompts"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -29,8 +30,6 @@ const (
 	// at once and cost nothing.
 	diagnosticsWait = 1500 * time.Millisecond
 )
-
-const cancelledOutput = "The user cancelled the turn before this call finished. It may not have taken effect; check before relying on it."
 
 // runCalls runs the calls of one response: read calls at once, then mutating and unknown ones
 // one at a time in the model's order, so permission prompts never race and writes stay
@@ -81,7 +80,7 @@ func (t *turn) runCalls(calls []*call) (mutated bool) {
 	}
 	res := providers.Message{Role: providers.RoleUser}
 	for _, c := range calls {
-		t.finishCall(c, tools.Result{Output: cancelledOutput, IsError: true}, "")
+		t.finishCall(c, tools.Result{Output: t.s.m.text("loop.cancelled", nil), IsError: true}, "")
 		c.mu.Lock()
 		r := c.res
 		c.mu.Unlock()
@@ -157,7 +156,7 @@ func (t *turn) safeRun(c *call, env *tools.Env) (res tools.Result) {
 		if r := recover(); r != nil {
 			t.s.m.log.Error(fmt.Sprintf("tool %s panicked: %v\n%s", c.name, r, debug.Stack()))
 			t.s.notice(protocol.SeverityError, fmt.Sprintf("The tool %s failed unexpectedly", c.name), fmt.Sprint(r))
-			res = tools.Result{Output: fmt.Sprintf("Error: the tool %s crashed (%v). This is a bug in agentd, not in your call; try another way.", c.name, r), IsError: true}
+			res = tools.Result{Output: t.s.m.text("loop.tool_crashed", prompts.Run{"TOOL": c.name, "ERROR": fmt.Sprint(r)}), IsError: true}
 		}
 	}()
 	return c.tool.Run(t.ctx, env, c.final)

@@ -187,7 +187,7 @@ func TestReadTranscriptClosesStreamingCheckpoints(t *testing.T) {
 				sf.write(r)
 			}
 			f.Seek(0, 0)
-			l, err := readTranscript(f, true)
+			l, err := readTranscript(f, true, nil)
 			f.Close()
 			if err != nil {
 				t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd-dev/agentd/prompts"
 	"strings"
 	"time"
 
@@ -77,18 +78,15 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 	return out
 }
 
-func summaryMessages(summary string) []providers.Message {
+func summaryMessages(set *prompts.Set, summary string) []providers.Message {
+	if set == nil {
+		set = prompts.Default()
+	}
 	return []providers.Message{
-		{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "Summary of the conversation so far (older turns were compacted):\n\n" + summary}}},
-		{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartText, Text: "Understood. I will continue from this summary."}}},
+		{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: set.Render("compaction.summary", prompts.Run{"SUMMARY": summary})}}},
+		{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartText, Text: set.Render("compaction.acknowledgement", nil)}}},
 	}
 }
-
-const summarizeInstruction = "Summarize the conversation above for your own later use: the user's goals, decisions made, " +
-	"files read or changed (with paths) and what changed, open problems and next steps. Be complete but terse. " +
-	"Answer with the summary only."
-
-const summarizeSystem = "You write compact, faithful summaries of coding-agent conversations."
 
 // summarize asks the model for a summary of msgs (a plain request: no tools), shortened to fit
 // half the model's context window.
@@ -101,6 +99,7 @@ func (t *turn) summarize(msgs []providers.Message) (string, error) {
 		}
 	}
 	// A tenth is left for what messageSize does not count (JSON escapes, each dialect's framing).
+	summarizeSystem, summarizeInstruction := t.texts().Render("compaction.system", nil), t.texts().Render("compaction.instruction", nil)
 	budget := window/2*bytesPerToken*9/10 - len(summarizeSystem) - len(summarizeInstruction)
 	req := &providers.Request{
 		Model:     t.pcfg.Model,
@@ -252,7 +251,7 @@ func (t *turn) compact(keepFrom int) error {
 	s.mu.Lock()
 	// Messages appended since the snapshot stay after the kept ones.
 	rest := s.history[keepFrom:]
-	s.history = append(summaryMessages(summary), rest...)
+	s.history = append(summaryMessages(s.m.texts(), summary), rest...)
 	keep = len(rest)
 	s.mu.Unlock()
 	s.record(record{T: recCompact, Summary: summary, Keep: keep})
@@ -345,8 +344,8 @@ func (s *Session) makeTitle(prov providers.Provider, pcfg providers.Config) {
 		defer cancel()
 		req := &providers.Request{
 			Model:     pcfg.Model,
-			System:    "You name coding conversations. Answer with a title of at most six words, no quotes, no punctuation at the end.",
-			Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "Name this request:\n\n" + clip.String(first, 2000, "")}}}},
+			System:    m.text("chat_title.system", nil),
+			Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: m.text("chat_title.request", prompts.Run{"REQUEST": clip.String(first, 2000, "")})}}}},
 			MaxTokens: 32,
 		}
 		title, err := collectText(ctx, prov, req)

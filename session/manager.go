@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/agentd-dev/agentd/prompts"
+	"github.com/agentd-dev/agentd/providers"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,6 +35,9 @@ type Deps struct {
 	// NoTitles skips naming sessions after their first exchange: that costs one more model
 	// request, which `agentd exec` (one turn, no session list to show) does not need.
 	NoTitles bool
+	// Prompts is the prompt config every model-facing text is rendered from; nil means the
+	// built-in set.
+	Prompts *prompts.Set
 }
 
 const (
@@ -49,8 +54,10 @@ type Manager struct {
 	store    *store
 	projects *projects
 	trace    *tracer
-	// system is systemPrompt(d.Tools), built on first use.
+	// system is systemPrompt(d.Tools), built on first use; specs the tools' specs as the model
+	// reads them.
 	system func() string
+	specs  func() []providers.ToolSpec
 	// now is the clock that paces what a turn sends and saves while it streams; tests replace
 	// it to count bytes without waiting.
 	now func() time.Time
@@ -74,11 +81,12 @@ func NewManager(d Deps) *Manager {
 	}
 	m := &Manager{d: d, log: d.Logger, sessions: map[string]*Session{}, now: time.Now}
 	if d.StateDir != "" {
-		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger}
+		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger, texts: m.texts}
 	}
 	m.projects = newProjects(d.StateDir, d.Logger)
 	m.trace = &tracer{}
-	m.system = sync.OnceValue(func() string { return systemPrompt(d.Tools) })
+	m.system = sync.OnceValue(func() string { return systemPrompt(m.texts(), d.Tools) })
+	m.specs = sync.OnceValue(func() []providers.ToolSpec { return toolSpecs(m.texts(), d.Tools) })
 	if path := m.settings().Trace; path != "" {
 		if err := m.SetTrace(path); err != nil {
 			m.log.Warn("agent trace: " + err.Error())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentd-dev/agentd/prompts"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
@@ -19,15 +20,6 @@ type pendingPerm struct {
 	answer chan error
 	cancel context.CancelFunc
 }
-
-const (
-	planRefusal = "Plan mode: this session may not change files or run programs. Do not retry the call; " +
-		"describe the change you propose as text (file, what to change and why) and let the user apply it or switch modes."
-	rejectedOnce   = "The user rejected this call. Do not retry it unchanged; ask the user what they want or propose another way."
-	rejectedAlways = "A rule the user set (reject always) refuses this call. Do not retry it; propose another way."
-	noPermissionUI = "Permission could not be asked: this client shows no permission prompts (or agentd exec runs without a terminal) " +
-		"and the session is in ask mode, so the call was refused. Describe the change as text, or ask the user to switch to auto mode."
-)
 
 var permissionOptions = []protocol.PermissionOption{
 	{OptionID: protocol.OptionAllowOnce, Name: "Allow once", Kind: "allow_once"},
@@ -81,12 +73,12 @@ func (t *turn) permit(ctx context.Context, c *call, req tools.PermissionRequest)
 	case policy.Allow:
 		return nil
 	case policy.Deny:
-		return &tools.ErrDenied{Reason: rejectedAlways}
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.rejected_always", nil)}
 	case policy.PlanRefuse:
 		return t.leavePlan(ctx, c, req)
 	}
 	if s.m.d.Client == nil || !s.m.d.Client.CanAskPermission() {
-		return &tools.ErrDenied{Reason: noPermissionUI}
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.no_permission_ui", nil)}
 	}
 	return t.ask(ctx, c, req, pc)
 }
@@ -167,10 +159,10 @@ func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc
 			return err
 		default:
 		}
-		return &tools.ErrDenied{Reason: fmt.Sprintf("The permission request failed (%v), so the call was not made.", r.err)}
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.request_failed", prompts.Run{"ERROR": fmt.Sprint(r.err)})}
 	}
 	if r.res.Outcome.Outcome != "selected" {
-		return &tools.ErrDenied{Reason: "The permission request was dismissed, so the call was not made. Do not retry it unchanged."}
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.dismissed", nil)}
 	}
 	opt := r.res.Outcome.OptionID
 	var g grant
@@ -181,15 +173,15 @@ func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc
 	case protocol.OptionAllowAlways, protocol.OptionRejectAlways:
 		g = policy.GrantFor(pc, opt, policy.ScopeProject)
 	case protocol.OptionRejectOnce:
-		return &tools.ErrDenied{Reason: rejectedOnce}
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.rejected", nil)}
 	default:
-		return &tools.ErrDenied{Reason: fmt.Sprintf("The permission answer %q is not one of the offered options, so the call was not made.", opt)}
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.unknown_option", prompts.Run{"OPTION": opt})}
 	}
 	if !g.IsZero() {
 		s.remember(g)
 	}
 	if opt == protocol.OptionRejectAlways {
-		return &tools.ErrDenied{Reason: rejectedAlways}
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.rejected_always", nil)}
 	}
 	return nil
 }
@@ -212,7 +204,7 @@ func (s *Session) remember(g grant) {
 		switch policy.Decide(mode, grants, p.call) {
 		case policy.Allow:
 		case policy.Deny:
-			err = &tools.ErrDenied{Reason: rejectedAlways}
+			err = &tools.ErrDenied{Reason: s.m.text("approval.rejected_always", nil)}
 		default:
 			continue
 		}
@@ -229,7 +221,7 @@ func (s *Session) remember(g grant) {
 func (t *turn) leavePlan(ctx context.Context, c *call, req tools.PermissionRequest) error {
 	s := t.s
 	if t.switchAsked || s.m.d.Client == nil || !s.m.d.Client.CanAskPermission() {
-		return &tools.ErrDenied{Reason: planRefusal}
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.plan_refusal", nil)}
 	}
 	t.switchAsked = true
 	shape := t.toolCallShape(c, req)
@@ -240,7 +232,7 @@ func (t *turn) leavePlan(ctx context.Context, c *call, req tools.PermissionReque
 		return ctx.Err()
 	}
 	if err != nil || res.Outcome.Outcome != "selected" {
-		return &tools.ErrDenied{Reason: planRefusal}
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.plan_refusal", nil)}
 	}
 	switch res.Outcome.OptionID {
 	case protocol.OptionSwitchAuto:
@@ -251,5 +243,5 @@ func (t *turn) leavePlan(ctx context.Context, c *call, req tools.PermissionReque
 		s.setMode(ModeAsk, true)
 		return nil
 	}
-	return &tools.ErrDenied{Reason: planRefusal}
+	return &tools.ErrDenied{Reason: t.s.m.text("approval.plan_refusal", nil)}
 }

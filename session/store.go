@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd-dev/agentd/prompts"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -59,6 +60,8 @@ type header struct {
 type store struct {
 	dir string
 	log *zap.Logger
+	// texts is the prompt config a compacted transcript's summary is shown with.
+	texts func() *prompts.Set
 
 	listMu sync.Mutex
 	index  *listIndex // the listing index as last read or written; nil before the first list
@@ -175,10 +178,15 @@ func (st *store) load(id string) (*loaded, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readTranscript(f, true)
+	var texts *prompts.Set
+	if st.texts != nil {
+		texts = st.texts()
+	}
+	return readTranscript(f, true, texts)
 }
 
-func readTranscript(f *os.File, full bool) (*loaded, error) {
+// readTranscript reads a transcript; texts renders a compaction's summary (nil: the built-in set).
+func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) {
 	l := &loaded{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
@@ -231,7 +239,7 @@ func readTranscript(f *os.File, full bool) (*loaded, error) {
 			if full {
 				keep := min(max(r.Keep, 0), len(l.history))
 				rest := l.history[len(l.history)-keep:]
-				l.history = append(summaryMessages(r.Summary), rest...)
+				l.history = append(summaryMessages(texts, r.Summary), rest...)
 			}
 		}
 	}
@@ -367,7 +375,7 @@ func listOne(path string) (protocol.SessionInfo, bool) {
 		return protocol.SessionInfo{}, false
 	}
 	defer f.Close()
-	l, err := readTranscript(f, false)
+	l, err := readTranscript(f, false, nil)
 	if err != nil {
 		return protocol.SessionInfo{}, false
 	}

@@ -203,9 +203,9 @@ func (t *turn) request() *providers.Request {
 	return &providers.Request{
 		Model:     t.pcfg.Model,
 		System:    s.m.system(),
-		Context:   s.modeLine() + t.live,
+		Context:   t.live,
 		Messages:  msgs,
-		Tools:     s.m.d.Tools.Specs(),
+		Tools:     s.m.specs(),
 		MaxTokens: t.set.MaxTokens,
 		Thinking:  th,
 	}

@@ -18,7 +18,7 @@ const module = "github.com/agentd-dev/agentd"
 func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
-		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "providers", "tools", "workspace", "config",
+		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "providers", "tools", "workspace", "config", "prompts",
 		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
@@ -36,7 +36,7 @@ func layer(pkg string) string {
 //	cmd/agentd ─► rpc ─► session ─► providers (+ providers/<dialect>)
 //	                 │         └──► tools ─► workspace
 //	                 └─► editorbridge ─► workspace, rpc/protocol, rpc/jsonrpc
-//	config, rpc/protocol, internal/clip, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
+//	config, prompts, rpc/protocol, internal/clip, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
 var allowed = map[string]map[string]string{
 	"cmd": {
 		"rpc":              "serve runs the server on stdio",
@@ -47,6 +47,7 @@ var allowed = map[string]map[string]string{
 		"tools":            "the default tool registry handed to the engine",
 		"workspace":        "exec's disk workspace and its diffs",
 		"config":           "the settings store and its layers",
+		"prompts":          "`agentd prompts export` and `check`, and loading the user's prompt config at start-up",
 		"internal/clip":    clipReason,
 		"internal/testbin": testbinReason,
 	},
@@ -78,6 +79,7 @@ var allowed = map[string]map[string]string{
 		"tools":         "the registry, the tools' results and tools/policy's decision",
 		"workspace":     "roots and the workspace port the tools run against",
 		"config":        "the settings: loop defaults, mode names, providers",
+		"prompts":       "every text the model reads is rendered from the prompt config",
 		"internal/clip": clipReason,
 	},
 	"tools": {
@@ -92,6 +94,7 @@ var allowed = map[string]map[string]string{
 	},
 	"workspace":          {"internal/clip": clipReason},
 	"config":             {"internal/clip": clipReason},
+	"prompts":            {}, // a leaf: the caller hands it the tool catalog and the run values
 	"rpc/protocol":       {},
 	"internal/fakemodel": {"providers": "the neutral model it scripts", "rpc/protocol": "the wire types", "internal/clip": clipReason},
 	"internal/clip":      {},

@@ -1,0 +1,308 @@
+package prompts
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A template is one text of the prompt config, compiled: literal text, {{NAME}} variables and
+// {{#NAME}}…{{/NAME}} / {{^NAME}}…{{/NAME}} sections. It is the Mustache subset the config
+// promises and nothing more: no partials, no escaping (the model reads plain text), no lambdas,
+// no delimiter changes. A run value is inserted as it is, never parsed as a template; a text of
+// the config that a template names is itself a template and is rendered in place.
+type template struct {
+	where string // "rules.yml: rules[1].items[0]": named in every error
+	src   string
+	nodes []node
+}
+
+type nodeKind uint8
+
+const (
+	nodeText nodeKind = iota
+	nodeVar
+	nodeSection
+	nodeInverted
+)
+
+type node struct {
+	kind nodeKind
+	text string // nodeText: the text; otherwise the name ("." is the current item)
+	kids []node
+}
+
+// compile parses src; where names the text in errors.
+func compile(where, src string) (*template, error) {
+	p := parser{src: src, where: where}
+	nodes, closer, err := p.parse("")
+	if err != nil {
+		return nil, err
+	}
+	if closer != "" {
+		return nil, fmt.Errorf("%s: {{/%s}} closes no section", where, closer)
+	}
+	return &template{where: where, src: src, nodes: nodes}, nil
+}
+
+type parser struct {
+	src   string
+	pos   int
+	where string
+}
+
+// parse reads nodes until the end or a closing tag, which it returns (for the caller to match).
+func (p *parser) parse(open string) ([]node, string, error) {
+	var out []node
+	for p.pos < len(p.src) {
+		i := strings.Index(p.src[p.pos:], "{{")
+		if i < 0 {
+			out = appendText(out, p.src[p.pos:])
+			p.pos = len(p.src)
+			break
+		}
+		start := p.pos + i
+		j := strings.Index(p.src[start+2:], "}}")
+		if j < 0 {
+			return nil, "", fmt.Errorf("%s: a {{ at byte %d is never closed with }}", p.where, start)
+		}
+		end := start + 2 + j + 2
+		tag := strings.TrimSpace(p.src[start+2 : end-2])
+		var sigil byte
+		if tag != "" && (tag[0] == '#' || tag[0] == '^' || tag[0] == '/') {
+			sigil, tag = tag[0], strings.TrimSpace(tag[1:])
+		}
+		if !validName(tag) || (sigil != 0 && tag == ".") {
+			return nil, "", fmt.Errorf("%s: {{%s}} is not a tag this config knows (names are upper case: {{NAME}}, {{#NAME}}, {{^NAME}}, {{/NAME}}, {{.}})", p.where, p.src[start+2:end-2])
+		}
+		text := p.src[p.pos:start]
+		if sigil != 0 {
+			// A line holding only this tag and blanks vanishes whole, newline included.
+			lineStart := strings.LastIndexByte(p.src[:start], '\n') + 1
+			rest := p.src[end:]
+			nl := strings.IndexByte(rest, '\n')
+			after := rest
+			if nl >= 0 {
+				after = rest[:nl]
+			}
+			if lineStart >= p.pos && strings.Trim(p.src[lineStart:start], " \t") == "" && strings.TrimRight(after, " \t\r") == "" {
+				text = p.src[p.pos:lineStart]
+				if nl >= 0 {
+					end += nl + 1
+				} else {
+					end = len(p.src)
+				}
+			}
+		}
+		out = appendText(out, text)
+		p.pos = end
+		switch sigil {
+		case 0:
+			out = append(out, node{kind: nodeVar, text: tag})
+		case '/':
+			if tag != open {
+				if open == "" {
+					return nil, "", fmt.Errorf("%s: {{/%s}} closes no section", p.where, tag)
+				}
+				return nil, "", fmt.Errorf("%s: {{/%s}} closes {{#%s}}", p.where, tag, open)
+			}
+			return out, tag, nil
+		default:
+			kids, closer, err := p.parse(tag)
+			if err != nil {
+				return nil, "", err
+			}
+			if closer != tag {
+				return nil, "", fmt.Errorf("%s: section {{%c%s}} is never closed", p.where, sigil, tag)
+			}
+			k := nodeSection
+			if sigil == '^' {
+				k = nodeInverted
+			}
+			out = append(out, node{kind: k, text: tag, kids: kids})
+		}
+	}
+	if open != "" {
+		return nil, "", fmt.Errorf("%s: section {{#%s}} is never closed", p.where, open)
+	}
+	return out, "", nil
+}
+
+func appendText(out []node, s string) []node {
+	if s == "" {
+		return out
+	}
+	if n := len(out); n > 0 && out[n-1].kind == nodeText {
+		out[n-1].text += s
+		return out
+	}
+	return append(out, node{kind: nodeText, text: s})
+}
+
+func validName(s string) bool {
+	if s == "." {
+		return true
+	}
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// maxDepth bounds how deep config texts may name each other, so a text that names itself
+// fails instead of recursing forever.
+const maxDepth = 16
+
+// scope is one level of names: the config's, a run's, or one list item's.
+type scope struct {
+	names map[string]any
+	dot   any // the current item, for {{.}}
+	has   bool
+}
+
+// renderer carries the scope stack through one rendering.
+type renderer struct {
+	b     *strings.Builder
+	stack []scope
+	known map[string]bool // run names a run may leave out (they read as empty)
+	depth int
+}
+
+func (r *renderer) lookup(name string) (any, bool) {
+	for i := len(r.stack) - 1; i >= 0; i-- {
+		s := r.stack[i]
+		if name == "." {
+			if s.has {
+				return s.dot, true
+			}
+			continue
+		}
+		if v, ok := s.names[name]; ok {
+			return v, true
+		}
+	}
+	if r.known[name] {
+		return nil, true
+	}
+	return nil, false
+}
+
+func (r *renderer) render(t *template) error {
+	r.depth++
+	defer func() { r.depth-- }()
+	if r.depth > maxDepth {
+		return fmt.Errorf("%s: texts name each other more than %d deep (does a text name itself?)", t.where, maxDepth)
+	}
+	return r.nodes(t, t.nodes)
+}
+
+func (r *renderer) nodes(t *template, nodes []node) error {
+	for i := range nodes {
+		n := &nodes[i]
+		if n.kind == nodeText {
+			r.b.WriteString(n.text)
+			continue
+		}
+		v, ok := r.lookup(n.text)
+		if !ok {
+			return fmt.Errorf("%s: unknown name {{%s}}", t.where, n.text)
+		}
+		switch n.kind {
+		case nodeVar:
+			if err := r.value(t, n.text, v); err != nil {
+				return err
+			}
+		case nodeSection, nodeInverted:
+			items := truthy(v)
+			if n.kind == nodeInverted {
+				if len(items) == 0 {
+					if err := r.nodes(t, n.kids); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			for k, it := range items {
+				sc := scope{names: map[string]any{"FIRST": k == 0, "LAST": k == len(items)-1}, dot: it, has: true}
+				if m, ok := it.(map[string]any); ok {
+					for name, val := range m {
+						sc.names[name] = val
+					}
+				}
+				r.stack = append(r.stack, sc)
+				err := r.nodes(t, n.kids)
+				r.stack = r.stack[:len(r.stack)-1]
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// value writes a variable: a run string verbatim, a config text rendered.
+func (r *renderer) value(t *template, name string, v any) error {
+	switch v := v.(type) {
+	case nil:
+	case string:
+		r.b.WriteString(v)
+	case *template:
+		return r.render(v)
+	case bool:
+		if v {
+			r.b.WriteString("true")
+		}
+	case int:
+		fmt.Fprint(r.b, v)
+	default:
+		return fmt.Errorf("%s: {{%s}} is a list or a group; use it as a section, {{#%s}}…{{/%s}}", t.where, name, name, name)
+	}
+	return nil
+}
+
+// truthy turns a section's value into the items it repeats over: none when false or empty,
+// one for a scalar or a group, each element for a list.
+func truthy(v any) []any {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case bool:
+		if v {
+			return []any{v}
+		}
+		return nil
+	case string:
+		if v == "" {
+			return nil
+		}
+		return []any{v}
+	case *template:
+		if len(v.nodes) == 0 {
+			return nil
+		}
+		return []any{v}
+	case []string:
+		out := make([]any, len(v))
+		for i, s := range v {
+			out[i] = s
+		}
+		return out
+	case []any:
+		return v
+	case []map[string]any:
+		out := make([]any, len(v))
+		for i, m := range v {
+			out[i] = m
+		}
+		return out
+	}
+	return []any{v}
+}
+
+func (t *template) source() string { return t.src }
