@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { randomUUID } from 'crypto';
 import { Chat } from './chat';
-import { buttonsFor, optionForButton, PermissionButton, PermissionOption, commandOf } from './pure/viewmodel';
+import { buttonsFor, optionForButton, PermissionButton, PermissionOption, commandOf, savesOf, savesText } from './pure/viewmodel';
 
 interface Pending {
   sessionId: string;
@@ -37,6 +37,8 @@ export class Permissions {
     const files = Array.isArray(tc.content) ? tc.content.filter((c: any) => c?.type === 'diff').map((c: any) => c.path) : [];
     let detail = String(tc.title ?? 'agentd asks for permission');
     if (command) detail += ` — ${command}${cwd ? ` (in ${cwd})` : ''}`;
+    const saves = savesText(savesOf(tc._meta?.['agentd/saves']));
+    if (saves) detail += `. ${saves}`;
     else if (files.length) detail += ` — ${files.join(', ')}`;
     const buttons = buttonsFor(options);
     const choice = await vscode.window.showWarningMessage(`agentd: ${detail}`, ...buttons);

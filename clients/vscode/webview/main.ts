@@ -20,7 +20,7 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import {
-  buttonsFor, ChatState, ConfigOption, Event, initialState, Item, optionValues, reduce, usageText, Diff,
+  buttonsFor, ChatState, ConfigOption, Event, initialState, Item, optionValues, reduce, savesText, usageText, Diff,
 } from '../src/pure/viewmodel';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
@@ -198,8 +198,9 @@ function itemHtml(it: Item, index: number): string {
     case 'notice':
       return `<div class="notice ${it.severity}"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;
     case 'permission': {
+      const saves = savesText(it.saves ?? []);
       const body = it.command
-        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">in ${esc(it.cwd)}</div>` : ''}</div>`
+        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">in ${esc(it.cwd)}</div>` : ''}${saves ? `<div class="saves">${esc(saves)}</div>` : ''}</div>`
         : it.diffs.map(miniDiff).join('');
       const diffBtns = diffButtons(index, it.diffs);
       const buttons = it.answer

@@ -31,7 +31,11 @@ export type Item =
   | {
     kind: 'permission'; id: string; toolCallId?: string; title: string; toolKind?: string;
     diffs: Diff[]; command?: string; cwd?: string; options: PermissionOption[]; answer?: string;
+    /** Files agentd saves before the program runs (`_meta["agentd/saves"]`). */
+    saves: Save[];
   };
+
+export interface Save { path: string; userChanges: boolean }
 
 export type DaemonStatus = 'starting' | 'ready' | 'stopped' | 'error';
 
@@ -94,6 +98,18 @@ function outputOf(content: any): string {
 }
 
 /** The command line and cwd of a program-running tool call, from its rawInput. */
+/** The well-formed entries of a permission request's `_meta["agentd/saves"]`. */
+export function savesOf(v: unknown): Save[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((e: any) => typeof e?.path === 'string').map((e: any) => ({ path: e.path, userChanges: e.userChanges === true }));
+}
+
+/** One line saying what is saved before a program runs; "" when nothing is. */
+export function savesText(saves: Save[]): string {
+  if (!saves.length) return '';
+  return 'Saves first: ' + saves.map((s) => s.path + (s.userChanges ? ' (with your unsaved changes)' : '')).join(', ');
+}
+
 export function commandOf(rawInput: any): { command?: string; cwd?: string } {
   if (!rawInput || typeof rawInput !== 'object') return {};
   let command: string | undefined;
@@ -217,7 +233,7 @@ export function reduce(s: ChatState, e: Event): ChatState {
       s.items.push({
         kind: 'permission', id: e.requestId, toolCallId: tc.toolCallId, title: String(tc.title ?? 'Permission requested'),
         toolKind: tc.kind, diffs: diffsOf(tc.content), command: cmd.command, cwd: cmd.cwd,
-        options: Array.isArray(p.options) ? p.options : [],
+        options: Array.isArray(p.options) ? p.options : [], saves: savesOf(tc._meta?.['agentd/saves']),
       });
       return s;
     }

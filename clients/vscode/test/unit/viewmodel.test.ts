@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buttonsFor, ChatState, Event, initialState, optionForButton, reduce, usageText } from '../../src/pure/viewmodel';
+import { buttonsFor, ChatState, Event, initialState, optionForButton, reduce, savesText, usageText } from '../../src/pure/viewmodel';
 
 const run = (events: Event[], s: ChatState = initialState()) => events.reduce(reduce, s);
 const up = (update: any): Event => ({ type: 'update', sessionId: 's1', update });
@@ -198,4 +198,16 @@ test('a session started without a reset reaches every replica of the state', () 
   assert.equal(s.items.length, 1, 'transcript kept');
   s = reduce(s, { type: 'update', sessionId: 's1', update: { sessionUpdate: 'agent_message_chunk', messageId: 'm', content: { type: 'text', text: 'stale' } } });
   assert.equal(s.items.length, 1, "the old session's updates are ignored");
+});
+
+test('a program\'s permission lists the files agentd saves first, marking the user\'s own changes', () => {
+  const saves = [{ path: '/w/a.go', userChanges: false }, { path: '/w/b.go', userChanges: true }, { path: 7 }, 'junk'];
+  const s = run([
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c', title: 'Run go test', kind: 'execute', rawInput: { command: ['go', 'test'] }, _meta: { 'agentd/saves': saves } }, options: [] } },
+    { type: 'permissionAsked', requestId: 'r2', params: { toolCall: { toolCallId: 'd', title: 'Run ls', kind: 'execute' }, options: [] } },
+  ]);
+  assert.deepEqual((s.items[0] as any).saves, [{ path: '/w/a.go', userChanges: false }, { path: '/w/b.go', userChanges: true }]);
+  assert.deepEqual((s.items[1] as any).saves, []);
+  assert.equal(savesText((s.items[0] as any).saves), 'Saves first: /w/a.go, /w/b.go (with your unsaved changes)');
+  assert.equal(savesText([]), '');
 });
