@@ -140,17 +140,15 @@ func UserDir() string {
 	return filepath.Join(d, "agentd", "prompts")
 }
 
-// Active loads the user's set when its agent.yml exists, else returns the built-in one. A
-// broken user set is an error, never a fallback.
-func Active(cat Catalog) (*Set, error) {
+// UserSetExists reports whether the user has a set (UserDir holds an agent.yml); when they do,
+// it replaces the built-in set whole, and a broken one is an error, never a fallback.
+func UserSetExists() bool {
 	dir := UserDir()
 	if dir == "" {
-		return Default(), nil
+		return false
 	}
-	if _, err := os.Stat(filepath.Join(dir, "agent.yml")); errors.Is(err, fs.ErrNotExist) {
-		return Default(), nil
-	}
-	return LoadDir(dir, cat)
+	_, err := os.Stat(filepath.Join(dir, "agent.yml"))
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // Export writes the built-in set into dir, refusing to overwrite a file.

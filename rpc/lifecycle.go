@@ -170,6 +170,7 @@ func (s *Server) startEngine(caps Capabilities) error {
 		Workspaces: bridge.Workspace,
 		Providers:  s.provs,
 		Tools:      s.opts.Tools,
+		Prompts:    s.opts.Prompts,
 		Settings:   s.settings.Get,
 		StateDir:   s.opts.StateDir,
 		Logger:     s.log.Named("session"),

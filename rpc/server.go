@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd-dev/agentd/prompts"
 	"io"
 	"log/slog"
 	"strings"
@@ -89,6 +90,8 @@ type Options struct {
 	// Registry knows the provider dialects compiled in.
 	Registry *providers.Registry
 	Tools    *tools.Registry
+	// Prompts is the prompt config the sessions render from; nil means the built-in set.
+	Prompts  *prompts.Set
 	StateDir string
 	// NewBridge builds the editor bridge on the connection; nil means editorbridge's. Tests put
 	// a fake in its place.

@@ -47,6 +47,7 @@ usage:
   agentd [serve] [flags]      serve the protocol on stdin/stdout (what an editor runs)
   agentd exec [flags] PROMPT  run one turn on a directory without an editor (agentd exec -h)
   agentd key set|get|rm URL   store, check or forget an API key for URL's origin (agentd key -h)
+  agentd prompts export|check DIR   write or check a prompt config (agentd prompts -h)
   agentd version              print the version
 
 flags:
@@ -61,6 +62,8 @@ func run(args []string, stderr io.Writer) int {
 			args = args[1:]
 		case "exec":
 			return runExec(args[1:])
+		case "prompts":
+			return runPrompts(args[1:], os.Stdout, stderr)
 		case "key":
 			return runKey(args[1:], os.Stdin, os.Stdout, stderr, keys.Default())
 		case "version":
@@ -127,6 +130,12 @@ func serveStdio(log *zap.Logger, trace string) int {
 		fmt.Fprintf(os.Stderr, "agentd: %v\n", err)
 		return 2
 	}
+	texts, err := activePrompts()
+	if err != nil {
+		// Never a half-rendered prompt: a user prompt config that does not load stops start-up.
+		fmt.Fprintf(os.Stderr, "agentd: %v\n", err)
+		return 2
+	}
 	if trace != "" {
 		b, _ := jsonObject("trace", trace)
 		if err := store.Set(config.LayerFlags, b); err != nil {
@@ -141,6 +150,7 @@ func serveStdio(log *zap.Logger, trace string) int {
 		Settings:   store,
 		Registry:   reg,
 		Tools:      tools.Default(),
+		Prompts:    texts,
 		StateDir:   config.StateDir(),
 		Secrets:    keys.Default(),
 		ParentPoll: 3 * time.Second,

@@ -60,6 +60,7 @@ var allowed = map[string]map[string]string{
 		"tools":         "the tool registry the server hands the engine",
 		"workspace":     "the negotiated position encoding and the workspace port",
 		"config":        "settings from initialize and didChangeConfiguration",
+		"prompts":       "the prompt config loaded at start-up, handed to the engine",
 		"internal/clip": clipReason,
 	},
 	"editorbridge": {
