@@ -30,6 +30,7 @@ import (
 // the wire before its answer, and a tool call's before the permission question about it": the
 // bridge hands each update over before its caller can answer or ask.
 type Conn interface {
+	// Call and Notify keep nothing of params once they return.
 	Call(ctx context.Context, method string, params, result any) error
 	Notify(ctx context.Context, method string, params any) error
 }
@@ -65,6 +66,9 @@ type Bridge struct {
 	log  *zap.Logger
 	disk *workspace.Disk
 
+	umu  sync.Mutex                   // guards note
+	note protocol.SessionNotification // the notification Update hands over, reused
+
 	mu      sync.Mutex
 	noticed map[string]bool
 	// methodMissing records capabilities the client advertised but answered -32601 for.
@@ -92,8 +96,14 @@ func (b *Bridge) Client() *Client { return &Client{b: b} }
 // were handed over, ahead of anything handed over later (see Conn). It does not wait for the
 // write: a slow client never holds the engine.
 func (b *Bridge) Update(sessionID string, u protocol.SessionUpdate) {
-	n := protocol.SessionNotification{SessionID: sessionID, Update: u}
-	if err := b.conn.Notify(context.Background(), protocol.MethodSessionUpdate, &n); err != nil {
+	// One reused notification instead of one on the heap per streamed delta (Notify keeps
+	// nothing of its params); updates are serialized by the connection's queue anyway.
+	b.umu.Lock()
+	b.note = protocol.SessionNotification{SessionID: sessionID, Update: u}
+	err := b.conn.Notify(context.Background(), protocol.MethodSessionUpdate, &b.note)
+	b.note = protocol.SessionNotification{}
+	b.umu.Unlock()
+	if err != nil {
 		b.log.Warn("session update not delivered", zap.String("session", sessionID),
 			zap.String("kind", u.SessionUpdate), zap.Error(err))
 	}
