@@ -126,6 +126,9 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{},
 			},
 			PromptCapabilities: protocol.PromptCapabilities{Image: true, EmbeddedContext: true},
+			// MCP servers over stdio and Streamable HTTP (package mcp); the old HTTP+SSE
+			// transport is not offered.
+			MCPCapabilities: protocol.MCPCapabilities{HTTP: true},
 		},
 		Providers: s.provs.List(ctx),
 	}

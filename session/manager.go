@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
@@ -38,6 +39,8 @@ type Deps struct {
 	// Prompts is the prompt config every model-facing text is rendered from; nil means the
 	// built-in set.
 	Prompts *prompts.Set
+	// MCP runs the sessions' MCP servers; nil makes a pool of the manager's own.
+	MCP *mcp.Pool
 }
 
 const (
@@ -54,6 +57,7 @@ type Manager struct {
 	store    *store
 	projects *projects
 	trace    *tracer
+	mcp      *mcp.Pool
 	// system is systemPrompt(d.Tools), built on first use; specs the tools' specs as the model
 	// reads them.
 	system func() string
@@ -84,6 +88,9 @@ func NewManager(d Deps) *Manager {
 		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger, texts: m.texts}
 	}
 	m.projects = newProjects(d.StateDir, d.Logger)
+	if m.mcp = d.MCP; m.mcp == nil {
+		m.mcp = mcp.NewPool(d.Logger)
+	}
 	m.trace = &tracer{}
 	m.system = sync.OnceValue(func() string { return systemPrompt(m.texts(), d.Tools) })
 	m.specs = sync.OnceValue(func() []providers.ToolSpec { return toolSpecs(m.texts(), d.Tools) })
@@ -155,14 +162,16 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 		s.file.close()
 		return protocol.SessionNewResult{}, err
 	}
-	// The client learns the session id from the answer, so the commands (and the notice of MCP
-	// servers not started) go out after it.
+	// The client learns the session id from the answer, so the commands (and the notices of MCP
+	// servers, which start now, in the background) go out after it.
+	answered := make(chan struct{})
+	s.startMCP(p.MCPServers, answered)
 	AfterAnswer(ctx, func() {
 		s.announceCommands()
-		s.mcpNotice(p.MCPServers)
 		if n := m.settings().ProjectNotice; n != "" {
 			s.notice(protocol.SeverityWarning, "Project settings ignored", n)
 		}
+		close(answered)
 	})
 	return protocol.SessionNewResult{SessionID: id, ConfigOptions: s.configOptions(), Modes: s.modes()}, nil
 }
@@ -272,7 +281,9 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		}
 	}
 	s.announceCommands()
-	s.mcpNotice(p.MCPServers)
+	answered := make(chan struct{})
+	close(answered)
+	s.startMCP(p.MCPServers, answered)
 	return protocol.SessionLoadResult{ConfigOptions: s.configOptions(), Modes: s.modes()}, nil
 }
 
@@ -459,6 +470,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 	}
+	m.mcp.Close()
 	m.trace.close()
 	return nil
 }

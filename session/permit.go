@@ -64,6 +64,9 @@ func (t *turn) permitFor(c *call) func(ctx context.Context, req tools.Permission
 
 func (t *turn) permit(ctx context.Context, c *call, req tools.PermissionRequest) error {
 	s := t.s
+	if srv, ok := c.tool.(mcpServer); ok {
+		return t.permitMCP(ctx, c, req, srv)
+	}
 	effect := tools.EffectWrite
 	if c.tool != nil {
 		effect = c.tool.Effect()

@@ -2,17 +2,16 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/workspace"
@@ -67,6 +66,8 @@ type Session struct {
 	ending  bool
 	pending map[*pendingPerm]struct{}
 	closed  bool
+	// mcp is the session's MCP servers (session/mcp.go); nil when it names none.
+	mcp *mcp.Set
 }
 
 // ticket is a prompt waiting in the queue. ready is closed when it may start, or when it was
@@ -225,6 +226,7 @@ func (s *Session) wait(ctx context.Context) {
 		}
 	}
 	s.file.close()
+	s.closeMCP()
 }
 
 func (s *Session) currentMode() string {
@@ -344,24 +346,4 @@ func (s *Session) announceCommands() {
 	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAvailableCommandsUpdate, AvailableCommands: []protocol.AvailableCommand{
 		{Name: "compact", Description: "Summarize the conversation so far to free context"},
 	}})
-}
-
-// mcpNotice says, with a warning notice, that the MCP servers the client or the settings name
-// were not started: agentd runs no MCP servers yet, and the contract's fallback rule is to say
-// so rather than drop them silently.
-func (s *Session) mcpNotice(requested []json.RawMessage) {
-	var names []string
-	for _, raw := range append(slices.Clone(requested), s.m.settings().MCPServers...) {
-		var srv struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(raw, &srv) == nil && srv.Name != "" && !slices.Contains(names, srv.Name) {
-			names = append(names, srv.Name)
-		}
-	}
-	if len(names) == 0 {
-		return
-	}
-	s.notice(protocol.SeverityWarning, "MCP servers not started",
-		fmt.Sprintf("This agentd does not run MCP servers, so the tools of %s are not available in this session.", strings.Join(names, ", ")))
 }

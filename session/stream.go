@@ -147,7 +147,7 @@ func (t *turn) do(msgID string, e effect) {
 // startCall announces a call as soon as the model starts it.
 func (t *turn) startCall(c *call) {
 	c.kind = protocol.KindOther
-	if tool, ok := t.s.m.d.Tools.Lookup(c.name); ok {
+	if tool, ok := t.reg.Lookup(c.name); ok {
 		c.tool = tool
 		c.kind = tool.Kind()
 		c.title = safeTitle(tool, nil)
@@ -199,7 +199,7 @@ func (t *turn) completeCall(c *call) {
 	case c.name == "":
 		c.invalid = "this tool call has no tool name; name one of the available tools"
 	case c.tool == nil:
-		if tool, ok := t.s.m.d.Tools.Lookup(c.name); ok {
+		if tool, ok := t.reg.Lookup(c.name); ok {
 			c.tool = tool
 			c.kind = tool.Kind()
 		} else {
@@ -229,7 +229,7 @@ func (t *turn) completeCall(c *call) {
 
 func (t *turn) toolNames() []string {
 	var names []string
-	for _, tool := range t.s.m.d.Tools.List() {
+	for _, tool := range t.reg.List() {
 		names = append(names, tool.Name())
 	}
 	return names

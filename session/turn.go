@@ -13,6 +13,7 @@ import (
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
 )
 
 // turn is one prompt's run: model calls and tool calls until the model stops, the iteration
@@ -36,10 +37,12 @@ type turn struct {
 	// sent last (sendPlan).
 	planMu    sync.Mutex
 	planIndex int
+	// reg is the turn's tool set, one snapshot from its start to its end (session/mcp.go).
+	reg *tools.Registry
 }
 
 func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, announce bool) protocol.PromptResult {
-	t := &turn{s: s, ctx: ctx, set: s.m.settings()}
+	t := &turn{s: s, ctx: ctx, set: s.m.settings(), reg: s.toolset(ctx)}
 	s.mu.Lock()
 	t.used = s.lastUsed
 	s.mu.Unlock()
@@ -205,7 +208,7 @@ func (t *turn) request() *providers.Request {
 		System:    s.m.system(),
 		Context:   t.live,
 		Messages:  msgs,
-		Tools:     s.m.specs(),
+		Tools:     t.specs(),
 		MaxTokens: t.set.MaxTokens,
 		Thinking:  th,
 	}

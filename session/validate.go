@@ -2,11 +2,13 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -63,15 +65,15 @@ func checkMode(field, v string) error {
 	return nil
 }
 
+// checkMCPServers reads the ACP McpServer entries with package mcp's parser, the one that runs
+// them, so a malformed entry is a -32602 naming its field.
 func checkMCPServers(list []json.RawMessage) error {
-	for i, raw := range list {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
-			return paramErr(fmt.Sprintf("mcpServers[%d]", i), "must be an object")
+	if _, err := mcp.ParseList("mcpServers", list); err != nil {
+		var fe *mcp.FieldError
+		if errors.As(err, &fe) {
+			return paramErr(fe.Field, fe.Message)
 		}
-		if _, ok := m["name"]; !ok {
-			return paramErr(fmt.Sprintf("mcpServers[%d].name", i), "required")
-		}
+		return paramErr("mcpServers", err.Error())
 	}
 	return nil
 }

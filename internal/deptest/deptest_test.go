@@ -18,7 +18,7 @@ const module = "github.com/agentd-dev/agentd"
 func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
-		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "providers", "tools", "workspace", "config", "prompts",
+		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "providers", "tools", "workspace", "config", "prompts",
 		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
@@ -34,6 +34,7 @@ func layer(pkg string) string {
 // two in step):
 //
 //	cmd/agentd ─► rpc ─► session ─► providers (+ providers/<dialect>)
+//	                 │         ├──► mcp ─► tools (the MCP servers' tools, as tools.Tool values)
 //	                 │         └──► tools ─► workspace
 //	                 └─► editorbridge ─► workspace, rpc/protocol, rpc/jsonrpc
 //	config, prompts, rpc/protocol, internal/clip, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
@@ -81,6 +82,11 @@ var allowed = map[string]map[string]string{
 		"workspace":     "roots and the workspace port the tools run against",
 		"config":        "the settings: loop defaults, mode names, providers",
 		"prompts":       "every text the model reads is rendered from the prompt config",
+		"mcp":           "a turn's tool set is the built-in tools plus its MCP servers', one snapshot",
+		"internal/clip": clipReason,
+	},
+	"mcp": {
+		"tools":         "the servers' tools are contributed as tools.Tool values, next to the built-in ones",
 		"internal/clip": clipReason,
 	},
 	"tools": {

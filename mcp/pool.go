@@ -1,0 +1,223 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/tools"
+)
+
+// DefaultStartTimeout bounds a server's start (connect, initialize, list).
+const DefaultStartTimeout = 30 * time.Second
+
+// Pool holds the daemon's running servers: one per distinct configuration, shared by the
+// sessions that name it and stopped when the last of them closes.
+type Pool struct {
+	log *zap.Logger
+	// StartTimeout bounds a server's start; set before the first Open.
+	StartTimeout time.Duration
+
+	mu      sync.Mutex
+	servers map[string]*server
+	closed  bool
+}
+
+// NewPool returns an empty pool.
+func NewPool(log *zap.Logger) *Pool {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Pool{log: log, StartTimeout: DefaultStartTimeout, servers: map[string]*server{}}
+}
+
+func (p *Pool) acquire(cfg Config) *server {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := cfg.Key()
+	sv := p.servers[key]
+	if sv == nil {
+		sv = newServer(p, cfg)
+		if !p.closed {
+			p.servers[key] = sv
+		} else {
+			go sv.shutdown()
+		}
+	}
+	sv.refs++
+	return sv
+}
+
+func (p *Pool) release(sv *server) {
+	p.mu.Lock()
+	sv.refs--
+	last := sv.refs == 0
+	if last && p.servers[sv.cfg.Key()] == sv {
+		delete(p.servers, sv.cfg.Key())
+	}
+	p.mu.Unlock()
+	if last {
+		sv.shutdown()
+	}
+}
+
+// Close stops every server (agentd is exiting).
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	all := p.servers
+	p.servers = map[string]*server{}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sv := range all {
+		wg.Go(sv.shutdown)
+	}
+	wg.Wait()
+}
+
+// Notify reports a notice to the session's client.
+type Notify func(severity, title, description string)
+
+// Set is one session's servers, in the order they were named.
+type Set struct {
+	pool    *Pool
+	builtin *tools.Registry
+	notify  Notify
+	servers []*server
+
+	mu       sync.Mutex
+	snap     *tools.Registry
+	versions []int
+	closed   bool
+	// reported holds, per server, the failure last reported, so one failure is one notice.
+	reported map[*server]string
+}
+
+// Open starts (or joins) the servers of cfgs, in parallel and in the background, and returns at
+// once. A server that cannot start is reported through notify when its start fails.
+func (p *Pool) Open(cfgs []Config, builtin *tools.Registry, notify Notify) *Set {
+	s := &Set{pool: p, builtin: builtin, notify: notify}
+	for _, c := range cfgs {
+		sv := p.acquire(c)
+		s.servers = append(s.servers, sv)
+		go func() {
+			<-sv.ready
+			sv.mu.Lock()
+			err := sv.err
+			failed := sv.state == StateFailed && !sv.closed
+			sv.mu.Unlock()
+			if failed {
+				s.reportDown(sv, err)
+			}
+		}()
+	}
+	return s
+}
+
+// reportDown says, once per distinct failure, that a server's tools are not available.
+func (s *Set) reportDown(sv *server, err error) {
+	s.mu.Lock()
+	if s.reported == nil {
+		s.reported = map[*server]string{}
+	}
+	msg := fmt.Sprint(err)
+	skip := s.closed || s.notify == nil || s.reported[sv] == msg
+	s.reported[sv] = msg
+	s.mu.Unlock()
+	if !skip {
+		s.notify("warning", fmt.Sprintf("MCP server %s is not available", sv.cfg.Name), msg+"; its tools are skipped.")
+	}
+}
+
+// Close releases the session's servers; a server no other session uses is stopped (its process
+// group killed).
+func (s *Set) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sv := range s.servers {
+		wg.Go(func() { s.pool.release(sv) })
+	}
+	wg.Wait()
+}
+
+// Snapshot returns the tool set of a turn: the built-in tools and the contributed ones, as one
+// value the turn keeps to its end. It is rebuilt only when a server's tools changed (a start, a
+// restart, a list_changed); the drops of a rebuild are logged and reported once. Servers still
+// starting are waited for, bounded by ctx and their start timeout.
+func (s *Set) Snapshot(ctx context.Context) *tools.Registry {
+	if s == nil || len(s.servers) == 0 {
+		if s == nil {
+			return nil
+		}
+		return s.builtin
+	}
+	lists := make([]listed, len(s.servers))
+	var wg sync.WaitGroup
+	for i, sv := range s.servers {
+		wg.Go(func() {
+			// A start is bounded by the pool's StartTimeout; the turn's ctx ends the wait sooner.
+			tl, v, err := sv.prepare(ctx)
+			lists[i] = listed{sv: sv, tools: tl, version: v, err: err}
+		})
+	}
+	wg.Wait()
+	versions := make([]int, len(lists))
+	for i, l := range lists {
+		versions[i] = l.version
+	}
+	for _, l := range lists {
+		if l.err != nil {
+			s.reportDown(l.sv, l.err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.snap != nil && equalInts(versions, s.versions) {
+		return s.snap
+	}
+	reg, drops := build(s.builtin, lists)
+	s.snap, s.versions = reg, versions
+	if len(drops) > 0 {
+		for _, d := range drops {
+			s.pool.log.Info("MCP tool not offered", zap.String("mcpServer", d.Server), zap.String("tool", d.Tool), zap.String("reason", d.Reason))
+		}
+		if !s.closed && s.notify != nil {
+			s.notify("info", fmt.Sprintf("%d MCP tools not offered to the model", len(drops)), dropSummary(drops))
+		}
+	}
+	return reg
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func dropSummary(drops []Drop) string {
+	var parts []string
+	for i, d := range drops {
+		if i == 10 {
+			parts = append(parts, fmt.Sprintf("and %d more (see the log)", len(drops)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s (%s)", d.Server, d.Tool, d.Reason))
+	}
+	return strings.Join(parts, "; ")
+}

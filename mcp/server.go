@@ -1,0 +1,293 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+)
+
+// State is where a server is in its life.
+type State string
+
+const (
+	StateStarting State = "starting"
+	StateReady    State = "ready"
+	StateFailed   State = "failed" // could not start or list; left down
+	StateDown     State = "down"   // stopped after it was ready; restarted at the next turn
+)
+
+const (
+	// maxRestarts is how many times a server that stopped is started again, one per turn,
+	// before it is left down.
+	maxRestarts = 3
+	// maxListed bounds the tools read from one server, however many pages it offers.
+	maxListed = 1000
+)
+
+// server is one running MCP server, shared by the sessions whose configuration names it the same
+// way.
+type server struct {
+	cfg  Config
+	log  *zap.Logger
+	pool *Pool
+
+	mu       sync.Mutex
+	state    State
+	err      error
+	cs       *sdk.ClientSession
+	stop     func() // kills the process group (stdio) or nothing (http)
+	pid      int    // the stdio child's, for tests and `agentd mcp list`
+	tools    []*sdk.Tool
+	prompts  []*sdk.Prompt
+	version  int  // bumped whenever tools change: a start, a re-list
+	dirty    bool // the server said its tools changed; re-list before the next snapshot
+	restarts int
+	ready    chan struct{} // closed when the current start attempt ends
+	refs     int
+	closed   bool
+}
+
+func newServer(p *Pool, cfg Config) *server {
+	sv := &server{cfg: cfg, log: p.log.With(zap.String("mcpServer", cfg.Name)), pool: p, state: StateStarting, ready: make(chan struct{})}
+	go sv.start()
+	return sv
+}
+
+// start connects and lists the tools, bounded by the pool's start timeout.
+func (sv *server) start() {
+	ctx, cancel := context.WithTimeout(context.Background(), sv.pool.StartTimeout)
+	defer cancel()
+	began := time.Now()
+	cs, stop, pid, err := sv.connect(ctx)
+	var tl []*sdk.Tool
+	var pl []*sdk.Prompt
+	if err == nil {
+		tl, pl, err = list(ctx, cs)
+	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("it did not answer within %s", sv.pool.StartTimeout)
+	}
+	sv.mu.Lock()
+	closed := sv.closed
+	if err != nil || closed {
+		sv.state, sv.err = StateFailed, err
+	} else {
+		sv.state, sv.err, sv.cs, sv.stop, sv.tools, sv.prompts, sv.pid = StateReady, nil, cs, stop, tl, pl, pid
+		sv.version++
+	}
+	close(sv.ready)
+	sv.mu.Unlock()
+	if err != nil || closed {
+		if cs != nil {
+			stop()
+			go cs.Close()
+		}
+		if err != nil {
+			sv.log.Warn("MCP server did not start", zap.Error(err))
+		}
+		return
+	}
+	sv.log.Info("MCP server started", zap.Int("tools", len(tl)), zap.Duration("took", time.Since(began)))
+	go func() {
+		// The connection ends when the process exits or the HTTP session is lost.
+		werr := cs.Wait()
+		sv.mu.Lock()
+		if sv.cs == cs && !sv.closed {
+			sv.state, sv.err, sv.cs = StateDown, fmt.Errorf("it stopped (%v)", orEOF(werr)), nil
+			sv.log.Warn("MCP server stopped", zap.Error(werr))
+		}
+		sv.mu.Unlock()
+		stop()
+	}()
+}
+
+func orEOF(err error) error {
+	if err == nil {
+		return io.EOF
+	}
+	return err
+}
+
+func list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, []*sdk.Prompt, error) {
+	var tl []*sdk.Tool
+	if caps := cs.InitializeResult(); caps == nil || caps.Capabilities == nil || caps.Capabilities.Tools != nil {
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return nil, nil, fmt.Errorf("listing its tools failed: %w", err)
+			}
+			if len(tl) == maxListed {
+				break
+			}
+			tl = append(tl, t)
+		}
+	}
+	var pl []*sdk.Prompt
+	if caps := cs.InitializeResult(); caps != nil && caps.Capabilities != nil && caps.Capabilities.Prompts != nil {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil || len(pl) == maxListed {
+				break // prompts are a convenience; their failure costs nothing else
+			}
+			pl = append(pl, p)
+		}
+	}
+	return tl, pl, nil
+}
+
+func (sv *server) client() *sdk.Client {
+	return sdk.NewClient(&sdk.Implementation{Name: "agentd", Version: "1"}, &sdk.ClientOptions{
+		// No roots: agentd's tools, not a server's, are bound to the project.
+		Capabilities:             &sdk.ClientCapabilities{},
+		ToolListChangedHandler:   func(context.Context, *sdk.ToolListChangedRequest) { sv.markDirty() },
+		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { sv.markDirty() },
+	})
+}
+
+func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int, error) {
+	if sv.cfg.Type == "http" {
+		hc := &http.Client{Transport: &headerTransport{headers: sv.cfg.Headers, base: http.DefaultTransport}}
+		cs, err := sv.client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: sv.cfg.URL, HTTPClient: hc, MaxRetries: 1}, nil)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("connecting to %s failed: %w", sv.cfg.URL, err)
+		}
+		return cs, func() {}, 0, nil
+	}
+	cmd := exec.Command(sv.cfg.Command, sv.cfg.Args...)
+	cmd.Env = os.Environ()
+	for _, e := range sv.cfg.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	cmd.Stderr = sv.stderrLog()
+	cmd.WaitDelay = time.Second
+	ownGroup(cmd)
+	var once sync.Once
+	stop := func() { once.Do(func() { killGroup(cmd) }) }
+	// The SDK's Close waits TerminateDuration for the child after closing its stdin; agentd
+	// kills the group itself first, so the wait is only a backstop.
+	cs, err := sv.client().Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 100 * time.Millisecond}, nil)
+	if err != nil {
+		stop()
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return nil, nil, 0, fmt.Errorf("its command %q was not found", sv.cfg.Command)
+		}
+		return nil, nil, 0, fmt.Errorf("starting %q failed: %w", sv.cfg.Command, err)
+	}
+	return cs, stop, cmd.Process.Pid, nil
+}
+
+// stderrLog sends the child's stderr to agentd's log, a line at a time (long lines cut).
+func (sv *server) stderrLog() io.Writer {
+	r, w := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 4096), 64<<10)
+		for sc.Scan() {
+			sv.log.Info("MCP server stderr", zap.String("line", Clean(sc.Text(), 1000)))
+		}
+		_, _ = io.Copy(io.Discard, r)
+	}()
+	return w
+}
+
+type headerTransport struct {
+	headers []NameValue
+	base    http.RoundTripper
+}
+
+func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for _, nv := range h.headers {
+		req.Header.Set(nv.Name, nv.Value)
+	}
+	return h.base.RoundTrip(req)
+}
+
+func (sv *server) markDirty() {
+	sv.mu.Lock()
+	sv.dirty = true
+	sv.mu.Unlock()
+}
+
+// prepare readies the server for a snapshot: it restarts a server that stopped (at most
+// maxRestarts times), re-lists the tools of one that said they changed, and waits, bounded by
+// ctx, for a start in progress. It reports the tools to offer, or the reason there are none.
+func (sv *server) prepare(ctx context.Context) (tl []*sdk.Tool, version int, err error) {
+	sv.mu.Lock()
+	if sv.state == StateDown && sv.restarts < maxRestarts && !sv.closed {
+		sv.restarts++
+		sv.state, sv.ready = StateStarting, make(chan struct{})
+		go sv.start()
+	}
+	ready := sv.ready
+	sv.mu.Unlock()
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return nil, 0, fmt.Errorf("it is still starting")
+	}
+	sv.mu.Lock()
+	cs, dirty := sv.cs, sv.dirty
+	sv.mu.Unlock()
+	if dirty && cs != nil {
+		lctx, cancel := context.WithTimeout(ctx, sv.cfg.Timeout)
+		tl, pl, lerr := list(lctx, cs)
+		cancel()
+		sv.mu.Lock()
+		sv.dirty = false
+		if lerr == nil {
+			sv.tools, sv.prompts = tl, pl
+			sv.version++
+		} else {
+			sv.log.Warn("MCP server re-list failed; keeping its last tools", zap.Error(lerr))
+		}
+		sv.mu.Unlock()
+	}
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	switch sv.state {
+	case StateReady:
+		return sv.tools, sv.version, nil
+	case StateDown:
+		return nil, 0, fmt.Errorf("%v, and was restarted %d times, so it is left down", sv.err, sv.restarts)
+	}
+	return nil, 0, sv.err
+}
+
+// call runs one tool on the server.
+func (sv *server) call(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
+	sv.mu.Lock()
+	cs, err := sv.cs, sv.err
+	sv.mu.Unlock()
+	if cs == nil {
+		if err == nil {
+			err = errors.New("it is not running")
+		}
+		return nil, err
+	}
+	return cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+}
+
+// shutdown stops the server now: the process group is killed first, so the SDK's close does not
+// wait for a child that ignores its closed stdin.
+func (sv *server) shutdown() {
+	sv.mu.Lock()
+	sv.closed = true
+	cs, stop := sv.cs, sv.stop
+	sv.cs = nil
+	sv.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if cs != nil {
+		_ = cs.Close()
+	}
+}

@@ -1,0 +1,161 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/agentd-dev/agentd/mcp"
+	"github.com/agentd-dev/agentd/prompts"
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/tools/policy"
+)
+
+// The MCP servers of a session: started with it (off the answer's critical path), offered to
+// each turn as one snapshot, stopped with it. The rules themselves live in package mcp; this file
+// is where a session meets them.
+
+const (
+	mcpPlanRefusal = "Plan mode: this session does not run MCP tools, which act outside the project's files. " +
+		"Describe what you would ask the tool as text, or let the user switch modes."
+	mcpRejectedOnce = "The user rejected this MCP tool call. Do not retry it unchanged; ask the user what they want."
+)
+
+// mcpOptions are the only answers to a contributed tool's request: a server's tool is asked about
+// every time, so there is no "always allow".
+var mcpOptions = []protocol.PermissionOption{
+	{OptionID: protocol.OptionAllowOnce, Name: "Allow once", Kind: "allow_once"},
+	{OptionID: protocol.OptionRejectOnce, Name: "Reject", Kind: "reject_once"},
+	{OptionID: protocol.OptionRejectAlways, Name: "Always reject in this project", Kind: "reject_always"},
+}
+
+// mcpServer is what a contributed tool tells the session about itself.
+type mcpServer interface {
+	Server() string
+	RemoteName() string
+}
+
+// startMCP opens the servers the client named (first) and the user settings name, returning at
+// once; answered is closed once the client knows the session id, and notices wait for it.
+func (s *Session) startMCP(requested []json.RawMessage, answered <-chan struct{}) {
+	cfgs, err := mcp.ParseList("mcpServers", requested)
+	if err != nil {
+		// rpc validated the list already; a caller that did not gets a notice, not a crash.
+		cfgs = nil
+		go func() { <-answered; s.notice(protocol.SeverityWarning, "MCP servers not started", err.Error()) }()
+	}
+	var names []string
+	for _, c := range cfgs {
+		names = append(names, c.Name)
+	}
+	for i, raw := range s.m.settings().MCPServers {
+		c, err := mcp.Parse(fmt.Sprintf("settings mcpServers[%d]", i), raw)
+		if err != nil {
+			go func() {
+				<-answered
+				s.notice(protocol.SeverityWarning, "An MCP server in the settings is malformed", err.Error())
+			}()
+			continue
+		}
+		if slices.Contains(names, c.Name) {
+			continue // the client's entry of the same name wins
+		}
+		names = append(names, c.Name)
+		cfgs = append(cfgs, c)
+	}
+	if len(cfgs) == 0 {
+		return
+	}
+	set := s.m.mcp.Open(cfgs, s.m.d.Tools, func(sev, title, desc string) {
+		<-answered
+		s.notice(sev, title, desc)
+	})
+	s.mu.Lock()
+	if s.mcp != nil || s.closed {
+		s.mu.Unlock()
+		set.Close()
+		return
+	}
+	s.mcp = set
+	s.mu.Unlock()
+}
+
+// closeMCP releases the session's servers.
+func (s *Session) closeMCP() {
+	s.mu.Lock()
+	set := s.mcp
+	s.mcp = nil
+	s.mu.Unlock()
+	if set != nil {
+		set.Close()
+	}
+}
+
+// toolset is the turn's snapshot of the tools: the built-in ones and the servers' as they are
+// when the turn starts.
+func (s *Session) toolset(ctx context.Context) *tools.Registry {
+	s.mu.Lock()
+	set := s.mcp
+	s.mu.Unlock()
+	if set == nil {
+		return s.m.d.Tools
+	}
+	return set.Snapshot(ctx)
+}
+
+// specs are the turn's tool declarations: the built-in tools' as the prompt config renders
+// them, then the servers' tools of the turn's snapshot, which come after them in its registry.
+func (t *turn) specs() []providers.ToolSpec {
+	specs := t.s.m.specs()
+	if t.reg == t.s.m.d.Tools {
+		return specs
+	}
+	all := t.reg.Specs()
+	if n := len(t.s.m.d.Tools.List()); n <= len(all) {
+		specs = append(slices.Clip(specs), all[n:]...)
+	}
+	return specs
+}
+
+// permitMCP decides a contributed tool's call: plan mode refuses it, a remembered "reject always"
+// refuses it, and otherwise the user is asked, in every mode, auto included, whatever the
+// server's annotations say.
+func (t *turn) permitMCP(ctx context.Context, c *call, req tools.PermissionRequest, srv mcpServer) error {
+	s := t.s
+	if s.currentMode() == ModePlan {
+		return &tools.ErrDenied{Reason: mcpPlanRefusal}
+	}
+	pc := policy.Call{Tool: "mcp:" + srv.Server() + ":" + srv.RemoteName(), Effect: tools.EffectExec}
+	if policy.Decide(policy.ModeAsk, s.allGrants(), pc) == policy.Deny {
+		return &tools.ErrDenied{Reason: s.m.text("approval.rejected_always", nil)}
+	}
+	if s.m.d.Client == nil || !s.m.d.Client.CanAskPermission() {
+		return &tools.ErrDenied{Reason: s.m.text("approval.no_permission_ui", nil)}
+	}
+	shape := t.toolCallShape(c, req)
+	shape.Kind = protocol.KindOther
+	shape.Title = req.Title
+	res, err := s.m.d.Client.RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: s.id, ToolCall: shape, Options: mcpOptions})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return &tools.ErrDenied{Reason: s.m.text("approval.request_failed", prompts.Run{"ERROR": fmt.Sprint(err)})}
+	}
+	if res.Outcome.Outcome != "selected" {
+		return &tools.ErrDenied{Reason: s.m.text("approval.dismissed", nil)}
+	}
+	switch res.Outcome.OptionID {
+	case protocol.OptionAllowOnce:
+		return nil
+	case protocol.OptionRejectOnce:
+		return &tools.ErrDenied{Reason: mcpRejectedOnce}
+	case protocol.OptionRejectAlways:
+		s.remember(policy.GrantFor(pc, protocol.OptionRejectAlways, policy.ScopeProject))
+		return &tools.ErrDenied{Reason: s.m.text("approval.rejected_always", nil)}
+	}
+	return &tools.ErrDenied{Reason: s.m.text("approval.unknown_option", prompts.Run{"OPTION": res.Outcome.OptionID})}
+}
