@@ -44,6 +44,10 @@ type Settings struct {
 	// ProjectNotice, when not empty, says which keys of the project file were ignored and how
 	// to allow them; sessions show it as a notice. Not a setting.
 	ProjectNotice string `json:"-"`
+	// ProjectMCPServers are the mcpServers of a project file the user does not trust, kept
+	// apart from MCPServers (the user's own): such a server starts only after the user approves
+	// it for the project. Not a setting.
+	ProjectMCPServers []json.RawMessage `json:"-"`
 }
 
 // ProviderSettings configures one provider. Keys are never part of it: they come from the

@@ -232,6 +232,22 @@ func (s *Store) compute(layers [numLayers]map[string]any) (Settings, error) {
 	if len(ignored) > 0 {
 		st.ProjectNotice = projectNotice(s.project, ignored)
 	}
+	if list, ok := layers[LayerProject]["mcpServers"].([]any); ok && !trusts(st.TrustedProjects, s.project) {
+		// A project may ask for MCP servers, which start only once the user approves them: keep
+		// them apart from the user's own.
+		userOnly := layers
+		userOnly[LayerProject] = nil
+		user, err := decodeMerge(userOnly)
+		if err != nil {
+			return Settings{}, err
+		}
+		st.MCPServers = user.MCPServers
+		for _, e := range list {
+			if b, err := json.Marshal(e); err == nil {
+				st.ProjectMCPServers = append(st.ProjectMCPServers, b)
+			}
+		}
+	}
 	return st, nil
 }
 

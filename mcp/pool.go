@@ -95,28 +95,44 @@ type Set struct {
 	closed   bool
 	// reported holds, per server, the failure last reported, so one failure is one notice.
 	reported map[*server]string
+	done     chan struct{} // closed by Close
 }
 
 // Open starts (or joins) the servers of cfgs, in parallel and in the background, and returns at
 // once. A server that cannot start is reported through notify when its start fails.
 func (p *Pool) Open(cfgs []Config, builtin *tools.Registry, notify Notify) *Set {
-	s := &Set{pool: p, builtin: builtin, notify: notify}
+	s := &Set{pool: p, builtin: builtin, notify: notify, done: make(chan struct{})}
 	for _, c := range cfgs {
-		sv := p.acquire(c)
-		s.servers = append(s.servers, sv)
-		go func() {
-			<-sv.ready
-			sv.mu.Lock()
-			err := sv.err
-			failed := sv.state == StateFailed && !sv.closed
-			sv.mu.Unlock()
-			if failed {
-				s.reportDown(sv, err)
-			}
-		}()
+		s.Add(c)
 	}
 	return s
 }
+
+// Add starts (or joins) one more server, which the next snapshot includes. A closed set ignores
+// it.
+func (s *Set) Add(c Config) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	sv := s.pool.acquire(c)
+	s.servers = append(s.servers, sv)
+	s.mu.Unlock()
+	go func() {
+		<-sv.ready
+		sv.mu.Lock()
+		err := sv.err
+		failed := sv.state == StateFailed && !sv.closed
+		sv.mu.Unlock()
+		if failed {
+			s.reportDown(sv, err)
+		}
+	}()
+}
+
+// Done is closed when the set is closed.
+func (s *Set) Done() <-chan struct{} { return s.done }
 
 // reportDown says, once per distinct failure, that a server's tools are not available.
 func (s *Set) reportDown(sv *server, err error) {
@@ -142,9 +158,11 @@ func (s *Set) Close() {
 		return
 	}
 	s.closed = true
+	close(s.done)
+	servers := s.servers
 	s.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, sv := range s.servers {
+	for _, sv := range servers {
 		wg.Go(func() { s.pool.release(sv) })
 	}
 	wg.Wait()
@@ -155,15 +173,15 @@ func (s *Set) Close() {
 // restart, a list_changed); the drops of a rebuild are logged and reported once. Servers still
 // starting are waited for, bounded by ctx and their start timeout.
 func (s *Set) Snapshot(ctx context.Context) *tools.Registry {
-	if s == nil || len(s.servers) == 0 {
-		if s == nil {
-			return nil
-		}
+	s.mu.Lock()
+	servers := s.servers
+	s.mu.Unlock()
+	if len(servers) == 0 {
 		return s.builtin
 	}
-	lists := make([]listed, len(s.servers))
+	lists := make([]listed, len(servers))
 	var wg sync.WaitGroup
-	for i, sv := range s.servers {
+	for i, sv := range servers {
 		wg.Go(func() {
 			// A start is bounded by the pool's StartTimeout; the turn's ctx ends the wait sooner.
 			tl, v, err := sv.prepare(ctx)

@@ -2,9 +2,14 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+
+	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/prompts"
@@ -66,7 +71,8 @@ func (s *Session) startMCP(requested []json.RawMessage, answered <-chan struct{}
 		names = append(names, c.Name)
 		cfgs = append(cfgs, c)
 	}
-	if len(cfgs) == 0 {
+	project := s.m.settings().ProjectMCPServers
+	if len(cfgs) == 0 && len(project) == 0 {
 		return
 	}
 	set := s.m.mcp.Open(cfgs, s.m.d.Tools, func(sev, title, desc string) {
@@ -81,6 +87,90 @@ func (s *Session) startMCP(requested []json.RawMessage, answered <-chan struct{}
 	}
 	s.mcp = set
 	s.mu.Unlock()
+	if len(project) > 0 {
+		go s.approveProjectMCP(set, project, names, answered)
+	}
+}
+
+// approveProjectMCP asks the user, once per project, before each server the project file names
+// starts: a cloned repository must not run a program of its choosing. It asks in every mode,
+// auto included; allow_always is remembered for the project (for this exact configuration) and
+// reject_always too. Approved servers join the session's set at the next turn.
+func (s *Session) approveProjectMCP(set *mcp.Set, entries []json.RawMessage, taken []string, answered <-chan struct{}) {
+	select {
+	case <-answered:
+	case <-set.Done():
+		return
+	}
+	ctx, cancel := context.WithCancel(s.m.bgCtx)
+	defer cancel()
+	go func() {
+		select {
+		case <-set.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cwd := s.roots.Cwd()
+	for i, raw := range entries {
+		c, err := mcp.Parse(fmt.Sprintf("project mcpServers[%d]", i), raw)
+		if err != nil {
+			s.notice(protocol.SeverityWarning, "An MCP server in the project settings is malformed", err.Error())
+			continue
+		}
+		if slices.Contains(taken, c.Name) {
+			continue // the user's server of that name wins
+		}
+		taken = append(taken, c.Name)
+		sum := sha256.Sum256([]byte(c.Key()))
+		pc := policy.Call{Tool: "mcp-server:" + c.Name + ":" + hex.EncodeToString(sum[:8]), Effect: tools.EffectExec}
+		switch policy.Decide(policy.ModeAsk, s.m.projects.grants(cwd), pc) {
+		case policy.Allow:
+			set.Add(c)
+			continue
+		case policy.Deny:
+			s.m.log.Info("project MCP server not started: the user rejected it for this project", zap.String("mcpServer", c.Name))
+			continue
+		}
+		if s.m.d.Client == nil || !s.m.d.Client.CanAskPermission() {
+			s.notice(protocol.SeverityWarning, "MCP server "+mcp.Clean(c.Name, 64)+" not started",
+				"The project file asks for it, and this client cannot ask you to approve it.")
+			continue
+		}
+		title := "Start MCP server " + mcp.Clean(c.Name, 64)
+		input := map[string]any{"command": append([]string{c.Command}, c.Args...)}
+		if c.Type == "http" {
+			input = map[string]any{"url": c.URL}
+		}
+		res, err := s.m.d.Client.RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: s.id,
+			ToolCall: protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: "mcp_start_" + strconv.Itoa(i),
+				Title: title, Kind: protocol.KindExecute, Status: protocol.StatusPending, RawInput: rawJSON(input)},
+			Options: mcpStartOptions})
+		if ctx.Err() != nil {
+			return
+		}
+		opt := ""
+		if err == nil && res.Outcome.Outcome == "selected" {
+			opt = res.Outcome.OptionID
+		}
+		switch opt {
+		case protocol.OptionAllowAlways:
+			s.m.projects.addGrant(cwd, policy.Grant{Tool: pc.Tool, Allow: true, Scope: policy.ScopeProject})
+			set.Add(c)
+		case protocol.OptionAllowOnce:
+			set.Add(c)
+		case protocol.OptionRejectAlways:
+			s.m.projects.addGrant(cwd, policy.Grant{Tool: pc.Tool, Allow: false, Scope: policy.ScopeProject})
+		}
+	}
+}
+
+// mcpStartOptions answer a project server's start request.
+var mcpStartOptions = []protocol.PermissionOption{
+	{OptionID: protocol.OptionAllowAlways, Name: "Always allow in this project", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "project"}},
+	{OptionID: protocol.OptionAllowOnce, Name: "Allow once", Kind: "allow_once"},
+	{OptionID: protocol.OptionRejectOnce, Name: "Reject", Kind: "reject_once"},
+	{OptionID: protocol.OptionRejectAlways, Name: "Always reject in this project", Kind: "reject_always"},
 }
 
 // closeMCP releases the session's servers.

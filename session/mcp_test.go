@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -102,5 +103,77 @@ func TestMCPPlanModeRefuses(t *testing.T) {
 	res := toolResults(h.m.sessions[h.sid].historySnapshot())
 	if len(res) != 1 || !res[0].IsError || !strings.Contains(res[0].Text, "Plan mode") {
 		t.Errorf("results = %+v", res)
+	}
+}
+
+// A project file's server starts only once the user approves it, in auto mode too; allow_always
+// is remembered for the project, so the next session starts it without asking.
+func TestMCPProjectServerNeedsApproval(t *testing.T) {
+	h := newHarness(t, reply{events: callsReply(tc{"c1", "lookup", `{}`})}, reply{events: textReply("ok")})
+	entry := mcpDocsServer(t)
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	h.set.Mode = ModeAuto
+	h.set.ProjectMCPServers = []json.RawMessage{entry}
+	h.client.answer = func(_ context.Context, p protocol.RequestPermissionParams) (protocol.RequestPermissionResult, error) {
+		opt := protocol.OptionAllowOnce
+		if strings.HasPrefix(p.ToolCall.Title, "Start MCP server") {
+			opt = protocol.OptionAllowAlways
+		}
+		return protocol.RequestPermissionResult{Outcome: protocol.PermissionOutcome{Outcome: "selected", OptionID: opt}}, nil
+	}
+	hasLookup := func(sid string) func() bool {
+		return func() bool {
+			_, ok := h.m.sessions[sid].toolset(context.Background()).Lookup("lookup")
+			return ok
+		}
+	}
+	h.newSession()
+	h.client.waitPermission(t, 1)
+	p := h.client.permissions()[0]
+	var input map[string]any
+	_ = json.Unmarshal(p.ToolCall.RawInput, &input)
+	if p.ToolCall.Title != "Start MCP server docs" || p.ToolCall.Kind != protocol.KindExecute || input["url"] == nil {
+		t.Errorf("start request = %+v (rawInput %s)", p.ToolCall, p.ToolCall.RawInput)
+	}
+	var opts []string
+	for _, o := range p.Options {
+		opts = append(opts, o.OptionID)
+	}
+	if !slices.Equal(opts, []string{protocol.OptionAllowAlways, protocol.OptionAllowOnce, protocol.OptionRejectOnce, protocol.OptionRejectAlways}) {
+		t.Errorf("options = %v", opts)
+	}
+	pollTrue(t, "the approved server's tool", hasLookup(h.sid))
+
+	// A second session of the project: remembered, no question.
+	h.newSession()
+	pollTrue(t, "the remembered server's tool", hasLookup(h.sid))
+	if n := len(h.client.permissions()); n != 1 {
+		t.Errorf("%d permission requests, want the first only", n)
+	}
+}
+
+// Rejected, the project's server never starts.
+func TestMCPProjectServerRejected(t *testing.T) {
+	h := newHarness(t)
+	entry := mcpDocsServer(t)
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	h.set.ProjectMCPServers = []json.RawMessage{entry}
+	h.client.answer = answerWith(protocol.OptionRejectOnce)
+	h.newSession()
+	h.client.waitPermission(t, 1)
+	s := h.m.sessions[h.sid]
+	if _, ok := s.toolset(context.Background()).Lookup("lookup"); ok {
+		t.Error("a rejected project server's tool is offered")
+	}
+}
+
+func pollTrue(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
