@@ -150,6 +150,11 @@ func initParams() map[string]any {
 	return map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"processId": nil, "capabilities": map[string]any{}}}
 }
 
+// exitGuard bounds the wait for the daemon to exit. Only a hang guard: the exit tests assert that
+// it exits, with which code, while what could hold it (an open stdin) is still there; how soon is
+// not a wall time a loaded machine keeps, so it is not asserted.
+const exitGuard = 20 * time.Second
+
 // exit waits for the process and returns its exit code and how long it took.
 func (d *daemon) exit(timeout time.Duration) (int, time.Duration) {
 	d.t.Helper()
@@ -201,12 +206,8 @@ func TestDaemonInitializeAndEOF(t *testing.T) {
 	d.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "agent/providers/list"})
 	d.response(2)
 	d.stdin.Close()
-	code, took := d.exit(2 * time.Second)
-	if code != 1 {
+	if code, _ := d.exit(exitGuard); code != 1 {
 		t.Errorf("exit code after EOF = %d, want 1", code)
-	}
-	if took > time.Second {
-		t.Errorf("exit after EOF took %v", took)
 	}
 	d.checkFramesOnly()
 	if !strings.Contains(d.stderr.String(), `"msg":"end of input; exiting"`) {
@@ -222,9 +223,8 @@ func TestDaemonShutdownExitWhileStdinOpen(t *testing.T) {
 	d.response(2)
 	d.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
 	// stdin stays open, as an editor keeps it: the daemon must still leave.
-	code, took := d.exit(2 * time.Second)
-	if code != 0 || took > time.Second {
-		t.Errorf("exit code %d after %v, want 0 within 1s", code, took)
+	if code, _ := d.exit(exitGuard); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
 	}
 	d.checkFramesOnly()
 }
@@ -234,7 +234,7 @@ func TestDaemonExitWithoutShutdown(t *testing.T) {
 	d.send(initParams())
 	d.response(1)
 	d.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
-	if code, _ := d.exit(2 * time.Second); code != 1 {
+	if code, _ := d.exit(exitGuard); code != 1 {
 		t.Errorf("exit code %d, want 1", code)
 	}
 }
@@ -244,9 +244,8 @@ func TestDaemonMalformedFrame(t *testing.T) {
 	d.send(initParams())
 	d.response(1)
 	io.WriteString(d.stdin, "Content-Length: seven\r\n\r\n{oops!}")
-	code, took := d.exit(2 * time.Second)
-	if code != 1 || took > time.Second {
-		t.Errorf("exit code %d after %v", code, took)
+	if code, _ := d.exit(exitGuard); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
 	}
 	if !strings.Contains(d.stderr.String(), "malformed frame") {
 		t.Errorf("stderr does not say why:\n%s", d.stderr.String())
@@ -273,7 +272,7 @@ func TestDaemonNotJSONBodyKeepsServing(t *testing.T) {
 	d.send(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
 	d.response(3)
 	d.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
-	if code, _ := d.exit(2 * time.Second); code != 0 {
+	if code, _ := d.exit(exitGuard); code != 0 {
 		t.Errorf("exit code %d after shutdown and exit, want 0", code)
 	}
 	d.checkFramesOnly()
@@ -292,7 +291,7 @@ func TestDaemonNeverLogsKeys(t *testing.T) {
 	d.send(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "agent/providers/list"})
 	d.response(3)
 	d.stdin.Close()
-	d.exit(2 * time.Second)
+	d.exit(exitGuard)
 	rawMu.Lock()
 	out := d.raw.String()
 	rawMu.Unlock()
@@ -334,7 +333,7 @@ func TestDaemonLogFile(t *testing.T) {
 	d.send(initParams())
 	d.response(1)
 	d.stdin.Close()
-	d.exit(2 * time.Second)
+	d.exit(exitGuard)
 	b, err := os.ReadFile(logFile)
 	if err != nil || !strings.Contains(string(b), `"msg":"initialized"`) {
 		t.Fatalf("log file: %q %v", b, err)
@@ -497,7 +496,7 @@ func TestDaemonPromptEndToEnd(t *testing.T) {
 				t.Errorf("message text %q", text.String())
 			}
 			d.stdin.Close()
-			d.exit(2 * time.Second)
+			d.exit(exitGuard)
 			d.checkFramesOnly()
 			if fi, err := os.Stat(trace); err != nil || fi.Size() == 0 {
 				t.Errorf("--trace wrote nothing: %v", err)

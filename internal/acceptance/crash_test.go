@@ -49,7 +49,7 @@ func TestKill9KeepsTheStreamingReply(t *testing.T) {
 	if err := e.p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	e.p.waitExit(5 * time.Second)
+	e.p.waitExit(exitGuard)
 
 	e2 := startIn(t, fakeeditor.Full(), resumed, e.p.state, root)
 	var lr protocol.SessionLoadResult

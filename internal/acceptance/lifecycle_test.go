@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
 )
@@ -180,9 +179,9 @@ func TestShutdownThenExit(t *testing.T) {
 		t.Fatalf("shutdown: %v", r)
 	}
 	p.send(notification("exit", nil))
-	code, took := p.waitExit(3 * time.Second)
-	if code != 0 || took > time.Second {
-		t.Errorf("after shutdown+exit: exit code %d after %v, want 0 within 1s", code, took)
+	code, _ := p.waitExit(exitGuard)
+	if code != 0 {
+		t.Errorf("after shutdown+exit: exit code %d, want 0", code)
 	}
 }
 
@@ -194,9 +193,9 @@ func TestExitWithoutShutdown(t *testing.T) {
 	p.send(request(1, "initialize", initParams(nil)))
 	response(t, frames, 1)
 	p.send(notification("exit", nil))
-	code, took := p.waitExit(3 * time.Second)
-	if code != 1 || took > time.Second {
-		t.Errorf("exit without shutdown: exit code %d after %v, want 1 within 1s", code, took)
+	code, _ := p.waitExit(exitGuard)
+	if code != 1 {
+		t.Errorf("exit without shutdown: exit code %d, want 1", code)
 	}
 }
 
@@ -211,9 +210,9 @@ func TestEndOfInputDuringTurn(t *testing.T) {
 	go e.ed.Prompt(ctxT(t), sid, "talk")
 	e.ed.WaitUpdateKind(sid, "agent_message_chunk")
 	e.p.stdin.Close()
-	code, took := e.p.waitExit(3 * time.Second)
-	if code != 1 || took > time.Second {
-		t.Errorf("end of stdin mid-turn: exit code %d after %v, want 1 within 1s", code, took)
+	code, _ := e.p.waitExit(exitGuard)
+	if code != 1 {
+		t.Errorf("end of stdin mid-turn: exit code %d, want 1", code)
 	}
 }
 

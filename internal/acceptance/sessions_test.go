@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -249,7 +248,7 @@ func TestSessionLoadReplaysAndResumeDoesNot(t *testing.T) {
 	if err := e.ed.Shutdown(ctxT(t)); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	e.p.waitExit(3 * time.Second)
+	e.p.waitExit(exitGuard)
 
 	// A new process on the same state directory.
 	e2 := startIn(t, opts, settings, e.p.state, root)

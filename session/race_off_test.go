@@ -1,5 +1,0 @@
-//go:build !race
-
-package session
-
-const raceEnabled = false
