@@ -215,6 +215,7 @@ func (sv *server) markDirty() {
 	sv.mu.Lock()
 	sv.dirty = true
 	sv.mu.Unlock()
+	sv.log.Info("MCP server's list changed; the next turn re-lists it")
 }
 
 // prepare readies the server for a snapshot: it restarts a server that stopped (at most
