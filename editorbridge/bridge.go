@@ -48,6 +48,12 @@ type Capabilities struct {
 	DocumentChanges  bool
 	ResourceOps      []string // "create", "rename", "delete"
 	PositionEncoding string
+	// ACP is true on the ACP door (`agentd acp`), where edits are whole-file writes through
+	// fs/write_text_file when WriteTextFile is offered, else disk writes, and programs may run in
+	// the client's terminals when Terminal is offered.
+	ACP           bool
+	WriteTextFile bool
+	Terminal      bool
 }
 
 func (c Capabilities) encoding() workspace.PositionEncoding {

@@ -104,6 +104,9 @@ type Options struct {
 	// ParentPoll is how often the process that initialize names (processId) is checked; when it
 	// is gone agentd exits as LSP asks. 0 disables the check.
 	ParentPoll time.Duration
+	// ACP serves the ACP door (`agentd acp`): newline-delimited JSON-RPC with ACP's method names
+	// and lifecycle (see acp.go) instead of the LSP door.
+	ACP bool
 	// ShutdownGrace bounds the whole exit path: turns stopping, stores flushing, handlers
 	// draining (default 700 ms, so the contract's "within 1 s" holds).
 	ShutdownGrace time.Duration
@@ -197,6 +200,9 @@ func NewServer(opts Options) *Server {
 	}
 	s.provs = &ProviderSource{Settings: opts.Settings, Registry: opts.Registry, Secrets: opts.Secrets, Log: opts.Logger}
 	s.methods = s.table()
+	if opts.ACP {
+		s.acpTable(s.methods)
+	}
 	s.notifs = s.notificationTable()
 	return s
 }
@@ -210,12 +216,16 @@ func (s *Server) Providers() *ProviderSource { return s.provs }
 // started has ended when it returns.
 func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (int, error) {
 	var readOnce sync.Once
-	s.conn = jsonrpc.NewConn(r, w, jsonrpc.Options{
+	co := jsonrpc.Options{
 		Logger:    s.log,
 		Preempter: preempter{s},
 		Timeout:   s.callTimeout,
 		OnReadEnd: func(err error) { readOnce.Do(func() { s.readErr <- err }) },
-	})
+	}
+	if s.opts.ACP {
+		co.NDJSON, co.Translate = true, acpTranslate
+	}
+	s.conn = jsonrpc.NewConn(r, w, co)
 
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -232,6 +242,9 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
 			s.log.Info("end of input; exiting")
 			err = nil
+			if s.opts.ACP {
+				code = 0 // ACP has no exit notification: the end of input is the normal end
+			}
 		} else {
 			s.log.Error("reading from the client failed; exiting", zap.Error(err))
 		}

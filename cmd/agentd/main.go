@@ -45,6 +45,7 @@ const usage = `agentd: an LLM coding agent that lives beside your editor.
 
 usage:
   agentd [serve] [flags]      serve the protocol on stdin/stdout (what an editor runs)
+  agentd acp [flags]          serve ACP v1 on stdin/stdout (Zed, JetBrains, CodeCompanion, …)
   agentd exec [flags] PROMPT  run one turn on a directory without an editor (agentd exec -h)
   agentd key set|get|rm URL   store, check or forget an API key for URL's origin (agentd key -h)
   agentd prompts export|check DIR   write or check a prompt config (agentd prompts -h)
@@ -64,6 +65,8 @@ func run(args []string, stderr io.Writer) int {
 			return runExec(args[1:])
 		case "prompts":
 			return runPrompts(args[1:], os.Stdout, stderr)
+		case "acp":
+			return runACP(args[1:], stderr)
 		case "key":
 			return runKey(args[1:], os.Stdin, os.Stdout, stderr, keys.Default())
 		case "version":
@@ -113,11 +116,12 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	defer closeLog()
-	return serveStdio(log, *trace)
+	return serveStdio(log, *trace, false)
 }
 
-// serveStdio runs the daemon on the process's stdin and stdout.
-func serveStdio(log *zap.Logger, trace string) int {
+// serveStdio runs the daemon on the process's stdin and stdout: the LSP door, or with acp the
+// ACP door.
+func serveStdio(log *zap.Logger, trace string, acp bool) int {
 	in, out := stdio()
 	// Whatever writes to os.Stdout from now on (a stray print, a library) lands on stderr; only
 	// the framer holds the real fd 1.
@@ -154,6 +158,7 @@ func serveStdio(log *zap.Logger, trace string) int {
 		StateDir:   config.StateDir(),
 		Secrets:    keys.Default(),
 		ParentPoll: 3 * time.Second,
+		ACP:        acp,
 	})
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

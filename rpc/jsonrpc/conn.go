@@ -33,6 +33,12 @@ type Options struct {
 	OnReadEnd func(err error)
 	// Trace sees the body of every frame read (incoming) and queued, for a test's message log.
 	Trace func(incoming bool, body []byte)
+	// NDJSON frames each message as one line of JSON instead of an LSP header block (ACP).
+	NDJSON bool
+	// Translate, when set, rewrites each message body: incoming bodies after they are read and
+	// before they are decoded, outgoing bodies after they are encoded. It lets a second wire
+	// (ACP) reuse this connection with other method names; a nil result drops the message.
+	Translate func(incoming bool, body []byte) []byte
 }
 
 // Conn is one JSON-RPC connection: go.lsp.dev/jsonrpc2's connection over a Stream, with the
@@ -58,6 +64,7 @@ func NewConn(r io.ReadCloser, w io.WriteCloser, o Options) *Conn {
 	}
 	s := NewStream(r, w, o.Logger)
 	s.onRead, s.trace = o.OnReadEnd, o.Trace
+	s.ndjson, s.translate = o.NDJSON, o.Translate
 	opts := []jsonrpc2.Option{jsonrpc2.WithCodec(Codec{})}
 	if o.Preempter != nil {
 		opts = append(opts, jsonrpc2.WithPreempter(o.Preempter))

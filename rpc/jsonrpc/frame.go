@@ -98,6 +98,40 @@ func ReadFrame(r *bufio.Reader, buf []byte, max int) ([]byte, error) {
 	return body, nil
 }
 
+// ReadLine reads one newline-delimited JSON message (ACP's framing) from r and returns it without
+// its line end, reusing buf when it is large enough. Blank lines are skipped; a last line without
+// a newline still counts. io.EOF means the input ended cleanly between messages.
+func ReadLine(r *bufio.Reader, buf []byte, max int) ([]byte, error) {
+	for {
+		body := buf[:0]
+		for {
+			chunk, err := r.ReadSlice('\n')
+			if len(body)+len(chunk) > max+2 {
+				return nil, frameErr("line longer than the limit of %d bytes", max)
+			}
+			body = append(body, chunk...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err == io.EOF {
+				if len(bytes.TrimSpace(body)) == 0 {
+					return nil, io.EOF
+				}
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		body = bytes.TrimRight(body, "\r\n")
+		if len(bytes.TrimSpace(body)) > 0 {
+			return body, nil
+		}
+		buf = body
+	}
+}
+
 func truncate(b []byte) string { return clip.String(string(b), 40, "…") }
 
 // decodeFrame decodes a frame body. A body that is not JSON yields a -32700 answer with a null

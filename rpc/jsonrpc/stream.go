@@ -47,6 +47,9 @@ type Stream struct {
 	max    int
 	onRead func(err error) // called once with the error that ends reading
 	trace  func(incoming bool, body []byte)
+	// ndjson and translate: see Options.NDJSON and Options.Translate.
+	ndjson    bool
+	translate func(incoming bool, body []byte) []byte
 
 	w         io.Writer
 	wc        io.Closer
@@ -86,7 +89,13 @@ func NewStream(r io.ReadCloser, w io.WriteCloser, log *zap.Logger) *Stream {
 // Read implements jsonrpc2.Stream.
 func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	for {
-		body, err := ReadFrame(s.r, s.rbuf, s.max)
+		var body []byte
+		var err error
+		if s.ndjson {
+			body, err = ReadLine(s.r, s.rbuf, s.max)
+		} else {
+			body, err = ReadFrame(s.r, s.rbuf, s.max)
+		}
 		if err != nil {
 			if s.onRead != nil {
 				s.onRead(err)
@@ -96,6 +105,11 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		s.rbuf = body
 		if s.trace != nil {
 			s.trace(true, body)
+		}
+		if s.translate != nil {
+			if body = s.translate(true, body); body == nil {
+				continue
+			}
 		}
 		msg, reply, err := decodeFrame(body)
 		if err == nil {
@@ -257,13 +271,26 @@ func (s *Stream) readyLocked() error {
 // frameLocked encodes one body and appends it, framed, to the queue.
 func (s *Stream) frameLocked(appendBody func([]byte) []byte) int64 {
 	s.scratch = appendBody(s.scratch[:0])
+	body := s.scratch
+	if s.translate != nil {
+		if body = s.translate(false, body); body == nil {
+			return 0
+		}
+	}
 	start := len(s.queue)
-	s.queue = append(s.queue, "Content-Length: "...)
-	s.queue = strconv.AppendInt(s.queue, int64(len(s.scratch)), 10)
-	s.queue = append(s.queue, "\r\n\r\n"...)
-	s.queue = append(s.queue, s.scratch...)
+	if s.ndjson {
+		// encoding/json escapes every control character inside strings, so a body never holds
+		// a raw newline and one line is one message.
+		s.queue = append(s.queue, body...)
+		s.queue = append(s.queue, '\n')
+	} else {
+		s.queue = append(s.queue, "Content-Length: "...)
+		s.queue = strconv.AppendInt(s.queue, int64(len(body)), 10)
+		s.queue = append(s.queue, "\r\n\r\n"...)
+		s.queue = append(s.queue, body...)
+	}
 	if s.trace != nil {
-		s.trace(false, s.scratch)
+		s.trace(false, body)
 	}
 	if cap(s.scratch) > 1<<20 {
 		defer func() { s.scratch = nil }() // do not pin a huge buffer after one large message

@@ -1,0 +1,289 @@
+package rpc
+
+// The ACP door: `agentd acp` serves ACP v1 (agentclientprotocol.com) on the same server, method
+// table and engine as the LSP door. It differs in three places only: the framing (one JSON
+// message per line, see jsonrpc.Options.NDJSON), the method names (ACP has no `agent/` prefix and
+// spells agentd's extensions `_agentd/…`; acpTranslate renames each message as it crosses the
+// wire, so the table and the bridge keep the LSP door's names), and the lifecycle (ACP's own
+// initialize and authenticate, no shutdown/exit: the end of input ends the process, exit code 0).
+// The session package never learns which door it serves.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/session"
+)
+
+// ACPProtocolVersion is the ACP major version the ACP door speaks.
+const ACPProtocolVersion = 1
+
+// CodeAuthRequired is ACP's "authentication required" error.
+const CodeAuthRequired = -32000
+
+// acpIncoming renames a method an ACP client sends to the name in the method table; ok is false
+// for a name that passes unchanged.
+func acpIncoming(m string) (string, bool) {
+	switch {
+	case strings.HasPrefix(m, "session/"):
+		return "agent/" + m, true
+	case strings.HasPrefix(m, "_agentd/providers/"):
+		return "agent/" + strings.TrimPrefix(m, "_agentd/"), true
+	case strings.HasPrefix(m, "_agentd/"):
+		return "agent/x/" + strings.TrimPrefix(m, "_agentd/"), true
+	case m == "$/cancel_request":
+		return "$/cancelRequest", true
+	}
+	return m, false
+}
+
+// acpOutgoing renames a method agentd sends to its ACP name; drop is true for a message ACP has
+// no place for (window/showMessage: its text is logged instead).
+func acpOutgoing(m string) (name string, ok, drop bool) {
+	switch {
+	case strings.HasPrefix(m, "agent/x/"):
+		return "_agentd/" + strings.TrimPrefix(m, "agent/x/"), true, false
+	case strings.HasPrefix(m, "agent/"):
+		return strings.TrimPrefix(m, "agent/"), true, false
+	case m == "$/cancelRequest":
+		return "$/cancel_request", true, false
+	case strings.HasPrefix(m, "window/"):
+		return m, false, true
+	}
+	return m, false, false
+}
+
+var (
+	lspUpdatePrefix = []byte(`{"jsonrpc":"2.0","method":"` + protocol.MethodSessionUpdate + `",`)
+	acpUpdatePrefix = []byte(`{"jsonrpc":"2.0","method":"session/update",`)
+)
+
+// acpTranslate is the ACP door's codec (jsonrpc.Options.Translate): it renames the methods of
+// requests and notifications both ways and reshapes $/cancel_request's {requestId} into
+// $/cancelRequest's {id}. Answers pass unchanged, as does anything that is not a JSON object
+// (the decoder answers it). Session updates, the bulk of the traffic, take a byte-level path.
+func acpTranslate(incoming bool, body []byte) []byte {
+	if !incoming && bytes.HasPrefix(body, lspUpdatePrefix) {
+		out := make([]byte, 0, len(body)-len(lspUpdatePrefix)+len(acpUpdatePrefix))
+		out = append(out, acpUpdatePrefix...)
+		return append(out, body[len(lspUpdatePrefix):]...)
+	}
+	var env map[string]json.RawMessage
+	if json.Unmarshal(body, &env) != nil {
+		return body
+	}
+	var method string
+	if raw, ok := env["method"]; !ok || json.Unmarshal(raw, &method) != nil {
+		return body
+	}
+	var name string
+	var ok bool
+	if incoming {
+		name, ok = acpIncoming(method)
+	} else {
+		var drop bool
+		name, ok, drop = acpOutgoing(method)
+		if drop {
+			return nil
+		}
+	}
+	if !ok {
+		return body
+	}
+	env["method"], _ = json.Marshal(name)
+	if params, has := env["params"]; has && (method == "$/cancel_request" || method == "$/cancelRequest") {
+		from, to := "requestId", "id"
+		if !incoming {
+			from, to = "id", "requestId"
+		}
+		var p map[string]json.RawMessage
+		if json.Unmarshal(params, &p) == nil {
+			if v, has := p[from]; has {
+				delete(p, from)
+				p[to] = v
+			}
+			env["params"], _ = json.Marshal(p)
+		}
+	}
+	out, err := json.Marshal(env)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// acpTable replaces the LSP lifecycle with ACP's and adds ACP's own methods.
+func (s *Server) acpTable(t map[string]method) {
+	t["initialize"] = method{call: (*Server).acpInitialize, inline: true}
+	delete(t, "shutdown")
+	t["authenticate"] = handler(nil, (*Server).acpAuthenticate)
+	t["agent/session/set_mode"] = handler(nil, (*Server).acpSetMode)
+	t[protocol.MethodSessionNew] = handler(nil, (*Server).acpSessionNew)
+}
+
+// acpInitParams is ACP's InitializeRequest, the part agentd reads.
+type acpInitParams struct {
+	ProtocolVersion    int `json:"protocolVersion"`
+	ClientCapabilities struct {
+		FS struct {
+			ReadTextFile  bool `json:"readTextFile"`
+			WriteTextFile bool `json:"writeTextFile"`
+		} `json:"fs"`
+		Terminal bool `json:"terminal"`
+	} `json:"clientCapabilities"`
+	ClientInfo *protocol.ClientInfo `json:"clientInfo,omitempty"`
+}
+
+// acpAuthMethod is one of ACP's authMethods; agentd offers the terminal method the ACP registry
+// asks for: the client runs `agentd key set` in a terminal.
+type acpAuthMethod struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Type        string   `json:"type"`
+	Args        []string `json:"args"`
+}
+
+type acpInitResult struct {
+	ProtocolVersion   int                        `json:"protocolVersion"`
+	AgentCapabilities protocol.AgentCapabilities `json:"agentCapabilities"`
+	AuthMethods       []acpAuthMethod            `json:"authMethods"`
+	AgentInfo         protocol.ClientInfo        `json:"agentInfo"`
+	Meta              protocol.Meta              `json:"_meta,omitempty"`
+}
+
+// AuthMethodKey is the id of the terminal auth method.
+const AuthMethodKey = "agentd-key"
+
+func (s *Server) acpInitialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	if state != stateNew {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized")
+	}
+	var p acpInitParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	version := ACPProtocolVersion
+	if p.ProtocolVersion > 0 && p.ProtocolVersion < version {
+		version = p.ProtocolVersion
+	}
+	// ACP has no initializationOptions: settings come from the user file (loaded by main) and
+	// the project file of the directory the client started agentd in, under the trust rules;
+	// session/new loads the project file of its cwd.
+	if wd, err := os.Getwd(); err == nil {
+		s.loadProject(wd)
+	}
+	caps := Capabilities{PositionEncoding: "utf-16", ACP: true}
+	caps.Agent.FS.ReadTextFile = p.ClientCapabilities.FS.ReadTextFile
+	caps.Agent.Permissions.UI = true // every ACP client answers session/request_permission
+	caps.WriteTextFile = p.ClientCapabilities.FS.WriteTextFile
+	caps.Terminal = p.ClientCapabilities.Terminal
+	s.mu.Lock()
+	s.caps = caps
+	s.mu.Unlock()
+	if err := s.startEngine(caps); err != nil {
+		return nil, err
+	}
+	res := acpInitResult{
+		ProtocolVersion: version,
+		AgentCapabilities: protocol.AgentCapabilities{
+			LoadSession: true,
+			SessionCapabilities: protocol.SessionCapabilities{
+				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{},
+			},
+			PromptCapabilities: protocol.PromptCapabilities{Image: true, EmbeddedContext: true},
+		},
+		AuthMethods: []acpAuthMethod{{
+			ID: AuthMethodKey, Name: "API key",
+			Description: "Store the API key of the current provider with `agentd key set URL` (in the system keyring).",
+			Type:        "terminal", Args: []string{"key", "set"},
+		}},
+		AgentInfo: protocol.ClientInfo{Name: "agentd", Title: "agentd", Version: s.opts.Version},
+		Meta:      protocol.Meta{"agentd/providers": s.provs.List(ctx)},
+	}
+	s.mu.Lock()
+	s.state = stateRunning
+	s.mu.Unlock()
+	client := ""
+	if p.ClientInfo != nil {
+		client = p.ClientInfo.Name
+	}
+	s.log.Info("initialized (ACP)", zap.String("client", client), zap.Int("protocolVersion", version),
+		zap.Bool("readTextFile", caps.Agent.FS.ReadTextFile), zap.Bool("writeTextFile", caps.WriteTextFile),
+		zap.Bool("terminal", caps.Terminal))
+	return res, nil
+}
+
+// loadProject takes root's .agentd/config.json as the project layer (the trust rules of config
+// decide what of it applies). A bad file is logged and left out.
+func (s *Server) loadProject(root string) {
+	if err := s.settings.LoadFile(config.LayerProject, config.ProjectConfigPath(root)); err != nil {
+		s.log.Warn("project settings", zap.Error(err))
+	}
+}
+
+func (s *Server) acpSessionNew(ctx context.Context, p *protocol.SessionNewParams) (protocol.SessionNewResult, error) {
+	if p.Cwd != "" {
+		s.loadProject(p.Cwd)
+	}
+	return s.manager().New(ctx, *p)
+}
+
+type acpAuthenticateParams struct {
+	MethodID string `json:"methodId"`
+}
+
+// acpAuthenticate succeeds when the current provider has a key (or needs none); otherwise it
+// answers ACP's auth_required error naming what to run.
+func (s *Server) acpAuthenticate(ctx context.Context, p *acpAuthenticateParams) (empty, error) {
+	if p.MethodID != AuthMethodKey {
+		return empty{}, paramError("methodId", fmt.Sprintf("unknown auth method %q (known: %s)", p.MethodID, AuthMethodKey))
+	}
+	st := s.settings.Get()
+	current := st.Provider
+	for _, info := range s.provs.List(ctx) {
+		if info.ProviderID != current {
+			continue
+		}
+		if info.KeyStatus == protocol.KeyMissing {
+			url := info.BaseURL
+			if url == "" {
+				url = st.Providers[current].BaseURL
+			}
+			return empty{}, jsonrpc2.NewError(CodeAuthRequired, fmt.Sprintf(
+				"authenticate: provider %q has no API key; run `agentd key set %s` (or set its apiKeyEnv variable) and try again",
+				current, url))
+		}
+		return empty{}, nil
+	}
+	return empty{}, jsonrpc2.NewError(CodeAuthRequired, fmt.Sprintf(
+		"authenticate: no provider %q is configured; add it under \"providers\" in %s", current, config.UserConfigPath()))
+}
+
+type acpSetModeParams struct {
+	SessionID string `json:"sessionId"`
+	ModeID    string `json:"modeId"`
+}
+
+// acpSetMode is ACP's session/set_mode: the "mode" config option by another name.
+func (s *Server) acpSetMode(ctx context.Context, p *acpSetModeParams) (empty, error) {
+	_, err := s.manager().SetConfigOption(ctx, protocol.SetConfigOptionParams{SessionID: p.SessionID, ConfigID: "mode", Value: p.ModeID})
+	var pe *session.ParamError
+	if errors.As(err, &pe) && pe.Field == "value" {
+		pe.Field = "modeId"
+	}
+	return empty{}, err
+}

@@ -1,0 +1,252 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+func TestACPTranslateNames(t *testing.T) {
+	cases := []struct {
+		incoming bool
+		in, want string
+	}{
+		{true, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/x"}}`, "agent/session/new"},
+		{true, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`, "agent/session/cancel"},
+		{true, `{"jsonrpc":"2.0","id":2,"method":"_agentd/session/steer","params":{}}`, "agent/x/session/steer"},
+		{true, `{"jsonrpc":"2.0","id":3,"method":"_agentd/providers/list"}`, "agent/providers/list"},
+		{true, `{"jsonrpc":"2.0","id":4,"method":"initialize","params":{}}`, "initialize"},
+		{true, `{"jsonrpc":"2.0","id":5,"method":"authenticate","params":{}}`, "authenticate"},
+		{false, `{"jsonrpc":"2.0","id":1,"method":"agent/session/request_permission","params":{}}`, "session/request_permission"},
+		{false, `{"jsonrpc":"2.0","id":2,"method":"agent/fs/read_text_file","params":{}}`, "fs/read_text_file"},
+		{false, `{"jsonrpc":"2.0","id":3,"method":"agent/x/diagnostics","params":{}}`, "_agentd/diagnostics"},
+		{false, `{"jsonrpc":"2.0","method":"agent/session/update","params":{"sessionId":"s","update":{}}}`, "session/update"},
+	}
+	for _, c := range cases {
+		out := acpTranslate(c.incoming, []byte(c.in))
+		var env struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(out, &env); err != nil {
+			t.Fatalf("%s: %v: %s", c.in, err, out)
+		}
+		if env.Method != c.want {
+			t.Errorf("%s → method %q, want %q", c.in, env.Method, c.want)
+		}
+		var in struct {
+			ID     json.RawMessage `json:"id"`
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal([]byte(c.in), &in)
+		if string(in.ID) != string(env.ID) || string(in.Params) != string(env.Params) {
+			t.Errorf("%s: id or params changed: %s", c.in, out)
+		}
+	}
+}
+
+func TestACPTranslatePassesAnswersAndDropsWindow(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"method":"session/new"}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}}`,
+		`not json`,
+		`[1,2]`,
+	} {
+		for _, incoming := range []bool{true, false} {
+			if got := acpTranslate(incoming, []byte(body)); string(got) != body {
+				t.Errorf("incoming=%v %s → %s", incoming, body, got)
+			}
+		}
+	}
+	if got := acpTranslate(false, []byte(`{"jsonrpc":"2.0","method":"window/showMessage","params":{"type":2,"message":"m"}}`)); got != nil {
+		t.Errorf("window/showMessage reached the ACP client: %s", got)
+	}
+}
+
+func TestACPTranslateCancelRequest(t *testing.T) {
+	in := acpTranslate(true, []byte(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}`))
+	if !strings.Contains(string(in), `"method":"$/cancelRequest"`) || !strings.Contains(string(in), `"id":7`) || strings.Contains(string(in), "requestId") {
+		t.Errorf("incoming cancel = %s", in)
+	}
+	out := acpTranslate(false, []byte(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"x"}}`))
+	if !strings.Contains(string(out), `"method":"$/cancel_request"`) || !strings.Contains(string(out), `"requestId":"x"`) {
+		t.Errorf("outgoing cancel = %s", out)
+	}
+}
+
+// acpHarness runs the ACP door in-process over pipes, one JSON message per line.
+type acpHarness struct {
+	t     *testing.T
+	in    io.WriteCloser
+	lines chan map[string]any
+	raw   chan string
+	done  chan int
+}
+
+func startACP(t *testing.T, opts Options) *acpHarness {
+	t.Helper()
+	opts.ACP = true
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	srv := NewServer(opts)
+	h := &acpHarness{t: t, in: cw, lines: make(chan map[string]any, 64), raw: make(chan string, 64), done: make(chan int, 1)}
+	go func() {
+		code, _ := srv.Serve(context.Background(), cr, sw)
+		sw.Close()
+		h.done <- code
+	}()
+	go func() {
+		sc := bufio.NewScanner(sr)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			h.raw <- sc.Text()
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Errorf("a line of stdout is not JSON: %q", sc.Text())
+				continue
+			}
+			h.lines <- m
+		}
+		close(h.lines)
+	}()
+	t.Cleanup(func() {
+		cw.Close()
+		select {
+		case <-h.done:
+		case <-time.After(5 * time.Second):
+			t.Error("the ACP door did not end at the end of input")
+		}
+	})
+	return h
+}
+
+func (h *acpHarness) send(v map[string]any) {
+	v["jsonrpc"] = "2.0"
+	b, _ := json.Marshal(v)
+	if _, err := h.in.Write(append(b, '\n')); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// answer waits for the answer to id, failing on anything that is not a session update.
+func (h *acpHarness) answer(id float64) map[string]any {
+	h.t.Helper()
+	for {
+		select {
+		case m, ok := <-h.lines:
+			if !ok {
+				h.t.Fatal("output ended")
+			}
+			if m["id"] == id && m["method"] == nil {
+				return m
+			}
+		case <-time.After(10 * time.Second):
+			h.t.Fatalf("no answer to %v", id)
+		}
+	}
+}
+
+func TestACPInitializeAndAuthenticate(t *testing.T) {
+	e := &engine{}
+	store := config.NewStore()
+	if err := store.Set(config.LayerUser, []byte(`{"provider":"remote","providers":{"remote":{"apiType":"openai","baseUrl":"https://models.example.com/v1","model":"m"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	h := startACP(t, e.options(Options{Version: "1.2.3", Settings: store, Registry: checkingRegistry()}))
+	// Before initialize, nothing else runs.
+	h.send(map[string]any{"id": 1, "method": "session/new", "params": map[string]any{"cwd": "/tmp"}})
+	if m := h.answer(1); m["error"] == nil {
+		t.Fatalf("session/new before initialize answered %v", m)
+	}
+	h.send(map[string]any{"id": 2, "method": "initialize", "params": map[string]any{
+		"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": true},
+		"clientInfo": map[string]any{"name": "zed", "version": "1"},
+	}})
+	m := h.answer(2)
+	res, _ := json.Marshal(m["result"])
+	var ir acpInitResult
+	if err := json.Unmarshal(res, &ir); err != nil {
+		t.Fatal(err)
+	}
+	if ir.ProtocolVersion != 1 || !ir.AgentCapabilities.LoadSession || ir.AgentInfo.Name != "agentd" || ir.AgentInfo.Version != "1.2.3" {
+		t.Errorf("initialize = %s", res)
+	}
+	if len(ir.AuthMethods) != 1 || ir.AuthMethods[0].ID != "agentd-key" || ir.AuthMethods[0].Type != "terminal" ||
+		strings.Join(ir.AuthMethods[0].Args, " ") != "key set" {
+		t.Errorf("authMethods = %+v", ir.AuthMethods)
+	}
+	caps := e.bridge.caps
+	if !caps.ACP || !caps.Agent.FS.ReadTextFile || !caps.WriteTextFile || !caps.Terminal || !caps.Agent.Permissions.UI || caps.ApplyEdit {
+		t.Errorf("bridge capabilities = %+v", caps)
+	}
+	// The provider needs a key and has none: an auth error naming what to run.
+	h.send(map[string]any{"id": 3, "method": "authenticate", "params": map[string]any{"methodId": "agentd-key"}})
+	m = h.answer(3)
+	em, _ := m["error"].(map[string]any)
+	if em == nil || em["code"] != float64(CodeAuthRequired) || !strings.Contains(em["message"].(string), "agentd key set https://models.example.com/v1") {
+		t.Errorf("authenticate without a key = %v", m)
+	}
+	h.send(map[string]any{"id": 4, "method": "authenticate", "params": map[string]any{"methodId": "other"}})
+	if m := h.answer(4); m["error"] == nil {
+		t.Errorf("unknown auth method accepted: %v", m)
+	}
+	// A session method by its ACP name reaches the engine; so does set_mode.
+	h.send(map[string]any{"id": 5, "method": "session/new", "params": map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}})
+	if m := h.answer(5); m["result"].(map[string]any)["sessionId"] != "s1" {
+		t.Errorf("session/new = %v", m)
+	}
+	h.send(map[string]any{"id": 6, "method": "session/set_mode", "params": map[string]any{"sessionId": "s1", "modeId": "auto"}})
+	if m := h.answer(6); m["error"] != nil {
+		t.Errorf("session/set_mode = %v", m)
+	}
+	h.send(map[string]any{"id": 8, "method": "shutdown"})
+	if m := h.answer(8); m["error"] == nil {
+		t.Errorf("shutdown on the ACP door = %v", m)
+	}
+}
+
+func TestACPAuthenticateWithKey(t *testing.T) {
+	e := &engine{}
+	store := config.NewStore()
+	if err := store.Set(config.LayerUser, []byte(`{"provider":"local","providers":{"local":{"apiType":"openai","baseUrl":"http://127.0.0.1:9/v1","model":"m"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	h := startACP(t, e.options(Options{Settings: store, Registry: checkingRegistry()}))
+	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+	h.answer(1)
+	h.send(map[string]any{"id": 2, "method": "authenticate", "params": map[string]any{"methodId": "agentd-key"}})
+	if m := h.answer(2); m["error"] != nil {
+		t.Errorf("authenticate with a provider that needs no key = %v", m)
+	}
+}
+
+func TestACPUpdatesAreRenamedLines(t *testing.T) {
+	e := &engine{}
+	h := startACP(t, e.options(Options{}))
+	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+	h.answer(1)
+	h.send(map[string]any{"id": 2, "method": "session/load", "params": map[string]any{"sessionId": "s1", "cwd": t.TempDir(), "mcpServers": []any{}}})
+	var update map[string]any
+	for update == nil {
+		select {
+		case m := <-h.lines:
+			if m["method"] != nil {
+				update = m
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no update")
+		}
+	}
+	if update["method"] != "session/update" {
+		t.Errorf("update = %v", update)
+	}
+	_ = protocol.MethodSessionUpdate
+}
