@@ -31,6 +31,16 @@ install_system() {
   fi
 }
 
+# @modelcontextprotocol/server-everything is the reference MCP server package mcp's stdio test runs
+# (TestServerEverything); it goes into a cache outside the repo, and the test finds it there.
+MCP_EVERYTHING_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/agentd-test/mcp-everything"
+install_mcp_everything() {
+  [ "${AGENTD_SKIP_INSTALL:-0}" = 1 ] && return 0
+  [ -f "$MCP_EVERYTHING_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] && return 0
+  mkdir -p "$MCP_EVERYTHING_DIR" &&
+    npm install --prefix "$MCP_EVERYTHING_DIR" --no-audit --no-fund --silent @modelcontextprotocol/server-everything@2026.8.31
+}
+
 go_vet() { test -z "$(gofmt -l $(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $(git ls-files '*.go'); return 1; }; go vet ./...; }
 # The Go suite runs with -json so that scripts/testsummary can print, per package, how many tests
 # passed, failed and were skipped (a skip is easy to miss in plain output: the provider
@@ -54,6 +64,7 @@ cross_build() {
 }
 
 step "install" install_system
+step "install MCP test server" install_mcp_everything
 step "gofmt + go vet" go_vet
 step "go test -race" go_test
 step "static + cross builds" cross_build
