@@ -290,6 +290,7 @@ func (s *Set) activate() error {
 
 func (s *Set) render(t *template, run Run) (string, error) {
 	var b strings.Builder
+	b.Grow(2 * len(t.src))
 	r := renderer{b: &b, stack: []scope{{names: s.names}, {names: run}}, known: known}
 	if err := r.render(t); err != nil {
 		return "", err

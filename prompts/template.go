@@ -158,11 +158,13 @@ func validName(s string) bool {
 // fails instead of recursing forever.
 const maxDepth = 16
 
-// scope is one level of names: the config's, a run's, or one list item's.
+// scope is one level of names: the config's, a run's, or one list item's (whose own names, if
+// it is a map, come before FIRST and LAST).
 type scope struct {
-	names map[string]any
-	dot   any // the current item, for {{.}}
-	has   bool
+	names       map[string]any
+	item        any // the current item, for {{.}}
+	isItem      bool
+	first, last bool
 }
 
 // renderer carries the scope stack through one rendering.
@@ -175,10 +177,20 @@ type renderer struct {
 
 func (r *renderer) lookup(name string) (any, bool) {
 	for i := len(r.stack) - 1; i >= 0; i-- {
-		s := r.stack[i]
-		if name == "." {
-			if s.has {
-				return s.dot, true
+		s := &r.stack[i]
+		if s.isItem {
+			switch name {
+			case ".":
+				return s.item, true
+			case "FIRST":
+				return s.first, true
+			case "LAST":
+				return s.last, true
+			}
+			if m, ok := s.item.(map[string]any); ok {
+				if v, ok := m[name]; ok {
+					return v, true
+				}
 			}
 			continue
 		}
@@ -218,23 +230,17 @@ func (r *renderer) nodes(t *template, nodes []node) error {
 				return err
 			}
 		case nodeSection, nodeInverted:
-			items := truthy(v)
+			n0 := count(v)
 			if n.kind == nodeInverted {
-				if len(items) == 0 {
+				if n0 == 0 {
 					if err := r.nodes(t, n.kids); err != nil {
 						return err
 					}
 				}
 				continue
 			}
-			for k, it := range items {
-				sc := scope{names: map[string]any{"FIRST": k == 0, "LAST": k == len(items)-1}, dot: it, has: true}
-				if m, ok := it.(map[string]any); ok {
-					for name, val := range m {
-						sc.names[name] = val
-					}
-				}
-				r.stack = append(r.stack, sc)
+			for k := range n0 {
+				r.stack = append(r.stack, scope{item: at(v, k), isItem: true, first: k == 0, last: k == n0-1})
 				err := r.nodes(t, n.kids)
 				r.stack = r.stack[:len(r.stack)-1]
 				if err != nil {
@@ -266,43 +272,46 @@ func (r *renderer) value(t *template, name string, v any) error {
 	return nil
 }
 
-// truthy turns a section's value into the items it repeats over: none when false or empty,
-// one for a scalar or a group, each element for a list.
-func truthy(v any) []any {
+// count is how many times a section repeats for its value: never when false or empty, once
+// for a scalar or a group, once per element for a list.
+func count(v any) int {
 	switch v := v.(type) {
 	case nil:
-		return nil
+		return 0
 	case bool:
 		if v {
-			return []any{v}
+			return 1
 		}
-		return nil
+		return 0
 	case string:
 		if v == "" {
-			return nil
+			return 0
 		}
-		return []any{v}
 	case *template:
 		if len(v.nodes) == 0 {
-			return nil
+			return 0
 		}
-		return []any{v}
 	case []string:
-		out := make([]any, len(v))
-		for i, s := range v {
-			out[i] = s
-		}
-		return out
+		return len(v)
 	case []any:
-		return v
+		return len(v)
 	case []map[string]any:
-		out := make([]any, len(v))
-		for i, m := range v {
-			out[i] = m
-		}
-		return out
+		return len(v)
 	}
-	return []any{v}
+	return 1
+}
+
+// at is the k-th item a section repeats for v.
+func at(v any, k int) any {
+	switch v := v.(type) {
+	case []string:
+		return v[k]
+	case []any:
+		return v[k]
+	case []map[string]any:
+		return v[k]
+	}
+	return v
 }
 
 func (t *template) source() string { return t.src }
