@@ -252,6 +252,7 @@ func (t *turn) compact(keepFrom int) error {
 	// Messages appended since the snapshot stay after the kept ones.
 	rest := s.history[keepFrom:]
 	s.history = append(summaryMessages(s.m.texts(), summary), rest...)
+	s.contextNotes = nil
 	keep = len(rest)
 	s.mu.Unlock()
 	s.record(record{T: recCompact, Summary: summary, Keep: keep})

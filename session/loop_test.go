@@ -49,8 +49,8 @@ func TestTextTurnStreamsChunksAndUsage(t *testing.T) {
 	if !strings.Contains(req.System, "You are agentd") || !strings.Contains(req.System, "read_file") {
 		t.Fatalf("system prompt: %q", req.System)
 	}
-	if !strings.Contains(req.Context, "Permission mode: ask") || !strings.Contains(req.Context, h.dir) {
-		t.Fatalf("context: %q", req.Context)
+	if live := liveOf(req); !strings.Contains(live, "Permission mode: ask") || !strings.Contains(live, h.dir) {
+		t.Fatalf("context: %q", live)
 	}
 	if req.MaxTokens != config.Defaults().MaxTokens || req.Model != "fake-model" {
 		t.Fatalf("request bounds: %d %q", req.MaxTokens, req.Model)
@@ -368,8 +368,14 @@ func TestSystemPromptIsStableAndContextIsLive(t *testing.T) {
 	if reqs[0].System != reqs[1].System {
 		t.Fatal("the system prompt changed between turns; provider caches would miss")
 	}
-	if !strings.Contains(reqs[1].Context, "Permission mode: plan") || !strings.Contains(reqs[1].Context, h.path("b.txt")) {
-		t.Fatalf("live context: %q", reqs[1].Context)
+	if live := liveOf(reqs[1]); !strings.Contains(live, "Permission mode: plan") || !strings.Contains(live, h.path("b.txt")) {
+		t.Fatalf("live context: %q", live)
+	}
+	// The first request's messages, reminder included, are the second's prefix unchanged.
+	a, _ := json.Marshal(reqs[0].Messages)
+	b, _ := json.Marshal(reqs[1].Messages[:len(reqs[0].Messages)])
+	if string(a) != string(b) {
+		t.Fatalf("the history in front of the newest message was rewritten:\n%s\n%s", a, b)
 	}
 }
 

@@ -35,6 +35,8 @@ func (t *turn) liveContext() string {
 		"MODE_PLAN": mode == ModePlan,
 		"MODE_ASK":  mode != ModeAuto && mode != ModePlan,
 		"CWD":       s.roots.Cwd(),
+		// To the minute: the context is sent again only when it changes.
+		"CURRENT_TIME": s.m.now().Format("Monday 2006-01-02 15:04 MST"),
 	}
 	if dirs := s.roots.Dirs(); len(dirs) > 1 {
 		run["OTHER_ROOTS"] = dirs[1:]

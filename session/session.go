@@ -37,6 +37,8 @@ type Session struct {
 
 	// noElide sends the history whole (the compaction benchmark's baseline).
 	noElide bool
+	// contextNotes are where the live context was put in the history (texts.go), guarded by mu.
+	contextNotes []contextNote
 
 	msgSeq string
 	msgN   atomic.Int64

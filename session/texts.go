@@ -101,3 +101,65 @@ func toolSpecs(set *prompts.Set, reg *tools.Registry) []providers.ToolSpec {
 	}
 	return specs
 }
+
+// contextNote is the live context as it was put in the user message at index at.
+type contextNote struct {
+	at   int
+	text string
+}
+
+// placeContext puts the live context (layout.context: mode, roots, unsaved files, diagnostics,
+// the time) in the newest user message, as a reminder, instead of in the system prompt: the
+// system prompt and the tools then stay byte-stable for the whole session and the history in
+// front of the newest message is never rewritten, so the providers' prompt caches keep the
+// whole conversation prefix. A reminder once placed stays at its message in every later
+// request (the model sees the older ones, the newest last); a new one is placed only when the
+// context changed.
+func (t *turn) placeContext(msgs []providers.Message) []providers.Message {
+	s := t.s
+	s.mu.Lock()
+	out, notes := placeContext(s.contextNotes, msgs, t.live)
+	s.contextNotes = notes
+	s.mu.Unlock()
+	return out
+}
+
+// placeContext is placeContext's pure part: it returns the messages with every reminder in
+// place and the notes as they now are.
+func placeContext(notes []contextNote, msgs []providers.Message, live string) ([]providers.Message, []contextNote) {
+	last := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == providers.RoleUser {
+			last = i
+			break
+		}
+	}
+	// A rewind shortened the history: the notes past it went with their messages.
+	for len(notes) > 0 && notes[len(notes)-1].at >= len(msgs) {
+		notes = notes[:len(notes)-1]
+	}
+	if last >= 0 && strings.TrimSpace(live) != "" {
+		switch n := len(notes); {
+		case n > 0 && notes[n-1].at == last:
+			notes[n-1].text = live
+		case n == 0 || notes[n-1].text != live:
+			notes = append(notes, contextNote{at: last, text: live})
+		}
+	}
+	if len(notes) == 0 {
+		return msgs, notes
+	}
+	out := make([]providers.Message, len(msgs))
+	copy(out, msgs)
+	for _, n := range notes {
+		m := out[n.at]
+		if m.Role != providers.RoleUser {
+			continue
+		}
+		parts := make([]providers.Part, len(m.Parts), len(m.Parts)+1)
+		copy(parts, m.Parts)
+		m.Parts = append(parts, providers.Part{Type: providers.PartText, Text: "<context>\n" + escapeEnvelope(strings.TrimRight(n.text, "\n")) + "\n</context>"})
+		out[n.at] = m
+	}
+	return out, notes
+}

@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/agentd-dev/agentd/prompts"
+	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -85,5 +86,82 @@ func TestSystemPromptConfigRendered(t *testing.T) {
 	}
 	if strings.Contains(sys, "Working directory") || strings.Contains(sys, "Permission mode") {
 		t.Fatalf("live facts in the system prompt:\n%s", sys)
+	}
+}
+
+// liveOf is the live context a request carries: the last <context> reminder of its newest user
+// message.
+func liveOf(req *providers.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role != providers.RoleUser {
+			continue
+		}
+		for j := len(m.Parts) - 1; j >= 0; j-- {
+			if t, ok := strings.CutPrefix(m.Parts[j].Text, "<context>\n"); ok {
+				return t
+			}
+		}
+		return ""
+	}
+	return ""
+}
+
+// TestCachedPrefixShare measures what share of the bytes of a 24-step task's requests is a
+// prefix of the request before it (what a provider's prompt cache can reuse), with the live
+// context in the system prompt (as it was) and as reminders in the newest user message (as it
+// is). The context changes as a task goes: files get unsaved edits, diagnostics come and go,
+// the minute turns. docs/benchmarks.md records the two numbers.
+func TestCachedPrefixShare(t *testing.T) {
+	set := prompts.Default()
+	system := systemPrompt(set, tools.Default())
+	specs, _ := json.Marshal(toolSpecs(set, tools.Default()))
+	live := func(step int) string {
+		run := prompts.Run{"MODE_ASK": true, "CWD": "/home/u/project", "CURRENT_TIME": "Tuesday 2026-12-01 16:0" + string(rune('0'+step/8)) + " UTC"}
+		var dirty []string
+		for i := 0; i < step/3; i++ {
+			dirty = append(dirty, "/home/u/project/pkg/file"+string(rune('a'+i))+".go")
+		}
+		run["DIRTY_FILES"] = dirty
+		if step%4 == 1 {
+			run["DIAGNOSTICS"] = []map[string]any{{"PATH": "/home/u/project/pkg/a.go", "LINE": "12", "COLUMN": "3", "SEVERITY": "error", "MESSAGE": "undefined: x"}}
+		}
+		return set.Render("layout.context", run)
+	}
+	history := []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "Rename Config.Load to Config.Read across the project and fix the callers."}}}}
+	var notes []contextNote
+	var before, after [][]byte
+	for step := range 24 {
+		l := live(step)
+		msgs, _ := json.Marshal(history)
+		before = append(before, []byte(string(specs)+system+"\n\n"+l+string(msgs)))
+		var placed []providers.Message
+		placed, notes = placeContext(notes, history, l)
+		msgs, _ = json.Marshal(placed)
+		after = append(after, []byte(string(specs)+system+string(msgs)))
+		args := `{"path":"/home/u/project/pkg/file.go","old_text":"Load(","new_text":"Read("}`
+		history = append(history,
+			providers.Message{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartText, Text: "Next I change the callers in pkg."}, {Type: providers.PartToolCall, ToolCallID: "c" + string(rune('A'+step)), ToolName: "edit_file", Args: json.RawMessage(args)}}},
+			providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: "c" + string(rune('A'+step)), Text: strings.Repeat("edited line of the result\n", 40)}}})
+	}
+	share := func(reqs [][]byte) float64 {
+		var hit, total int
+		for i, r := range reqs {
+			total += len(r)
+			if i > 0 {
+				p := reqs[i-1]
+				n := 0
+				for n < len(p) && n < len(r) && p[n] == r[n] {
+					n++
+				}
+				hit += n
+			}
+		}
+		return float64(hit) / float64(total)
+	}
+	b, a := share(before), share(after)
+	t.Logf("cached-prefix share of request bytes over 24 steps: context in the system prompt %.1f%%, in the newest user message %.1f%%", 100*b, 100*a)
+	if a <= b || a < 0.9 {
+		t.Fatalf("placing the context as reminders did not raise the cached share: before %.3f, after %.3f", b, a)
 	}
 }

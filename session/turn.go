@@ -206,8 +206,7 @@ func (t *turn) request() *providers.Request {
 	return &providers.Request{
 		Model:     t.pcfg.Model,
 		System:    s.m.system(),
-		Context:   t.live,
-		Messages:  msgs,
+		Messages:  t.placeContext(msgs),
 		Tools:     t.specs(),
 		MaxTokens: t.set.MaxTokens,
 		Thinking:  th,

@@ -271,7 +271,7 @@ func (p *Provider) play(pl *player, r Response, req *providers.Request, call int
 		pl.em.Fail(&providers.Error{Kind: r.Error.Kind, Message: r.Error.Message})
 		return
 	}
-	cwd := cwdOf(req.Context)
+	cwd := cwdOf(liveText(req))
 	for i, tc := range r.ToolCalls {
 		id := tc.ID
 		if id == "" {
@@ -377,6 +377,22 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 const cwdPrefix = "Working directory: "
 
 // cwdOf finds the session's working directory in the request's live context.
+// liveText is the request's live context: Context, else the newest reminder session put in the
+// messages (the text after the last "Working directory: " line wins).
+func liveText(req *providers.Request) string {
+	if req.Context != "" {
+		return req.Context
+	}
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		for j := len(req.Messages[i].Parts) - 1; j >= 0; j-- {
+			if t := req.Messages[i].Parts[j].Text; strings.Contains(t, cwdPrefix) {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
 func cwdOf(live string) string {
 	for line := range strings.SplitSeq(live, "\n") {
 		if rest, ok := strings.CutPrefix(line, cwdPrefix); ok {
