@@ -66,6 +66,7 @@ var runNames = map[string]any{
 	"OPTION":           "maybe",
 	"SUMMARY":          "We fixed the parser.",
 	"REQUEST":          "Fix the build.",
+	"INSTRUCTION":      "Use a map instead of a switch.",
 }
 
 // Load reads agent.yml and its includes from fsys, checks them against the schema and, when cat

@@ -65,6 +65,9 @@ type Manager struct {
 	// now is the clock that paces what a turn sends and saves while it streams; tests replace
 	// it to count bytes without waiting.
 	now func() time.Time
+	// afterFunc runs f once d has passed unless stopped (time.AfterFunc); tests replace it to
+	// time out a permission request without waiting.
+	afterFunc func(d time.Duration, f func()) (stop func())
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -83,7 +86,7 @@ func NewManager(d Deps) *Manager {
 	if d.Tools == nil {
 		d.Tools = tools.NewRegistry()
 	}
-	m := &Manager{d: d, log: d.Logger, sessions: map[string]*Session{}, now: time.Now}
+	m := &Manager{d: d, log: d.Logger, sessions: map[string]*Session{}, now: time.Now, afterFunc: afterFunc}
 	if d.StateDir != "" {
 		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger, texts: m.texts}
 	}
@@ -125,6 +128,11 @@ func (m *Manager) settings() config.Settings {
 		s.CompactThreshold = d.CompactThreshold
 	}
 	return s
+}
+
+func afterFunc(d time.Duration, f func()) func() {
+	t := time.AfterFunc(d, f)
+	return func() { t.Stop() }
 }
 
 // loopDefaults is config.Defaults(), built once.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
+
 	"github.com/agentd-dev/agentd/prompts"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -12,6 +15,10 @@ import (
 )
 
 type grant = policy.Grant
+
+// permissionTimeout is how long a permission request waits for the user before it ends as a
+// denial the model is told timed out (the contract's 30 minutes).
+const permissionTimeout = 30 * time.Minute
 
 // pendingPerm is a permission request waiting for the user. A remembered decision made on
 // another request of the session answers it through answer.
@@ -140,6 +147,11 @@ func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc
 		err error
 	}
 	got := make(chan reply, 1)
+	// An unanswered question ends as a denial after permissionTimeout; the request is
+	// cancelled, so the client closes its card.
+	timedOut := make(chan struct{})
+	stopTimer := s.m.afterFunc(permissionTimeout, func() { close(timedOut) })
+	defer stopTimer()
 	params := protocol.RequestPermissionParams{SessionID: s.id, ToolCall: t.toolCallShape(c, req), Options: permissionOptions}
 	go func() {
 		res, err := s.m.d.Client.RequestPermission(rctx, params)
@@ -151,10 +163,17 @@ func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-timedOut:
+		cancel()
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.timed_out", nil)}
 	case r = <-got:
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if r.err != nil && errors.Is(r.err, context.DeadlineExceeded) {
+		// The connection's own deadline for a permission request (rpc.PermissionCallTimeout).
+		return &tools.ErrDenied{Reason: t.s.m.text("approval.timed_out", nil)}
 	}
 	if r.err != nil {
 		select {
@@ -176,6 +195,9 @@ func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc
 	case protocol.OptionAllowAlways, protocol.OptionRejectAlways:
 		g = policy.GrantFor(pc, opt, policy.ScopeProject)
 	case protocol.OptionRejectOnce:
+		if text, _ := r.res.Outcome.Meta[protocol.MetaInstruction].(string); strings.TrimSpace(text) != "" {
+			return &tools.ErrDenied{Reason: t.s.m.text("approval.corrected_with_instruction", prompts.Run{"INSTRUCTION": text})}
+		}
 		return &tools.ErrDenied{Reason: t.s.m.text("approval.rejected", nil)}
 	default:
 		return &tools.ErrDenied{Reason: t.s.m.text("approval.unknown_option", prompts.Run{"OPTION": opt})}

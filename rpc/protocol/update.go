@@ -169,7 +169,13 @@ type RequestPermissionResult struct {
 type PermissionOutcome struct {
 	Outcome  string `json:"outcome"` // selected | cancelled
 	OptionID string `json:"optionId,omitempty"`
+	// Meta may carry "agentd/instruction" (string) on reject_once: what the user wants instead,
+	// handed to the model verbatim.
+	Meta Meta `json:"_meta,omitempty"`
 }
+
+// MetaInstruction is the _meta key of a denial's instruction (PermissionOutcome.Meta).
+const MetaInstruction = "agentd/instruction"
 
 type ReadTextFileParams struct {
 	SessionID string `json:"sessionId"`

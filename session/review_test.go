@@ -1,0 +1,127 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+func TestRejectWithInstructionReachesModelVerbatim(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("using a map")})
+	const instruction = "No — use a map.\n{{NOT_A_TEMPLATE}} keep \"quotes\""
+	h.client.answer = func(context.Context, protocol.RequestPermissionParams) (protocol.RequestPermissionResult, error) {
+		return protocol.RequestPermissionResult{Outcome: protocol.PermissionOutcome{Outcome: "selected", OptionID: protocol.OptionRejectOnce,
+			Meta: protocol.Meta{protocol.MetaInstruction: instruction}}}, nil
+	}
+	h.newSession()
+	if res := h.prompt("edit"); res.StopReason != protocol.StopEndTurn {
+		t.Fatalf("stop %q", res.StopReason)
+	}
+	if got := h.ws.file(h.path("a.txt")); got != "alpha\n" {
+		t.Fatalf("file changed: %q", got)
+	}
+	reqs := h.prov.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the turn did not go on: %d model requests", len(reqs))
+	}
+	trs := toolResults(reqs[1].Messages)
+	want := h.m.text("approval.corrected_with_instruction", map[string]any{"INSTRUCTION": instruction})
+	if len(trs) != 1 || !trs[0].IsError || trs[0].Text != want || !strings.Contains(trs[0].Text, instruction) {
+		t.Fatalf("model saw %+v, want %q", trs, want)
+	}
+}
+
+func TestRejectWithBlankInstructionIsAPlainRejection(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("ok")})
+	h.client.answer = func(context.Context, protocol.RequestPermissionParams) (protocol.RequestPermissionResult, error) {
+		return protocol.RequestPermissionResult{Outcome: protocol.PermissionOutcome{Outcome: "selected", OptionID: protocol.OptionRejectOnce,
+			Meta: protocol.Meta{protocol.MetaInstruction: "  "}}}, nil
+	}
+	h.newSession()
+	h.prompt("edit")
+	trs := toolResults(h.prov.requests()[1].Messages)
+	if len(trs) != 1 || trs[0].Text != h.m.text("approval.rejected", nil) {
+		t.Fatalf("model saw %+v", trs)
+	}
+}
+
+// fakeTimers stands in for time.AfterFunc: fire runs the timers started so far.
+type fakeTimers struct {
+	mu      sync.Mutex
+	d       []time.Duration
+	fns     []func()
+	armed   chan struct{}
+	stopped int
+}
+
+func (f *fakeTimers) afterFunc(d time.Duration, fn func()) func() {
+	f.mu.Lock()
+	f.d = append(f.d, d)
+	f.fns = append(f.fns, fn)
+	f.mu.Unlock()
+	f.armed <- struct{}{}
+	return func() {
+		f.mu.Lock()
+		f.stopped++
+		f.mu.Unlock()
+	}
+}
+
+func TestUnansweredPermissionTimesOutAsDenial(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("going on without it")})
+	timers := &fakeTimers{armed: make(chan struct{}, 1)}
+	h.m.afterFunc = timers.afterFunc
+	cancelled := make(chan struct{})
+	h.client.answer = func(ctx context.Context, p protocol.RequestPermissionParams) (protocol.RequestPermissionResult, error) {
+		<-ctx.Done() // the user never answers; the request is withdrawn
+		close(cancelled)
+		return protocol.RequestPermissionResult{Outcome: protocol.PermissionOutcome{Outcome: "cancelled"}}, ctx.Err()
+	}
+	h.newSession()
+	done := h.promptAsync(context.Background(), "edit")
+	<-timers.armed
+	h.client.waitPermission(t, 1)
+	timers.mu.Lock()
+	if len(timers.d) != 1 || timers.d[0] != 30*time.Minute {
+		t.Fatalf("timer durations %v", timers.d)
+	}
+	fire := timers.fns[0]
+	timers.mu.Unlock()
+	fire()
+	res := waitResult(t, done, 5*time.Second)
+	if res.StopReason != protocol.StopEndTurn {
+		t.Fatalf("stop %q", res.StopReason)
+	}
+	<-cancelled
+	if got := h.ws.file(h.path("a.txt")); got != "alpha\n" {
+		t.Fatalf("file changed: %q", got)
+	}
+	trs := toolResults(h.prov.requests()[1].Messages)
+	if len(trs) != 1 || !trs[0].IsError || trs[0].Text != h.m.text("approval.timed_out", nil) {
+		t.Fatalf("model saw %+v", trs)
+	}
+	if st := finalStatus(h.client.snapshot(), "e1"); st != protocol.StatusFailed {
+		t.Fatalf("status %q", st)
+	}
+}
+
+func TestAnsweredPermissionStopsItsTimer(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("done")})
+	timers := &fakeTimers{armed: make(chan struct{}, 1)}
+	h.m.afterFunc = timers.afterFunc
+	h.client.answer = answerWith(protocol.OptionAllowOnce)
+	h.newSession()
+	h.prompt("edit")
+	timers.mu.Lock()
+	defer timers.mu.Unlock()
+	if len(timers.fns) != 1 || timers.stopped != 1 {
+		t.Fatalf("timers started %d, stopped %d", len(timers.fns), timers.stopped)
+	}
+	if got := h.ws.file(h.path("a.txt")); got != "ALPHA\n" {
+		t.Fatalf("file = %q", got)
+	}
+}
