@@ -47,7 +47,7 @@ import (
 
 var (
 	binFlag    = flag.String("bin", "", "agentd binaries to measure, comma-separated (default: build ./cmd/agentd static)")
-	onlyFlag   = flag.String("only", "spawn,idle,turn,delta,arg,symbol", "measurements to run")
+	onlyFlag   = flag.String("only", "spawn,idle,turn,delta,arg,symbol", "measurements to run (also: kill9, the fault run)")
 	spawns     = flag.Int("spawns", 50, "spawns per binary for spawn → initialize")
 	turns      = flag.Int("turns", 30, "warm turns per binary")
 	colds      = flag.Int("colds", 5, "fresh processes per binary for the cold turn")
@@ -103,6 +103,9 @@ func main() {
 		}
 		if only["symbol"] {
 			run("symbol", func() error { return symbolBench(b) })
+		}
+		if only["kill9"] {
+			run("kill9", func() error { return kill9Run(b) })
 		}
 	}
 }
@@ -168,6 +171,12 @@ func start(bin string, env ...string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startIn(bin, home, env...)
+}
+
+// startIn runs bin with home as its HOME and XDG directories, so that a second process can find
+// the first one's sessions.
+func startIn(bin, home string, env ...string) (*child, error) {
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "HOME="+home,
 		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"),
@@ -347,21 +356,29 @@ func session(bin, url, root string, env ...string) (*child, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	settings, _ := json.Marshal(map[string]any{
-		"provider":  "fm",
-		"providers": map[string]any{"fm": map[string]any{"apiType": "openai", "baseUrl": url, "model": fakemodel.ModelID}},
-	})
-	if _, err := c.call("initialize", initParams(settings), 10*time.Second); err != nil {
+	if err := c.initialize(url); err != nil {
 		c.close()
 		return nil, "", err
 	}
-	c.write([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))
 	sid, err := newSession(c, root)
 	if err != nil {
 		c.close()
 		return nil, "", err
 	}
 	return c, sid, nil
+}
+
+// initialize runs the LSP handshake with the fake model at url as the only provider.
+func (c *child) initialize(url string) error {
+	settings, _ := json.Marshal(map[string]any{
+		"provider":  "fm",
+		"providers": map[string]any{"fm": map[string]any{"apiType": "openai", "baseUrl": url, "model": fakemodel.ModelID}},
+	})
+	if _, err := c.call("initialize", initParams(settings), 10*time.Second); err != nil {
+		return err
+	}
+	c.write([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))
+	return nil
 }
 
 func newSession(c *child, root string) (string, error) {
