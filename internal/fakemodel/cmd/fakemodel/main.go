@@ -1,12 +1,15 @@
 // Command fakemodel serves a scripted OpenAI-compatible chat-completions
 // endpoint on loopback for end-to-end tests of agentd and its editor clients.
 //
-//	fakemodel --script FILE [--addr 127.0.0.1:0] [--log FILE]
+//	fakemodel --script FILE [--addr 127.0.0.1:0] [--log FILE] [--headers FILE]
 //
 // When ready it prints exactly one line, the base URL (for example
 // "http://127.0.0.1:41234/v1"), on stdout. It serves until it is killed or,
 // when stdin is a pipe, until stdin closes, so a parent that dies takes it
-// along. Every chat request body is appended to --log as one JSON line.
+// along. Every chat request body is appended to --log as one JSON line, and
+// every request's method, path and credential headers (Authorization,
+// x-api-key, x-goog-api-key, "" when absent) to --headers, so a client's test
+// can check which key, if any, reached this server.
 package main
 
 import (
@@ -15,6 +18,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync"
@@ -27,14 +32,15 @@ func main() {
 	scriptPath := flag.String("script", "", "script JSON file (required)")
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	logPath := flag.String("log", "", "append each chat request body to this file as one JSON line")
+	headersPath := flag.String("headers", "", "append each request's method, path and credential headers to this file as one JSON line")
 	flag.Parse()
-	if err := run(*scriptPath, *addr, *logPath); err != nil {
+	if err := run(*scriptPath, *addr, *logPath, *headersPath); err != nil {
 		fmt.Fprintln(os.Stderr, "fakemodel:", err)
 		os.Exit(1)
 	}
 }
 
-func run(scriptPath, addr, logPath string) error {
+func run(scriptPath, addr, logPath, headersPath string) error {
 	if scriptPath == "" {
 		return fmt.Errorf("--script is required")
 	}
@@ -60,11 +66,28 @@ func run(scriptPath, addr, logPath string) error {
 			f.Write(append(oneLine(body), '\n'))
 		})
 	}
-	url, err := srv.Start(addr)
-	if err != nil {
-		return err
+	var url string
+	if headersPath == "" {
+		url, err = srv.Start(addr)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+	} else {
+		f, err := os.OpenFile(headersPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return err
+		}
+		hs := &http.Server{Handler: recordHeaders(f, srv.Handler())}
+		go hs.Serve(ln)
+		defer hs.Close()
+		url = "http://" + ln.Addr().String() + "/v1"
 	}
-	defer srv.Close()
 	fmt.Println(url)
 
 	done := make(chan struct{})
@@ -92,4 +115,23 @@ func oneLine(body []byte) []byte {
 	}
 	b, _ := json.Marshal(string(body))
 	return b
+}
+
+// recordHeaders appends each request's method, path and credential headers to w, one JSON line
+// each, before next answers it.
+func recordHeaders(w io.Writer, next http.Handler) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		line, _ := json.Marshal(map[string]string{
+			"method":         r.Method,
+			"path":           r.URL.Path,
+			"authorization":  r.Header.Get("Authorization"),
+			"x-api-key":      r.Header.Get("X-Api-Key"),
+			"x-goog-api-key": r.Header.Get("X-Goog-Api-Key"),
+		})
+		mu.Lock()
+		w.Write(append(line, '\n'))
+		mu.Unlock()
+		next.ServeHTTP(rw, r)
+	})
 }

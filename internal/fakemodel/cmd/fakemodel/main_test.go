@@ -84,3 +84,34 @@ func TestCommandServesLogsAndExitsOnStdinClose(t *testing.T) {
 		t.Fatal("did not exit after stdin closed")
 	}
 }
+
+func TestRecordHeadersWritesCredentialsPerRequest(t *testing.T) {
+	var buf strings.Builder
+	h := recordHeaders(&buf, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	for _, key := range []string{"Bearer sk-1", ""} {
+		r, _ := http.NewRequest("POST", "http://x/v1/chat/completions", nil)
+		if key != "" {
+			r.Header.Set("Authorization", key)
+		}
+		h.ServeHTTP(nopWriter{http.Header{}}, r)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 lines, got %q", buf.String())
+	}
+	var first, second map[string]string
+	json.Unmarshal([]byte(lines[0]), &first)
+	json.Unmarshal([]byte(lines[1]), &second)
+	if first["authorization"] != "Bearer sk-1" || first["path"] != "/v1/chat/completions" || first["method"] != "POST" {
+		t.Errorf("first line %v", first)
+	}
+	if v, ok := second["authorization"]; !ok || v != "" {
+		t.Errorf("second line %v: want an empty authorization", second)
+	}
+}
+
+type nopWriter struct{ h http.Header }
+
+func (w nopWriter) Header() http.Header         { return w.h }
+func (w nopWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w nopWriter) WriteHeader(int)             {}
