@@ -302,25 +302,118 @@ end)
 
 cases.add("a program runs after agentd has Neovim save the agent's edits", function()
   local dir, path, b = project()
+  local clean = dir .. "/c.txt"
+  h.write(clean, "clean\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(clean))
+  local cb = vim.api.nvim_get_current_buf()
   local fm = h.fakemodel({ turns = {
-    { toolCalls = { { name = "edit_file", arguments = {
-      path = "a.txt", edits = { { old_text = "second line", new_text = "saved line" } } } } } },
-    { toolCalls = { { name = "run_program", arguments = { command = { "cat", "a.txt" } } } } },
+    { toolCalls = {
+      { name = "edit_file", arguments = { path = "a.txt", edits = { { old_text = "second line", new_text = "saved line" } } } },
+      { name = "edit_file", arguments = { path = "c.txt", edits = { { old_text = "clean", new_text = "cleaned" } } } },
+    } },
+    { toolCalls = { { name = "run_program", arguments = { command = { "cat", "a.txt", "c.txt" } } } } },
     { text = "Ran it." },
   } })
-  h.setup_agentd(fm.url, dir)
+  -- "all": a.txt, which also holds the user's own unsaved line, is saved too.
+  h.setup_agentd(fm.url, dir, { settings = { saveBeforeRun = "all" } })
   local asked = h.stub_select(pick_option("allow_once"))
   vim.cmd("AgentdPrompt edit then run")
   h.wait_for(function()
+    return #asked >= 3
+  end, "the program's question", 30000, h.report)
+  -- The program's question shows the argv, where it runs, and what is saved
+  -- first, marking the file that also holds the user's own changes.
+  local q = asked[3].prompt
+  h.contains(q, "$ cat a.txt c.txt (in " .. dir .. ")", "the program's question shows the command and directory")
+  h.contains(q, "saves first: ", "the program's question lists the saves")
+  h.contains(q, path .. " (also holds your unsaved changes)", "a.txt is marked")
+  h.eq(#q - #clean + 1, q:find(clean, 1, true), "c.txt is listed last, unmarked")
+  h.wait_for(function()
     return idle() and h.transcript_text():find("Ran it.", 1, true)
   end, "the turn to end", 30000, h.report)
-  h.eq(2, #asked, "asked for the edit and for the program")
-  h.contains(asked[2].prompt, "cat", "the program's question shows the command")
-  -- The agent's edit was saved before the program ran (the user's own
-  -- unsaved line is in the buffer, so it was saved too: it is one buffer).
   h.eq("hello unsaved world\nsaved line\n", h.read(path), "saved to disk")
+  h.eq("cleaned\n", h.read(clean), "saved to disk")
   h.eq(false, vim.bo[b].modified, "buffer written")
+  h.eq(false, vim.bo[cb].modified, "buffer written")
   h.contains(tool_results(fm.requests()[3]), "saved line", "the program read the saved file")
+end)
+
+cases.add("a project file cannot switch to auto", function()
+  local dir, path = project()
+  vim.fn.mkdir(dir .. "/.agentd", "p")
+  h.write(dir .. "/.agentd/config.json", '{"mode":"auto","allowShell":true}')
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = { path = "a.txt", edits = { { old_text = "second line", new_text = "auto line" } } } } } },
+    { toolCalls = { { name = "run_program", arguments = { command = { "touch", "ran" } } } } },
+    { text = "Finished." },
+  } })
+  -- The user sets no mode: only the project file asks for auto.
+  local settings = h.fake_settings(fm.url)
+  settings.mode = nil
+  h.setup_agentd(fm.url, dir, { settings = settings })
+  require("agentd.config").options.settings.mode = nil
+  local asked = h.stub_select(pick_option("reject_once"))
+  vim.cmd("AgentdPrompt edit and run")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Finished.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  h.eq(2, #asked, "both the edit and the program asked")
+  h.contains(asked[1].prompt, "a.txt", "the edit asked")
+  h.contains(asked[2].prompt, "$ touch ran", "the program asked")
+  h.eq(0, vim.fn.filereadable(dir .. "/ran"), "the program did not run")
+  h.eq(nil, h.read(path):find("auto line", 1, true), "the edit did not land")
+  local t = h.transcript_text()
+  h.contains(t, "Project settings ignored", "the notice is shown")
+  h.contains(t, "allowShell", "the notice names allowShell")
+  h.contains(t, "trustedProjects", "the notice says how to allow it")
+end)
+
+cases.add("a key saved for one origin is not sent to another", function()
+  local dir = project()
+  local a = h.fakemodel({ turns = { { text = "From A." } } })
+  local b = h.fakemodel({ turns = { { text = "From B." } } })
+  local origin_a = a.url:gsub("/v1$", "")
+  local origin_b = b.url:gsub("/v1$", "")
+  local asked = {}
+  -- The user's secrets function knows a key for A only.
+  local function secrets(origin)
+    asked[#asked + 1] = origin
+    if origin == origin_a then
+      return "sk-only-for-a"
+    end
+  end
+  h.setup_agentd(a.url, dir, { secrets = secrets })
+  vim.cmd("AgentdPrompt one")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("From A.", 1, true)
+  end, "a turn on A", 30000, h.report)
+  h.contains(vim.json.encode(a.headers()), "Bearer sk-only-for-a", "A got its key from the secrets function")
+  -- The same provider now points at B.
+  h.truthy(require("agentd").setup({ settings = h.fake_settings(b.url), secrets = secrets, cmd = { vim.env.AGENTD_BIN, "--stdio" }, cwd = dir }))
+  vim.cmd("AgentdPrompt two")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("From B.", 1, true)
+  end, "a turn on B", 30000, h.report)
+  h.truthy(vim.tbl_contains(asked, origin_b), "agentd asked for B's origin: " .. vim.inspect(asked))
+  local hb = b.headers()
+  h.truthy(#hb > 0, "B got requests")
+  for _, r in ipairs(hb) do
+    h.eq("", r.authorization, "B got no key (" .. r.path .. ")")
+  end
+  h.eq(nil, vim.json.encode(hb):find("sk-only-for-a", 1, true), "A's key never reached B")
+end)
+
+cases.add("the secrets option serves a key from vim.env by origin", function()
+  local dir = project()
+  local fm = h.fakemodel({ turns = { { text = "Keyed." } } })
+  local origin = fm.url:gsub("/v1$", "")
+  vim.env.AGENTD_TEST_LOCAL_KEY = "sk-from-env"
+  h.setup_agentd(fm.url, dir, { secrets = { [origin] = "AGENTD_TEST_LOCAL_KEY" } })
+  vim.cmd("AgentdPrompt hi")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Keyed.", 1, true)
+  end, "the turn", 30000, h.report)
+  h.contains(vim.json.encode(fm.headers()), "Bearer sk-from-env", "the key from the mapped variable")
 end)
 
 cases.add("setup() again sends the new settings to the running daemon", function()

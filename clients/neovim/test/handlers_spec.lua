@@ -347,4 +347,45 @@ cases.add("the diff is in the transcript while the question is open", function()
   h.contains(during, "    -x := 1\n    +x := 2", "diff lines shown")
 end)
 
+cases.add("secrets/get serves by origin only, from the function or the origin's variable", function()
+  local handlers = require("agentd.handlers")
+  local asked = {}
+  h.truthy(require("agentd").setup({ secrets = function(origin)
+    asked[#asked + 1] = origin
+    return origin == "https://openrouter.ai" and "sk-or" or nil
+  end }))
+  h.eq({ value = "sk-or" }, handlers.secrets_get({ key = "agentd.apiKey.https://openrouter.ai" }), "the function's key")
+  h.eq({}, handlers.secrets_get({ key = "agentd.apiKey.http://127.0.0.1:9" }), "another origin gets nothing")
+  -- Old provider-id keys, URLs with paths and unnormalized origins name no one server.
+  for _, k in ipairs({ "agentd.apiKey.openrouter", "openrouter", "OPENROUTER_API_KEY", "agentd.apiKey.https://openrouter.ai/api/v1",
+    "agentd.apiKey.https://OpenRouter.ai", "agentd.apiKey.https://openrouter.ai:443", "agentd.apiKey.https://x@openrouter.ai" }) do
+    h.eq({}, handlers.secrets_get({ key = k }), k)
+  end
+  h.eq({ "https://openrouter.ai", "http://127.0.0.1:9" }, asked, "only origins reach the function")
+  local _, err = handlers.secrets_get({})
+  h.eq(-32602, err and err.code, "a missing key is invalid params")
+
+  vim.env.AGENTD_TEST_OR_KEY = "sk-env"
+  h.truthy(require("agentd").setup({ secrets = { ["https://openrouter.ai"] = "AGENTD_TEST_OR_KEY" } }))
+  h.eq({ value = "sk-env" }, handlers.secrets_get({ key = "agentd.apiKey.https://openrouter.ai" }), "from the mapped variable")
+  h.eq({}, handlers.secrets_get({ key = "agentd.apiKey.https://api.openai.com" }), "an unmapped origin gets nothing")
+  h.eq(true, require("agentd.client").init_options().agent.clientCapabilities.secrets, "the capability is advertised")
+  h.truthy(require("agentd").setup({}))
+  h.eq(false, require("agentd.client").init_options().agent.clientCapabilities.secrets, "none without the option")
+  h.eq({}, handlers.secrets_get({ key = "agentd.apiKey.https://openrouter.ai" }), "nothing without the option")
+end)
+
+cases.add("a conventional variable cannot be mapped to another origin", function()
+  local validate = require("agentd.config").validate
+  local ok, err = validate({ secrets = { ["https://openrouter.ai"] = "OPENAI_API_KEY" } })
+  h.eq(false, ok, "refused")
+  h.contains(err, "secrets[\"https://openrouter.ai\"]", "names the entry")
+  h.contains(err, "https://api.openai.com", "names the variable's own origin")
+  h.truthy(require("agentd").setup({ secrets = { ["https://api.openai.com"] = "OPENAI_API_KEY" } }), "its own origin is fine")
+  ok = validate({ secrets = { ["https://openrouter.ai/api/v1"] = "X" } })
+  h.eq(false, ok, "a URL with a path is not an origin")
+  ok = validate({ secrets = "sk-literal" })
+  h.eq(false, ok, "a string is refused")
+end)
+
 return cases

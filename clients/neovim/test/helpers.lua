@@ -164,17 +164,19 @@ end
 M.TITLE_MATCH = "You name coding conversations"
 
 --- Starts the fake model server with script (a table). Returns {url, log,
---- requests()}.
+--- requests(), headers()}; headers() lists every request's method, path
+--- and credential headers.
 function M.fakemodel(script)
   local bin = M.need_bin("FAKEMODEL_BIN", "the fake model server")
   local dir = M.tmpdir()
   local script_path, log_path = dir .. "/script.json", dir .. "/requests.jsonl"
+  local headers_path = dir .. "/headers.jsonl"
   -- agentd names a session in the background after its first turn; answer
   -- that request aside so it never takes one of the scripted turns.
   script.routes = script.routes or { { match = M.TITLE_MATCH, turn = { text = "Test session" } } }
   M.write(script_path, vim.json.encode(script))
   local url
-  local job = vim.fn.jobstart({ bin, "--script", script_path, "--log", log_path }, {
+  local job = vim.fn.jobstart({ bin, "--script", script_path, "--log", log_path, "--headers", headers_path }, {
     on_stdout = function(_, data)
       for _, l in ipairs(data) do
         if not url and l:match("^http://") then
@@ -206,6 +208,13 @@ function M.fakemodel(script)
       if not line:find(M.TITLE_MATCH, 1, true) then
         table.insert(out, vim.json.decode(line))
       end
+    end
+    return out
+  end
+  function fm.headers()
+    local out = {}
+    for line in (M.read(headers_path) or ""):gmatch("[^\n]+") do
+      table.insert(out, vim.json.decode(line))
     end
     return out
   end

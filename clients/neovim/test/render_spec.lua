@@ -186,4 +186,31 @@ cases.add("updates for another session do not disturb the shown one", function()
   require("agentd").lsp_handlers()["agent/session/update"](nil, nil, {})
 end)
 
+cases.add("titles, commands and paths cannot hide text with controls, bidi or newlines", function()
+  local sid = "s9"
+  local model = fresh(sid)
+  local chat = require("agentd.chat")
+  -- ESC[8m conceals the rest in a terminal; U+202E reverses it; a newline
+  -- would fake a transcript line.
+  update(sid, { sessionUpdate = "session_info_update", title = "Fix\n> user: approve all" })
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "t1", title = "Read a\27[8m.txt\226\128\174", kind = "read", status = "pending" })
+  chat.add_permission(model, {
+    title = "run\226\129\166 it",
+    rawInput = { command = { "make", "test\27[8m; touch pwned", "it's" }, cwd = "/w\nx" },
+    _meta = { ["agentd/saves"] = { { path = "/w/a\194\155.go", userChanges = true }, { path = "/w/b.go", userChanges = false } } },
+  })
+  local t = h.transcript()
+  local text = table.concat(t, "\n")
+  h.eq("agentd · Fix\\n> user: approve all", t[1], "title on one line")
+  h.contains(text, "[pending] Read a\\x1b[8m.txt\\u202e", "tool title escaped")
+  h.contains(text, "? permission: run\\u2066 it", "permission title escaped")
+  h.contains(text, "$ make $'test\\x1b[8m; touch pwned' 'it'\\''s'", "argv quoted and escaped")
+  h.contains(text, "in /w\\nx", "cwd escaped")
+  h.contains(text, "saves first:\n      /w/a\\x9b.go (also holds your unsaved changes)\n      /w/b.go", "saves listed and marked")
+  for _, l in ipairs(t) do
+    h.eq(nil, l:find("[%z\1-\31\127]"), "no control character on a line: " .. vim.inspect(l))
+    h.eq(nil, l:find("\226\128\174", 1, true), "no bidi override: " .. vim.inspect(l))
+  end
+end)
+
 return cases

@@ -220,7 +220,7 @@ end
 --- Adds a permission request to the transcript so its diff is visible
 --- while the user decides; returns the entry to record the decision on.
 function M.add_permission(model, tool_call)
-  local e = { kind = "permission", title = (tool_call and tool_call.title) or "tool call", diffs = {} }
+  local e = { kind = "permission", title = (tool_call and tool_call.title) or "tool call", diffs = {}, saves = {} }
   if tool_call and type(tool_call.content) == "table" then
     for _, c in ipairs(tool_call.content) do
       if type(c) == "table" and c.type == "diff" then
@@ -228,11 +228,32 @@ function M.add_permission(model, tool_call)
       end
     end
   end
-  if tool_call and type(tool_call.rawInput) == "table" and type(tool_call.rawInput.command) == "string" then
-    e.command = tool_call.rawInput.command
+  local raw = tool_call and type(tool_call.rawInput) == "table" and tool_call.rawInput or {}
+  -- agentd sends a program's command as an argv list.
+  if type(raw.command) == "table" then
+    e.command = M.quote_argv(raw.command)
+  elseif type(raw.command) == "string" then
+    e.command = M.visible(raw.command)
+  end
+  if e.command and type(raw.cwd) == "string" then
+    e.cwd = raw.cwd
+  end
+  local meta = tool_call and type(tool_call._meta) == "table" and tool_call._meta or {}
+  if type(meta["agentd/saves"]) == "table" then
+    for _, f in ipairs(meta["agentd/saves"]) do
+      if type(f) == "table" and type(f.path) == "string" then
+        table.insert(e.saves, { path = f.path, user_changes = f.userChanges == true })
+      end
+    end
   end
   table.insert(model.entries, e)
   return e
+end
+
+--- One line for a file saved before a program: its path, and a mark when the
+--- buffer also holds the user's own unsaved changes.
+function M.save_line(f)
+  return M.visible(f.path) .. (f.user_changes and " (also holds your unsaved changes)" or "")
 end
 
 local function split(text)
@@ -261,8 +282,53 @@ function M.diff_lines(d)
   return out
 end
 
+--- A model- or server-derived string (a title, a command, a path) made safe
+--- for one transcript line: C0/C1 controls, DEL, newlines and the bidi
+--- marks, embeddings, overrides and isolates are written as visible escapes
+--- (\n, \x1b, \u202e), so a model cannot hide or reorder text.
+function M.visible(s)
+  s = tostring(s == nil and "" or s)
+  s = s:gsub("[%z\1-\31\127]", function(c)
+    if c == "\n" then
+      return "\\n"
+    elseif c == "\t" then
+      return "\\t"
+    end
+    return string.format("\\x%02x", c:byte())
+  end)
+  -- C1 controls U+0080..U+009F are \xC2\x80..\xC2\x9F in UTF-8.
+  s = s:gsub("\194([\128-\159])", function(c)
+    return string.format("\\x%02x", c:byte())
+  end)
+  -- U+200E/F, U+202A..U+202E, U+2066..U+2069.
+  s = s:gsub("\226\128([\142\143\170-\174])", function(c)
+    return string.format("\\u%04x", 0x2000 + c:byte() - 128)
+  end)
+  s = s:gsub("\226\129([\166-\169])", function(c)
+    return string.format("\\u%04x", 0x2040 + c:byte() - 128)
+  end)
+  return s
+end
+
+--- An argv list as a shell would need it typed: plain words bare, others in
+--- single quotes, words with hiding characters as $'...' with escapes.
+function M.quote_argv(argv)
+  local out = {}
+  for _, a in ipairs(argv) do
+    a = tostring(a)
+    if a ~= "" and not a:find("[^%w_@%%+=:,./%-]") then
+      out[#out + 1] = a
+    elseif M.visible(a) ~= a then
+      out[#out + 1] = "$'" .. M.visible((a:gsub("[\\']", "\\%0"))) .. "'"
+    else
+      out[#out + 1] = "'" .. a:gsub("'", "'\\''") .. "'"
+    end
+  end
+  return table.concat(out, " ")
+end
+
 local function short(s, n)
-  s = tostring(s or ""):gsub("\n", " ")
+  s = M.visible(s)
   if #s > n then
     return s:sub(1, n - 1) .. "…"
   end
@@ -279,7 +345,7 @@ function M.render(model)
   end
   local header = "agentd"
   if model.title then
-    header = header .. " · " .. model.title
+    header = header .. " · " .. M.visible(model.title)
   end
   if model.mode then
     header = header .. " · mode: " .. model.mode
@@ -308,7 +374,7 @@ function M.render(model)
       end
       folds[#folds + 1] = { first, #lines, entry = e }
     elseif e.kind == "tool" then
-      local line = string.format("  [%s] %s", STATUS[e.status] or e.status, e.title)
+      local line = string.format("  [%s] %s", STATUS[e.status] or M.visible(e.status), M.visible(e.title))
       if e.status == "failed" and type(e.raw_output) == "string" then
         line = line .. ": " .. short(e.raw_output, 80)
       elseif e.status == "failed" and type(e.raw_output) == "table" and e.raw_output.error then
@@ -319,13 +385,22 @@ function M.render(model)
         targets[#lines] = e.location
       end
     elseif e.kind == "permission" then
-      add("  ? permission: " .. e.title .. (e.decision and (" → " .. e.decision) or ""))
+      add("  ? permission: " .. M.visible(e.title) .. (e.decision and (" → " .. M.visible(e.decision)) or ""))
       if not e.decision then
         if e.command then
           add("    $ " .. e.command)
+          if e.cwd then
+            add("    in " .. M.visible(e.cwd))
+          end
+        end
+        if e.saves and #e.saves > 0 then
+          add("    saves first:")
+          for _, f in ipairs(e.saves) do
+            add("      " .. M.save_line(f))
+          end
         end
         for _, d in ipairs(e.diffs) do
-          add("    diff " .. tostring(d.path))
+          add("    diff " .. M.visible(d.path))
           for _, l in ipairs(M.diff_lines(d)) do
             add("    " .. l)
           end
@@ -339,9 +414,10 @@ function M.render(model)
       end
     elseif e.kind == "notice" then
       local sev = e.severity == "error" and "error" or e.severity == "warning" and "warning" or "info"
-      local l = "! " .. sev .. ": " .. tostring(e.title)
+      local l = "! " .. sev .. ": " .. M.visible(e.title)
       if e.description and e.description ~= vim.NIL and e.description ~= "" then
-        l = l .. " — " .. short(e.description, 300)
+        -- Whole: a notice may say how to fix something (a path, a setting).
+        l = l .. " — " .. M.visible(e.description)
       end
       add(l)
     elseif e.kind == "stop" then

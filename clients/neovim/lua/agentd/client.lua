@@ -84,7 +84,7 @@ function M.init_options()
         dirtyBuffers = true,
         diagnostics = vim.diagnostic ~= nil,
         permissions = { ui = true },
-        secrets = false,
+        secrets = config.options.secrets ~= nil,
         saveBuffers = true,
         workspaceSymbols = true,
       },

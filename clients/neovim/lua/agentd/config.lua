@@ -18,6 +18,11 @@ M.defaults = {
   mode = nil,
   -- Working directory of sessions: a string, or a function returning one.
   cwd = nil,
+  -- Where agentd's `agent/x/secrets/get` finds API keys, looked up by the
+  -- server's origin (scheme://host[:port]): a function(origin) returning the
+  -- key or nil, or a map from origin to an environment variable, e.g.
+  -- { ["https://openrouter.ai"] = "OPENROUTER_API_KEY" }. nil: none served.
+  secrets = nil,
   -- Seconds to wait for agentd to answer `initialize`.
   init_timeout = 15,
   -- Global keymaps (normal mode); false disables one, false for the whole
@@ -46,6 +51,39 @@ local function fail(name, msg)
   return false, string.format("agentd: option `%s` %s", name, msg)
 end
 
+-- The conventional variables, each only for its vendor's own origin.
+M.vendor_origin = {
+  ANTHROPIC_API_KEY = "https://api.anthropic.com",
+  OPENAI_API_KEY = "https://api.openai.com",
+  GEMINI_API_KEY = "https://generativelanguage.googleapis.com",
+}
+
+--- Checks the `secrets` option: a function, or a map from origin to the
+--- name of an environment variable. A conventional variable may only be
+--- mapped to its own vendor's origin.
+function M.validate_secrets(v)
+  if type(v) == "function" then
+    return true
+  end
+  if type(v) ~= "table" then
+    return fail("secrets", "must be a function(origin) or a table mapping origins to environment variable names")
+  end
+  for origin, var in pairs(v) do
+    local name = "secrets[" .. vim.inspect(origin) .. "]"
+    if type(origin) ~= "string" or not origin:match("^https?://[^/]+$") or origin ~= origin:lower() then
+      return fail(name, "must be keyed by an origin such as \"https://openrouter.ai\" (scheme://host[:port], lowercase, no path)")
+    end
+    if type(var) ~= "string" or not var:match("^[%a_][%w_]*$") then
+      return fail(name, "must name an environment variable")
+    end
+    local own = M.vendor_origin[var]
+    if own and own ~= origin then
+      return fail(name, string.format("maps %s to %s, but that variable is only ever sent to %s; name another variable for this server", var, origin, own))
+    end
+  end
+  return true
+end
+
 local function is_list_of_strings(v)
   if type(v) ~= "table" or #v == 0 then
     return false
@@ -68,7 +106,7 @@ function M.validate(opts)
     return false, "agentd: setup() takes a table of options, got " .. type(opts)
   end
   for k in pairs(opts) do
-    if M.defaults[k] == nil and k ~= "cmd_env" and k ~= "mode" and k ~= "cwd" then
+    if M.defaults[k] == nil and k ~= "cmd_env" and k ~= "mode" and k ~= "cwd" and k ~= "secrets" then
       return fail(tostring(k), "is not an agentd option")
     end
   end
@@ -89,6 +127,12 @@ function M.validate(opts)
   end
   if opts.cwd ~= nil and type(opts.cwd) ~= "string" and type(opts.cwd) ~= "function" then
     return fail("cwd", "must be a string or a function returning one")
+  end
+  if opts.secrets ~= nil then
+    local ok, err = M.validate_secrets(opts.secrets)
+    if not ok then
+      return false, err
+    end
   end
   if opts.init_timeout ~= nil and (type(opts.init_timeout) ~= "number" or opts.init_timeout <= 0) then
     return fail("init_timeout", "must be a positive number of seconds")

@@ -4,6 +4,7 @@
 -- utilities. Every handler is total: bad input or a buffer that vanished
 -- gives a JSON-RPC error or a disk read, never a Lua error.
 local buffers = require("agentd.buffers")
+local config = require("agentd.config")
 
 local M = {}
 
@@ -156,6 +157,60 @@ end
 
 -- agent/x/workspace_symbols {sessionId, query}: asks the other language
 -- servers attached in this Neovim.
+--- The origin agent/x/secrets/get asks for: only "agentd.apiKey.<origin>"
+--- with the origin written as agentd writes it (scheme://host[:port],
+--- lowercase, no default port, no path). Anything else names no one server.
+function M.origin_of_secret_key(key)
+  if type(key) ~= "string" then
+    return nil
+  end
+  local origin = key:match("^agentd%.apiKey%.(.+)$")
+  if not origin or origin ~= origin:lower() then
+    return nil
+  end
+  local scheme, host, port = origin:match("^(https?)://([%w%.%-]+)(:?%d*)$")
+  if not scheme then
+    scheme, host, port = origin:match("^(https?)://(%[[%x:%.]+%])(:?%d*)$")
+  end
+  if not scheme or host:sub(-1) == "." or port == ":" then
+    return nil
+  end
+  if (scheme == "https" and port == ":443") or (scheme == "http" and port == ":80") then
+    return nil
+  end
+  return origin
+end
+
+--- agent/x/secrets/get: the key for the origin named, from the `secrets`
+--- option (a function of the origin, or a map from origin to an environment
+--- variable), else nothing. A key is looked up by origin only, so it is
+--- never sent to a server it was not meant for.
+function M.secrets_get(params)
+  local key = type(params) == "table" and params.key or nil
+  if type(key) ~= "string" or key == "" then
+    return rpc_error(INVALID_PARAMS, "key is required")
+  end
+  local origin = M.origin_of_secret_key(key)
+  local source = config.options.secrets
+  if not origin or source == nil then
+    return {}
+  end
+  local value
+  if type(source) == "function" then
+    local ok, v = pcall(source, origin)
+    if not ok then
+      return rpc_error(-32603, "the secrets function failed: " .. tostring(v))
+    end
+    value = v
+  elseif type(source) == "table" and type(source[origin]) == "string" then
+    value = vim.env[source[origin]]
+  end
+  if type(value) == "string" and value ~= "" then
+    return { value = value }
+  end
+  return {}
+end
+
 function M.workspace_symbols(params, self_id)
   local query = type(params) == "table" and type(params.query) == "string" and params.query or ""
   local symbols = {}

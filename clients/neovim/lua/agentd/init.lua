@@ -78,6 +78,7 @@ function M.lsp_handlers()
     ["agent/x/dirty_buffers"] = safe(handlers.dirty_buffers),
     ["agent/x/diagnostics"] = safe(handlers.diagnostics),
     ["agent/x/save_buffers"] = safe(handlers.save_buffers),
+    ["agent/x/secrets/get"] = safe(handlers.secrets_get),
     ["agent/x/workspace_symbols"] = safe(function(p, ctx)
       return handlers.workspace_symbols(p, ctx and ctx.client_id)
     end),

@@ -68,7 +68,7 @@ function M.ask(params, model)
     return { outcome = { outcome = "cancelled" } }
   end
   local tc = type(params.toolCall) == "table" and params.toolCall or {}
-  local entry = model and chat.add_permission(model, tc) or { diffs = {} }
+  local entry = chat.add_permission(model or chat.new_model(nil), tc)
   if model then
     chat.render_now()
   end
@@ -81,7 +81,19 @@ function M.ask(params, model)
       items[#items + 1] = { option = o }
     end
   end
-  local prompt = "agentd wants to: " .. tostring(tc.title or "run a tool")
+  -- One line (vim.ui.select shows it as the question): what, the program and
+  -- where it runs, and the files saved before it runs.
+  local prompt = "agentd wants to: " .. chat.visible(tc.title or "run a tool")
+  if entry.command then
+    prompt = prompt .. " — $ " .. entry.command .. (entry.cwd and (" (in " .. chat.visible(entry.cwd) .. ")") or "")
+  end
+  if entry.saves and #entry.saves > 0 then
+    local names = {}
+    for _, f in ipairs(entry.saves) do
+      names[#names + 1] = chat.save_line(f)
+    end
+    prompt = prompt .. " — saves first: " .. table.concat(names, ", ")
+  end
   local pending = {}
   M.pending[pending] = true
   local choice
