@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // Directory walks (list_dir, search_text, project_overview, the symbol scan) read the tree under
@@ -19,7 +17,7 @@ import (
 // ignoreRules is the stack of patterns that apply in one directory. It is never mutated once
 // built, so walkers in parallel share it.
 type ignoreRules struct {
-	patterns []gitignore.Pattern
+	patterns []ignorePattern
 }
 
 func (r *ignoreRules) ignored(parts []string, isDir bool) bool {
@@ -27,10 +25,10 @@ func (r *ignoreRules) ignored(parts []string, isDir bool) bool {
 		return false
 	}
 	for i := len(r.patterns) - 1; i >= 0; i-- {
-		switch r.patterns[i].Match(parts, isDir) {
-		case gitignore.Exclude:
+		switch r.patterns[i].match(parts, isDir) {
+		case ignoreExclude:
 			return true
-		case gitignore.Include:
+		case ignoreInclude:
 			return false
 		}
 	}
@@ -42,34 +40,34 @@ func (r *ignoreRules) child(dir string, parts []string, hasIgnoreFile bool) *ign
 	if !hasIgnoreFile {
 		return r
 	}
-	var add []gitignore.Pattern
+	var add []ignorePattern
 	for _, name := range []string{".gitignore", ".ignore"} {
 		add = append(add, readPatterns(filepath.Join(dir, name), parts)...)
 	}
 	if len(add) == 0 {
 		return r
 	}
-	var base []gitignore.Pattern
+	var base []ignorePattern
 	if r != nil {
 		base = r.patterns
 	}
 	return &ignoreRules{patterns: append(slices.Clip(base), add...)}
 }
 
-func readPatterns(file string, domain []string) []gitignore.Pattern {
+func readPatterns(file string, domain []string) []ignorePattern {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	var ps []gitignore.Pattern
+	var ps []ignorePattern
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		ps = append(ps, gitignore.ParsePattern(line, slices.Clone(domain)))
+		ps = append(ps, parseIgnorePattern(line, domain))
 	}
 	return ps
 }
