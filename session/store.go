@@ -326,8 +326,15 @@ type listIndex struct {
 
 const listIndexVersion = 1
 
+// transcriptStat is one transcript's file name, size and mtime (UnixNano), as the index keys it.
+type transcriptStat struct {
+	name  string
+	size  int64
+	mtime int64
+}
+
 func (st *store) list() ([]protocol.SessionInfo, error) {
-	ents, err := os.ReadDir(st.dir)
+	files, err := transcriptStats(st.dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -337,29 +344,21 @@ func (st *store) list() ([]protocol.SessionInfo, error) {
 	st.listMu.Lock()
 	defer st.listMu.Unlock()
 	old := st.readIndex()
-	next := listIndex{Version: listIndexVersion, Sessions: make(map[string]indexEntry, len(ents))}
+	next := listIndex{Version: listIndexVersion, Sessions: make(map[string]indexEntry, len(files))}
 	changed := false
 	var out []protocol.SessionInfo
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".jsonl") {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if ie, ok := old.Sessions[name]; ok && ie.Size == fi.Size() && ie.Mtime == fi.ModTime().UnixNano() {
-			next.Sessions[name] = ie
+	for _, f := range files {
+		if ie, ok := old.Sessions[f.name]; ok && ie.Size == f.size && ie.Mtime == f.mtime {
+			next.Sessions[f.name] = ie
 			out = append(out, ie.Info)
 			continue
 		}
 		changed = true
-		info, ok := listOne(filepath.Join(st.dir, name))
+		info, ok := listOne(filepath.Join(st.dir, f.name))
 		if !ok {
 			continue
 		}
-		next.Sessions[name] = indexEntry{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Info: info}
+		next.Sessions[f.name] = indexEntry{Size: f.size, Mtime: f.mtime, Info: info}
 		out = append(out, info)
 	}
 	if changed || len(next.Sessions) != len(old.Sessions) {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -184,5 +185,35 @@ func TestIndexRoundTrip(t *testing.T) {
 		if _, ok := decodeIndex([]byte(bad)); ok {
 			t.Errorf("decoded %q", bad)
 		}
+	}
+}
+
+// transcriptStats keys the index as os.Lstat would (an index written before it still matches):
+// only *.jsonl, in name order, with the same size and UnixNano mtime; a directory that is not
+// there is os.ErrNotExist.
+func TestTranscriptStats(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b.jsonl", "a.jsonl", "index", "c.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name+" body"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := transcriptStats(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []transcriptStat
+	for _, name := range []string{"a.jsonl", "b.jsonl"} {
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, transcriptStat{name: name, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("transcriptStats = %+v, want %+v", got, want)
+	}
+	if _, err := transcriptStats(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing directory: %v", err)
 	}
 }
