@@ -239,3 +239,34 @@ func dropSummary(drops []Drop) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// Status is one server as `agentd mcp list` shows it.
+type Status struct {
+	Name, Type, Target string
+	State              State
+	Err                error
+	Listed, Offered    int // tools the server lists; tools that reach the model after the rules
+}
+
+// Status reports each server after a snapshot (call Snapshot first).
+func (s *Set) Status() []Status {
+	s.mu.Lock()
+	servers, snap := s.servers, s.snap
+	s.mu.Unlock()
+	offered := map[*server]int{}
+	if snap != nil {
+		for _, t := range snap.List() {
+			if mt, ok := t.(*Tool); ok {
+				offered[mt.sv]++
+			}
+		}
+	}
+	var out []Status
+	for _, sv := range servers {
+		sv.mu.Lock()
+		out = append(out, Status{Name: sv.cfg.Name, Type: sv.cfg.Type, Target: sv.cfg.Target(), State: sv.state, Err: sv.err,
+			Listed: len(sv.tools), Offered: offered[sv]})
+		sv.mu.Unlock()
+	}
+	return out
+}

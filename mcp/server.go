@@ -166,7 +166,14 @@ func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int,
 	for _, e := range sv.cfg.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
-	cmd.Stderr = sv.stderrLog()
+	stderr, err := sv.stderrLog()
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("starting %q failed: %w", sv.cfg.Command, err)
+	}
+	// The child holds the pipe's write end; agentd's copy is closed once the child started (or
+	// failed to), so the log reader ends when the child's process group is gone.
+	cmd.Stderr = stderr
+	defer stderr.Close()
 	cmd.WaitDelay = time.Second
 	ownGroup(cmd)
 	var once sync.Once
@@ -184,10 +191,15 @@ func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int,
 	return cs, stop, cmd.Process.Pid, nil
 }
 
-// stderrLog sends the child's stderr to agentd's log, a line at a time (long lines cut).
-func (sv *server) stderrLog() io.Writer {
-	r, w := io.Pipe()
+// stderrLog sends the child's stderr to agentd's log, a line at a time (long lines cut); it
+// returns the pipe's write end for the child.
+func (sv *server) stderrLog() (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
 	go func() {
+		defer r.Close()
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 4096), 64<<10)
 		for sc.Scan() {
@@ -195,7 +207,7 @@ func (sv *server) stderrLog() io.Writer {
 		}
 		_, _ = io.Copy(io.Discard, r)
 	}()
-	return w
+	return w, nil
 }
 
 type headerTransport struct {

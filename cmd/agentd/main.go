@@ -49,6 +49,7 @@ usage:
   agentd exec [flags] PROMPT  run one turn on a directory without an editor (agentd exec -h)
   agentd key set|get|rm URL   store, check or forget an API key for URL's origin (agentd key -h)
   agentd prompts export|check DIR   write or check a prompt config (agentd prompts -h)
+  agentd mcp list [-C DIR]    start your MCP servers and print their state and tools
   agentd version              print the version
 
 flags:
@@ -67,6 +68,8 @@ func run(args []string, stderr io.Writer) int {
 			return runPrompts(args[1:], os.Stdout, stderr)
 		case "acp":
 			return runACP(args[1:], stderr)
+		case "mcp":
+			return runMCP(args[1:], os.Stdout, stderr)
 		case "key":
 			return runKey(args[1:], os.Stdin, os.Stdout, stderr, keys.Default())
 		case "version":

@@ -49,6 +49,7 @@ var allowed = map[string]map[string]string{
 		"workspace":        "exec's disk workspace and its diffs",
 		"config":           "the settings store and its layers",
 		"prompts":          "`agentd prompts export` and `check`, and loading the user's prompt config at start-up",
+		"mcp":              "agentd mcp list starts the configured servers and prints what they offer",
 		"internal/clip":    clipReason,
 		"internal/testbin": testbinReason,
 	},

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/mcp"
+	"github.com/agentd-dev/agentd/tools"
+)
+
+const mcpUsage = `usage:
+  agentd mcp list [-C DIR]   start the MCP servers of your settings, and print each one's state
+                             and how many tools it lists and offers the model (after the rules:
+                             reserved names, collisions, the budget of 12), then stop them
+
+Servers a project file (DIR/.agentd/config.json) asks for are listed but not started: they start
+only once you approve them in a session.
+`
+
+// runMCP is `agentd mcp list`, for a user debugging their MCP setup.
+func runMCP(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("agentd mcp", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	dir := fl.String("C", ".", "the project `DIR` whose settings apply")
+	fl.Usage = func() { fmt.Fprint(stderr, mcpUsage); fl.PrintDefaults() }
+	if len(args) == 0 || args[0] != "list" {
+		fl.Usage()
+		return exitUsage
+	}
+	if err := fl.Parse(args[1:]); err != nil || fl.NArg() > 0 {
+		return exitUsage
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
+		return exitUsage
+	}
+	store, _ := newSettings()
+	if err := store.LoadFile(config.LayerUser, config.UserConfigPath()); err != nil {
+		printErr(stderr, "agentd mcp", err)
+		return exitFailed
+	}
+	if err := store.LoadFile(config.LayerProject, config.ProjectConfigPath(abs)); err != nil {
+		printErr(stderr, "agentd mcp", err)
+		return exitFailed
+	}
+	set := store.Get()
+	var cfgs []mcp.Config
+	for i, raw := range set.MCPServers {
+		c, err := mcp.Parse(fmt.Sprintf("mcpServers[%d]", i), raw)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
+			continue
+		}
+		cfgs = append(cfgs, c)
+	}
+	if len(cfgs) == 0 && len(set.ProjectMCPServers) == 0 {
+		fmt.Fprintf(stdout, "no MCP servers configured (mcpServers in %s)\n", config.UserConfigPath())
+		return 0
+	}
+	var notes []string
+	pool := mcp.NewPool(nil)
+	defer pool.Close()
+	s := pool.Open(cfgs, tools.Default(), func(_, title, desc string) { notes = append(notes, title+": "+desc) })
+	s.Snapshot(context.Background())
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tTYPE\tSTATE\tTOOLS\tOFFERED\tTARGET")
+	for _, st := range s.Status() {
+		state := string(st.State)
+		if st.Err != nil {
+			state += " (" + mcp.Clean(st.Err.Error(), 120) + ")"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", mcp.Clean(st.Name, 64), st.Type, state, st.Listed, st.Offered, mcp.Clean(st.Target, 120))
+	}
+	for i, raw := range set.ProjectMCPServers {
+		c, err := mcp.Parse(fmt.Sprintf("project mcpServers[%d]", i), raw)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t-\t-\t%s\n", mcp.Clean(c.Name, 64), c.Type, "project (asks before it starts)", mcp.Clean(c.Target(), 120))
+	}
+	w.Flush()
+	s.Close()
+	for _, n := range notes {
+		fmt.Fprintln(stdout, "note:", mcp.Clean(n, 2000))
+	}
+	return 0
+}
