@@ -225,7 +225,7 @@ var ctagsOnce = sync.OnceValue(func() string {
 	}
 	// --list-features exists only in universal-ctags (Exuberant ctags fails on it), so one probe
 	// tells both that and whether JSON output is built in; each ctags start counts (bench/e2e).
-	if out, err := exec.Command(p, "--list-features").Output(); err != nil || !bytes.Contains(out, []byte("json")) {
+	if out, err := exec.Command(p, "--options=NONE", "--list-features").Output(); err != nil || !bytes.Contains(out, []byte("json")) {
 		return ""
 	}
 	return p
@@ -263,11 +263,13 @@ func runCtagsParallel(ctx context.Context, files []string, q string) ([]workspac
 // decoded: a 20k-file tree yields ~100 MB of tags, and buffering and decoding them all took the
 // daemon from 12 MiB to 786 MiB (issue 18). --sort=no lets ctags write each tag as it finds it
 // instead of holding them all to sort, and -P drops the source line (the field most of the
-// bytes were in, and a source of false candidates for the filter).
+// bytes were in, and a source of false candidates for the filter). --options=NONE, which must
+// come first, stops ctags reading ./.ctags.d and the like: the working directory is usually the
+// project, and a cloned repository's options would steer a program agentd runs on its own.
 func runCtags(ctx context.Context, files []string, q string) ([]workspace.Symbol, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, ctagsPath(), "--output-format=json", "--sort=no", "--fields=-P+nKZ", "--extras=-F", "-f", "-", "-L", "-")
+	cmd := exec.CommandContext(ctx, ctagsPath(), "--options=NONE", "--output-format=json", "--sort=no", "--fields=-P+nKZ", "--extras=-F", "-f", "-", "-L", "-")
 	cmd.Stdin = strings.NewReader(strings.Join(files, "\n") + "\n")
 	setProcessGroup(cmd)
 	out, err := cmd.StdoutPipe()

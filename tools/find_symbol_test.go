@@ -150,3 +150,28 @@ func BenchmarkFindSymbolCtags(b *testing.B) {
 		}
 	}
 }
+
+// TestFindSymbolIgnoresProjectCtagsConfig: ctags reads ./.ctags.d/*.ctags from its working
+// directory, so a cloned repository could add options to a program agentd runs on its own (an
+// output file, regexes that invent symbols). ctags runs with --options=NONE.
+func TestFindSymbolIgnoresProjectCtagsConfig(t *testing.T) {
+	if ctagsOnce() == "" {
+		t.Skip("universal-ctags with JSON output is not installed")
+	}
+	old := ctagsPath
+	ctagsPath = ctagsOnce
+	defer func() { ctagsPath = old }()
+	h := newHarness(t, map[string]string{
+		"srv/server.go":            "package srv\n\n// INJECTEDSYMBOL comes from the project's ctags options.\nfunc Serve() {}\n",
+		".ctags.d/evil.ctags":      "--regex-Go=/^\\/\\/ (INJECTEDSYMBOL)/\\1/x,injected/\n",
+		".ctags.d/also-evil.ctags": "--languages=-Go\n",
+	})
+	t.Chdir(h.path(""))
+	h.ws.noSymbols = true
+	r := mustOK(t, h.run("find_symbol", map[string]any{"query": "INJECTEDSYMBOL"}))
+	if strings.Contains(r.Output, "server.go") {
+		t.Fatalf("the project's .ctags.d reached ctags:\n%s", r.Output)
+	}
+	r = mustOK(t, h.run("find_symbol", map[string]any{"query": "Serve"}))
+	mustContain(t, r.Output, "Serve (", "srv/server.go:4")
+}
