@@ -217,11 +217,22 @@ func (r *Registry) CheckProvider(id string, ps config.ProviderSettings) error {
 	return err
 }
 
+// VendorKeyEnv are model vendors' conventional key variables, whether or not a dialect or
+// preset compiled in reads them: a user's shell may hold them for other tools, and a program
+// agentd starts must see none of them. KeyEnvNames adds the dialects' and presets' own.
+var VendorKeyEnv = []string{
+	"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY",
+	"GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "XAI_API_KEY", "AZURE_OPENAI_API_KEY",
+	"TOGETHER_API_KEY", "FIREWORKS_API_KEY", "CEREBRAS_API_KEY", "COHERE_API_KEY", "PERPLEXITY_API_KEY",
+	"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "AGENTD_API_KEY",
+}
+
 // KeyEnvNames lists every environment variable that may hold a provider key under settings s:
-// every dialect's and preset's conventional variable and every provider's apiKeyEnv, sorted.
-// Programs agentd starts must not inherit any of them.
+// every dialect's and preset's conventional variable, VendorKeyEnv and every provider's
+// apiKeyEnv, sorted. It is the one list of them: programs agentd starts inherit none
+// (session.Deps.KeyEnvNames, tools.Env.HideEnv).
 func (r *Registry) KeyEnvNames(s config.Settings) []string {
-	var out []string
+	out := slices.Clone(VendorKeyEnv)
 	r.mu.Lock()
 	for _, d := range r.dialects {
 		if d.KeyEnv != "" {

@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"iter"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,9 +119,14 @@ func TestKeyEnvNames(t *testing.T) {
 	reg := testRegistry(nil)
 	s := config.Defaults()
 	s.Providers["lan"] = config.ProviderSettings{APIType: "openai", BaseURL: "https://gw.example/v1", APIKeyEnv: "GW_KEY"}
-	got := strings.Join(reg.KeyEnvNames(s), ",")
-	if got != "ANTHROPIC_API_KEY,GEMINI_API_KEY,GW_KEY,OPENAI_API_KEY,OPENROUTER_API_KEY" {
-		t.Fatalf("KeyEnvNames = %s", got)
+	got := reg.KeyEnvNames(s)
+	for _, want := range append([]string{"ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GW_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}, VendorKeyEnv...) {
+		if !slices.Contains(got, want) {
+			t.Errorf("KeyEnvNames lacks %s: %v", want, got)
+		}
+	}
+	if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
+		t.Fatalf("KeyEnvNames is not sorted and unique: %v", got)
 	}
 }
 

@@ -168,15 +168,20 @@ func (s *Server) startEngine(caps Capabilities) error {
 	if caps.Agent.Secrets {
 		s.provs.HasClientSecrets = true
 	}
+	var keyEnv func(config.Settings) []string // nil: session's default list
+	if s.provs.Registry != nil {
+		keyEnv = s.provs.Registry.KeyEnvNames
+	}
 	m := s.opts.NewSessions(session.Deps{
-		Client:     bridge.Client(),
-		Workspaces: bridge.Workspace,
-		Providers:  s.provs,
-		Tools:      s.opts.Tools,
-		Prompts:    s.opts.Prompts,
-		Settings:   s.settings.Get,
-		StateDir:   s.opts.StateDir,
-		Logger:     s.log.Named("session"),
+		Client:      bridge.Client(),
+		Workspaces:  bridge.Workspace,
+		Providers:   s.provs,
+		Tools:       s.opts.Tools,
+		Prompts:     s.opts.Prompts,
+		Settings:    s.settings.Get,
+		StateDir:    s.opts.StateDir,
+		Logger:      s.log.Named("session"),
+		KeyEnvNames: keyEnv,
 	})
 	s.mu.Lock()
 	s.sessions, s.bridge = m, bridge

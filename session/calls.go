@@ -136,11 +136,7 @@ func (t *turn) exec(c *call) {
 				ToolContent: []protocol.ToolCallContent{{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: clip.String(text, maxShownBytes, "")}}}})
 		},
 	}
-	for _, p := range t.set.Providers {
-		if p.APIKeyEnv != "" {
-			env.HideEnv = append(env.HideEnv, p.APIKeyEnv)
-		}
-	}
+	env.HideEnv = t.s.m.d.KeyEnvNames(t.set)
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun != config.SaveNone {
 		t.saveBeforeExec(c, env)
 	}

@@ -41,6 +41,10 @@ type Deps struct {
 	Prompts *prompts.Set
 	// MCP runs the sessions' MCP servers; nil makes a pool of the manager's own.
 	MCP *mcp.Pool
+	// KeyEnvNames lists the environment variables that may hold a provider key under the
+	// settings; no program a tool starts sees them. Nil means an empty providers registry's
+	// (the vendors' conventional variables and the providers' apiKeyEnv).
+	KeyEnvNames func(config.Settings) []string
 }
 
 const (
@@ -85,6 +89,9 @@ func NewManager(d Deps) *Manager {
 	}
 	if d.Tools == nil {
 		d.Tools = tools.NewRegistry()
+	}
+	if d.KeyEnvNames == nil {
+		d.KeyEnvNames = providers.NewRegistry().KeyEnvNames
 	}
 	m := &Manager{d: d, log: d.Logger, sessions: map[string]*Session{}, now: time.Now, afterFunc: afterFunc}
 	if d.StateDir != "" {

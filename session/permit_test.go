@@ -280,3 +280,40 @@ func TestTheSaveNoteReachesTheModelOnce(t *testing.T) {
 		t.Fatalf("the note is in the result %d times:\n%s", n, last)
 	}
 }
+
+// A program the model runs sees no provider key: not the vendors' conventional variables and not
+// a variable a user's provider names in apiKeyEnv. The list is the providers registry's
+// (Deps.KeyEnvNames), the one home of which variables hold keys.
+func TestProgramsSeeNoProviderKeys(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh on this machine")
+	}
+	vars := []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY", "HF_TOKEN", "MY_LAN_KEY"}
+	script := "echo plain=$AGENTD_TEST_PLAIN"
+	for _, v := range vars {
+		t.Setenv(v, "sk-secret-"+v)
+		script += "; echo " + v + "=${" + v + "-unset}"
+	}
+	t.Setenv("AGENTD_TEST_PLAIN", "visible")
+	args, _ := json.Marshal(map[string]any{"command": []string{"sh", "-c", script}})
+	h := newHarness(t,
+		reply{events: callsReply(tc{"r1", "run_program", string(args)})},
+		reply{events: textReply("ok")},
+	)
+	h.tools = tools.NewRegistry(tools.RunProgram)
+	h.m = h.manager()
+	h.set.Mode = ModeAuto
+	h.set.Providers["lan"] = config.ProviderSettings{APIType: "openai", BaseURL: "http://127.0.0.1:1/v1", APIKeyEnv: "MY_LAN_KEY"}
+	h.newSession()
+	h.prompt("show the environment")
+	trs := toolResults(h.prov.requests()[1].Messages)
+	out := trs[len(trs)-1].Text
+	if strings.Contains(out, "sk-secret") || !strings.Contains(out, "plain=visible") {
+		t.Fatalf("the program's output:\n%s", out)
+	}
+	for _, v := range vars {
+		if !strings.Contains(out, v+"=unset") {
+			t.Fatalf("%s reached the program:\n%s", v, out)
+		}
+	}
+}

@@ -117,25 +117,14 @@ func runCommand(ctx context.Context, env *Env, spec execSpec) execResult {
 // runTagVar is the variable that marks a run's processes.
 const runTagVar = "AGENTD_RUN"
 
-// keyVars are the conventional provider key variables. A program the model runs never sees them
-// (nor the variables the user's providers name, Env.HideEnv): its output reaches the transcript
-// and the model, so `echo $ANTHROPIC_API_KEY` would hand the key to both. The list names the
-// vendors' own variables whether or not a provider of this session uses them.
-var keyVars = []string{
-	"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
-	"DEEPSEEK_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "XAI_API_KEY", "AZURE_OPENAI_API_KEY",
-	"TOGETHER_API_KEY", "FIREWORKS_API_KEY", "CEREBRAS_API_KEY", "COHERE_API_KEY", "PERPLEXITY_API_KEY",
-	"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "AGENTD_API_KEY",
-}
-
-// withoutKeys drops keyVars and hide from an environment. Names compare without case, as
-// Windows does.
+// withoutKeys drops the variables hide names (Env.HideEnv) from an environment. Names compare
+// without case, as Windows does.
 func withoutKeys(environ, hide []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
 		drop := func(v string) bool { return strings.EqualFold(v, k) }
-		if slices.ContainsFunc(keyVars, drop) || slices.ContainsFunc(hide, drop) {
+		if slices.ContainsFunc(hide, drop) {
 			continue
 		}
 		out = append(out, kv)

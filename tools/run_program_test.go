@@ -186,8 +186,8 @@ func TestCaptureKeepsUTF8Whole(t *testing.T) {
 }
 
 // A program the model runs must not read the provider keys from agentd's environment: its output
-// goes to the transcript and the model's context. The conventional variables and the variables
-// the user's providers name (Env.HideEnv) are removed; other variables pass.
+// goes to the transcript and the model's context. The variables Env.HideEnv names are removed
+// (session's TestProgramsSeeNoProviderKeys checks that list is the registry's); others pass.
 func TestRunProgramDoesNotInheritKeys(t *testing.T) {
 	vars := []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "MY_LAN_KEY"}
 	for _, v := range vars {
@@ -195,7 +195,7 @@ func TestRunProgramDoesNotInheritKeys(t *testing.T) {
 	}
 	t.Setenv("AGENTD_TEST_PLAIN", "visible")
 	h := newHarness(t, nil)
-	h.env.HideEnv = []string{"MY_LAN_KEY"}
+	h.env.HideEnv = vars // the engine fills it from the providers registry's KeyEnvNames
 	script := "env; echo plain=$AGENTD_TEST_PLAIN"
 	for _, v := range vars {
 		script += "; echo " + v + "=${" + v + "-unset}"

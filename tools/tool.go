@@ -144,9 +144,10 @@ type Env struct {
 	// (agent/x/save_buffers, setting saveBeforeRun) and returns a note for the model naming the
 	// files it could not save, or "".
 	SaveBeforeExec func(ctx context.Context) string
-	// HideEnv names environment variables the exec tools remove from a program's environment,
-	// besides the conventional provider key variables they always remove: the variables the
-	// user's providers read their keys from (apiKeyEnv).
+	// HideEnv names environment variables the exec tools remove from a program's environment:
+	// every variable that may hold a provider key (the engine fills it from the providers
+	// registry's KeyEnvNames, the one list of them). A program's output reaches the transcript
+	// and the model, so `echo $ANTHROPIC_API_KEY` would hand the key to both.
 	HideEnv []string
 	// DiagnosticsWait, when positive, makes the file-editing tools wait up to that long after an
 	// edit for the editor's diagnostics of the file to settle, and append its errors to the

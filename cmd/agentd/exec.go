@@ -196,15 +196,16 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 	}
 	src := &execProviders{rpc: &rpc.ProviderSource{Settings: store, Registry: reg, Secrets: rpc.DefaultSecretStore()}, store: store, reg: reg, script: scriptPath}
 	m := session.NewManager(session.Deps{
-		Client:     out,
-		Workspaces: func(string, *workspace.Roots) workspace.Workspace { return workspace.NewDisk() },
-		Providers:  src,
-		Tools:      tools.Default(),
-		Prompts:    texts,
-		Settings:   store.Get,
-		StateDir:   config.StateDir(),
-		Logger:     zap.NewNop(),
-		NoTitles:   true,
+		Client:      out,
+		Workspaces:  func(string, *workspace.Roots) workspace.Workspace { return workspace.NewDisk() },
+		Providers:   src,
+		Tools:       tools.Default(),
+		Prompts:     texts,
+		Settings:    store.Get,
+		StateDir:    config.StateDir(),
+		Logger:      zap.NewNop(),
+		NoTitles:    true,
+		KeyEnvNames: reg.KeyEnvNames,
 	})
 	defer m.Shutdown(context.Background())
 
