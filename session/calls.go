@@ -115,7 +115,7 @@ func (t *turn) exec(c *call) {
 	permitted := t.permitFor(c)
 	env := &tools.Env{
 		Roots: s.roots,
-		WS:    s.ws,
+		WS:    t.workspace(),
 		Permit: func(ctx context.Context, req tools.PermissionRequest) error {
 			if err := permitted(ctx, req); err != nil {
 				return err

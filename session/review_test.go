@@ -2,12 +2,16 @@ package session
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 func TestRejectWithInstructionReachesModelVerbatim(t *testing.T) {
@@ -123,5 +127,83 @@ func TestAnsweredPermissionStopsItsTimer(t *testing.T) {
 	}
 	if got := h.ws.file(h.path("a.txt")); got != "ALPHA\n" {
 		t.Fatalf("file = %q", got)
+	}
+}
+
+func TestPromptAnswerListsTheTurnsChanges(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA\\nmore"), reply{events: textReply("done")}, reply{events: textReply("nothing")})
+	h.set.Mode = ModeAuto
+	h.newSession()
+	res := h.prompt("edit")
+	got, _ := res.Meta[protocol.MetaChanges].([]protocol.FileChange)
+	want := []protocol.FileChange{{Path: h.path("a.txt"), Change: "modified", Added: 2, Removed: 1}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changes = %+v, want %+v", res.Meta[protocol.MetaChanges], want)
+	}
+	if res := h.prompt("nothing"); res.Meta[protocol.MetaChanges] != nil {
+		t.Fatalf("a turn that changed nothing lists %v", res.Meta[protocol.MetaChanges])
+	}
+}
+
+func TestTurnChangesFollowCreateDeleteRename(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b, d := write("a.txt", "1\n2\n3\n"), write("b.txt", "x\ny\n"), write("d.txt", "dee\n")
+	c, e, tmp := filepath.Join(dir, "c.txt"), filepath.Join(dir, "e.txt"), filepath.Join(dir, "tmp.txt")
+	tc := newTurnChanges()
+	ws := recordingWS{Workspace: workspace.NewDisk(), tc: tc}
+	ctx := context.Background()
+	steps := [][]workspace.Change{
+		{{Kind: workspace.ChangeEdit, Path: a, OldText: "1\n2\n3\n", NewText: "1\nTWO\n3\n4\n"}},
+		{{Kind: workspace.ChangeCreate, Path: c, NewText: "new\n"}},
+		{{Kind: workspace.ChangeDelete, Path: b}},
+		{{Kind: workspace.ChangeRename, Path: d, NewPath: e}},
+		// A file created and deleted in the same turn leaves no trace.
+		{{Kind: workspace.ChangeCreate, Path: tmp, NewText: "t\n"}},
+		{{Kind: workspace.ChangeDelete, Path: tmp}},
+		// A second edit keeps the first pre-image.
+		{{Kind: workspace.ChangeEdit, Path: a, OldText: "1\nTWO\n3\n4\n", NewText: "1\nTWO\n3\n4\n5\n"}},
+	}
+	for i, s := range steps {
+		if err := ws.ApplyEdit(ctx, "step", s); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	got := wireChanges(tc.list())
+	want := []protocol.FileChange{
+		{Path: a, Change: "modified", Added: 3, Removed: 1},
+		{Path: c, Change: "created", Added: 1},
+		{Path: b, Change: "deleted", Removed: 2},
+		{Path: e, Change: "renamed", From: d},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changes\n got %+v\nwant %+v", got, want)
+	}
+	files := tc.list()
+	if files[0].Before != "1\n2\n3\n" || files[2].Before != "x\ny\n" || !files[2].BeforeKnown || files[3].Before != "dee\n" {
+		t.Fatalf("pre-images: %+v", files)
+	}
+}
+
+func TestRefusedEditIsNotListed(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(a, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc := newTurnChanges()
+	ws := recordingWS{Workspace: workspace.NewDisk(), tc: tc}
+	err := ws.ApplyEdit(context.Background(), "stale", []workspace.Change{{Kind: workspace.ChangeEdit, Path: a, OldText: "not what is there", NewText: "x"}})
+	if err == nil {
+		t.Fatal("a stale edit applied")
+	}
+	if l := tc.list(); len(l) != 0 {
+		t.Fatalf("listed %+v", l)
 	}
 }

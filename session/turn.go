@@ -14,6 +14,7 @@ import (
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 // turn is one prompt's run: model calls and tool calls until the model stops, the iteration
@@ -39,10 +40,23 @@ type turn struct {
 	planIndex int
 	// reg is the turn's tool set, one snapshot from its start to its end (session/mcp.go).
 	reg *tools.Registry
+	// changes are the files the turn's tools changed (session/changes.go).
+	changes *turnChanges
+}
+
+// workspace is the port the turn's tools write through: the session's, recording the changes.
+func (t *turn) workspace() workspace.Workspace {
+	if t.s.ws == nil {
+		return nil
+	}
+	if t.changes == nil {
+		t.changes = newTurnChanges()
+	}
+	return recordingWS{Workspace: t.s.ws, tc: t.changes}
 }
 
 func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, announce bool) protocol.PromptResult {
-	t := &turn{s: s, ctx: ctx, set: s.m.settings(), reg: s.toolset(ctx)}
+	t := &turn{s: s, ctx: ctx, set: s.m.settings(), reg: s.toolset(ctx), changes: newTurnChanges()}
 	s.mu.Lock()
 	t.used = s.lastUsed
 	s.mu.Unlock()
@@ -55,6 +69,12 @@ func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, a
 		s.titled = true
 	}
 	s.mu.Unlock()
+	if ch := wireChanges(t.changes.list()); len(ch) > 0 {
+		if res.Meta == nil {
+			res.Meta = protocol.Meta{}
+		}
+		res.Meta[protocol.MetaChanges] = ch
+	}
 	if first && t.prov != nil && !s.m.d.NoTitles {
 		s.makeTitle(t.prov, t.pcfg)
 	}

@@ -226,6 +226,19 @@ type PromptResult struct {
 	Meta       Meta   `json:"_meta,omitempty"`
 }
 
+// MetaChanges is the prompt answer's _meta key listing the files the turn changed.
+const MetaChanges = "agentd/changes"
+
+// FileChange is one file a turn changed: created, modified, deleted or renamed (From is where
+// it was), with the lines it added and removed.
+type FileChange struct {
+	Path    string `json:"path"`
+	Change  string `json:"change"`
+	From    string `json:"from,omitempty"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+}
+
 // Usage of a whole turn.
 type Usage struct {
 	InputTokens       int `json:"inputTokens"`
