@@ -67,6 +67,8 @@ var runNames = map[string]any{
 	"SUMMARY":          "We fixed the parser.",
 	"REQUEST":          "Fix the build.",
 	"INSTRUCTION":      "Use a map instead of a switch.",
+	"INSTRUCTIONS":     []map[string]any{{"PATH": "/home/u/.config/agentd/AGENTS.md", "TEXT": "Answer in English."}, {"PATH": "/p/AGENTS.md", "TEXT": "Run make test."}},
+	"INSTRUCTIONS_CUT": true,
 }
 
 // Load reads agent.yml and its includes from fsys, checks them against the schema and, when cat

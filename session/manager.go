@@ -66,6 +66,8 @@ type Manager struct {
 	// reads them.
 	system func() string
 	specs  func() []providers.ToolSpec
+	// toolList is the TOOLS run value of the system prompt.
+	toolList func() []map[string]any
 	// now is the clock that paces what a turn sends and saves while it streams; tests replace
 	// it to count bytes without waiting.
 	now func() time.Time
@@ -103,6 +105,7 @@ func NewManager(d Deps) *Manager {
 	}
 	m.trace = &tracer{}
 	m.system = sync.OnceValue(func() string { return systemPrompt(m.texts(), d.Tools) })
+	m.toolList = sync.OnceValue(func() []map[string]any { return toolList(m.texts(), d.Tools) })
 	m.specs = sync.OnceValue(func() []providers.ToolSpec { return toolSpecs(m.texts(), d.Tools) })
 	if path := m.settings().Trace; path != "" {
 		if err := m.SetTrace(path); err != nil {
@@ -181,14 +184,17 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	// servers, which start now, in the background) go out after it.
 	answered := make(chan struct{})
 	s.startMCP(p.MCPServers, answered)
+	s.refreshInstructions()
+	loaded := s.instructionsMeta()
 	AfterAnswer(ctx, func() {
 		s.announceCommands()
+		s.noticeInstructions(loaded)
 		if n := m.settings().ProjectNotice; n != "" {
 			s.notice(protocol.SeverityWarning, "Project settings ignored", n)
 		}
 		close(answered)
 	})
-	return protocol.SessionNewResult{SessionID: id, ConfigOptions: s.configOptions(), Modes: s.modes()}, nil
+	return protocol.SessionNewResult{SessionID: id, ConfigOptions: s.configOptions(), Modes: s.modes(), Meta: map[string]any{"agentd/instructions": loaded}}, nil
 }
 
 func (m *Manager) newSession(id string, roots *workspace.Roots, cwd string, dirs []string) *Session {

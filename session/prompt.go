@@ -29,6 +29,7 @@ const (
 // shortens it.
 func (t *turn) liveContext() string {
 	s := t.s
+	s.refreshInstructions()
 	mode := s.currentMode()
 	run := prompts.Run{
 		"MODE_AUTO": mode == ModeAuto,

@@ -39,6 +39,8 @@ type Session struct {
 	noElide bool
 	// contextNotes are where the live context was put in the history (texts.go), guarded by mu.
 	contextNotes []contextNote
+	// instr are the project instructions in the system prompt (instructions.go), guarded by mu.
+	instr *instructions
 
 	msgSeq string
 	msgN   atomic.Int64

@@ -56,6 +56,17 @@ func schemaArgs(schema json.RawMessage) []string {
 // the mode, so provider prompt caches hit across turns and sessions; what changes goes in the
 // newest user message (layout.context). The manager builds it once (Manager.system).
 func systemPrompt(set *prompts.Set, reg *tools.Registry) string {
+	return set.Render("layout.system", prompts.Run{"TOOLS": toolList(set, reg)})
+}
+
+// systemWith is the system prompt rendered with more run values (a session's instructions).
+func (m *Manager) systemWith(run prompts.Run) string {
+	run["TOOLS"] = m.toolList()
+	return m.texts().Render("layout.system", run)
+}
+
+// toolList is the TOOLS run value: each tool's name, effect and description.
+func toolList(set *prompts.Set, reg *tools.Registry) []map[string]any {
 	var list []map[string]any
 	for _, t := range reg.List() {
 		desc := t.Description()
@@ -68,7 +79,7 @@ func systemPrompt(set *prompts.Set, reg *tools.Registry) string {
 		}
 		list = append(list, map[string]any{"NAME": t.Name(), "EFFECT": t.Effect().String(), "SUMMARY": summary, "DESCRIPTION": desc})
 	}
-	return set.Render("layout.system", prompts.Run{"TOOLS": list})
+	return list
 }
 
 // toolSpecs are the registry's specs with the descriptions of the tools and their arguments

@@ -225,7 +225,7 @@ func (t *turn) request() *providers.Request {
 	}
 	return &providers.Request{
 		Model:     t.pcfg.Model,
-		System:    s.m.system(),
+		System:    s.systemPrompt(),
 		Messages:  t.placeContext(msgs),
 		Tools:     t.specs(),
 		MaxTokens: t.set.MaxTokens,

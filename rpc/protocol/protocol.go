@@ -172,6 +172,8 @@ type SessionNewResult struct {
 	SessionID     string         `json:"sessionId"`
 	ConfigOptions []ConfigOption `json:"configOptions"`
 	Modes         *SessionModes  `json:"modes,omitempty"`
+	// Meta carries _meta["agentd/instructions"]: the instruction files the session loaded.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 type SessionLoadParams struct {
