@@ -149,13 +149,15 @@ func (s *Store) Get() Settings {
 // LoadFile reads a layer from a JSON file. A missing file is an empty layer. For LayerProject,
 // path is <root>/.agentd/config.json and root is the project whose trust decides what applies.
 func (s *Store) LoadFile(l Layer, path string) error {
+	read := os.ReadFile
 	if l == LayerProject {
 		root := filepath.Dir(filepath.Dir(path))
 		s.mu.Lock()
 		s.project = root
 		s.mu.Unlock()
+		read = func(path string) ([]byte, error) { return readInProject(root, path) }
 	}
-	b, err := os.ReadFile(path)
+	b, err := read(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s.Set(l, nil)
 	}
@@ -166,6 +168,31 @@ func (s *Store) LoadFile(l Layer, path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// readInProject reads the project file through an os.Root on the project, so a symlink (the file
+// or .agentd) that leads outside the project is refused and never read: the repository chose the
+// link, and a user file's content (a secrets file, the user's own settings) would reach the
+// notice that reports the layer.
+func readInProject(root, path string) ([]byte, error) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := r.ReadFile(rel)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		for p := rel; p != "."; p = filepath.Dir(p) {
+			if fi, lerr := r.Lstat(p); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+				return nil, fmt.Errorf("%s leads outside the project through a symlink; it is not applied", path)
+			}
+		}
+	}
+	return b, err
 }
 
 // Set replaces layer l with the JSON object raw (nil or null clears it). Every layer is checked

@@ -175,3 +175,49 @@ func TestProjectFileIsStrictToo(t *testing.T) {
 		t.Fatal("a project file with an error applied")
 	}
 }
+
+// A project's .agentd/config.json that is a symlink to a file outside the project (a user's
+// settings, a secrets file) is refused, without reading it: the repository chose the link, and
+// what the file holds would reach the notice that reports the layer.
+func TestProjectFileLinkedOutsideIsRefused(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secrets.json")
+	if err := os.WriteFile(outside, []byte(`{"mode":"sk-outside-secret"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".agentd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, ProjectConfigPath(root)); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	s := NewStore()
+	err := s.LoadFile(LayerProject, ProjectConfigPath(root))
+	if err == nil || !strings.Contains(err.Error(), "outside the project") || strings.Contains(err.Error(), "sk-outside-secret") {
+		t.Fatalf("err = %v", err)
+	}
+	if s.Get().Mode != ModeAsk {
+		t.Fatalf("mode = %q", s.Get().Mode)
+	}
+
+	// The same through a linked .agentd directory; a link that stays inside the project is fine.
+	root2 := t.TempDir()
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(root2, ".agentd")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(outside), "config.json"), []byte(`{"mode":"plan"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewStore().LoadFile(LayerProject, ProjectConfigPath(root2)); err == nil || !strings.Contains(err.Error(), "outside the project") {
+		t.Fatalf("linked directory: err = %v", err)
+	}
+	root3 := t.TempDir()
+	os.MkdirAll(filepath.Join(root3, "conf"), 0o755)
+	os.WriteFile(filepath.Join(root3, "conf", "agentd.json"), []byte(`{"mode":"plan"}`), 0o600)
+	os.Symlink("conf", filepath.Join(root3, ".agentd"))
+	os.Rename(filepath.Join(root3, "conf", "agentd.json"), filepath.Join(root3, "conf", "config.json"))
+	s3 := NewStore()
+	if err := s3.LoadFile(LayerProject, ProjectConfigPath(root3)); err != nil || s3.Get().Mode != ModePlan {
+		t.Fatalf("inside link: err = %v, mode %q", err, s3.Get().Mode)
+	}
+}
