@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -90,6 +91,66 @@ func (s *Session) startMCP(requested []json.RawMessage, answered <-chan struct{}
 	if len(project) > 0 {
 		go s.approveProjectMCP(set, project, names, answered)
 	}
+	go func() {
+		// The servers' prompts become commands once they have started.
+		select {
+		case <-answered:
+		case <-set.Done():
+			return
+		}
+		select {
+		case <-set.Ready():
+		case <-set.Done():
+			return
+		}
+		if len(set.Commands()) > 0 {
+			s.announceCommands()
+		}
+	}()
+}
+
+// mcpCommands are the servers' prompts as slash commands (/SERVER.PROMPT).
+func (s *Session) mcpCommands() []protocol.AvailableCommand {
+	s.mu.Lock()
+	set := s.mcp
+	s.mu.Unlock()
+	if set == nil {
+		return nil
+	}
+	var out []protocol.AvailableCommand
+	for _, c := range set.Commands() {
+		ac := protocol.AvailableCommand{Name: c.Name, Description: c.Description}
+		if c.Hint != "" {
+			ac.Input = &struct {
+				Hint string `json:"hint"`
+			}{Hint: c.Hint}
+		}
+		out = append(out, ac)
+	}
+	return out
+}
+
+// expandMCPPrompt turns a prompt that is one /SERVER.PROMPT command into the text the server's
+// prompt renders; anything else, or a prompt the server fails (said by a notice), is left as is.
+func (t *turn) expandMCPPrompt(blocks []protocol.ContentBlock) []protocol.ContentBlock {
+	if len(blocks) != 1 || blocks[0].Type != "text" || !strings.HasPrefix(strings.TrimSpace(blocks[0].Text), "/") {
+		return blocks
+	}
+	t.s.mu.Lock()
+	set := t.s.mcp
+	t.s.mu.Unlock()
+	if set == nil {
+		return blocks
+	}
+	text, ok, err := set.Expand(t.ctx, blocks[0].Text)
+	if !ok {
+		return blocks
+	}
+	if err != nil {
+		t.s.notice(protocol.SeverityWarning, "The MCP prompt failed", err.Error())
+		return blocks
+	}
+	return []protocol.ContentBlock{protocol.TextBlock(text)}
 }
 
 // approveProjectMCP asks the user, once per project, before each server the project file names

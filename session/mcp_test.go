@@ -26,6 +26,10 @@ func mcpDocsServer(t *testing.T) json.RawMessage {
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "docs for " + string(r.Params.Arguments)}}}, nil
 		})
+	srv.AddPrompt(&sdk.Prompt{Name: "summarize", Description: "Summarize a topic\nfrom the docs", Arguments: []*sdk.PromptArgument{{Name: "topic"}}},
+		func(_ context.Context, r *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Summarize " + r.Params.Arguments["topic"] + " from the docs."}}}}, nil
+		})
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	entry, _ := json.Marshal(map[string]any{"type": "http", "name": "docs", "url": ts.URL, "headers": []any{}})
@@ -175,5 +179,31 @@ func pollTrue(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A server's prompts are slash commands /SERVER.PROMPT; running one sends the model the text the
+// server renders.
+func TestMCPPromptsAreCommands(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("ok")})
+	entry := mcpDocsServer(t)
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	h.newSessionWith(entry)
+	h.client.waitFor(t, "the prompt command", func(us []protocol.SessionUpdate) bool {
+		for _, u := range kinds(us, protocol.UpdateAvailableCommandsUpdate) {
+			for _, c := range u.AvailableCommands {
+				if c.Name == "docs.summarize" && c.Input != nil && c.Input.Hint == "topic" && c.Description == "Summarize a topic from the docs" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	h.prompt("/docs.summarize go modules")
+	reqs := h.prov.requests()
+	msgs := reqs[0].Messages
+	last := msgs[len(msgs)-1]
+	if len(last.Parts) == 0 || last.Parts[0].Text != "Summarize go modules from the docs." {
+		t.Errorf("the model got %+v", last.Parts)
 	}
 }

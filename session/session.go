@@ -347,7 +347,7 @@ func (s *Session) info() protocol.SessionInfo {
 }
 
 func (s *Session) announceCommands() {
-	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAvailableCommandsUpdate, AvailableCommands: []protocol.AvailableCommand{
+	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAvailableCommandsUpdate, AvailableCommands: append([]protocol.AvailableCommand{
 		{Name: "compact", Description: "Summarize the conversation so far to free context"},
-	}})
+	}, s.mcpCommands()...)})
 }

@@ -91,6 +91,7 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 	if isCommand(blocks, "/compact") {
 		return t.compactCommand()
 	}
+	blocks = t.expandMCPPrompt(blocks)
 	// One messageId for the prompt's blocks, live and in the transcript load replays: the
 	// contract's user_message_chunk is {messageId, content}, and chunks of one message share it.
 	userMsgID := s.nextMessageID()
