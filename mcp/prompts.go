@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,7 +17,12 @@ type Command struct {
 	prompt      *sdk.Prompt
 }
 
-var commandName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_.-]{1,64}$`)
+// validCommand reports whether name is SERVER.PROMPT with both halves valid tool names (no
+// package-level regexp, for start-up's sake, as validToolName).
+func validCommand(name string) bool {
+	server, prompt, ok := strings.Cut(name, ".")
+	return ok && validToolName(server) && validToolName(prompt)
+}
 
 // Commands lists the prompts of the servers that are ready, in server then listing order. A
 // prompt whose name would not make a clean command is left out.
@@ -36,7 +40,7 @@ func (s *Set) Commands() []Command {
 		}
 		for _, p := range prompts {
 			name := qualify(sv.cfg.Name) + "." + p.Name
-			if !commandName.MatchString(name) {
+			if !validCommand(name) {
 				continue
 			}
 			var hint []string
