@@ -9,6 +9,7 @@ import {
 import { bundledPath, findAgentd } from './pure/binary';
 import { didChangeConfigurationParams, effectiveSettings, initializationOptions, Settings } from './pure/settings';
 import * as editor from './editorState';
+import { Keys } from './keys';
 
 /** A read error caused by what agentd wrote (bad framing or JSON), not by a dead pipe. */
 function isProtocolError(err: any): boolean {
@@ -68,6 +69,7 @@ export class Daemon implements vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     readonly output: vscode.OutputChannel,
     private readonly hooks: DaemonHooks,
+    private readonly keys: Keys,
   ) {
     this.clientOutput = new RedactingChannel(output);
     this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => {
@@ -212,7 +214,7 @@ export class Daemon implements vscode.Disposable {
     client.onRequest('agent/x/workspace_symbols', guard('workspace_symbols', (p) => editor.workspaceSymbols(p, c2p)));
     client.onRequest('agent/x/save_buffers', guard('save_buffers', editor.saveBuffers));
     client.onRequest('agent/x/secrets/get', guard('secrets/get', async (p) => {
-      const r = await editor.getSecret(this.context.secrets, p);
+      const r = await editor.getSecret(this.keys, p);
       if (r && typeof r.value === 'string') this.clientOutput.secrets.add(r.value);
       return r;
     }));

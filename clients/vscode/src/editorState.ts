@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { promises as fs } from 'fs';
 import * as path from 'path';
 import { Code2ProtocolConverter, ResponseError } from 'vscode-languageclient/node';
-import { secretCandidates, secretStorageKey } from './pure/settings';
+import { Keys } from './keys';
 import { sliceLines } from './pure/text';
 
 const NOT_FOUND = -32002;
@@ -101,12 +101,10 @@ export async function saveBuffers(params: any): Promise<any> {
   return { saved, failed };
 }
 
-export async function getSecret(secrets: vscode.SecretStorage, params: any): Promise<any> {
+/** agent/x/secrets/get: the key stored for the origin named (`agentd.apiKey.<origin>`), else nothing. */
+export async function getSecret(keys: Keys, params: any): Promise<any> {
   const key = typeof params?.key === 'string' ? params.key : '';
   if (!key) return new ResponseError(INVALID_PARAMS, 'key is required');
-  for (const id of secretCandidates(key)) {
-    const v = await secrets.get(secretStorageKey(id));
-    if (v) return { value: v };
-  }
-  return {};
+  const value = await keys.serve(key);
+  return value ? { value } : {};
 }

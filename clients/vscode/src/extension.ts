@@ -7,6 +7,7 @@ import { Daemon } from './daemon';
 import { DIFF_SCHEME, DiffContent } from './diff';
 import { Permissions } from './permissions';
 import { configureProvider } from './provider';
+import { Keys, removeKey } from './keys';
 
 let daemon: Daemon | undefined;
 
@@ -14,13 +15,17 @@ export async function activate(context: vscode.ExtensionContext) {
   const output = vscode.window.createOutputChannel('agentd');
   context.subscriptions.push(output);
 
+  const keys = new Keys(context);
+  // Before agentd starts, so it never asks for a key that has not moved yet.
+  await keys.migrate().catch((e) => output.appendLine(`[agentd] moving old API keys failed: ${e?.message ?? e}`));
+
   let chat: Chat | undefined;
   let permissions: Permissions | undefined;
   daemon = new Daemon(context, output, {
     onUpdate: (p) => chat?.dispatch({ type: 'update', sessionId: p?.sessionId, update: p?.update ?? {} }),
     onPermission: (p, token) => permissions!.ask(p, token),
     onReady: (restarted) => void chat?.onDaemonReady(restarted),
-  });
+  }, keys);
   context.subscriptions.push(daemon);
   chat = new Chat(daemon);
   context.subscriptions.push(chat);
@@ -98,7 +103,8 @@ export async function activate(context: vscode.ExtensionContext) {
     }
     if (mode) await chat!.setMode(mode);
   });
-  reg('agentd.configureProvider', () => configureProvider(context, daemon!));
+  reg('agentd.configureProvider', () => configureProvider(keys, daemon!));
+  reg('agentd.removeKey', () => removeKey(keys));
   reg('agentd.showLogs', () => output.show(true));
   reg('agentd.restart', () => daemon!.restart('requested by the user'));
 

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { randomUUID } from 'crypto';
 import { Chat } from './chat';
-import { buttonsFor, optionForButton, PermissionButton, PermissionOption, commandOf, savesOf, savesText } from './pure/viewmodel';
+import { buttonsFor, optionForButton, PermissionButton, PermissionOption, commandOf, savesOf, savesText, visible } from './pure/viewmodel';
 
 interface Pending {
   sessionId: string;
@@ -35,11 +35,11 @@ export class Permissions {
     const tc = params?.toolCall ?? {};
     const { command, cwd } = commandOf(tc.rawInput);
     const files = Array.isArray(tc.content) ? tc.content.filter((c: any) => c?.type === 'diff').map((c: any) => c.path) : [];
-    let detail = String(tc.title ?? 'agentd asks for permission');
+    let detail = visible(String(tc.title ?? 'agentd asks for permission'));
     if (command) detail += ` — ${command}${cwd ? ` (in ${cwd})` : ''}`;
+    else if (files.length) detail += ` — ${files.map((f: unknown) => visible(String(f))).join(', ')}`;
     const saves = savesText(savesOf(tc._meta?.['agentd/saves']));
     if (saves) detail += `. ${saves}`;
-    else if (files.length) detail += ` — ${files.join(', ')}`;
     const buttons = buttonsFor(options);
     const choice = await vscode.window.showWarningMessage(`agentd: ${detail}`, ...buttons);
     if (choice) this.answer(requestId, choice as PermissionButton);

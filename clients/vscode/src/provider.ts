@@ -1,10 +1,12 @@
 // "agentd: Configure Provider": preset → base URL (where it applies) → API key (masked, kept in
-// SecretStorage; not asked for loopback or private servers) → model (from Test connection's list,
+// SecretStorage under the base URL's origin, so it is never sent to another server; not asked for
+// loopback or private servers) → model (from Test connection's list,
 // or typed) → a final Test connection whose result is shown.
 import * as vscode from 'vscode';
 import { Daemon } from './daemon';
 import { needsNoKey } from './pure/net';
-import { Preset, PRESETS, secretStorageKey, withProvider } from './pure/settings';
+import { Keys } from './keys';
+import { originOf, Preset, PRESETS, withProvider } from './pure/settings';
 
 /** Tells agentd about the provider, then runs its connection test (one GET of the model list). */
 async function setAndTest(daemon: Daemon, p: Preset, baseUrl: string, model?: string): Promise<any> {
@@ -15,7 +17,7 @@ async function setAndTest(daemon: Daemon, p: Preset, baseUrl: string, model?: st
   );
 }
 
-export async function configureProvider(context: vscode.ExtensionContext, daemon: Daemon) {
+export async function configureProvider(keys: Keys, daemon: Daemon) {
   const preset = await vscode.window.showQuickPick(
     PRESETS.map((p) => ({ label: p.label, description: p.baseUrl, preset: p })),
     { title: 'agentd: Configure Provider (1/4): provider', placeHolder: 'Which model provider?', ignoreFocusOut: true },
@@ -38,22 +40,22 @@ export async function configureProvider(context: vscode.ExtensionContext, daemon
     baseUrl = v.trim().replace(/\/+$/, '');
   }
 
-  const keyName = secretStorageKey(p.id);
-  if (!needsNoKey(baseUrl)) {
-    const had = !!(await context.secrets.get(keyName));
+  const origin = originOf(baseUrl);
+  if (origin && !needsNoKey(baseUrl)) {
+    const had = await keys.has(origin);
     const key = await vscode.window.showInputBox({
       title: 'agentd: Configure Provider (3/4): API key',
       prompt: had
-        ? `A ${p.label} key is already stored. Enter a new one to replace it, or leave empty to keep it. It is kept in VS Code's secret storage, never in settings.json.`
-        : `Your ${p.label} API key. It is kept in VS Code's secret storage, never in settings.json.`,
+        ? `A key for ${origin} is already stored. Enter a new one to replace it, or leave empty to keep it. It is kept in VS Code's secret storage, never in settings.json, and sent only to ${origin}.`
+        : `Your ${p.label} API key for ${origin}. It is kept in VS Code's secret storage, never in settings.json, and sent only to ${origin}.`,
       placeHolder: p.keyHint,
       password: true,
       ignoreFocusOut: true,
     });
     if (key === undefined) return;
-    if (key.trim()) await context.secrets.store(keyName, key.trim());
+    if (key.trim()) await keys.store(origin, key.trim());
     else if (!had) {
-      void vscode.window.showWarningMessage(`agentd: no API key stored for ${p.label}; requests will fail until you add one.`);
+      void vscode.window.showWarningMessage(`agentd: no API key stored for ${origin}; requests will fail until you add one.`);
     }
   }
 

@@ -20,7 +20,7 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import {
-  buttonsFor, ChatState, ConfigOption, Event, initialState, Item, optionValues, reduce, savesText, usageText, Diff,
+  buttonsFor, ChatState, ConfigOption, Event, initialState, Item, optionValues, reduce, usageText, Diff,
 } from '../src/pure/viewmodel';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
@@ -198,10 +198,12 @@ function itemHtml(it: Item, index: number): string {
     case 'notice':
       return `<div class="notice ${it.severity}"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;
     case 'permission': {
-      const saves = savesText(it.saves ?? []);
+      const saves = it.saves?.length
+        ? `<div class="saves"><div>Saves first:</div><ul>${it.saves.map((f) => `<li data-user-changes="${f.userChanges}"><code>${esc(f.path)}</code>${f.userChanges ? ' <span class="user-changes">(with your unsaved changes)</span>' : ''}</li>`).join('')}</ul></div>`
+        : '';
       const body = it.command
-        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">in ${esc(it.cwd)}</div>` : ''}${saves ? `<div class="saves">${esc(saves)}</div>` : ''}</div>`
-        : it.diffs.map(miniDiff).join('');
+        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">in ${esc(it.cwd)}</div>` : ''}</div>${saves}`
+        : it.diffs.map(miniDiff).join('') + saves;
       const diffBtns = diffButtons(index, it.diffs);
       const buttons = it.answer
         ? `<div class="answered">${esc(answerText(it.answer))}</div>`

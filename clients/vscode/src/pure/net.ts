@@ -1,5 +1,6 @@
 // Which provider URLs need no API key: loopback and private-network servers (Ollama,
-// LM Studio, llama-server on this machine or the LAN), as agentd itself decides.
+// LM Studio, llama-server on this machine or the LAN), as agentd itself decides: by the address
+// alone, never by a name ("localhost", "*.internal"), which anyone's DNS may point anywhere.
 
 function ipv4(host: string): number[] | null {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
@@ -8,11 +9,10 @@ function ipv4(host: string): number[] | null {
   return parts.every((n) => n <= 255) ? parts : null;
 }
 
-/** True for localhost, 127/8, ::1, 10/8, 172.16/12, 192.168/16, 169.254/16, fc00::/7, fe80::/10. */
+/** True for the address literals 127/8, ::1, 10/8, 172.16/12, 192.168/16, 169.254/16, fc00::/7, fe80::/10. */
 export function isLoopbackOrPrivateHost(hostname: string): boolean {
   let h = hostname.trim().toLowerCase();
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
   const v4 = ipv4(h);
   if (v4) {
     const [a, b] = v4;

@@ -94,9 +94,9 @@ export const PRESETS: Preset[] = [
   { id: 'anthropic', label: 'Anthropic', apiType: 'anthropic', baseUrl: 'https://api.anthropic.com', askBaseUrl: false, keyHint: 'sk-ant-…' },
   { id: 'openai', label: 'OpenAI', apiType: 'openai', baseUrl: 'https://api.openai.com/v1', askBaseUrl: false, keyHint: 'sk-…' },
   { id: 'gemini', label: 'Gemini', apiType: 'gemini', baseUrl: 'https://generativelanguage.googleapis.com', askBaseUrl: false, keyHint: 'AIza…' },
-  { id: 'ollama', label: 'Ollama', apiType: 'openai', baseUrl: 'http://localhost:11434/v1', askBaseUrl: true },
-  { id: 'lmstudio', label: 'LM Studio', apiType: 'openai', baseUrl: 'http://localhost:1234/v1', askBaseUrl: true },
-  { id: 'llama-server', label: 'llama-server (llama.cpp)', apiType: 'openai', baseUrl: 'http://localhost:8080/v1', askBaseUrl: true },
+  { id: 'ollama', label: 'Ollama', apiType: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', askBaseUrl: true },
+  { id: 'lmstudio', label: 'LM Studio', apiType: 'openai', baseUrl: 'http://127.0.0.1:1234/v1', askBaseUrl: true },
+  { id: 'llama-server', label: 'llama-server (llama.cpp)', apiType: 'openai', baseUrl: 'http://127.0.0.1:8080/v1', askBaseUrl: true },
   { id: 'openrouter', label: 'OpenRouter', apiType: 'openai', baseUrl: 'https://openrouter.ai/api/v1', askBaseUrl: false, keyHint: 'sk-or-…' },
 ];
 
@@ -114,35 +114,51 @@ export function withProvider(raw: unknown, providerId: string, entry: { apiType:
   return s;
 }
 
-/** The SecretStorage key under which a provider's API key is kept; agentd asks for this exact key. */
-export function secretStorageKey(providerId: string): string {
-  return `agentd.apiKey.${providerId}`;
+/**
+ * The origin (scheme://host[:port], lowercased, the port only when not the scheme's default) of an
+ * http(s) URL, written as agentd writes it; undefined for anything else. A key is stored and
+ * served by origin, so a key saved for one server is never sent to another.
+ */
+export function originOf(rawUrl: string): string | undefined {
+  let u: URL;
+  try { u = new URL(rawUrl.trim()); } catch { return undefined; }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
+  if (!u.hostname) return undefined;
+  let host = u.hostname.toLowerCase().replace(/\.$/, '');
+  if (!host) return undefined;
+  // URL already drops default ports and brackets IPv6 literals (in their canonical form).
+  return `${u.protocol}//${host}${u.port ? `:${u.port}` : ''}`;
 }
 
-const ENV_TO_API_TYPE: Record<string, string> = {
-  ANTHROPIC_API_KEY: 'anthropic',
-  OPENAI_API_KEY: 'openai',
-  GEMINI_API_KEY: 'gemini',
-  OPENROUTER_API_KEY: 'openrouter',
-};
+export const SECRET_PREFIX = 'agentd.apiKey.';
+
+/** The SecretStorage key under which the API key for an origin is kept; agentd asks for this exact key. */
+export function secretStorageKey(origin: string): string {
+  return `${SECRET_PREFIX}${origin}`;
+}
 
 /**
- * Provider ids an `agent/x/secrets/get` key may refer to, most specific first. agentd names the
- * secret `agentd.apiKey.<providerId>` (docs/protocol.md), which is taken whole: a key stored for
- * "openai" must never be served for "openai.proxy", another provider at another origin. Other
- * peers may name it by provider id ("openai"), by a path ("providers/openai/apiKey",
- * "apiKey:openai") or by the conventional variable name; a key that names no one provider gets
- * nothing.
+ * The origin an `agent/x/secrets/get` key asks for, or undefined. Only `agentd.apiKey.<origin>`
+ * with the origin in agentd's own normal form is served: a provider id ("agentd.apiKey.openai",
+ * the old scheme), a full URL or a path names no one server, so it gets nothing.
  */
-export function secretCandidates(key: string): string[] {
-  const k = key.trim();
-  if (k.startsWith('agentd.apiKey.')) return [k.slice('agentd.apiKey.'.length)].filter(Boolean);
-  const out: string[] = [];
-  const add = (s: string | undefined) => { if (s && !out.includes(s)) out.push(s); };
-  const m = /^(?:providers?[/.:])?([^/.:]+)(?:[/.:](?:api[-_]?key|key))?$/i.exec(k);
-  if (m) add(m[1]);
-  const m2 = /^(?:api[-_]?key|key)[/.:]([^/.:]+)$/i.exec(k);
-  if (m2) add(m2[1]);
-  add(ENV_TO_API_TYPE[k.toUpperCase()]);
-  return out;
+export function originOfSecretKey(key: string): string | undefined {
+  if (!key.startsWith(SECRET_PREFIX)) return undefined;
+  const o = key.slice(SECRET_PREFIX.length);
+  return o && originOf(o) === o ? o : undefined;
+}
+
+/**
+ * Keys stored by earlier versions under a provider id (`agentd.apiKey.openai`) that may move to
+ * an origin: only the presets whose server the user could not change (the key was typed for that
+ * vendor's own API). A key stored for a local preset was for whatever URL it had then, which is
+ * not known: it is never served, and "agentd: Remove Key" offers to delete it.
+ */
+export function legacyKeyMigrations(): { from: string; to: string; label: string }[] {
+  return PRESETS.filter((p) => !p.askBaseUrl).map((p) => ({ from: secretStorageKey(p.id), to: secretStorageKey(originOf(p.baseUrl)!), label: p.label }));
+}
+
+/** Old provider-id keys that are never served (local presets' keys of unknown origin). */
+export function legacyUnusedKeys(): string[] {
+  return PRESETS.filter((p) => p.askBaseUrl).map((p) => secretStorageKey(p.id));
 }

@@ -30,11 +30,10 @@ export type Item =
   | { kind: 'notice'; id: string; severity: 'info' | 'warning' | 'error'; title: string; description?: string }
   | {
     kind: 'permission'; id: string; toolCallId?: string; title: string; toolKind?: string;
-    diffs: Diff[]; command?: string; cwd?: string; options: PermissionOption[]; answer?: string;
-    /** Files agentd saves before the program runs (`_meta["agentd/saves"]`). */
-    saves: Save[];
+    diffs: Diff[]; command?: string; cwd?: string; saves?: Save[]; options: PermissionOption[]; answer?: string;
   };
 
+/** A file agentd saves before running a program (`_meta["agentd/saves"]`); userChanges: the buffer also holds the user's own unsaved changes. */
 export interface Save { path: string; userChanges: boolean }
 
 export type DaemonStatus = 'starting' | 'ready' | 'stopped' | 'error';
@@ -98,27 +97,49 @@ function outputOf(content: any): string {
 }
 
 /** The command line and cwd of a program-running tool call, from its rawInput. */
-/** The well-formed entries of a permission request's `_meta["agentd/saves"]`. */
+// C0 and C1 controls, DEL, and the bidi overrides and isolates: a model could hide or reorder text with them.
+const HIDING = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const hex = (c: string) => { const n = c.charCodeAt(0); return n < 0x100 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`; };
+
+/** A model- or server-derived string on one line with every hiding character written as an escape. */
+export function visible(s: string): string {
+  return s.replace(HIDING, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : hex(c)));
+}
+
+/** An argv list as a shell would need it typed: plain words bare, others quoted, hiding characters as $'\xNN'. */
+export function quoteArgv(argv: string[]): string {
+  return argv.map((a) => {
+    if (a !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(a)) return a;
+    HIDING.lastIndex = 0;
+    if (HIDING.test(a)) return `$'${a.replace(/[\\']/g, (c) => `\\${c}`).replace(HIDING, hex)}'`;
+    return `'${a.replace(/'/g, `'\\''`)}'`;
+  }).join(' ');
+}
+
+/** A program permission's command (agentd sends `command` as an argv list) and directory, for display. */
+export function commandOf(rawInput: any): { command?: string; cwd?: string } {
+  if (!rawInput || typeof rawInput !== 'object') return {};
+  let command: string | undefined;
+  const strs = (a: unknown[]) => a.map((x) => String(x));
+  if (Array.isArray(rawInput.command)) command = quoteArgv(strs(rawInput.command));
+  else if (Array.isArray(rawInput.argv)) command = quoteArgv(strs(rawInput.argv));
+  else if (Array.isArray(rawInput.args)) command = quoteArgv(strs([rawInput.command ?? rawInput.program ?? '', ...rawInput.args].filter(Boolean)));
+  else if (typeof rawInput.command === 'string') command = visible(rawInput.command);
+  else if (typeof rawInput.program === 'string') command = visible(rawInput.program);
+  const cwd = typeof rawInput.cwd === 'string' ? visible(rawInput.cwd) : undefined;
+  return { command, cwd };
+}
+
+/** The well-formed entries of a permission request's `_meta["agentd/saves"]`, paths made visible. */
 export function savesOf(v: unknown): Save[] {
   if (!Array.isArray(v)) return [];
-  return v.filter((e: any) => typeof e?.path === 'string').map((e: any) => ({ path: e.path, userChanges: e.userChanges === true }));
+  return v.filter((e: any) => typeof e?.path === 'string').map((e: any) => ({ path: visible(e.path), userChanges: e.userChanges === true }));
 }
 
 /** One line saying what is saved before a program runs; "" when nothing is. */
 export function savesText(saves: Save[]): string {
   if (!saves.length) return '';
   return 'Saves first: ' + saves.map((s) => s.path + (s.userChanges ? ' (with your unsaved changes)' : '')).join(', ');
-}
-
-export function commandOf(rawInput: any): { command?: string; cwd?: string } {
-  if (!rawInput || typeof rawInput !== 'object') return {};
-  let command: string | undefined;
-  if (typeof rawInput.command === 'string') command = rawInput.command;
-  if (Array.isArray(rawInput.args)) command = [command ?? rawInput.program ?? '', ...rawInput.args].filter(Boolean).join(' ');
-  else if (Array.isArray(rawInput.argv)) command = rawInput.argv.join(' ');
-  else if (typeof rawInput.program === 'string' && !command) command = rawInput.program;
-  const cwd = typeof rawInput.cwd === 'string' ? rawInput.cwd : undefined;
-  return { command, cwd };
 }
 
 /** Starts a prompt's turn: its text is shown now, and agentd's echo of it is expected. */
@@ -232,8 +253,8 @@ export function reduce(s: ChatState, e: Event): ChatState {
       const cmd = commandOf(tc.rawInput);
       s.items.push({
         kind: 'permission', id: e.requestId, toolCallId: tc.toolCallId, title: String(tc.title ?? 'Permission requested'),
-        toolKind: tc.kind, diffs: diffsOf(tc.content), command: cmd.command, cwd: cmd.cwd,
-        options: Array.isArray(p.options) ? p.options : [], saves: savesOf(tc._meta?.['agentd/saves']),
+        toolKind: tc.kind, diffs: diffsOf(tc.content), command: cmd.command, cwd: cmd.cwd, saves: savesOf(tc._meta?.['agentd/saves']),
+        options: Array.isArray(p.options) ? p.options : [],
       });
       return s;
     }

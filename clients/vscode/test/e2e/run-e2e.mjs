@@ -65,8 +65,9 @@ async function startFake(name, script) {
   if (fake) await stopChild(fake.child);
   const scriptPath = path.join(WORK, `fake-${name}.json`);
   const logPath = path.join(WORK, `fake-${name}.log`);
+  const headersPath = path.join(WORK, `fake-${name}.headers`);
   fs.writeFileSync(scriptPath, JSON.stringify(script, null, 2));
-  const child = track(spawn(FAKEMODEL, ['--script', scriptPath, '--addr', `127.0.0.1:${FAKE_PORT}`, '--log', logPath],
+  const child = track(spawn(FAKEMODEL, ['--script', scriptPath, '--addr', `127.0.0.1:${FAKE_PORT}`, '--log', logPath, '--headers', headersPath],
     { stdio: ['pipe', 'pipe', 'inherit'] }));
   const url = await new Promise((resolve, reject) => {
     const rl = readline.createInterface({ input: child.stdout });
@@ -74,8 +75,13 @@ async function startFake(name, script) {
     child.once('exit', (c) => reject(new Error(`fakemodel exited ${c} before it was ready`)));
     setTimeout(() => reject(new Error('fakemodel did not print its URL in 10 s')), 10000);
   });
-  fake = { child, url, logPath };
+  fake = { child, url, logPath, headersPath };
   return fake;
+}
+// Every request's method, path and credential headers, as the fake model saw them.
+function fakeHeaders() {
+  if (!fake || !fs.existsSync(fake.headersPath)) return [];
+  return fs.readFileSync(fake.headersPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 function fakeRequests() {
   if (!fake || !fs.existsSync(fake.logPath)) return [];
@@ -515,11 +521,9 @@ try {
     if (agentdLog().includes('sk-or-e2e-secret-123')) throw new Error('the key appears in the agentd output channel');
   });
 
-  // The last tests break agentd on purpose; they change the user settings file, which VS Code watches.
   // code-server does not notice writes to the settings file behind its back, so edit it the
   // way a user does: in the editor, then save.
-  const setAgentdPath = async (p) => {
-    const st = { ...userSettings, 'agentd.path': p };
+  const setUserSettings = async (st, done) => {
     await runCommand('Preferences: Open User Settings (JSON)');
     await page.locator('.tab.active', { hasText: 'settings.json' }).waitFor({ timeout: 15000 });
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
@@ -529,14 +533,102 @@ try {
     await page.keyboard.insertText(JSON.stringify(st, null, 2));
     await page.keyboard.press('Control+S');
     await waitFor('settings.json on disk is the JSON typed', () => {
-      try { return JSON.parse(fs.readFileSync(path.join(WORK, 'ud/User/settings.json'), 'utf8'))['agentd.path'] === p; } catch { return false; }
+      try { return done(JSON.parse(fs.readFileSync(path.join(WORK, 'ud/User/settings.json'), 'utf8'))); } catch { return false; }
     }, 10000);
     await waitFor('settings.json saved', async () => !(await tabDirty('settings.json')), 10000);
     log('settings.json saved');
     await page.locator('.tab', { hasText: 'settings.json' }).locator('.codicon-close').click({ force: true });
     await page.locator('.tab', { hasText: 'settings.json' }).waitFor({ state: 'detached', timeout: 10000 });
+  };
+  // The last tests break agentd on purpose; they change the user settings file, which VS Code watches.
+  const setAgentdPath = async (p) => {
+    await setUserSettings({ ...userSettings, 'agentd.path': p }, (st) => st['agentd.path'] === p);
     log(`agentd.path set to ${p}`);
   };
+
+  await test('a key saved for one origin is not sent to another', async () => {
+    // The key test above saved a key for https://openrouter.ai. Now the same provider's base URL
+    // points at another server (the fake model): the key must not follow it there.
+    await startFake('origin', { turns: [{ text: 'Answered without a key.' }, { text: 'Keyless' }] });
+    const moved = { ...userSettings['agentd.settings'], provider: 'openrouter',
+      providers: { openrouter: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' } } };
+    await setUserSettings({ ...userSettings, 'agentd.settings': moved }, (st) => st['agentd.settings']?.provider === 'openrouter' && st['agentd.settings'].providers?.openrouter?.baseUrl?.includes('127.0.0.1'));
+    try {
+      // Configure Provider told the running agentd the old URL (agent/providers/set), which
+      // outranks the settings until agentd restarts, as it does in the next VS Code session.
+      await runCommand('agentd: Restart Daemon');
+      await runCommand('agentd: Open Chat');
+      await waitFor('agentd ready again', async () => (await chat().locator('body').getAttribute('data-daemon')) === 'ready', 60000);
+      await newChat();
+      await sendPromptFromPalette('Say hello');
+      await chatSays('Answered without a key.', 30000);
+      const heads = fakeHeaders().filter((h) => h.path.endsWith('/chat/completions'));
+      if (!heads.length) throw new Error('the fake model saw no chat request');
+      if (JSON.stringify(fakeHeaders()).includes('sk-or-e2e-secret-123')) throw new Error(`the OpenRouter key reached another server: ${JSON.stringify(fakeHeaders())}`);
+      for (const h of heads) if (h.authorization || h['x-api-key']) throw new Error(`a key reached the fake model: ${JSON.stringify(h)}`);
+      // agentd asked by the new origin, and the extension answered nothing for it.
+      await waitFor('agent/x/secrets/get for the new origin', () => agentdLog().includes(`agentd.apiKey.http://127.0.0.1:${FAKE_PORT}`), 10000);
+      if (agentdLog().includes('"key": "agentd.apiKey.openrouter"')) throw new Error('agentd asked by provider id');
+    } finally {
+      await setUserSettings(userSettings, (st) => st['agentd.settings']?.provider === 'fake');
+    }
+  });
+
+  await test('Remove Key forgets the key stored for an origin', async () => {
+    await runCommand('agentd: Remove Key');
+    await page.locator('.quick-input-widget', { hasText: 'Remove Key' }).waitFor({ timeout: 10000 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'https://openrouter.ai' }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'the key for https://openrouter.ai was removed' }).waitFor({ timeout: 10000 });
+    await runCommand('agentd: Remove Key');
+    await page.locator('.notifications-toasts', { hasText: 'no API keys are stored' }).waitFor({ timeout: 10000 });
+  });
+
+  await test('a project file cannot switch to auto; the program card lists what is saved first', async () => {
+    // A cloned repository asks for auto mode and the shell.
+    fs.mkdirSync(path.join(WS, '.agentd'), { recursive: true });
+    fs.writeFileSync(path.join(WS, '.agentd', 'config.json'), '{"mode":"auto","allowShell":true}');
+    const B_TXT = path.join(WS, 'b.txt');
+    fs.writeFileSync(B_TXT, 'bee\n');
+    await startFake('project', { turns: [
+      { toolCalls: [{ id: 'call_edit', name: 'edit_file', arguments: { path: 'b.txt', edits: [{ old_text: 'bee', new_text: 'buzz' }] } }] },
+      { toolCalls: [{ id: 'call_run', name: 'run_program', arguments: { command: ['cat', 'b.txt'] } }] },
+      { text: 'Project turn done.' },
+      { text: 'Project' },
+    ] });
+    try {
+      // agentd reads the project file when it starts.
+      await runCommand('agentd: Restart Daemon');
+      await runCommand('agentd: Open Chat');
+      await waitFor('agentd ready again', async () => (await chat().locator('body').getAttribute('data-daemon')) === 'ready', 60000);
+      await runCommand('agentd: New Chat');
+      const notice = chat().locator('.notice', { hasText: 'Project settings ignored' });
+      await notice.waitFor({ timeout: 15000 });
+      const nt = await notice.innerText();
+      if (!nt.includes('allowShell') || !nt.includes('trustedProjects')) throw new Error(`the notice does not name the ignored key and the way to allow it: ${nt}`);
+      await sendPromptFromPalette('Edit b.txt, then cat it');
+      // The edit still asks.
+      const open = chat().locator('.permission:not(.done)');
+      await open.locator('button', { hasText: 'Allow once' }).waitFor({ timeout: 60000 });
+      await open.locator('.minidiff', { hasText: 'buzz' }).waitFor({ timeout: 5000 });
+      await open.locator('button', { hasText: 'Allow once' }).click();
+      // The program still asks, and its card shows the argv, the directory and the saves.
+      await open.locator('.cmd code', { hasText: 'cat b.txt' }).waitFor({ timeout: 30000 });
+      await open.locator('.cmd .cwd', { hasText: WS }).waitFor({ timeout: 5000 });
+      const save = open.locator('.saves li', { hasText: 'b.txt' });
+      await save.waitFor({ timeout: 5000 });
+      if ((await save.getAttribute('data-user-changes')) !== 'false') throw new Error('b.txt holds only agentd\'s change but is marked');
+      await open.locator('button', { hasText: 'Deny' }).click();
+      await chatSays('Project turn done.', 30000);
+      // A denied program saves nothing.
+      if (fs.readFileSync(B_TXT, 'utf8') !== 'bee\n') throw new Error('b.txt was saved although the program was denied');
+    } finally {
+      fs.rmSync(path.join(WS, '.agentd'), { recursive: true, force: true });
+      await runCommand('agentd: Restart Daemon');
+      await waitFor('agentd ready again', async () => (await chat().locator('body').getAttribute('data-daemon')) === 'ready', 60000);
+    }
+  });
+
   async function editorStillWorks(word) {
     await openFile('a.txt');
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();

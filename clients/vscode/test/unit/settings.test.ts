@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  didChangeConfigurationParams, effectiveSettings, initializationOptions, PRESETS, secretCandidates, stripSecrets, withProvider,
+  didChangeConfigurationParams, effectiveSettings, initializationOptions, PRESETS, originOf, originOfSecretKey, legacyKeyMigrations, legacyUnusedKeys, secretStorageKey, stripSecrets, withProvider,
 } from '../../src/pure/settings';
 
 test('agentd.settings pass through with the mode defaulting to ask', () => {
@@ -58,18 +58,32 @@ test('presets cover the documented providers', () => {
   assert.deepEqual(PRESETS.map((p) => p.label), ['Anthropic', 'OpenAI', 'Gemini', 'Ollama', 'LM Studio', 'llama-server (llama.cpp)', 'OpenRouter']);
 });
 
-test('secret keys map to provider ids', () => {
-  assert.equal(secretCandidates('openai')[0], 'openai');
-  assert.equal(secretCandidates('providers/openrouter/apiKey')[0], 'openrouter');
-  assert.equal(secretCandidates('apiKey:gemini')[0], 'gemini');
-  assert.equal(secretCandidates('agentd.apiKey.lmstudio')[0], 'lmstudio');
-  assert.ok(secretCandidates('ANTHROPIC_API_KEY').includes('anthropic'));
+test('a key is stored and served by origin, written as agentd writes it', () => {
+  assert.equal(originOf('https://api.openai.com/v1'), 'https://api.openai.com');
+  assert.equal(originOf('HTTPS://API.OpenAI.com:443/v1/'), 'https://api.openai.com');
+  assert.equal(originOf('http://127.0.0.1:18181/v1'), 'http://127.0.0.1:18181');
+  assert.equal(originOf('http://[::1]:80/x'), 'http://[::1]');
+  assert.equal(originOf('ftp://x'), undefined);
+  assert.equal(originOf('not a url'), undefined);
+  assert.equal(secretStorageKey('https://openrouter.ai'), 'agentd.apiKey.https://openrouter.ai');
+  assert.equal(originOfSecretKey('agentd.apiKey.https://openrouter.ai'), 'https://openrouter.ai');
+  assert.equal(originOfSecretKey('agentd.apiKey.http://127.0.0.1:18181'), 'http://127.0.0.1:18181');
 });
 
-test("a provider's key is never served for another provider whose id contains its name", () => {
-  // agentd asks agentd.apiKey.<providerId>; "openai.proxy" (another origin) must not get the key
-  // stored for "openai".
-  assert.deepEqual(secretCandidates('agentd.apiKey.openai.proxy'), ['openai.proxy']);
-  assert.deepEqual(secretCandidates('agentd.apiKey.work:openai'), ['work:openai']);
-  assert.deepEqual(secretCandidates('providers/openai/proxy/apiKey'), []);
+test('only an origin key is served: provider ids, URLs and look-alikes get nothing', () => {
+  // The old provider-id keys followed whatever baseUrl the provider had later.
+  for (const k of ['agentd.apiKey.openai', 'agentd.apiKey.openai.proxy', 'openai', 'OPENAI_API_KEY',
+    'providers/openai/apiKey', 'agentd.apiKey.https://api.openai.com/v1', 'agentd.apiKey.https://API.openai.com',
+    'agentd.apiKey.https://api.openai.com:443', 'agentd.apiKey.https://user@api.openai.com', 'agentd.apiKey.', 'agentd.apiKey.https://openrouter.ai/']) {
+    assert.equal(originOfSecretKey(k), undefined, k);
+  }
+});
+
+test('old provider-id keys move only where the server was fixed', () => {
+  const m = legacyKeyMigrations();
+  assert.deepEqual(m.find((x) => x.from === 'agentd.apiKey.openai')?.to, 'agentd.apiKey.https://api.openai.com');
+  assert.deepEqual(m.find((x) => x.from === 'agentd.apiKey.openrouter')?.to, 'agentd.apiKey.https://openrouter.ai');
+  // A local preset's key was typed for a URL the user chose then: never moved, never served.
+  assert.equal(m.some((x) => x.from === 'agentd.apiKey.ollama'), false);
+  assert.ok(legacyUnusedKeys().includes('agentd.apiKey.ollama'));
 });

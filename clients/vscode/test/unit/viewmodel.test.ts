@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buttonsFor, ChatState, Event, initialState, optionForButton, reduce, savesText, usageText } from '../../src/pure/viewmodel';
+import { buttonsFor, ChatState, Event, initialState, optionForButton, quoteArgv, reduce, savesText, usageText, visible } from '../../src/pure/viewmodel';
 
 const run = (events: Event[], s: ChatState = initialState()) => events.reduce(reduce, s);
 const up = (update: any): Event => ({ type: 'update', sessionId: 's1', update });
@@ -181,6 +181,31 @@ test('a permission request for a program shows the command and cwd', () => {
   assert.equal(p.command, 'make test');
   assert.equal(p.cwd, '/w');
   assert.equal(p.answer, 'Deny');
+});
+
+test('a program permission shows its argv quoted, its directory and what is saved first', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: {
+      toolCallId: 'c', title: 'run_program', kind: 'execute',
+      rawInput: { command: ['sh', '-c', "echo it's done; ls"], cwd: '/w' },
+      _meta: { 'agentd/saves': [{ path: '/w/a.go', userChanges: false }, { path: '/w/b.go', userChanges: true }, { nope: 1 }] },
+    }, options: [] } },
+  ]);
+  const p = s.items[0] as any;
+  assert.equal(p.command, `sh -c 'echo it'\\''s done; ls'`);
+  assert.equal(p.cwd, '/w');
+  assert.deepEqual(p.saves, [{ path: '/w/a.go', userChanges: false }, { path: '/w/b.go', userChanges: true }]);
+});
+
+test('a command cannot hide text behind control or bidi characters', () => {
+  // ESC[8m (conceal) would hide "; touch x" in a terminal; U+202E would reverse it.
+  assert.equal(quoteArgv(['make', 'test\u001b[8m; touch x']), "make $'test\\x1b[8m; touch x'");
+  assert.equal(quoteArgv(['rm', 'a\u202Eb']), "rm $'a\\u202eb'");
+  assert.equal(quoteArgv(['echo', 'a\nb']), "echo $'a\\x0ab'");
+  assert.equal(quoteArgv(['go', 'test', './...']), 'go test ./...');
+  assert.equal(quoteArgv(['']), "''");
+  assert.equal(visible('line1\nline2\u2066x'), 'line1\\nline2\\u2066x');
 });
 
 test('a session started without a reset reaches every replica of the state', () => {
