@@ -1,15 +1,21 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
+	"iter"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 // customSet is the built-in prompt config with one file's text replaced.
@@ -163,5 +169,58 @@ func TestCachedPrefixShare(t *testing.T) {
 	t.Logf("cached-prefix share of request bytes over 24 steps: context in the system prompt %.1f%%, in the newest user message %.1f%%", 100*b, 100*a)
 	if a <= b || a < 0.9 {
 		t.Fatalf("placing the context as reminders did not raise the cached share: before %.3f, after %.3f", b, a)
+	}
+}
+
+// asideRecorder records the model requests made without tools (titles, summaries).
+type asideRecorder struct {
+	providers.Provider
+	mu   *sync.Mutex
+	reqs *[]providers.Request
+}
+
+func (a asideRecorder) Stream(ctx context.Context, req *providers.Request) iter.Seq[providers.Event] {
+	if len(req.Tools) == 0 {
+		a.mu.Lock()
+		*a.reqs = append(*a.reqs, *req)
+		a.mu.Unlock()
+	}
+	return a.Provider.Stream(ctx, req)
+}
+
+// TestChatTitle is the seed's ChatTitleTest: the request that names a chat is the config's
+// chat_title texts, with the user's first prompt inserted verbatim.
+func TestChatTitle(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("hello")})
+	_ = h.m.Shutdown(context.Background())
+	var mu sync.Mutex
+	var asides []providers.Request
+	m := NewManager(Deps{
+		Client:     h.client,
+		Workspaces: func(string, *workspace.Roots) workspace.Workspace { return h.ws },
+		Providers:  fakeSource{p: asideRecorder{h.prov, &mu, &asides}},
+		Tools:      tools.NewRegistry(readTool{}),
+		Settings:   func() config.Settings { return h.set },
+		StateDir:   h.state,
+		Prompts:    customSet(t, "tasks.yml", "    Name this request:\n", "    Nenne diese Bitte:\n"),
+	})
+	h.m = m
+	h.newSession()
+	h.prompt("fix {{IDENTITY}} please")
+	h.client.waitFor(t, "title", func(us []protocol.SessionUpdate) bool { return len(kinds(us, protocol.UpdateSessionInfoUpdate)) == 1 })
+	if err := m.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asides) != 1 {
+		t.Fatalf("%d title requests", len(asides))
+	}
+	req := asides[0]
+	if !strings.HasPrefix(req.System, "You name coding conversations") {
+		t.Errorf("system %q", req.System)
+	}
+	if got := req.Messages[0].Parts[0].Text; !strings.HasPrefix(got, "Nenne diese Bitte:\n\nfix {{IDENTITY}} please") {
+		t.Errorf("title request %q", got)
 	}
 }
