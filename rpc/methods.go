@@ -73,6 +73,7 @@ func (s *Server) table() map[string]method {
 		protocol.MethodSessionNew:             handler(nil, viaManager(Sessions.New)),
 		protocol.MethodSessionLoad:            handler(nil, viaManager(Sessions.Load)),
 		protocol.MethodSessionResume:          handler(nil, viaManager(Sessions.Resume)),
+		protocol.MethodSessionFork:            handler(nil, viaManager(Sessions.Fork)),
 		protocol.MethodSessionList:            handler(nil, viaManager(listSessions)),
 		protocol.MethodSessionClose:           handler(nil, viaManager(closeSession)),
 		protocol.MethodSessionDelete:          handler(nil, viaManager(deleteSession)),

@@ -36,6 +36,7 @@ type Sessions interface {
 	New(ctx context.Context, p protocol.SessionNewParams) (protocol.SessionNewResult, error)
 	Load(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error)
 	Resume(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error)
+	Fork(ctx context.Context, p protocol.SessionForkParams) (protocol.SessionForkResult, error)
 	List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error)
 	Close(ctx context.Context, sessionID string) error
 	Delete(ctx context.Context, sessionID string) error

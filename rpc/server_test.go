@@ -66,6 +66,12 @@ func (f *fakeSessions) Resume(ctx context.Context, p protocol.SessionLoadParams)
 	}
 	return protocol.SessionLoadResult{ConfigOptions: []protocol.ConfigOption{}}, nil
 }
+func (f *fakeSessions) Fork(ctx context.Context, p protocol.SessionForkParams) (protocol.SessionForkResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.SessionForkResult{}, err
+	}
+	return protocol.SessionForkResult{}, fmt.Errorf("%w: %q", session.ErrUnknownSession, p.SessionID)
+}
 func (f *fakeSessions) List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error) {
 	if err := session.Validate(&p); err != nil {
 		return protocol.SessionListResult{}, err

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -206,4 +208,64 @@ func TestRefusedEditIsNotListed(t *testing.T) {
 	if l := tc.list(); len(l) != 0 {
 		t.Fatalf("listed %+v", l)
 	}
+}
+
+func TestForkCopiesHistoryAndLeavesTheSourceAlone(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("first answer")}, reply{events: textReply("side answer")}, reply{events: textReply("main answer")})
+	src := h.newSession()
+	h.prompt("main question")
+	res, err := h.m.Fork(context.Background(), protocol.SessionForkParams{SessionID: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SessionID == "" || res.SessionID == src {
+		t.Fatalf("fork id %q", res.SessionID)
+	}
+	h.sid = res.SessionID
+	h.prompt("side question")
+	h.sid = src
+	h.prompt("main again")
+	reqs := h.prov.requests()
+	side, main := texts(reqs[1].Messages), texts(reqs[2].Messages)
+	if want := "main question|first answer|side question"; side != want {
+		t.Fatalf("the fork's model saw %q, want %q", side, want)
+	}
+	if want := "main question|first answer|main again"; main != want {
+		t.Fatalf("the source's model saw %q, want %q", main, want)
+	}
+
+	// The fork is persisted: a new daemon loads it with its own history.
+	_ = h.m.Shutdown(context.Background())
+	h.m = h.manager()
+	if _, err := h.m.Resume(context.Background(), protocol.SessionLoadParams{SessionID: res.SessionID, Cwd: h.dir}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := h.m.get(res.SessionID)
+	if got := texts(s.historySnapshot()); got != "main question|first answer|side question|side answer" {
+		t.Fatalf("reloaded fork history %q", got)
+	}
+}
+
+func TestForkOfUnknownSessionFails(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.m.Fork(context.Background(), protocol.SessionForkParams{SessionID: "sess_nope"}); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("err = %v", err)
+	}
+	var pe *ParamError
+	if _, err := h.m.Fork(context.Background(), protocol.SessionForkParams{SessionID: "x", Cwd: "relative"}); !errors.As(err, &pe) || pe.Field != "cwd" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// texts joins the text parts of messages with |, leaving out the live context.
+func texts(msgs []providers.Message) string {
+	var out []string
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if p.Type == providers.PartText && !strings.HasPrefix(p.Text, "<context>") {
+				out = append(out, p.Text)
+			}
+		}
+	}
+	return strings.Join(out, "|")
 }

@@ -28,6 +28,8 @@ func Validate(params any) error {
 		return checkLoad(p)
 	case *protocol.SessionListParams:
 		return checkList(p)
+	case *protocol.SessionForkParams:
+		return checkFork(p)
 	case *protocol.SessionIDParams:
 		return checkRequired("sessionId", p.SessionID)
 	case *protocol.SetConfigOptionParams:
@@ -102,6 +104,18 @@ func checkLoad(p *protocol.SessionLoadParams) error {
 	}
 	if err := checkAbsPath("cwd", p.Cwd); err != nil {
 		return err
+	}
+	return checkMCPServers(p.MCPServers)
+}
+
+func checkFork(p *protocol.SessionForkParams) error {
+	if err := checkRequired("sessionId", p.SessionID); err != nil {
+		return err
+	}
+	if p.Cwd != "" {
+		if err := checkAbsPath("cwd", p.Cwd); err != nil {
+			return err
+		}
 	}
 	return checkMCPServers(p.MCPServers)
 }

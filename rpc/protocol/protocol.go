@@ -20,6 +20,7 @@ const (
 	MethodSessionDelete          = "agent/session/delete"
 	MethodSessionPrompt          = "agent/session/prompt"
 	MethodSessionSetConfigOption = "agent/session/set_config_option"
+	MethodSessionFork            = "agent/session/fork"
 	MethodSessionCancel          = "agent/session/cancel" // notification
 	MethodProvidersList          = "agent/providers/list"
 	MethodProvidersSet           = "agent/providers/set"
@@ -180,6 +181,20 @@ type SessionLoadParams struct {
 	SessionID  string            `json:"sessionId"`
 	Cwd        string            `json:"cwd"`
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+}
+
+// SessionForkParams name the session to copy; Cwd defaults to its cwd (ACP's unstable
+// session/fork).
+type SessionForkParams struct {
+	SessionID  string            `json:"sessionId"`
+	Cwd        string            `json:"cwd,omitempty"`
+	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+}
+
+type SessionForkResult struct {
+	SessionID     string         `json:"sessionId"`
+	ConfigOptions []ConfigOption `json:"configOptions,omitempty"`
+	Modes         *SessionModes  `json:"modes,omitempty"`
 }
 
 type SessionLoadResult struct {
