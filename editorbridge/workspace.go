@@ -195,6 +195,9 @@ func (w *editorWorkspace) SaveBuffers(ctx context.Context, paths []string) (work
 // *workspace.NotAppliedError with the editor's reason. A client without applyEdit gets the
 // changes written to disk (atomically, checked against OldText) and a notice.
 func (w *editorWorkspace) ApplyEdit(ctx context.Context, label string, changes []workspace.Change) error {
+	if w.b.caps.ACP {
+		return w.acpApplyEdit(ctx, label, changes)
+	}
 	if !w.b.caps.ApplyEdit {
 		w.b.noticeOnce(w.sessionID, "edit", "Edits written to disk",
 			"This editor does not accept workspace/applyEdit, so agentd writes its edits to the files on disk directly.")

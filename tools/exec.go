@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 // The program runner shared by run_program, add_dependency and edit_module_config: its own process
@@ -47,6 +50,11 @@ const streamCap = 1 << 20
 func runCommand(ctx context.Context, env *Env, spec execSpec) execResult {
 	runCtx, cancel := context.WithTimeoutCause(ctx, spec.Timeout, errTimedOut)
 	defer cancel()
+	if t, ok := env.WS.(workspace.Terminal); ok && spec.Stdin == "" {
+		if res, ok := runInTerminal(ctx, runCtx, t, env, spec); ok {
+			return res
+		}
+	}
 	cmd := exec.CommandContext(runCtx, spec.Argv[0], spec.Argv[1:]...)
 	cmd.Dir = spec.Dir
 	// AGENTD_RUN tags everything the program starts, so what leaves its process group can still
@@ -112,6 +120,40 @@ func runCommand(ctx context.Context, env *Env, spec execSpec) execResult {
 		res.StartErr = err
 	}
 	return res
+}
+
+// runInTerminal runs the program in the client's terminal (the ACP door's terminal/*); ok is
+// false when the client has none, and the caller runs it itself. The key variables are hidden by
+// setting them empty: the terminal's environment is the client's.
+func runInTerminal(ctx, runCtx context.Context, t workspace.Terminal, env *Env, spec execSpec) (execResult, bool) {
+	vars := map[string]string{"PAGER": "cat", "GIT_PAGER": "cat", "NO_COLOR": "1", "TERM": "dumb"}
+	for _, k := range env.HideEnv {
+		vars[k] = ""
+	}
+	maps.Copy(vars, spec.Env)
+	r, err := t.RunProgram(runCtx, workspace.Program{Argv: spec.Argv, Dir: spec.Dir, Env: vars, MaxOutput: spec.MaxOutput})
+	if errors.Is(err, workspace.ErrUnsupported) {
+		return execResult{}, false
+	}
+	res := execResult{ExitCode: r.ExitCode, Output: r.Output, Duration: r.Duration}
+	if r.Truncated {
+		res.CutBytes = 1
+	}
+	if r.Signal != "" && res.ExitCode == -1 {
+		res.Output += "\n(ended by signal " + r.Signal + ")"
+	}
+	if env.Progress != nil && r.Output != "" {
+		env.Progress(r.Output)
+	}
+	switch {
+	case context.Cause(runCtx) == errTimedOut && ctx.Err() == nil:
+		res.TimedOut = true
+	case ctx.Err() != nil:
+		res.Cancelled = true
+	case err != nil:
+		res.StartErr = err
+	}
+	return res, true
 }
 
 // runTagVar is the variable that marks a run's processes.
