@@ -80,6 +80,7 @@ func (s *Server) table() map[string]method {
 		protocol.MethodSessionSetConfigOption: handler(nil, viaManager(Sessions.SetConfigOption)),
 
 		protocol.MethodSessionPrompt: handler(nil, viaManager(prompt)),
+		MethodSessionSteer:           handler(nil, (*Server).steer),
 
 		// providers.go
 		protocol.MethodProvidersList: handler(nil, (*Server).providersList),

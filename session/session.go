@@ -62,6 +62,9 @@ type Session struct {
 	turnCancel context.CancelFunc
 	turnDone   chan struct{}
 	queue      []*ticket
+	// steers are steering messages for the running turn, taken at its next step boundary
+	// (steer.go).
+	steers [][]protocol.ContentBlock
 	// cancelPending records a cancel that arrived between a turn's start and the registration
 	// of its cancel function.
 	cancelPending bool
@@ -161,6 +164,7 @@ func (s *Session) prompt(ctx context.Context, blocks []protocol.ContentBlock) pr
 	s.turnDone = nil
 	s.cancelPending = false
 	s.ending = true
+	s.steers = nil // too late for this turn, which has ended (or was cancelled)
 	close(done)
 	s.mu.Unlock()
 	// The next queued prompt starts once this one's answer is on the wire: a turn's updates

@@ -92,24 +92,7 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		return t.compactCommand()
 	}
 	blocks = t.expandMCPPrompt(blocks)
-	// One messageId for the prompt's blocks, live and in the transcript load replays: the
-	// contract's user_message_chunk is {messageId, content}, and chunks of one message share it.
-	userMsgID := s.nextMessageID()
-	if announce {
-		for _, b := range blocks {
-			b := b
-			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b})
-		}
-	}
-	msg := t.userMessage(blocks)
-	s.appendHistory(msg)
-	for _, b := range blocks {
-		b := b
-		if b.Type == "image" {
-			b.Data = "" // the transcript keeps the fact of an image, not its bytes
-		}
-		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b}})
-	}
+	t.addUserMessage(blocks, announce)
 	s.m.trace.event(s.id, "prompt", map[string]any{"blocks": len(blocks)})
 
 	s.mu.Lock()
@@ -147,6 +130,9 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 			return t.fail(st.err)
 		}
 		if len(st.calls) == 0 {
+			if st.stop != providers.StopMaxTokens && st.stop != providers.StopRefusal && t.steer() {
+				continue // a steering message arrived while the model answered: it answers that too
+			}
 			switch st.stop {
 			case providers.StopMaxTokens:
 				return protocol.PromptResult{StopReason: protocol.StopMaxTokens}
@@ -172,8 +158,33 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		if mutated {
 			t.live = t.liveContext()
 		}
+		t.steer()
 	}
 	return protocol.PromptResult{StopReason: protocol.StopMaxTurnRequests}
+}
+
+// addUserMessage puts a user message into the history and the transcript, and with announce
+// shows it to the client. One messageId for its blocks, live and in the transcript load
+// replays: the contract's user_message_chunk is {messageId, content}, and chunks of one message
+// share it.
+func (t *turn) addUserMessage(blocks []protocol.ContentBlock, announce bool) {
+	s := t.s
+	userMsgID := s.nextMessageID()
+	if announce {
+		for _, b := range blocks {
+			b := b
+			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b})
+		}
+	}
+	msg := t.userMessage(blocks)
+	s.appendHistory(msg)
+	for _, b := range blocks {
+		b := b
+		if b.Type == "image" {
+			b.Data = "" // the transcript keeps the fact of an image, not its bytes
+		}
+		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b}})
+	}
 }
 
 // fail answers a turn that ended on a provider (or provider setup) error: a normal result with
