@@ -41,6 +41,16 @@ install_mcp_everything() {
     npm install --prefix "$MCP_EVERYTHING_DIR" --no-audit --no-fund --silent @modelcontextprotocol/server-everything@2026.8.31
 }
 
+# The ACP door's acceptance test (internal/acpsdk) drives agentd with the official ACP SDK, kept
+# in a cache outside the repo; the test skips without it, and fails when CI is set.
+export AGENTD_ACP_SDK="${AGENTD_ACP_SDK:-${XDG_CACHE_HOME:-$HOME/.cache}/agentd-acp}"
+install_acp_sdk() {
+  [ "${AGENTD_SKIP_INSTALL:-0}" = 1 ] && return 0
+  [ -f "$AGENTD_ACP_SDK/node_modules/@agentclientprotocol/sdk/package.json" ] && return 0
+  mkdir -p "$AGENTD_ACP_SDK" &&
+    npm install --prefix "$AGENTD_ACP_SDK" --no-audit --no-fund --silent @agentclientprotocol/sdk@1.9.0
+}
+
 go_vet() { test -z "$(gofmt -l $(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $(git ls-files '*.go'); return 1; }; go vet ./...; }
 # The Go suite runs with -json so that scripts/testsummary can print, per package, how many tests
 # passed, failed and were skipped (a skip is easy to miss in plain output: the provider
@@ -65,6 +75,7 @@ cross_build() {
 
 step "install" install_system
 step "install MCP test server" install_mcp_everything
+step "install the ACP SDK" install_acp_sdk
 step "gofmt + go vet" go_vet
 step "go test -race" go_test
 step "static + cross builds" cross_build
