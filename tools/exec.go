@@ -93,12 +93,14 @@ func runCommand(ctx context.Context, env *Env, spec execSpec) execResult {
 		io.Copy(out, pr)
 		close(copied)
 	}()
+	track(cmd, token)
 	err = cmd.Wait()
 	res := execResult{Duration: time.Since(start), ExitCode: -1}
 	// The program is done: what it left running in the background (`cmd &`, nohup) goes with
 	// it, and so, where it can be found, does what left the group (setsid).
 	killGroup(cmd)
 	sweepTagged(token)
+	untrack(cmd)
 	select {
 	case <-copied:
 	case <-time.After(2 * time.Second):

@@ -233,6 +233,7 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 		for range sigs {
 			n++
 			if n > 1 {
+				tools.KillLeftovers() // os.Exit skips main's
 				os.Exit(exitCancelled)
 			}
 			out.Info("Cancelling… (press Ctrl-C again to quit at once)")

@@ -55,7 +55,16 @@ usage:
 flags:
 `
 
-func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+// main makes agentd a child subreaper where it can (Linux), so an orphan a program left behind
+// becomes agentd's child, and kills what programs left running once run returns, whether input
+// ended, the editor asked it to exit or SIGTERM/SIGINT arrived (run handles those and returns).
+// Only here: tests call run in-process, and killing every child would reach theirs.
+func main() {
+	tools.BecomeSubreaper() // an error leaves orphans to init, as without it
+	code := run(os.Args[1:], os.Stderr)
+	tools.KillLeftovers()
+	os.Exit(code)
+}
 
 func run(args []string, stderr io.Writer) int {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {

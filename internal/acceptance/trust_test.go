@@ -6,9 +6,12 @@ package acceptance_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -315,4 +318,46 @@ func TestSymlinkSwapDuringPermission(t *testing.T) {
 			t.Errorf("the editor was sent an edit after the swap: %s", f.Params)
 		}
 	}
+}
+
+// A background child that escapes both the process group (setsid) and the run's tag (env -i
+// clears the environment) outlives the program, but not agentd: on Linux agentd is a child
+// subreaper, so the orphan becomes agentd's child, and agentd kills its children when it exits
+// (here on SIGTERM).
+func TestEscapedChildDiesWithAgentd(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("child subreapers are Linux's")
+	}
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	// The loop waits until the escapee has dropped the tag, so the sweep at the program's exit
+	// cannot find it.
+	script := "setsid env -i sleep 300 & echo $! > esc.pid; while grep -q AGENTD_RUN /proc/$!/environ; do sleep 0.01; done; echo started"
+	e := start(t, fakeeditor.Full(), replay(t, responses(
+		map[string]any{"toolCalls": []any{map[string]any{"id": "p", "name": "run_program", "args": map[string]any{"command": []string{"sh", "-c", script}}}}},
+		map[string]any{"text": "done"},
+	)))
+	e.ed.AnswerPermissions("allow_once")
+	sid := e.newSession()
+	e.prompt(sid, "start a daemon")
+	b, err := os.ReadFile(filepath.Join(e.root, "esc.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(b))
+	t.Cleanup(func() {
+		if n, err := strconv.Atoi(pid); err == nil {
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	})
+	if err := e.p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	e.p.waitExit(10 * time.Second)
+	eventually(t, "the escaped child to be gone", func() bool {
+		_, err := os.Stat("/proc/" + pid)
+		return os.IsNotExist(err) || zombie(pid)
+	})
 }
