@@ -74,6 +74,7 @@ func (s *Server) table() map[string]method {
 		protocol.MethodSessionLoad:            handler(nil, viaManager(Sessions.Load)),
 		protocol.MethodSessionResume:          handler(nil, viaManager(Sessions.Resume)),
 		protocol.MethodSessionFork:            handler(nil, viaManager(Sessions.Fork)),
+		protocol.MethodCheckpointsList:        handler(nil, viaManager(Sessions.Checkpoints)),
 		protocol.MethodSessionList:            handler(nil, viaManager(listSessions)),
 		protocol.MethodSessionClose:           handler(nil, viaManager(closeSession)),
 		protocol.MethodSessionDelete:          handler(nil, viaManager(deleteSession)),

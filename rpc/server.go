@@ -37,6 +37,7 @@ type Sessions interface {
 	Load(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error)
 	Resume(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error)
 	Fork(ctx context.Context, p protocol.SessionForkParams) (protocol.SessionForkResult, error)
+	Checkpoints(ctx context.Context, p protocol.SessionIDParams) (protocol.CheckpointListResult, error)
 	List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error)
 	Close(ctx context.Context, sessionID string) error
 	Delete(ctx context.Context, sessionID string) error

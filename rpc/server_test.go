@@ -72,6 +72,12 @@ func (f *fakeSessions) Fork(ctx context.Context, p protocol.SessionForkParams) (
 	}
 	return protocol.SessionForkResult{}, fmt.Errorf("%w: %q", session.ErrUnknownSession, p.SessionID)
 }
+func (f *fakeSessions) Checkpoints(ctx context.Context, p protocol.SessionIDParams) (protocol.CheckpointListResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.CheckpointListResult{}, err
+	}
+	return protocol.CheckpointListResult{}, fmt.Errorf("%w: %q", session.ErrUnknownSession, p.SessionID)
+}
 func (f *fakeSessions) List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error) {
 	if err := session.Validate(&p); err != nil {
 		return protocol.SessionListResult{}, err

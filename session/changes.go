@@ -46,6 +46,8 @@ type fileChange struct {
 	AfterKnown bool   `json:"afterKnown,omitempty"`
 	// Dir marks a renamed directory (its files are not listed one by one).
 	Dir bool `json:"dir,omitempty"`
+	// origin is the path Before was read at (the checkpoint keeps it under that name).
+	origin string
 }
 
 // turnChanges collects the files a turn changed.
@@ -54,6 +56,9 @@ type turnChanges struct {
 	files map[string]*fileChange
 	seq   map[string]int // path → order of first change, so the list follows the turn
 	n     int
+	// before, when set, runs with the pre-images of an edit about to be applied (the turn's
+	// checkpoint saves them).
+	before func(changes []workspace.Change, pre map[string]preImage)
 }
 
 func newTurnChanges() *turnChanges {
@@ -68,6 +73,9 @@ type recordingWS struct {
 
 func (w recordingWS) ApplyEdit(ctx context.Context, label string, changes []workspace.Change) error {
 	pre := w.tc.preImages(ctx, w.Workspace, changes)
+	if w.tc.before != nil {
+		w.tc.before(changes, pre)
+	}
 	if err := w.Workspace.ApplyEdit(ctx, label, changes); err != nil {
 		return err
 	}
@@ -163,7 +171,7 @@ func (tc *turnChanges) applied(changes []workspace.Change, pre map[string]preIma
 		case workspace.ChangeEdit:
 			f := tc.files[c.Path]
 			if f == nil {
-				f = &fileChange{Path: c.Path, Change: changeModified, Before: c.OldText, BeforeKnown: true}
+				f = &fileChange{Path: c.Path, Change: changeModified, Before: c.OldText, BeforeKnown: true, origin: c.Path}
 				tc.put(f)
 			}
 			f.After, f.AfterKnown = c.NewText, true
@@ -176,7 +184,7 @@ func (tc *turnChanges) applied(changes []workspace.Change, pre map[string]preIma
 			case f == nil:
 				f = &fileChange{Path: c.Path, Change: changeCreated}
 				if p, ok := pre[c.Path]; ok {
-					f.Change, f.Before, f.BeforeKnown = changeModified, p.text, p.ok
+					f.Change, f.Before, f.BeforeKnown, f.origin = changeModified, p.text, p.ok, c.Path
 				}
 				tc.put(f)
 			case f.Change == changeDeleted:
@@ -218,13 +226,13 @@ func (tc *turnChanges) deleted(p string, pre map[string]preImage) {
 		if !ok {
 			return // not a file the turn knew of (a directory itself)
 		}
-		tc.put(&fileChange{Path: p, Change: changeDeleted, Before: img.text, BeforeKnown: img.ok})
+		tc.put(&fileChange{Path: p, Change: changeDeleted, Before: img.text, BeforeKnown: img.ok, origin: p})
 	case f.Change == changeCreated:
 		delete(tc.files, p)
 	case f.Change == changeRenamed:
 		// Gone from where it was moved to: deleted where it was before the turn.
 		delete(tc.files, p)
-		tc.put(&fileChange{Path: f.From, Change: changeDeleted, Before: f.Before, BeforeKnown: f.BeforeKnown})
+		tc.put(&fileChange{Path: f.From, Change: changeDeleted, Before: f.Before, BeforeKnown: f.BeforeKnown, origin: f.origin})
 	default:
 		f.Change, f.After, f.AfterKnown = changeDeleted, "", false
 	}
@@ -238,7 +246,7 @@ func (tc *turnChanges) renamed(src, dst string, pre map[string]preImage) {
 		if !ok && (err != nil || !st.IsDir()) {
 			return
 		}
-		f = &fileChange{Path: src, Change: changeRenamed, From: src, Before: img.text, BeforeKnown: img.ok, After: img.text, AfterKnown: img.ok, Dir: err == nil && st.IsDir()}
+		f = &fileChange{Path: src, Change: changeRenamed, From: src, Before: img.text, BeforeKnown: img.ok, After: img.text, AfterKnown: img.ok, Dir: err == nil && st.IsDir(), origin: src}
 	}
 	delete(tc.files, src)
 	switch f.Change {
@@ -255,7 +263,7 @@ func (tc *turnChanges) renamed(src, dst string, pre map[string]preImage) {
 	if img, ok := pre[dst]; ok && dst != src {
 		// An overwritten destination: its text before the turn is a pre-image too, kept under
 		// a key no file has.
-		tc.put(&fileChange{Path: dst + "\x00overwritten", Change: changeDeleted, Before: img.text, BeforeKnown: img.ok})
+		tc.put(&fileChange{Path: dst + "\x00overwritten", Change: changeDeleted, Before: img.text, BeforeKnown: img.ok, origin: dst})
 	}
 }
 

@@ -278,6 +278,7 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		if !st.updated.IsZero() {
 			s.updatedAt = st.updated
 		}
+		s.loadCheckpoints()
 		if s.file, err = m.store.append(p.SessionID); err != nil {
 			return protocol.SessionLoadResult{}, fmt.Errorf("session store: %w", err)
 		}
@@ -389,6 +390,9 @@ func (m *Manager) Delete(ctx context.Context, sessionID string) error {
 	}
 	removed := false
 	if m.store != nil {
+		if validID(sessionID) {
+			_ = os.RemoveAll(filepath.Join(m.store.dir, sessionID+".checkpoints"))
+		}
 		err := m.store.remove(sessionID)
 		if err == nil {
 			removed = true

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -268,4 +269,89 @@ func texts(msgs []providers.Message) string {
 		}
 	}
 	return strings.Join(out, "|")
+}
+
+func TestCheckpointSavedBeforeTheEditAndListed(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("done")})
+	h.set.Mode = ModeAuto
+	sid := h.newSession()
+	// Inside the editor's ApplyEdit, before it applies: the pre-image must be on disk already.
+	var sawBefore string
+	h.ws.editHook = func(context.Context) error {
+		names, _ := filepath.Glob(filepath.Join(h.state, "sessions", sid+".checkpoints", "*.log"))
+		if len(names) == 1 {
+			if cp, ok := readCheckpoint(names[0]); ok && len(cp.Files) == 1 {
+				sawBefore = cp.Files[0].Before
+			}
+		}
+		return nil
+	}
+	h.prompt("make it loud")
+	if sawBefore != "alpha\n" {
+		t.Fatalf("checkpoint on disk before the edit applied: %q", sawBefore)
+	}
+	res, err := h.m.Checkpoints(context.Background(), protocol.SessionIDParams{SessionID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Checkpoints) != 1 || res.Checkpoints[0].Prompt != "make it loud" ||
+		!slices.Equal(res.Checkpoints[0].Files, []protocol.CheckpointFile{{Path: h.path("a.txt"), Change: "modified"}}) {
+		t.Fatalf("checkpoints %+v", res)
+	}
+	// Persisted with the session: a new daemon lists it after resume.
+	_ = h.m.Shutdown(context.Background())
+	h.m = h.manager()
+	if _, err := h.m.Resume(context.Background(), protocol.SessionLoadParams{SessionID: sid, Cwd: h.dir}); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := h.m.Checkpoints(context.Background(), protocol.SessionIDParams{SessionID: sid})
+	if len(again.Checkpoints) != 1 || again.Checkpoints[0].CheckpointID != res.Checkpoints[0].CheckpointID {
+		t.Fatalf("after reload %+v", again)
+	}
+	// Deleting the session deletes its checkpoints.
+	if err := h.m.Delete(context.Background(), sid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(h.state, "sessions", sid+".checkpoints")); !os.IsNotExist(err) {
+		t.Fatalf("checkpoints left after delete: %v", err)
+	}
+}
+
+func TestTurnWithoutChangesLeavesNoCheckpoint(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("hi")})
+	sid := h.newSession()
+	h.prompt("hello")
+	res, _ := h.m.Checkpoints(context.Background(), protocol.SessionIDParams{SessionID: sid})
+	if len(res.Checkpoints) != 0 {
+		t.Fatalf("checkpoints %+v", res)
+	}
+}
+
+func TestCheckpointsAreBounded(t *testing.T) {
+	h := newHarness(t)
+	sid := h.newSession()
+	s, _ := h.m.get(sid)
+	dir := s.checkpointDir()
+	defer func(n int) { maxCheckpointBytes = n }(maxCheckpointBytes)
+	maxCheckpointBytes = 3 << 10
+	big := strings.Repeat("x", maxCheckpointBytes/3+1)
+	for i := range maxCheckpoints + 5 {
+		tr := &turn{s: s, changes: newTurnChanges()}
+		tr.cp = &checkpoint{ID: fmt.Sprintf("cp_%02d", i), CreatedAt: time.Unix(int64(i), 0)}
+		f := &fileChange{Path: fmt.Sprintf("/p/%d", i), Change: changeModified, BeforeKnown: true, origin: fmt.Sprintf("/p/%d", i)}
+		if i >= maxCheckpoints {
+			f.Before = big
+		}
+		tr.saveCheckpoint([]*fileChange{f})
+		tr.closeCheckpoint()
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	s.mu.Lock()
+	n := len(s.checkpoints)
+	newest := s.checkpoints[n-1].ID
+	s.mu.Unlock()
+	// The three newest big ones pass the byte bound: only the two newest are kept.
+	if n != 2 || len(names) != 2 || newest != fmt.Sprintf("cp_%02d", maxCheckpoints+4) {
+		t.Fatalf("kept %d in memory, %d on disk, newest %s", n, len(names), newest)
+	}
 }

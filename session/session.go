@@ -73,6 +73,8 @@ type Session struct {
 	ending  bool
 	pending map[*pendingPerm]struct{}
 	closed  bool
+	// checkpoints are the newest turns' checkpoints, oldest first (checkpoints.go).
+	checkpoints []*checkpoint
 	// mcp is the session's MCP servers (session/mcp.go); nil when it names none.
 	mcp *mcp.Set
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,14 @@ type turn struct {
 	reg *tools.Registry
 	// changes are the files the turn's tools changed (session/changes.go).
 	changes *turnChanges
+	// cp is the turn's checkpoint (session/checkpoints.go).
+	cp *checkpoint
+	// log is the checkpoint's file while the turn runs; blobs numbers the pre-images written to
+	// it, by the path they were read at.
+	cpMu    sync.Mutex
+	cpEnded bool
+	log     *os.File
+	blobs   map[string]int
 }
 
 // workspace is the port the turn's tools write through: the session's, recording the changes.
@@ -61,6 +70,7 @@ func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, a
 	t.used = s.lastUsed
 	s.mu.Unlock()
 	res := t.run(blocks, announce)
+	t.endCheckpoint()
 	res.Usage = &t.usage
 	s.mu.Lock()
 	s.updatedAt = time.Now().UTC()
@@ -92,6 +102,7 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		return t.compactCommand()
 	}
 	blocks = t.expandMCPPrompt(blocks)
+	t.startCheckpoint(blocks, len(s.historySnapshot()))
 	t.addUserMessage(blocks, announce)
 	s.m.trace.event(s.id, "prompt", map[string]any{"blocks": len(blocks)})
 

@@ -99,6 +99,23 @@ func TestPromptAnswerCarriesTheTurnsChanges(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("changes\n got %+v\nwant %+v", got, want)
 	}
+	var list protocol.CheckpointListResult
+	if err := e.ed.Call(ctxT(t), "agent/x/checkpoints/list", map[string]any{"sessionId": sid}, &list); err != nil {
+		t.Fatalf("agent/x/checkpoints/list: %v", err)
+	}
+	if len(list.Checkpoints) != 1 || list.Checkpoints[0].Prompt != "change things" || list.Checkpoints[0].CheckpointID == "" {
+		t.Fatalf("checkpoints = %+v, want the one turn", list)
+	}
+	var files []protocol.FileChange
+	for _, f := range list.Checkpoints[0].Files {
+		files = append(files, protocol.FileChange{Path: f.Path, Change: f.Change, From: f.From})
+	}
+	for i := range want {
+		want[i].Added, want[i].Removed = 0, 0
+	}
+	if !slices.Equal(files, want) {
+		t.Errorf("checkpoint files\n got %+v\nwant %+v", files, want)
+	}
 }
 
 func TestForkCopiesTheConversation(t *testing.T) {

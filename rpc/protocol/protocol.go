@@ -21,6 +21,7 @@ const (
 	MethodSessionPrompt          = "agent/session/prompt"
 	MethodSessionSetConfigOption = "agent/session/set_config_option"
 	MethodSessionFork            = "agent/session/fork"
+	MethodCheckpointsList        = "agent/x/checkpoints/list"
 	MethodSessionCancel          = "agent/session/cancel" // notification
 	MethodProvidersList          = "agent/providers/list"
 	MethodProvidersSet           = "agent/providers/set"
@@ -254,6 +255,25 @@ type FileChange struct {
 	From    string `json:"from,omitempty"`
 	Added   int    `json:"added"`
 	Removed int    `json:"removed"`
+}
+
+// CheckpointListResult answers agent/x/checkpoints/list, newest first.
+type CheckpointListResult struct {
+	Checkpoints []Checkpoint `json:"checkpoints"`
+}
+
+// Checkpoint is what one turn's file changes replaced, listed by file.
+type Checkpoint struct {
+	CheckpointID string           `json:"checkpointId"`
+	CreatedAt    string           `json:"createdAt"`
+	Prompt       string           `json:"prompt"`
+	Files        []CheckpointFile `json:"files"`
+}
+
+type CheckpointFile struct {
+	Path   string `json:"path"`
+	Change string `json:"change"`
+	From   string `json:"from,omitempty"`
 }
 
 // Usage of a whole turn.

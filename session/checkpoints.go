@@ -1,0 +1,361 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+// A checkpoint is what a turn's file changes replaced: the pre-image of every file it created,
+// edited, renamed or deleted (turnChanges), with the prompt that started the turn and where the
+// turn began in the history. It is saved before the edit that first touches each file is
+// applied, as one JSON file per turn beside the session's transcript
+// (sessions/ID.checkpoints/), written aside and renamed into place, so a kill leaves the last
+// whole version; and saved again whole when the turn ends. A session keeps the newest
+// maxCheckpoints turns' checkpoints and at most maxCheckpointBytes of them; older ones are
+// deleted as new ones are saved.
+const (
+	maxCheckpoints     = 20
+	maxCheckpointTitle = 200
+)
+
+// maxCheckpointBytes is a variable so a test can bound it small.
+var maxCheckpointBytes = 64 << 20
+
+type checkpoint struct {
+	ID        string    `json:"checkpointId"`
+	CreatedAt time.Time `json:"createdAt"`
+	Prompt    string    `json:"prompt"`
+	// History is how many history messages came before the turn's prompt.
+	History int           `json:"history"`
+	Files   []*fileChange `json:"files"`
+}
+
+// checkpointDir is where the session's checkpoints are saved; "" when nothing is persisted.
+func (s *Session) checkpointDir() string {
+	if s.m.store == nil {
+		return ""
+	}
+	return filepath.Join(s.m.store.dir, s.id+".checkpoints")
+}
+
+// startCheckpoint begins the turn's checkpoint; its files are filled in as the turn changes them.
+func (t *turn) startCheckpoint(blocks []protocol.ContentBlock, history int) {
+	var prompt []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			prompt = append(prompt, b.Text)
+		}
+	}
+	t.cp = &checkpoint{ID: newID("cp_"), CreatedAt: time.Now().UTC(), Prompt: clip.String(strings.Join(prompt, " "), maxCheckpointTitle, "…"), History: history}
+	t.changes.before = t.saveBefore
+}
+
+// cpIndex is a checkpoint as saved: its files' pre-images are kept beside it, one raw file each
+// (blob N), so saving costs a write per file and no encoding.
+type cpIndex struct {
+	ID        string    `json:"checkpointId"`
+	CreatedAt time.Time `json:"createdAt"`
+	Prompt    string    `json:"prompt"`
+	History   int       `json:"history"`
+	Files     []cpFile  `json:"files"`
+}
+
+type cpFile struct {
+	Path        string `json:"path"`
+	Change      string `json:"change"`
+	From        string `json:"from,omitempty"`
+	Blob        int    `json:"blob,omitempty"`
+	BeforeKnown bool   `json:"beforeKnown,omitempty"`
+	Dir         bool   `json:"dir,omitempty"`
+}
+
+// saveBefore saves the pre-images an edit about to be applied replaces, and the checkpoint's
+// index naming them, before the editor applies it: a crash between the two leaves a pre-image
+// equal to the file, which a restore leaves as it is.
+func (t *turn) saveBefore(changes []workspace.Change, pre map[string]preImage) {
+	files := t.changes.list()
+	known := map[string]bool{}
+	for _, f := range files {
+		known[f.Path] = true
+	}
+	fresh := false
+	add := func(f *fileChange) {
+		if !known[f.Path] {
+			known[f.Path] = true
+			files = append(files, f)
+			fresh = true
+		}
+	}
+	for _, c := range changes {
+		switch c.Kind {
+		case workspace.ChangeEdit:
+			add(&fileChange{Path: c.Path, Change: changeModified, Before: c.OldText, BeforeKnown: true, origin: c.Path})
+		case workspace.ChangeCreate:
+			if c.Dir {
+				continue
+			}
+			if p, ok := pre[c.Path]; ok {
+				add(&fileChange{Path: c.Path, Change: changeModified, Before: p.text, BeforeKnown: p.ok, origin: c.Path})
+			} else {
+				add(&fileChange{Path: c.Path, Change: changeCreated})
+			}
+		}
+	}
+	for p, img := range pre {
+		add(&fileChange{Path: p, Change: changeDeleted, Before: img.text, BeforeKnown: img.ok, origin: p})
+	}
+	if fresh {
+		t.saveCheckpoint(files)
+	}
+}
+
+// endCheckpoint saves the turn's checkpoint whole once the turn ended, or removes it when the
+// turn left no file changed.
+func (t *turn) endCheckpoint() {
+	if t.cp == nil {
+		return
+	}
+	defer t.closeCheckpoint()
+	files := t.changes.list()
+	if len(files) == 0 {
+		if dir := t.s.checkpointDir(); dir != "" {
+			_ = os.Remove(filepath.Join(dir, t.cp.dirName()))
+		}
+		t.s.mu.Lock()
+		if n := len(t.s.checkpoints); n > 0 && t.s.checkpoints[n-1].ID == t.cp.ID {
+			t.s.checkpoints = t.s.checkpoints[:n-1]
+		}
+		t.s.mu.Unlock()
+		return
+	}
+	t.saveCheckpoint(files)
+}
+
+func (cp *checkpoint) dirName() string {
+	return fmt.Sprintf("%020d-%s.log", cp.CreatedAt.UnixNano(), cp.ID)
+}
+
+func (t *turn) saveCheckpoint(files []*fileChange) {
+	// A write call the turn stopped waiting for (a cancel) may still save while the turn ends.
+	t.cpMu.Lock()
+	defer t.cpMu.Unlock()
+	cp := *t.cp
+	cp.Files = files
+	s := t.s
+	s.mu.Lock()
+	if n := len(s.checkpoints); n > 0 && s.checkpoints[n-1].ID == cp.ID {
+		s.checkpoints[n-1] = &cp
+	} else {
+		s.checkpoints = append(s.checkpoints, &cp)
+	}
+	s.mu.Unlock()
+	dir := s.checkpointDir()
+	if dir != "" {
+		if err := t.writeCheckpoint(dir, &cp); err != nil {
+			s.m.log.Warn("checkpoint save failed: " + err.Error())
+		}
+		if t.cpEnded && t.log != nil {
+			_ = t.log.Close()
+			t.log = nil
+		}
+	}
+	s.trimCheckpoints(dir)
+}
+
+// A checkpoint is saved as an append-only log, one per turn: each pre-image is a header line
+// {"blob":N,"len":BYTES} and its raw bytes, written when the turn first replaces that file;
+// each version of the index is a line {"index":…} naming the blobs. A kill mid-write tears only
+// the last record, which a read skips; the last whole index wins.
+type cpRecord struct {
+	Blob  int      `json:"blob,omitempty"`
+	Len   int      `json:"len,omitempty"`
+	Index *cpIndex `json:"index,omitempty"`
+}
+
+// writeCheckpoint appends the pre-images not written yet, then the index.
+func (t *turn) writeCheckpoint(dir string, cp *checkpoint) error {
+	if t.log == nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, cp.dirName()), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return err
+		}
+		t.log = f
+		if t.blobs == nil {
+			t.blobs = map[string]int{}
+		}
+	}
+	ix := cpIndex{ID: cp.ID, CreatedAt: cp.CreatedAt, Prompt: cp.Prompt, History: cp.History, Files: make([]cpFile, 0, len(cp.Files))}
+	for _, f := range cp.Files {
+		cf := cpFile{Path: f.Path, Change: f.Change, From: f.From, BeforeKnown: f.BeforeKnown, Dir: f.Dir}
+		if f.BeforeKnown && f.Change != changeCreated && f.origin != "" {
+			n, ok := t.blobs[f.origin]
+			if !ok {
+				n = len(t.blobs) + 1
+				head, _ := json.Marshal(cpRecord{Blob: n, Len: len(f.Before)})
+				if _, err := t.log.Write(append(head, '\n')); err != nil {
+					return err
+				}
+				if _, err := t.log.WriteString(f.Before); err != nil {
+					return err
+				}
+				t.blobs[f.origin] = n
+			}
+			cf.Blob = n
+		}
+		ix.Files = append(ix.Files, cf)
+	}
+	b, err := json.Marshal(cpRecord{Index: &ix})
+	if err != nil {
+		return err
+	}
+	_, err = t.log.Write(append(b, '\n'))
+	return err
+}
+
+// closeCheckpoint closes the turn's checkpoint log.
+func (t *turn) closeCheckpoint() {
+	t.cpMu.Lock()
+	defer t.cpMu.Unlock()
+	t.cpEnded = true
+	if t.log != nil {
+		_ = t.log.Close()
+		t.log = nil
+	}
+}
+
+// trimCheckpoints drops the oldest checkpoints beyond maxCheckpoints and maxCheckpointBytes.
+func (s *Session) trimCheckpoints(dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := 0
+	keep := len(s.checkpoints)
+	for i := len(s.checkpoints) - 1; i >= 0; i-- {
+		total += s.checkpoints[i].size()
+		if len(s.checkpoints)-i > maxCheckpoints || (total > maxCheckpointBytes && i < len(s.checkpoints)-1) {
+			keep = len(s.checkpoints) - 1 - i
+			break
+		}
+	}
+	drop := s.checkpoints[:len(s.checkpoints)-keep]
+	for _, cp := range drop {
+		if dir != "" {
+			_ = os.Remove(filepath.Join(dir, cp.dirName()))
+		}
+	}
+	s.checkpoints = append([]*checkpoint(nil), s.checkpoints[len(s.checkpoints)-keep:]...)
+}
+
+func (cp *checkpoint) size() int {
+	n := len(cp.Prompt)
+	for _, f := range cp.Files {
+		n += len(f.Path) + len(f.Before) + len(f.After)
+	}
+	return n
+}
+
+// loadCheckpoints reads the session's saved checkpoints, oldest first; a log without a whole
+// index is skipped.
+func (s *Session) loadCheckpoints() {
+	dir := s.checkpointDir()
+	if dir == "" {
+		return
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	sort.Strings(names)
+	var cps []*checkpoint
+	for _, n := range names {
+		if cp, ok := readCheckpoint(n); ok {
+			cps = append(cps, cp)
+		}
+	}
+	s.mu.Lock()
+	s.checkpoints = cps
+	s.mu.Unlock()
+}
+
+func readCheckpoint(path string) (*checkpoint, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	blobs := map[int]string{}
+	var ix *cpIndex
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		var rec cpRecord
+		if json.Unmarshal(line, &rec) != nil {
+			break
+		}
+		if rec.Index != nil {
+			ix = rec.Index
+			continue
+		}
+		buf := make([]byte, rec.Len)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			break
+		}
+		blobs[rec.Blob] = string(buf)
+	}
+	if ix == nil || ix.ID == "" {
+		return nil, false
+	}
+	cp := &checkpoint{ID: ix.ID, CreatedAt: ix.CreatedAt, Prompt: ix.Prompt, History: ix.History}
+	for _, cf := range ix.Files {
+		f := &fileChange{Path: cf.Path, Change: cf.Change, From: cf.From, BeforeKnown: cf.BeforeKnown, Dir: cf.Dir}
+		if cf.Blob > 0 {
+			text, ok := blobs[cf.Blob]
+			if !ok {
+				return nil, false
+			}
+			f.Before = text
+		}
+		cp.Files = append(cp.Files, f)
+	}
+	return cp, true
+}
+
+// Checkpoints lists the session's checkpoints, newest first (agent/x/checkpoints/list).
+func (m *Manager) Checkpoints(ctx context.Context, p protocol.SessionIDParams) (protocol.CheckpointListResult, error) {
+	if err := checkRequired("sessionId", p.SessionID); err != nil {
+		return protocol.CheckpointListResult{}, err
+	}
+	s, err := m.get(p.SessionID)
+	if err != nil {
+		return protocol.CheckpointListResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := protocol.CheckpointListResult{Checkpoints: []protocol.Checkpoint{}}
+	for i := len(s.checkpoints) - 1; i >= 0; i-- {
+		cp := s.checkpoints[i]
+		out := protocol.Checkpoint{CheckpointID: cp.ID, CreatedAt: cp.CreatedAt.Format(time.RFC3339Nano), Prompt: cp.Prompt, Files: []protocol.CheckpointFile{}}
+		for _, f := range cp.Files {
+			if f.Dir || strings.ContainsRune(f.Path, 0) {
+				continue
+			}
+			out.Files = append(out.Files, protocol.CheckpointFile{Path: f.Path, Change: f.Change, From: f.From})
+		}
+		res.Checkpoints = append(res.Checkpoints, out)
+	}
+	return res, nil
+}
