@@ -40,12 +40,12 @@ type writeTextFileParams struct {
 // for a client without writeTextFile, go to the disk (atomically, containment checked again).
 func (w *editorWorkspace) acpApplyEdit(ctx context.Context, label string, changes []workspace.Change) error {
 	if !w.b.caps.WriteTextFile {
-		return w.b.disk.ApplyEdit(ctx, label, changes)
+		return w.disk.ApplyEdit(ctx, label, changes)
 	}
 	for i, c := range changes {
 		write := (c.Kind == workspace.ChangeEdit) || (c.Kind == workspace.ChangeCreate && !c.Dir)
 		if !write {
-			if err := w.b.disk.ApplyEdit(ctx, label, []workspace.Change{c}); err != nil {
+			if err := w.disk.ApplyEdit(ctx, label, []workspace.Change{c}); err != nil {
 				return err
 			}
 			continue
@@ -57,7 +57,7 @@ func (w *editorWorkspace) acpApplyEdit(ctx context.Context, label string, change
 		if c.Kind == workspace.ChangeEdit {
 			cur, err = w.ReadFile(ctx, c.Path)
 		} else {
-			cur, err = w.b.disk.ReadFile(ctx, c.Path)
+			cur, err = w.disk.ReadFile(ctx, c.Path)
 		}
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

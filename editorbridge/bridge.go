@@ -70,7 +70,6 @@ type Bridge struct {
 	conn Conn
 	caps Capabilities
 	log  *zap.Logger
-	disk *workspace.Disk
 
 	umu  sync.Mutex                   // guards note
 	note protocol.SessionNotification // the notification Update hands over, reused
@@ -87,7 +86,7 @@ func New(conn Conn, caps Capabilities, log *zap.Logger) *Bridge {
 		log = zap.NewNop()
 	}
 	return &Bridge{
-		conn: conn, caps: caps, log: log, disk: workspace.NewDisk(),
+		conn: conn, caps: caps, log: log,
 		noticed: map[string]bool{}, methodMissing: map[string]bool{},
 	}
 }
@@ -177,7 +176,11 @@ func (b *Bridge) Secret(ctx context.Context, key string) (value string, ok bool,
 
 // Workspace returns the port of one session over this editor.
 func (b *Bridge) Workspace(sessionID string, roots *workspace.Roots) workspace.Workspace {
-	return &editorWorkspace{b: b, sessionID: sessionID, roots: roots}
+	var dirs []string
+	if roots != nil {
+		dirs = roots.Dirs()
+	}
+	return &editorWorkspace{b: b, sessionID: sessionID, roots: roots, disk: workspace.NewDisk(dirs...)}
 }
 
 // Client is the engine's view of the editor: it satisfies session.Client.

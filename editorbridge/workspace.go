@@ -17,6 +17,7 @@ type editorWorkspace struct {
 	b         *Bridge
 	sessionID string
 	roots     *workspace.Roots
+	disk      *workspace.Disk // the fallback for what the editor does not serve, confined to roots
 }
 
 var _ workspace.Workspace = (*editorWorkspace)(nil)
@@ -72,7 +73,7 @@ func metaInt(m protocol.Meta, key string) (int32, bool) {
 func (w *editorWorkspace) diskRead(ctx context.Context, path string) (workspace.Doc, error) {
 	w.b.noticeOnce(w.sessionID, "read", "Reading files from disk",
 		"This editor does not serve agent/fs/read_text_file, so agentd reads files from disk and does not see unsaved changes.")
-	return w.b.disk.ReadFile(ctx, path)
+	return w.disk.ReadFile(ctx, path)
 }
 
 // DirtyBuffers lists the editor's unsaved buffers; none are known without the capability.
@@ -201,7 +202,7 @@ func (w *editorWorkspace) ApplyEdit(ctx context.Context, label string, changes [
 	if !w.b.caps.ApplyEdit {
 		w.b.noticeOnce(w.sessionID, "edit", "Edits written to disk",
 			"This editor does not accept workspace/applyEdit, so agentd writes its edits to the files on disk directly.")
-		return w.b.disk.ApplyEdit(ctx, label, changes)
+		return w.disk.ApplyEdit(ctx, label, changes)
 	}
 	// Directories have no LSP operation: they are made on disk once the editor took the rest.
 	var dirs []workspace.Change
@@ -248,7 +249,7 @@ func (w *editorWorkspace) ApplyEdit(ctx context.Context, label string, changes [
 		}
 	}
 	if len(dirs) > 0 {
-		if err := w.b.disk.ApplyEdit(ctx, label, dirs); err != nil {
+		if err := w.disk.ApplyEdit(ctx, label, dirs); err != nil {
 			return err
 		}
 	}

@@ -14,10 +14,15 @@ import (
 // Disk is the port on the file system itself: what `agentd exec` uses, and what the editor
 // bridge falls back to for a client that serves no reads or edits. It has no buffers, so every
 // Doc has a nil Version and an edit's version check is that OldText still matches the disk.
-type Disk struct{}
+type Disk struct {
+	roots []string
+}
 
-// NewDisk returns the disk implementation of Workspace.
-func NewDisk() *Disk { return &Disk{} }
+// NewDisk returns the disk implementation of Workspace. Given the workspace roots (real paths,
+// as Roots.Dirs gives them), every change it applies beneath one of them is made through an
+// *os.Root on that root, so that a symlink swapped in after the paths were resolved cannot carry
+// a write, a move or a deletion outside it.
+func NewDisk(roots ...string) *Disk { return &Disk{roots: roots} }
 
 var _ Workspace = (*Disk)(nil)
 
@@ -72,7 +77,8 @@ func (d *Disk) ApplyEdit(ctx context.Context, label string, changes []Change) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	tx := &txn{links: links}
+	tx := &txn{links: links, fs: confined{roots: d.roots}}
+	defer tx.fs.close()
 	for i, s := range st.steps {
 		err := tx.do(s)
 		if err == nil && testHookAfterStep != nil {
@@ -239,6 +245,7 @@ func (st *stage) check(c Change) error {
 // txn performs steps and remembers how to undo each.
 type txn struct {
 	links   map[string]bool // symlinks above the paths when the edit began
+	fs      confined
 	undo    []func() error
 	backups []string // removed on commit
 }
@@ -255,21 +262,49 @@ func (tx *txn) rollback() error {
 
 func (tx *txn) commit() {
 	for _, b := range tx.backups {
-		os.RemoveAll(b)
+		if f, name, err := tx.fs.at(b); err == nil {
+			f.RemoveAll(name)
+		}
 	}
+}
+
+// rename moves oldp to newp through the root that holds both; a move between two roots goes
+// through the host, after the check before the step.
+func (tx *txn) rename(oldp, newp string) error {
+	fo, no, err := tx.fs.at(oldp)
+	if err != nil {
+		return err
+	}
+	fn, nn, err := tx.fs.at(newp)
+	if err != nil {
+		return err
+	}
+	if fo != fn {
+		return os.Rename(oldp, newp)
+	}
+	return fo.Rename(no, nn)
+}
+
+// op runs fn on p's file system and name.
+func (tx *txn) op(p string, fn func(f dirFS, name string) error) error {
+	f, name, err := tx.fs.at(p)
+	if err != nil {
+		return err
+	}
+	return fn(f, name)
 }
 
 // aside moves p out of the way (same directory, so the rename is atomic) and registers its
 // restoration.
 func (tx *txn) aside(p string) error {
 	b := sideName(p, "bak")
-	if err := os.Rename(p, b); err != nil {
+	if err := tx.rename(p, b); err != nil {
 		return err
 	}
 	tx.backups = append(tx.backups, b)
 	tx.undo = append(tx.undo, func() error {
-		os.RemoveAll(p)
-		return os.Rename(b, p)
+		tx.op(p, func(f dirFS, name string) error { return f.RemoveAll(name) })
+		return tx.rename(b, p)
 	})
 	return nil
 }
@@ -284,7 +319,7 @@ func sideName(p, kind string) string {
 func (tx *txn) mkdirs(dir string) error {
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
+		if tx.op(d, func(f dirFS, name string) error { _, err := f.Stat(name); return err }) == nil {
 			break
 		}
 		missing = append(missing, d)
@@ -294,10 +329,10 @@ func (tx *txn) mkdirs(dir string) error {
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		d := missing[i]
-		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := tx.op(d, func(f dirFS, name string) error { return f.Mkdir(name, 0o755) }); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		tx.undo = append(tx.undo, func() error { return os.Remove(d) })
+		tx.undo = append(tx.undo, func() error { return tx.op(d, func(f dirFS, name string) error { return f.Remove(name) }) })
 	}
 	return nil
 }
@@ -305,27 +340,35 @@ func (tx *txn) mkdirs(dir string) error {
 // writeFile writes text to p through a temporary file renamed into place, keeping the old file
 // aside when there is one.
 func (tx *txn) writeFile(p, text string) error {
+	f, name, err := tx.fs.at(p)
+	if err != nil {
+		return err
+	}
 	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(p); err == nil {
+	if fi, err := f.Stat(name); err == nil {
 		mode = fi.Mode().Perm()
 	}
 	tmp := sideName(p, "tmp")
-	if err := os.WriteFile(tmp, []byte(text), mode); err != nil {
-		os.Remove(tmp)
+	ft, tmpName, err := tx.fs.at(tmp)
+	if err != nil {
 		return err
 	}
-	if _, err := os.Lstat(p); err == nil {
+	if err := writeNew(ft, tmpName, text, mode); err != nil {
+		ft.Remove(tmpName)
+		return err
+	}
+	if _, err := f.Lstat(name); err == nil {
 		if err := tx.aside(p); err != nil {
-			os.Remove(tmp)
+			ft.Remove(tmpName)
 			return err
 		}
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+	if err := tx.rename(tmp, p); err != nil {
+		ft.Remove(tmpName)
 		return err
 	}
 	tx.undo = append(tx.undo, func() error {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := f.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
@@ -361,15 +404,15 @@ func (tx *txn) do(s step) error {
 		if err := tx.mkdirs(filepath.Dir(c.NewPath)); err != nil {
 			return err
 		}
-		if _, err := os.Lstat(c.NewPath); err == nil {
+		if tx.op(c.NewPath, func(f dirFS, name string) error { _, err := f.Lstat(name); return err }) == nil {
 			if err := tx.aside(c.NewPath); err != nil {
 				return err
 			}
 		}
-		if err := os.Rename(c.Path, c.NewPath); err != nil {
+		if err := tx.rename(c.Path, c.NewPath); err != nil {
 			return err
 		}
-		tx.undo = append(tx.undo, func() error { return os.Rename(c.NewPath, c.Path) })
+		tx.undo = append(tx.undo, func() error { return tx.rename(c.NewPath, c.Path) })
 		return nil
 	case ChangeDelete:
 		return tx.aside(c.Path)
@@ -412,4 +455,17 @@ func linksAbove(changes []Change) map[string]bool {
 		}
 	}
 	return links
+}
+
+// writeNew writes text to a file that must not exist yet (a fresh temporary name).
+func writeNew(f dirFS, name, text string, mode fs.FileMode) error {
+	w, err := f.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, err = w.WriteString(text)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

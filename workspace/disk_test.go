@@ -236,3 +236,75 @@ func TestDiskApplyEditRefusesASwappedDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskGivenRootsRefusesALinkOutInTheLastInstant covers the instant between the check before a
+// step and its system call: the symlink out of the root is already there when the edit starts
+// (so the check, which allows links that predate the edit, lets it by), and only the *os.Root the
+// Disk reaches its roots through stops the step.
+func TestDiskGivenRootsRefusesALinkOutInTheLastInstant(t *testing.T) {
+	for _, c := range []Change{
+		{Kind: ChangeCreate, Path: "dir/inner/new.txt", NewText: "HACKED"},
+		{Kind: ChangeCreate, Path: "dir/inner/made", Dir: true},
+		{Kind: ChangeEdit, Path: "dir/inner/c.txt", OldText: "gamma\n", NewText: "HACKED"},
+		{Kind: ChangeDelete, Path: "dir/inner/c.txt"},
+		{Kind: ChangeRename, Path: "dir/inner/c.txt", NewPath: "moved.txt"},
+		{Kind: ChangeRename, Path: "b.txt", NewPath: "dir/inner/b.txt"},
+	} {
+		d := diskDir(t)
+		out := t.TempDir()
+		os.MkdirAll(filepath.Join(out, "inner"), 0o755)
+		os.WriteFile(filepath.Join(out, "inner", "c.txt"), []byte("gamma\n"), 0o644)
+		if err := os.RemoveAll(filepath.Join(d, "dir")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(out, filepath.Join(d, "dir")); err != nil {
+			t.Fatal(err)
+		}
+		outBefore := tree(t, out)
+		c.Path = filepath.Join(d, c.Path)
+		if c.NewPath != "" {
+			c.NewPath = filepath.Join(d, c.NewPath)
+		}
+		err := NewDisk(d).ApplyEdit(context.Background(), "link", []Change{{Kind: ChangeEdit, Path: filepath.Join(d, "a.txt"), OldText: "alpha\n", NewText: "ALPHA\n"}, c})
+		if err == nil {
+			t.Errorf("%v %s: applied through a link out of the root", c.Kind, c.Path)
+		}
+		sameTree(t, tree(t, out), outBefore)
+		if b, _ := os.ReadFile(filepath.Join(d, "a.txt")); string(b) != "alpha\n" {
+			t.Errorf("%v: a.txt = %q, want the first step rolled back", c.Kind, b)
+		}
+	}
+}
+
+// TestDiskGivenRootsStillEdits checks the confined path does what the host path did.
+func TestDiskGivenRootsStillEdits(t *testing.T) {
+	d := diskDir(t)
+	err := NewDisk(d).ApplyEdit(context.Background(), "all", []Change{
+		{Kind: ChangeEdit, Path: filepath.Join(d, "a.txt"), OldText: "alpha\n", NewText: "ALPHA\n"},
+		{Kind: ChangeCreate, Path: filepath.Join(d, "new", "deep", "n.txt"), NewText: "new\n"},
+		{Kind: ChangeRename, Path: filepath.Join(d, "b.txt"), NewPath: filepath.Join(d, "dir", "b.txt")},
+		{Kind: ChangeDelete, Path: filepath.Join(d, "dir", "inner", "c.txt")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"a.txt": "ALPHA\n", "new/deep/n.txt": "new\n", "dir/b.txt": "beta\n"} {
+		if b, err := os.ReadFile(filepath.Join(d, p)); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", p, b, err, want)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(d, "a.txt")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("a.txt mode = %v, %v; want 0600 kept", fi.Mode(), err)
+	}
+	for _, p := range []string{"b.txt", "dir/inner/c.txt"} {
+		if _, err := os.Lstat(filepath.Join(d, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s still there: %v", p, err)
+		}
+	}
+	ents, _ := os.ReadDir(d)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".agentd-") {
+			t.Errorf("left behind %s", e.Name())
+		}
+	}
+}

@@ -197,7 +197,7 @@ func execMain(args []string, stdin, stdout *os.File, stderr io.Writer) int {
 	src := &execProviders{rpc: &rpc.ProviderSource{Settings: store, Registry: reg, Secrets: rpc.DefaultSecretStore()}, store: store, reg: reg, script: scriptPath}
 	m := session.NewManager(session.Deps{
 		Client:      out,
-		Workspaces:  func(string, *workspace.Roots) workspace.Workspace { return workspace.NewDisk() },
+		Workspaces:  func(_ string, r *workspace.Roots) workspace.Workspace { return workspace.NewDisk(r.Dirs()...) },
 		Providers:   src,
 		Tools:       tools.Default(),
 		Prompts:     texts,
