@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/agentd-dev/agentd/config"
@@ -63,10 +64,16 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "no MCP servers configured (mcpServers in %s)\n", config.UserConfigPath())
 		return 0
 	}
+	// The set reports from its start goroutines as well as from Snapshot.
+	var notesMu sync.Mutex
 	var notes []string
 	pool := mcp.NewPool(nil)
 	defer pool.Close()
-	s := pool.Open(cfgs, tools.Default(), func(_, title, desc string) { notes = append(notes, title+": "+desc) })
+	s := pool.Open(cfgs, tools.Default(), func(_, title, desc string) {
+		notesMu.Lock()
+		notes = append(notes, title+": "+desc)
+		notesMu.Unlock()
+	})
 	s.Snapshot(context.Background())
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tTYPE\tSTATE\tTOOLS\tOFFERED\tTARGET")
@@ -87,6 +94,8 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	}
 	w.Flush()
 	s.Close()
+	notesMu.Lock()
+	defer notesMu.Unlock()
 	for _, n := range notes {
 		fmt.Fprintln(stdout, "note:", mcp.Clean(n, 2000))
 	}
