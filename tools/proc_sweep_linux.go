@@ -16,6 +16,16 @@ import (
 // pass finds nothing, so a child forked while the last pass ran is found by the next.
 func sweepTagged(token string) {
 	tag := []byte(runTagVar + "=" + token + "\x00")
+	killMatching(func(dir string) bool {
+		environ, err := os.ReadFile(dir + "/environ")
+		return err == nil && (bytes.HasPrefix(environ, tag) || bytes.Contains(environ, append([]byte{0}, tag...)))
+	})
+}
+
+// killMatching sends SIGKILL to every process but this one whose /proc directory match accepts,
+// and sweeps again until a pass kills nothing (at most 10 passes), so that a child forked or
+// reparented while a pass ran is found by the next.
+func killMatching(match func(dir string) bool) {
 	self := os.Getpid()
 	for range 10 {
 		entries, err := os.ReadDir("/proc")
@@ -25,11 +35,7 @@ func sweepTagged(token string) {
 		found := false
 		for _, e := range entries {
 			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == self {
-				continue
-			}
-			environ, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-			if err != nil || !(bytes.HasPrefix(environ, tag) || bytes.Contains(environ, append([]byte{0}, tag...))) {
+			if err != nil || pid == self || !match("/proc/"+e.Name()) {
 				continue
 			}
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
@@ -64,38 +70,19 @@ func killAdopted() {
 	if !subreaper.Load() {
 		return
 	}
-	self := os.Getpid()
-	for range 10 {
-		entries, err := os.ReadDir("/proc")
+	self := strconv.Itoa(os.Getpid())
+	killMatching(func(dir string) bool {
+		stat, err := os.ReadFile(dir + "/stat")
 		if err != nil {
-			return
+			return false
 		}
-		found := false
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == self {
-				continue
-			}
-			stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-			if err != nil {
-				continue
-			}
-			// pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after
-			// the last ')'.
-			i := bytes.LastIndexByte(stat, ')')
-			if i < 0 {
-				continue
-			}
-			f := bytes.Fields(stat[i+1:])
-			if len(f) < 2 || string(f[0]) == "Z" || string(f[1]) != strconv.Itoa(self) {
-				continue
-			}
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				found = true
-			}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the
+		// last ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			return false
 		}
-		if !found {
-			return
-		}
-	}
+		f := bytes.Fields(stat[i+1:])
+		return len(f) >= 2 && string(f[0]) != "Z" && string(f[1]) == self
+	})
 }
