@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 )
 
 // runACP is `agentd acp`: the ACP door (agentclientprotocol.com, v1) on stdin and stdout, one JSON
@@ -32,15 +31,5 @@ func runACP(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd acp: unexpected argument %q\n", fl.Arg(0))
 		return 2
 	}
-	level := *logLevel
-	if level == "" {
-		level = os.Getenv("AGENTD_LOG")
-	}
-	log, closeLog, err := newLogger(stderr, *logFile, level)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return 2
-	}
-	defer closeLog()
-	return serveStdio(log, *trace, true)
+	return serveLogged(stderr, *logFile, *logLevel, *trace, true)
 }

@@ -118,17 +118,22 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	terminalHint(os.Stdin, stderr)
-	level := *logLevel
-	if level == "" {
-		level = os.Getenv("AGENTD_LOG")
+	return serveLogged(stderr, *logFile, *logLevel, *trace, false)
+}
+
+// serveLogged starts logging (to file, else stderr; level from the flag, else $AGENTD_LOG) and
+// serves one door on stdin and stdout until it ends.
+func serveLogged(stderr io.Writer, logFile, logLevel, trace string, acp bool) int {
+	if logLevel == "" {
+		logLevel = os.Getenv("AGENTD_LOG")
 	}
-	log, closeLog, err := newLogger(stderr, *logFile, level)
+	log, closeLog, err := newLogger(stderr, logFile, logLevel)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 2
 	}
 	defer closeLog()
-	return serveStdio(log, *trace, false)
+	return serveStdio(log, trace, acp)
 }
 
 // serveStdio runs the daemon on the process's stdin and stdout: the LSP door, or with acp the
