@@ -166,11 +166,8 @@ type acpInitResult struct {
 const AuthMethodKey = "agentd-key"
 
 func (s *Server) acpInitialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
-	s.mu.Lock()
-	state := s.state
-	s.mu.Unlock()
-	if state != stateNew {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized")
+	if err := s.checkNew(); err != nil {
+		return nil, err
 	}
 	var p acpInitParams
 	if err := decodeParams(raw, &p); err != nil {

@@ -41,12 +41,19 @@ type initParams struct {
 	} `json:"initializationOptions"`
 }
 
-func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+// checkNew refuses a second initialize, on either door.
+func (s *Server) checkNew() error {
 	s.mu.Lock()
-	state := s.state
-	s.mu.Unlock()
-	if state != stateNew {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized")
+	defer s.mu.Unlock()
+	if s.state != stateNew {
+		return jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized")
+	}
+	return nil
+}
+
+func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+	if err := s.checkNew(); err != nil {
+		return nil, err
 	}
 	var ip initParams
 	if err := decodeParams(raw, &ip); err != nil {
