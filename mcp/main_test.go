@@ -23,6 +23,10 @@ import (
 var testServer string
 
 func TestMain(m *testing.M) {
+	if pidFile := os.Getenv("MCP_TEST_PARENT"); pidFile != "" {
+		parentOfAServer(pidFile)
+		return
+	}
 	dir, err := os.MkdirTemp("", "mcp-test")
 	if err != nil {
 		panic(err)

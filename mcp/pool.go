@@ -21,6 +21,11 @@ type Pool struct {
 	log *zap.Logger
 	// StartTimeout bounds a server's start; set before the first Open.
 	StartTimeout time.Duration
+	// HideEnv, when set, names the variables a stdio server does not inherit from agentd's
+	// environment: those that may hold a provider key, which is bound to its provider's origin
+	// (an MCP server is another party). An entry's own env may still set one. Set before the
+	// first Open.
+	HideEnv func() []string
 
 	mu      sync.Mutex
 	servers map[string]*server
@@ -33,6 +38,13 @@ func NewPool(log *zap.Logger) *Pool {
 		log = zap.NewNop()
 	}
 	return &Pool{log: log, StartTimeout: DefaultStartTimeout, servers: map[string]*server{}}
+}
+
+func (p *Pool) hideEnv() []string {
+	if p == nil || p.HideEnv == nil {
+		return nil
+	}
+	return p.HideEnv()
 }
 
 func (p *Pool) acquire(cfg Config) *server {

@@ -7,8 +7,13 @@ import (
 	"syscall"
 )
 
-// ownGroup starts the server in its own process group, so whatever it spawns is killed with it.
-func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+// ownGroup starts the server in its own process group, so whatever it spawns is killed with it,
+// and (on Linux) has the kernel kill it when agentd dies, even by SIGKILL (dieWithParent).
+func ownGroup(cmd *exec.Cmd) {
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(attr)
+	cmd.SysProcAttr = attr
+}
 
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process == nil {

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,6 +147,24 @@ func TestListChangedTakesEffectNextSnapshot(t *testing.T) {
 }
 
 // Rule 4: a server's failure costs one call, never the turn.
+// A stdio server inherits agentd's environment without the variables that may hold a provider key
+// (a key is bound to its provider's origin); what the entry's own env sets, it gets.
+func TestServerEnvHidesKeys(t *testing.T) {
+	t.Setenv("AGENTD_TEST_PROVIDER_KEY", "sk-secret")
+	t.Setenv("AGENTD_TEST_PLAIN", "plain")
+	p := NewPool(nil)
+	p.HideEnv = func() []string { return []string{"AGENTD_TEST_PROVIDER_KEY", "AGENTD_TEST_OWN_KEY"} }
+	t.Cleanup(p.Close)
+	cfg := stdioConfig("env", "-many", "0")
+	cfg.Env = []NameValue{{Name: "AGENTD_TEST_OWN_KEY", Value: "given"}}
+	reg := p.Open([]Config{cfg}, builtin(), nil).Snapshot(context.Background())
+	r := run(t, reg, "getenv", `{"AGENTD_TEST_PROVIDER_KEY":1,"AGENTD_TEST_PLAIN":1,"AGENTD_TEST_OWN_KEY":1}`)
+	want := "AGENTD_TEST_OWN_KEY=given (set: true)\nAGENTD_TEST_PLAIN=plain (set: true)\nAGENTD_TEST_PROVIDER_KEY= (set: false)"
+	if r.IsError || r.Output != want {
+		t.Errorf("the server's environment:\n%s\nwant:\n%s", r.Output, want)
+	}
+}
+
 func TestFailuresCostOneCall(t *testing.T) {
 	cfg := stdioConfig("hostile", "-many", "0")
 	cfg.Timeout = 300 * time.Millisecond
@@ -240,4 +260,35 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// An HTTP server's headers go to its own origin only: a redirect to another origin (another port
+// of the same host included) arrives without them.
+func TestHeadersStayWithTheirOrigin(t *testing.T) {
+	var elsewhere http.Header
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere = r.Header.Clone()
+	}))
+	t.Cleanup(other.Close)
+	var own http.Header
+	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		own = r.Header.Clone()
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(home.Close)
+	hc := &http.Client{Transport: newHeaderTransport(home.URL+"/mcp", []NameValue{{Name: "Authorization", Value: "Bearer secret"}}, http.DefaultTransport)}
+	resp, err := hc.Post(home.URL+"/mcp", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if own.Get("Authorization") != "Bearer secret" {
+		t.Errorf("the server's own origin got Authorization %q", own.Get("Authorization"))
+	}
+	if elsewhere == nil {
+		t.Fatal("the redirect was not followed")
+	}
+	if got := elsewhere.Get("Authorization"); got != "" {
+		t.Errorf("another origin got Authorization %q", got)
+	}
 }

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,7 +158,7 @@ func (sv *server) client() *sdk.Client {
 
 func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int, error) {
 	if sv.cfg.Type == "http" {
-		hc := &http.Client{Transport: &headerTransport{headers: sv.cfg.Headers, base: http.DefaultTransport}}
+		hc := &http.Client{Transport: newHeaderTransport(sv.cfg.URL, sv.cfg.Headers, http.DefaultTransport)}
 		cs, err := sv.client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: sv.cfg.URL, HTTPClient: hc, MaxRetries: 1}, nil)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("connecting to %s failed: %w", sv.cfg.URL, err)
@@ -162,10 +166,7 @@ func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int,
 		return cs, func() {}, 0, nil
 	}
 	cmd := exec.Command(sv.cfg.Command, sv.cfg.Args...)
-	cmd.Env = os.Environ()
-	for _, e := range sv.cfg.Env {
-		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
-	}
+	cmd.Env = serverEnv(os.Environ(), sv.pool.hideEnv(), sv.cfg.Env)
 	stderr, err := sv.stderrLog()
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("starting %q failed: %w", sv.cfg.Command, err)
@@ -191,6 +192,22 @@ func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int,
 	return cs, stop, cmd.Process.Pid, nil
 }
 
+// serverEnv is a stdio server's environment: agentd's own without the hidden variables, then the
+// entry's env, which wins.
+func serverEnv(inherited, hide []string, own []NameValue) []string {
+	env := make([]string, 0, len(inherited)+len(own))
+	for _, kv := range inherited {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(hide, name) {
+			env = append(env, kv)
+		}
+	}
+	for _, e := range own {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	return env
+}
+
 // stderrLog sends the child's stderr to agentd's log, a line at a time (long lines cut); it
 // returns the pipe's write end for the child.
 func (sv *server) stderrLog() (*os.File, error) {
@@ -210,12 +227,37 @@ func (sv *server) stderrLog() (*os.File, error) {
 	return w, nil
 }
 
+// headerTransport adds an HTTP server's configured headers to the requests that go to the
+// server's own origin and to no other: they usually carry a credential, which is bound to the
+// origin it was given for (a redirect elsewhere goes without them).
 type headerTransport struct {
+	origin  string
 	headers []NameValue
 	base    http.RoundTripper
 }
 
+func newHeaderTransport(rawURL string, headers []NameValue, base http.RoundTripper) *headerTransport {
+	u, err := url.Parse(rawURL)
+	origin := "" // an unparsable URL was refused by Parse; if not, no request gets the headers
+	if err == nil {
+		origin = originOf(u)
+	}
+	return &headerTransport{origin: origin, headers: headers, base: base}
+}
+
+// originOf is scheme://host:port, the port spelled out, lower case.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme + "://" + net.JoinHostPort(u.Hostname(), port))
+}
+
 func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(h.headers) == 0 || h.origin == "" || originOf(req.URL) != h.origin {
+		return h.base.RoundTrip(req)
+	}
 	req = req.Clone(req.Context())
 	for _, nv := range h.headers {
 		req.Header.Set(nv.Name, nv.Value)

@@ -203,6 +203,9 @@ func (t *turn) finishCall(c *call, res tools.Result, denied string) {
 	rec := u
 	rec.SessionUpdate = protocol.UpdateToolCall
 	rec.Title, rec.Kind = c.title, c.kind
+	if m := sourceMeta(c.tool); m != nil {
+		rec.Meta = mergeMeta(rec.Meta, m)
+	}
 	if len(c.final) > 0 && len(c.final) <= 64<<10 {
 		rec.RawInput = c.final
 	}

@@ -102,6 +102,7 @@ func NewManager(d Deps) *Manager {
 	m.projects = newProjects(d.StateDir, d.Logger)
 	if m.mcp = d.MCP; m.mcp == nil {
 		m.mcp = mcp.NewPool(d.Logger)
+		m.mcp.HideEnv = func() []string { return d.KeyEnvNames(m.settings()) }
 	}
 	m.trace = &tracer{}
 	m.system = sync.OnceValue(func() string { return systemPrompt(m.texts(), d.Tools) })

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,23 @@ var mcpOptions = []protocol.PermissionOption{
 type mcpServer interface {
 	Server() string
 	RemoteName() string
+}
+
+// sourceMeta is the _meta that says where a contributed tool runs, nil for a built-in one.
+func sourceMeta(tool tools.Tool) protocol.Meta {
+	if srv, ok := tool.(mcpServer); ok {
+		return protocol.Meta{protocol.MetaMCPServer: srv.Server()}
+	}
+	return nil
+}
+
+// mergeMeta is a new map holding m's keys and add's (add wins); m is not changed, since an
+// update that shares it may still be waiting to be written.
+func mergeMeta(m, add protocol.Meta) protocol.Meta {
+	out := make(protocol.Meta, len(m)+len(add))
+	maps.Copy(out, m)
+	maps.Copy(out, add)
+	return out
 }
 
 // startMCP opens the servers the client named (first) and the user settings name, returning at
@@ -289,6 +307,7 @@ func (t *turn) permitMCP(ctx context.Context, c *call, req tools.PermissionReque
 	shape := t.toolCallShape(c, req)
 	shape.Kind = protocol.KindOther
 	shape.Title = req.Title
+	shape.Meta = mergeMeta(shape.Meta, protocol.Meta{protocol.MetaMCPServer: srv.Server()})
 	res, err := s.m.d.Client.RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: s.id, ToolCall: shape, Options: mcpOptions})
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -65,6 +65,18 @@ func TestMCPCallAsksInAutoMode(t *testing.T) {
 	if p.ToolCall.Title != "docs: lookup" || p.ToolCall.Kind != protocol.KindOther {
 		t.Errorf("request title %q kind %q", p.ToolCall.Title, p.ToolCall.Kind)
 	}
+	if got := p.ToolCall.Meta[protocol.MetaMCPServer]; got != "docs" {
+		t.Errorf("request _meta[%s] = %v, want docs", protocol.MetaMCPServer, got)
+	}
+	var announced []protocol.SessionUpdate
+	for _, u := range h.client.snapshot() {
+		if u.SessionUpdate == protocol.UpdateToolCall {
+			announced = append(announced, u)
+		}
+	}
+	if len(announced) != 1 || announced[0].Meta[protocol.MetaMCPServer] != "docs" {
+		t.Errorf("tool_call announcements = %+v, want one naming the server docs", announced)
+	}
 	var opts []string
 	for _, o := range p.Options {
 		opts = append(opts, o.Kind)

@@ -159,7 +159,7 @@ func (t *turn) startCall(c *call) {
 		}
 	}
 	c.pace.start(t.s.m.now())
-	t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCall, ToolCallID: c.id, Title: c.title, Kind: c.kind, Status: protocol.StatusPending})
+	t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCall, ToolCallID: c.id, Title: c.title, Kind: c.kind, Status: protocol.StatusPending, Meta: sourceMeta(c.tool)})
 }
 
 // previewArgs sends a preview of the arguments streamed so far (previewOf), with the tool's

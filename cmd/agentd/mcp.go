@@ -41,7 +41,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 		return exitUsage
 	}
-	store, _ := newSettings()
+	store, reg := newSettings()
 	if err := store.LoadFile(config.LayerUser, config.UserConfigPath()); err != nil {
 		printErr(stderr, "agentd mcp", err)
 		return exitFailed
@@ -68,6 +68,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	var notesMu sync.Mutex
 	var notes []string
 	pool := mcp.NewPool(nil)
+	pool.HideEnv = func() []string { return reg.KeyEnvNames(set) }
 	defer pool.Close()
 	s := pool.Open(cfgs, tools.Default(), func(_, title, desc string) {
 		notesMu.Lock()

@@ -177,6 +177,10 @@ type PermissionOutcome struct {
 // MetaInstruction is the _meta key of a denial's instruction (PermissionOutcome.Meta).
 const MetaInstruction = "agentd/instruction"
 
+// MetaMCPServer names the MCP server of a contributed tool, on its tool_call (and the transcript's
+// record of it) and on the permission request's toolCall, so a client can show where it runs.
+const MetaMCPServer = "agentd/mcpServer"
+
 type ReadTextFileParams struct {
 	SessionID string `json:"sessionId"`
 	Path      string `json:"path"`

@@ -1,15 +1,18 @@
 // Command testserver is a hostile MCP server over stdio, built by package mcp's tests: reserved
 // and malformed tool names, control characters in descriptions, 90 tools with long descriptions,
-// and tools that throw, hang, or exit mid-call. With -noinit it never answers initialize.
+// and tools that throw, hang, or exit mid-call. With -noinit it never answers initialize;
+// with -stay it outlives the end of its stdin.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 func main() {
 	noinit := flag.Bool("noinit", false, "read stdin and never answer")
 	many := flag.Int("many", 90, "how many filler tools")
+	stay := flag.Bool("stay", false, "keep running after stdin ends, as a hung server would")
 	flag.Parse()
 	if *noinit {
 		_, _ = io.Copy(io.Discard, os.Stdin)
@@ -57,6 +61,17 @@ func main() {
 		os.Exit(3)
 		return nil, nil
 	})
+	add("getenv", "returns the variables named in its arguments' keys, NAME=VALUE, one per line", func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var names map[string]any
+		_ = json.Unmarshal(r.Params.Arguments, &names)
+		var out []string
+		for name := range names {
+			v, ok := os.LookupEnv(name)
+			out = append(out, fmt.Sprintf("%s=%s (set: %v)", name, v, ok))
+		}
+		sort.Strings(out)
+		return text(strings.Join(out, "\n")), nil
+	})
 	add("empty", "returns nothing", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{}, nil
 	})
@@ -85,5 +100,8 @@ func main() {
 	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
+	}
+	if *stay {
+		select {}
 	}
 }
