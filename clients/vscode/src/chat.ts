@@ -79,10 +79,28 @@ export class Chat implements vscode.Disposable {
     try {
       const r = await this.daemon.request('agent/session/prompt', { sessionId, prompt: [{ type: 'text', text }, ...extra] });
       const err = r?._meta?.['agentd/error'];
-      this.dispatch({ type: 'turnEnded', promptId, stopReason: r?.stopReason, error: err ? `${err.message ?? err.kind}` : undefined });
+      this.dispatch({ type: 'turnEnded', promptId, stopReason: r?.stopReason, error: err ? `${err.message ?? err.kind}` : undefined, changes: r?._meta?.['agentd/changes'] });
     } catch (e: any) {
       this.dispatch({ type: 'turnEnded', promptId, stopReason: 'error', error: `agentd: ${e?.message ?? e}` });
     }
+  }
+
+  /**
+   * Steers the running turn: agentd adds the message at its next step boundary and shows it as
+   * a user message. With no turn running (it ended meanwhile) agentd answers `accepted:false`,
+   * and the text goes as a normal prompt; so does it to an agentd without steering.
+   */
+  async steer(text: string): Promise<void> {
+    const sessionId = this.state.sessionId;
+    if (sessionId && this.state.running) {
+      try {
+        const r = await this.daemon.request('agent/x/session/steer', { sessionId, prompt: [{ type: 'text', text }] });
+        if (r?.accepted) return;
+      } catch (e: any) {
+        this.daemon.output.appendLine(`[agentd] steer failed, sending a prompt instead: ${e?.message ?? e}`);
+      }
+    }
+    await this.prompt(text);
   }
 
   cancel() {

@@ -83,6 +83,12 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'permission':
         this.permissions?.answer(String(m.requestId), m.button as PermissionButton);
         return;
+      case 'denyWithFeedback':
+        await this.permissions?.denyWithFeedback(String(m.requestId));
+        return;
+      case 'steer':
+        if (typeof m.text === 'string' && m.text.trim()) await this.chat.steer(m.text.trim());
+        return;
       case 'openDiff': {
         const it: any = this.chat.state.items[m.index];
         const d = it?.diffs?.[m.diff ?? 0];

@@ -213,6 +213,7 @@ export class Daemon implements vscode.Disposable {
     client.onRequest('agent/x/diagnostics', guard('diagnostics', (p) => editor.diagnostics(p, c2p)));
     client.onRequest('agent/x/workspace_symbols', guard('workspace_symbols', (p) => editor.workspaceSymbols(p, c2p)));
     client.onRequest('agent/x/save_buffers', guard('save_buffers', editor.saveBuffers));
+    client.onRequest('agent/x/editor_state', guard('editor_state', editor.editorState));
     client.onRequest('agent/x/secrets/get', guard('secrets/get', async (p) => {
       const r = await editor.getSecret(this.keys, p);
       if (r && typeof r.value === 'string') this.clientOutput.secrets.add(r.value);

@@ -6,7 +6,7 @@ import { promises as fs } from 'fs';
 import * as path from 'path';
 import { Code2ProtocolConverter, ResponseError } from 'vscode-languageclient/node';
 import { Keys } from './keys';
-import { sliceLines } from './pure/text';
+import { selectionLines, sliceLines } from './pure/text';
 
 const NOT_FOUND = -32002;
 const INVALID_PARAMS = -32602;
@@ -107,4 +107,38 @@ export async function getSecret(keys: Keys, params: any): Promise<any> {
   if (!key) return new ResponseError(INVALID_PARAMS, 'key is required');
   const value = await keys.serve(key);
   return value ? { value } : {};
+}
+
+/** Most of a selection's text sent along; a longer one is cut (agentd has the file anyway). */
+const MAX_SELECTION_TEXT = 16 * 1024;
+
+/**
+ * agent/x/editor_state: the active file, its selection (1-based lines, the text when short
+ * enough) and the files open in tabs, all absolute paths, so agentd can put them in the prompt.
+ */
+export function editorState(): any {
+  const files: string[] = [];
+  const add = (u: vscode.Uri | undefined) => {
+    if (u && u.scheme === 'file' && !files.includes(u.fsPath)) files.push(u.fsPath);
+  };
+  for (const g of vscode.window.tabGroups.all) {
+    for (const t of g.tabs) {
+      const input: any = t.input;
+      if (input instanceof vscode.TabInputText) add(input.uri);
+      else if (input instanceof vscode.TabInputTextDiff) add(input.modified);
+    }
+  }
+  const out: any = { openFiles: files };
+  const ed = vscode.window.activeTextEditor;
+  if (ed && ed.document.uri.scheme === 'file') {
+    out.activeFile = ed.document.uri.fsPath;
+    if (!files.includes(out.activeFile)) files.unshift(out.activeFile);
+    const sel = ed.selection;
+    if (!sel.isEmpty) {
+      const { startLine, endLine } = selectionLines(sel.start.line, sel.end.line, sel.end.character);
+      const text = ed.document.getText(sel);
+      out.selection = { path: out.activeFile, startLine, endLine, ...(text.length <= MAX_SELECTION_TEXT ? { text } : {}) };
+    }
+  }
+  return out;
 }

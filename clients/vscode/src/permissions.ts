@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { randomUUID } from 'crypto';
 import { Chat } from './chat';
-import { buttonsFor, optionForButton, PermissionButton, PermissionOption, commandOf, savesOf, savesText, visible } from './pure/viewmodel';
+import { buttonsFor, DENY_WITH_FEEDBACK, feedbackOption, feedbackOutcome, optionForButton, PermissionButton, PermissionOption, commandOf, savesOf, savesText, serverOf, visible } from './pure/viewmodel';
 
 interface Pending {
   sessionId: string;
@@ -36,13 +36,32 @@ export class Permissions {
     const { command, cwd } = commandOf(tc.rawInput);
     const files = Array.isArray(tc.content) ? tc.content.filter((c: any) => c?.type === 'diff').map((c: any) => c.path) : [];
     let detail = visible(String(tc.title ?? 'agentd asks for permission'));
+    const server = serverOf(tc._meta);
+    if (server) detail = `[MCP server ${server}] ${detail}`;
     if (command) detail += ` — ${command}${cwd ? ` (in ${cwd})` : ''}`;
     else if (files.length) detail += ` — ${files.map((f: unknown) => visible(String(f))).join(', ')}`;
     const saves = savesText(savesOf(tc._meta?.['agentd/saves']));
     if (saves) detail += `. ${saves}`;
-    const buttons = buttonsFor(options);
+    const buttons: string[] = buttonsFor(options);
+    if (feedbackOption(options)) buttons.push(DENY_WITH_FEEDBACK);
     const choice = await vscode.window.showWarningMessage(`agentd: ${detail}`, ...buttons);
-    if (choice) this.answer(requestId, choice as PermissionButton);
+    if (choice === DENY_WITH_FEEDBACK) await this.denyWithFeedback(requestId);
+    else if (choice) this.answer(requestId, choice as PermissionButton);
+  }
+
+  /** "Deny with feedback…": asks for the correction, then denies once carrying it to the model. */
+  async denyWithFeedback(requestId: string) {
+    const p = this.pending.get(requestId);
+    const optionId = p && feedbackOption(p.options);
+    if (!optionId) return;
+    const text = await vscode.window.showInputBox({
+      title: 'agentd: Deny with feedback',
+      prompt: 'Tell agentd what to do instead; it reads this and goes on',
+      placeHolder: 'e.g. No, use a map instead',
+      ignoreFocusOut: true,
+    });
+    if (text === undefined) return; // dismissed: the question stays open
+    this.finish(requestId, feedbackOutcome(optionId, text), text.trim() ? 'feedback' : 'Deny', text.trim() || undefined);
   }
 
   answer(requestId: string, button: PermissionButton) {
@@ -53,12 +72,12 @@ export class Permissions {
     this.finish(requestId, { outcome: { outcome: 'selected', optionId } }, button);
   }
 
-  private finish(requestId: string, result: any, label: string) {
+  private finish(requestId: string, result: any, label: string, feedback?: string) {
     const p = this.pending.get(requestId);
     if (!p) return;
     this.pending.delete(requestId);
     p.resolve(result);
-    this.chat.dispatch({ type: 'permissionAnswered', requestId, answer: label });
+    this.chat.dispatch({ type: 'permissionAnswered', requestId, answer: label, feedback });
   }
 
   cancelAll(sessionId?: string) {

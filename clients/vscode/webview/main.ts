@@ -20,7 +20,7 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import {
-  buttonsFor, ChatState, ConfigOption, Event, initialState, Item, optionValues, reduce, usageText, Diff,
+  buttonsFor, ChatState, ConfigOption, DENY_WITH_FEEDBACK, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff,
 } from '../src/pure/viewmodel';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
@@ -88,10 +88,12 @@ app.innerHTML = `
 <section class="queued" hidden></section>
 <footer class="composer">
   <div class="meter" hidden><div class="meter-bar"><div class="meter-fill"></div></div><span class="meter-text"></span></div>
-  <textarea class="input" rows="3" placeholder="Ask agentd… (Enter to send, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
+  <div class="slash-menu" role="listbox" aria-label="Commands" hidden></div>
+  <textarea class="input" rows="3" placeholder="Ask agentd… (Enter to send, Shift+Enter for a new line, / for commands)" aria-label="Prompt"></textarea>
   <div class="actions">
     <span class="state-text"></span>
     <button class="stop secondary" hidden>Stop</button>
+    <button class="queue secondary" hidden title="Send after the current turn ends">Queue</button>
     <button class="send">Send</button>
   </div>
 </footer>`;
@@ -99,15 +101,56 @@ const $ = <T extends HTMLElement>(sel: string) => app.querySelector(sel) as T;
 const messages = $('.messages');
 const input = $<HTMLTextAreaElement>('.input');
 
-function send() {
+// While a turn runs, Send steers it (the message joins the running turn at its next step) and
+// Queue sends it as the next prompt instead.
+function send(how: 'default' | 'queue' = 'default') {
   const text = input.value.trim();
   if (!text) return;
   input.value = '';
-  vscode.postMessage({ type: 'prompt', text });
+  closeSlash();
+  vscode.postMessage({ type: state.running && how === 'default' ? 'steer' : 'prompt', text });
 }
-$('.send').addEventListener('click', send);
+$('.send').addEventListener('click', () => send());
+$('.queue').addEventListener('click', () => send('queue'));
 $('.stop').addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
+
+// ---------- "/" completion from available_commands_update
+const slashMenu = $('.slash-menu');
+let slashItems: ChatState['commands'] = [];
+let slashIndex = 0;
+function closeSlash() { slashItems = []; slashMenu.hidden = true; }
+function renderSlash() {
+  slashItems = input.selectionStart === input.value.length ? slashMatches(state.commands, input.value) : [];
+  if (!slashItems.length) { slashMenu.hidden = true; return; }
+  slashIndex = Math.min(slashIndex, slashItems.length - 1);
+  slashMenu.innerHTML = slashItems.map((c, k) => `<div class="slash-item${k === slashIndex ? ' on' : ''}" role="option" aria-selected="${k === slashIndex}" data-slash="${k}"><span class="slash-name">/${esc(c.name.replace(/^\//, ''))}</span>${c.description ? `<span class="slash-desc">${esc(c.description)}</span>` : ''}</div>`).join('');
+  slashMenu.hidden = false;
+}
+function acceptSlash(k: number) {
+  const c = slashItems[k];
+  if (!c) return;
+  input.value = `/${c.name.replace(/^\//, '')} `;
+  input.focus();
+  input.setSelectionRange(input.value.length, input.value.length);
+  closeSlash();
+}
+input.addEventListener('input', () => { slashIndex = 0; renderSlash(); });
+input.addEventListener('blur', () => setTimeout(closeSlash, 150));
+slashMenu.addEventListener('mousedown', (e) => {
+  const el = (e.target as HTMLElement).closest('[data-slash]') as HTMLElement | null;
+  if (el) { e.preventDefault(); acceptSlash(Number(el.dataset.slash)); }
+});
 input.addEventListener('keydown', (e) => {
+  if (slashItems.length && !slashMenu.hidden) {
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      slashIndex = (slashIndex + (e.key === 'ArrowDown' ? 1 : slashItems.length - 1)) % slashItems.length;
+      renderSlash();
+      return;
+    }
+    if (e.key === 'Tab' || (e.key === 'Enter' && !e.shiftKey && !e.isComposing)) { e.preventDefault(); acceptSlash(slashIndex); return; }
+    if (e.key === 'Escape') { e.preventDefault(); closeSlash(); return; }
+  }
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
 });
 app.addEventListener('click', (e) => {
@@ -134,6 +177,8 @@ app.addEventListener('click', (e) => {
     vscode.postMessage({ type: 'setConfig', configId: t.dataset.config, value: t.dataset.value });
   } else if (act === 'perm') {
     vscode.postMessage({ type: 'permission', requestId: t.dataset.req, button: t.dataset.button });
+  } else if (act === 'perm-feedback') {
+    vscode.postMessage({ type: 'denyWithFeedback', requestId: t.dataset.req });
   } else if (act === 'diff') {
     vscode.postMessage({ type: 'openDiff', index: Number(t.dataset.index), diff: Number(t.dataset.diff) });
   } else if (t.dataset.session) {
@@ -193,7 +238,12 @@ function itemHtml(it: Item, index: number): string {
     case 'tool': {
       const diffs = diffButtons(index, it.diffs);
       const out = it.output ? `<details class="tool-out"><summary>output</summary><pre>${esc(it.output.slice(0, 20000))}</pre></details>` : '';
-      return `<div class="tool status-${it.status}" data-tool-status="${STATUS_TEXT[it.status] ?? esc(it.status)}"><div class="tool-row"><span class="tool-icon" aria-hidden="true">${STATUS_ICON[it.status] ?? '•'}</span><span class="tool-title">${esc(it.title || it.toolKind || 'tool')}</span><span class="tool-status">${STATUS_TEXT[it.status] ?? esc(it.status)}</span></div>${diffs ? `<div class="tool-diffs">${diffs}</div>` : ''}${out}</div>`;
+      return `<div class="tool status-${it.status}" data-tool-status="${STATUS_TEXT[it.status] ?? esc(it.status)}"><div class="tool-row"><span class="tool-icon" aria-hidden="true">${STATUS_ICON[it.status] ?? '•'}</span>${it.server ? `<span class="tool-server" title="From the MCP server ${esc(it.server)}">${esc(it.server)}</span>` : ''}<span class="tool-title">${esc(it.title || it.toolKind || 'tool')}</span><span class="tool-status">${STATUS_TEXT[it.status] ?? esc(it.status)}</span></div>${diffs ? `<div class="tool-diffs">${diffs}</div>` : ''}${out}</div>`;
+    }
+    case 'changes': {
+      const sign = (n: number, c: string) => `<span class="${c}">${c === 'added' ? '+' : '−'}${n}</span>`;
+      const rows = it.files.map((f) => `<li class="change" data-path="${esc(f.path)}"><span class="change-file" title="${esc(f.path)}">${esc(shortPath(f.path))}</span><span class="change-kind">${esc(f.change)}${f.from ? ` from ${esc(shortPath(f.from))}` : ''}</span>${sign(f.added, 'added')} ${sign(f.removed, 'removed')}</li>`).join('');
+      return `<div class="changes"><div class="section-title">Changes</div><ul>${rows}</ul></div>`;
     }
     case 'notice':
       return `<div class="notice ${it.severity}"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;
@@ -206,9 +256,10 @@ function itemHtml(it: Item, index: number): string {
         : it.diffs.map(miniDiff).join('') + saves;
       const diffBtns = diffButtons(index, it.diffs);
       const buttons = it.answer
-        ? `<div class="answered">${esc(answerText(it.answer))}</div>`
-        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}">${esc(b)}</button>`).join('')}</div>`;
-      return `<div class="permission${it.answer ? ' done' : ''}"><div class="perm-title">${esc(it.title)}</div>${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
+        ? `<div class="answered">${esc(answerText(it.answer))}${it.feedback ? `: <q class="feedback">${esc(it.feedback)}</q>` : ''}</div>`
+        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}">${esc(b)}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="Deny, and tell agentd what to do instead">${esc(DENY_WITH_FEEDBACK)}</button>` : ''}</div>`;
+      const server = it.server ? `<div class="perm-server">MCP server: <code>${esc(it.server)}</code></div>` : '';
+      return `<div class="permission${it.answer ? ' done' : ''}"><div class="perm-title">${esc(it.title)}</div>${server}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
     }
   }
 }
@@ -219,6 +270,7 @@ function answerText(a: string): string {
     case 'Allow for session': return 'Allowed for this session';
     case 'Always allow': return 'Always allowed';
     case 'Deny': return 'Denied';
+    case 'feedback': return 'Denied with feedback';
     case 'withdrawn': return 'No longer needed';
     default: return 'Cancelled';
   }
@@ -323,7 +375,9 @@ function renderChrome() {
   } else meter.hidden = true;
   // send / stop
   $('.stop').hidden = !state.running;
-  $('.send').textContent = state.running ? 'Queue' : 'Send';
+  $('.send').textContent = state.running ? 'Steer' : 'Send';
+  $('.send').title = state.running ? 'Add this to the running turn at its next step' : 'Send the prompt';
+  $('.queue').hidden = !state.running;
   $('.state-text').textContent = state.running ? 'Working…' : state.title ?? '';
   document.body.dataset.running = String(state.running);
   document.body.dataset.daemon = state.daemon.status;

@@ -63,6 +63,7 @@ export function initializationOptions(settings: Settings, clientInfo: ClientInfo
       clientCapabilities: {
         fs: { readTextFile: true },
         dirtyBuffers: true,
+        editorState: true,
         diagnostics: true,
         permissions: { ui: true },
         secrets: true,

@@ -8,3 +8,12 @@ export function sliceLines(text: string, line?: number | null, limit?: number | 
   const end = limit && limit > 0 ? start + limit : lines.length;
   return lines.slice(start, end).join('\n');
 }
+
+/**
+ * A selection's 1-based first and last line from VS Code's 0-based positions: a selection that
+ * ends at the start of a line (whole lines picked) does not include that line.
+ */
+export function selectionLines(startLine: number, endLine: number, endCharacter: number): { startLine: number; endLine: number } {
+  const last = endCharacter === 0 && endLine > startLine ? endLine - 1 : endLine;
+  return { startLine: startLine + 1, endLine: last + 1 };
+}

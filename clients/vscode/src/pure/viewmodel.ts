@@ -19,18 +19,27 @@ export interface PermissionOption { optionId: string; name?: string; kind?: stri
 
 export type ToolStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
 
+/** One file a turn changed (`_meta["agentd/changes"]` on the prompt's answer). */
+export interface Change { path: string; change: string; from?: string; added: number; removed: number }
+/** A checkpoint from `agent/x/checkpoints/list`. */
+export interface Checkpoint { checkpointId: string; createdAt?: string; prompt: string; files: Array<{ path: string; change: string; from?: string }> }
+
 export type Item =
-  | { kind: 'user'; id: string; text: string }
+  | { kind: 'user'; id: string; text: string; checkpointId?: string }
   | { kind: 'agent'; id: string; text: string; streaming: boolean }
   | { kind: 'thought'; id: string; text: string; streaming: boolean }
   | {
     kind: 'tool'; id: string; title: string; toolKind?: string; status: ToolStatus;
     diffs: Diff[]; output: string; rawInput?: unknown; command?: string; cwd?: string;
+    /** The MCP server the tool comes from (`_meta["agentd/mcpServer"]`), made visible. */
+    server?: string;
   }
+  | { kind: 'changes'; id: string; files: Change[] }
   | { kind: 'notice'; id: string; severity: 'info' | 'warning' | 'error'; title: string; description?: string }
   | {
     kind: 'permission'; id: string; toolCallId?: string; title: string; toolKind?: string;
     diffs: Diff[]; command?: string; cwd?: string; saves?: Save[]; options: PermissionOption[]; answer?: string;
+    server?: string; feedback?: string;
   };
 
 /** A file agentd saves before running a program (`_meta["agentd/saves"]`); userChanges: the buffer also holds the user's own unsaved changes. */
@@ -49,7 +58,9 @@ export interface ChatState {
   usage?: { used: number; size: number; cost?: unknown };
   mode?: string;
   configOptions: ConfigOption[];
-  commands: Array<{ name: string; description?: string }>;
+  commands: Array<{ name: string; description?: string; input?: unknown }>;
+  /** The session's checkpoints, newest first (`agent/x/checkpoints/list`). */
+  checkpoints: Checkpoint[];
   daemon: { status: DaemonStatus; message?: string };
   /** Texts of prompts shown locally whose `user_message_chunk` echo is still to come. */
   echoes: string[];
@@ -63,14 +74,15 @@ export type Event =
   /** The chat goes on in another agentd session (or in none yet), transcript kept. */
   | { type: 'session'; sessionId?: string; configOptions?: ConfigOption[] }
   | { type: 'promptSent'; promptId: string; text: string }
-  | { type: 'turnEnded'; promptId: string; stopReason?: string; error?: string }
+  | { type: 'turnEnded'; promptId: string; stopReason?: string; error?: string; changes?: unknown }
   | { type: 'permissionAsked'; requestId: string; params: Record<string, any> }
-  | { type: 'permissionAnswered'; requestId: string; answer: string }
+  | { type: 'permissionAnswered'; requestId: string; answer: string; feedback?: string }
+  | { type: 'checkpoints'; checkpoints: unknown }
   | { type: 'daemon'; status: DaemonStatus; message?: string }
   | { type: 'notice'; severity: 'info' | 'warning' | 'error'; title: string; description?: string };
 
 export function initialState(): ChatState {
-  return { items: [], running: false, queued: [], plan: [], configOptions: [], commands: [], daemon: { status: 'starting' }, echoes: [], seq: 0 };
+  return { items: [], running: false, queued: [], plan: [], configOptions: [], commands: [], checkpoints: [], daemon: { status: 'starting' }, echoes: [], seq: 0 };
 }
 
 function textOf(content: any): string {
@@ -140,6 +152,57 @@ export function savesOf(v: unknown): Save[] {
 export function savesText(saves: Save[]): string {
   if (!saves.length) return '';
   return 'Saves first: ' + saves.map((s) => s.path + (s.userChanges ? ' (with your unsaved changes)' : '')).join(', ');
+}
+
+/** The MCP server named in a tool call's or permission's `_meta["agentd/mcpServer"]`, made visible. */
+export function serverOf(meta: any): string | undefined {
+  const v = meta?.['agentd/mcpServer'];
+  return typeof v === 'string' && v ? visible(v) : undefined;
+}
+
+/** The well-formed entries of `_meta["agentd/changes"]`, paths made visible. */
+export function changesOf(v: unknown): Change[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((e: any) => typeof e?.path === 'string').map((e: any) => ({
+    path: visible(e.path), change: visible(String(e.change ?? 'modified')), from: typeof e.from === 'string' ? visible(e.from) : undefined,
+    added: Number(e.added) || 0, removed: Number(e.removed) || 0,
+  }));
+}
+
+/** The well-formed checkpoints of an `agent/x/checkpoints/list` answer. */
+export function checkpointsOf(v: unknown): Checkpoint[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((c: any) => typeof c?.checkpointId === 'string').map((c: any) => ({
+    checkpointId: c.checkpointId, createdAt: typeof c.createdAt === 'string' ? c.createdAt : undefined,
+    prompt: String(c.prompt ?? ''), files: Array.isArray(c.files) ? c.files.filter((f: any) => typeof f?.path === 'string') : [],
+  }));
+}
+
+const squash = (t: string) => t.replace(/\s+/g, ' ').trim();
+
+/**
+ * Puts each checkpoint on the user message that started its turn: checkpoints, oldest first,
+ * go to the user messages in order, each to the next one whose text begins with the
+ * checkpoint's (possibly clipped) prompt.
+ */
+function markCheckpoints(s: ChatState) {
+  const users = s.items.filter((it): it is Extract<Item, { kind: 'user' }> => it.kind === 'user');
+  for (const u of users) u.checkpointId = undefined;
+  let k = 0;
+  for (const cp of [...s.checkpoints].reverse()) {
+    const want = squash(cp.prompt.replace(/…$/, ''));
+    for (let i = k; i < users.length; i++) {
+      if (squash(users[i].text).startsWith(want)) { users[i].checkpointId = cp.checkpointId; k = i + 1; break; }
+    }
+  }
+}
+
+/** The `/` commands matching what the input holds: its text is `/` and a word being typed. */
+export function slashMatches(commands: ChatState['commands'], text: string): ChatState['commands'] {
+  const m = /^\/(\S*)$/.exec(text);
+  if (!m) return [];
+  const typed = m[1].toLowerCase();
+  return commands.filter((c) => typeof c?.name === 'string' && c.name.replace(/^\//, '').toLowerCase().startsWith(typed));
 }
 
 /** Starts a prompt's turn: its text is shown now, and agentd's echo of it is expected. */
@@ -235,6 +298,8 @@ export function reduce(s: ChatState, e: Event): ChatState {
         if (it.kind === 'tool' && (it.status === 'pending' || it.status === 'in_progress') && e.stopReason === 'cancelled') it.status = 'failed';
         if (it.kind === 'permission' && !it.answer && e.stopReason === 'cancelled') it.answer = 'cancelled';
       }
+      const changes = changesOf(e.changes);
+      if (changes.length) s.items.push({ kind: 'changes', id: `changes-${e.promptId}`, files: changes });
       if (e.error) s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'error', title: e.error });
       else if (e.stopReason && e.stopReason !== 'end_turn') {
         s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: e.stopReason === 'cancelled' ? 'info' : 'warning', title: stopReasonText(e.stopReason) });
@@ -254,15 +319,19 @@ export function reduce(s: ChatState, e: Event): ChatState {
       s.items.push({
         kind: 'permission', id: e.requestId, toolCallId: tc.toolCallId, title: String(tc.title ?? 'Permission requested'),
         toolKind: tc.kind, diffs: diffsOf(tc.content), command: cmd.command, cwd: cmd.cwd, saves: savesOf(tc._meta?.['agentd/saves']),
-        options: Array.isArray(p.options) ? p.options : [],
+        options: Array.isArray(p.options) ? p.options : [], server: serverOf(tc._meta),
       });
       return s;
     }
     case 'permissionAnswered': {
       const it = find(s, 'permission', e.requestId);
-      if (it) it.answer = e.answer;
+      if (it) { it.answer = e.answer; if (e.feedback) it.feedback = e.feedback; }
       return s;
     }
+    case 'checkpoints':
+      s.checkpoints = checkpointsOf(e.checkpoints);
+      markCheckpoints(s);
+      return s;
     case 'update':
       if (e.sessionId && s.sessionId && e.sessionId !== s.sessionId) return s;
       return applyUpdate(s, e.update ?? {});
@@ -289,6 +358,7 @@ function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
       const last = s.items[s.items.length - 1];
       if (u.messageId && last && last.kind === 'user' && last.id === u.messageId) last.text += text;
       else s.items.push({ kind: 'user', id: u.messageId ?? `user-${++s.seq}`, text });
+      if (s.checkpoints.length) markCheckpoints(s);
       return s;
     }
     case 'agent_message_chunk':
@@ -310,6 +380,7 @@ function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
       if (u.status) it.status = u.status;
       if (u.rawInput !== undefined) { it.rawInput = u.rawInput; it.command = cmd.command; it.cwd = cmd.cwd; }
       if (u.content) { it.diffs = diffsOf(u.content); it.output = outputOf(u.content); }
+      it.server = serverOf(u._meta) ?? it.server;
       if (!existing) s.items.push(it);
       return s;
     }
@@ -322,6 +393,7 @@ function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
       if (u.title) it.title = String(u.title);
       if (u.kind) it.toolKind = u.kind;
       if (u.status) it.status = u.status;
+      it.server = serverOf(u._meta) ?? it.server;
       if (u.rawInput !== undefined) { it.rawInput = u.rawInput; const c = commandOf(u.rawInput); it.command = c.command; it.cwd = c.cwd; }
       if (Array.isArray(u.content)) {
         const d = diffsOf(u.content);
@@ -396,6 +468,19 @@ export function optionForButton(options: PermissionOption[], button: PermissionB
 /** The buttons to show for a request: only those agentd offered an option for. */
 export function buttonsFor(options: PermissionOption[]): PermissionButton[] {
   return PERMISSION_BUTTONS.filter((b) => optionForButton(options, b) !== undefined);
+}
+
+/** "Deny with feedback…": a `reject_once` carrying the user's correction; offered when agentd offers `reject_once`. */
+export const DENY_WITH_FEEDBACK = 'Deny with feedback…';
+
+export function feedbackOption(options: PermissionOption[]): string | undefined {
+  return options.find((o) => o.optionId === 'reject_once')?.optionId ?? options.find((o) => o.kind === 'reject_once')?.optionId;
+}
+
+/** The permission answer that denies with the user's correction (a blank one is a plain denial). */
+export function feedbackOutcome(optionId: string, text: string): { outcome: Record<string, unknown> } {
+  const t = text.trim();
+  return { outcome: t ? { outcome: 'selected', optionId, _meta: { 'agentd/instruction': t } } : { outcome: 'selected', optionId } };
 }
 
 /** "12.3k / 200k (6%)" for the context meter. */

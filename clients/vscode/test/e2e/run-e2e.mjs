@@ -375,7 +375,7 @@ try {
     await chatSays('Sentence number 2', 30000);
     // A prompt sent during the turn waits in the queue...
     await chat().locator('textarea.input').fill('queued question');
-    await chat().locator('button.send', { hasText: 'Queue' }).click();
+    await chat().locator('button.queue', { hasText: 'Queue' }).click();
     await chat().locator('.queued', { hasText: 'queued question' }).waitFor({ timeout: 5000 });
     await chat().locator('button.stop').click();
     // ...and is dropped with the stopped turn, never sent to the model.
@@ -393,6 +393,36 @@ try {
     await chat().locator('button.send').click();
     await chatSays('Fresh answer after the stop.', 30000);
     if (JSON.stringify(fakeRequests()).includes('queued question')) throw new Error('the queued prompt reached the model after Stop');
+  });
+
+  await test('Send steers a running turn; / lists the commands', async () => {
+    const long = Array.from({ length: 40 }, (_, i) => `Step ${i + 1} of a slow answer.`).join(' ');
+    await startFake('steer', { turns: [{ text: long, chunkDelayMs: 40, chunkSize: 3 }, { text: 'Steered: using a map now.', chunkDelayMs: 5 }, { text: 'Slow answer' }] });
+    await newChat();
+    // "/" opens the completion list from available_commands_update; Tab takes the highlighted one.
+    const box = chat().locator('textarea.input');
+    await box.click();
+    await box.pressSequentially('/com');
+    await chat().locator('.slash-menu .slash-item', { hasText: '/compact' }).waitFor({ timeout: 10000 });
+    await box.press('Tab');
+    if ((await box.inputValue()) !== '/compact ') throw new Error(`Tab did not complete the command: ${JSON.stringify(await box.inputValue())}`);
+    await box.fill('');
+    await chat().locator('textarea.input').fill('Answer slowly');
+    await chat().locator('button.send').click();
+    await chatSays('Step 2', 30000);
+    // While the turn runs, Send steers it, with Queue beside it.
+    await chat().locator('button.queue', { hasText: 'Queue' }).waitFor({ timeout: 5000 });
+    await chat().locator('textarea.input').fill('use a map instead');
+    await chat().locator('button.send', { hasText: 'Steer' }).click();
+    await chatSays('Steered: using a map now.', 30000);
+    if (await chat().locator('.queued').isVisible()) throw new Error('the steer was queued, not sent into the running turn');
+    await chat().locator('.msg.user', { hasText: 'use a map instead' }).first().waitFor({ timeout: 5000 });
+    await waitFor('steer in the trace', () => agentdLog().includes("Sending request 'agent/x/session/steer"), 5000);
+    // The model's second call (same turn) carried the steering message.
+    const second = fakeRequests()[1];
+    if (!JSON.stringify(second?.messages ?? []).includes('use a map instead')) throw new Error('the steer did not reach the model in the running turn');
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    if (await chat().locator('button.queue').isVisible()) throw new Error('Queue is shown with no turn running');
   });
 
   await test('Stop during a permission request answers it cancelled', async () => {

@@ -41,6 +41,7 @@ test('initializationOptions carry the protocol version, capabilities and setting
   assert.equal(o.agent.clientCapabilities.fs.readTextFile, true);
   assert.equal(o.agent.clientCapabilities.permissions.ui, true);
   assert.equal(o.agent.clientCapabilities.secrets, true);
+  assert.equal(o.agent.clientCapabilities.editorState, true, 'agentd asks agent/x/editor_state only of clients that declare it');
   assert.deepEqual(didChangeConfigurationParams({ mode: 'plan' }), { settings: { agent: { mode: 'plan' } } });
 });
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buttonsFor, ChatState, Event, initialState, optionForButton, quoteArgv, reduce, savesText, usageText, visible } from '../../src/pure/viewmodel';
+import { buttonsFor, ChatState, Event, feedbackOption, feedbackOutcome, initialState, optionForButton, quoteArgv, reduce, savesText, slashMatches, usageText, visible } from '../../src/pure/viewmodel';
 
 const run = (events: Event[], s: ChatState = initialState()) => events.reduce(reduce, s);
 const up = (update: any): Event => ({ type: 'update', sessionId: 's1', update });
@@ -235,4 +235,83 @@ test('a program\'s permission lists the files agentd saves first, marking the us
   assert.deepEqual((s.items[1] as any).saves, []);
   assert.equal(savesText((s.items[0] as any).saves), 'Saves first: /w/a.go, /w/b.go (with your unsaved changes)');
   assert.equal(savesText([]), '');
+});
+
+test('an MCP tool names its server in the tool row and the permission card, made visible', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'ask the tracker' },
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'tracker.search', kind: 'other', status: 'pending', _meta: { 'agentd/mcpServer': 'tracker' } }),
+    up({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'completed' }),
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c2', title: 'read_file', kind: 'read', status: 'pending' }),
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c3', title: 'evil.run', _meta: { 'agentd/mcpServer': 'ev\u202eil' } }, options: [{ optionId: 'allow_once', kind: 'allow_once' }] } },
+  ]);
+  assert.equal((s.items[1] as any).server, 'tracker', 'kept through an update that does not repeat it');
+  assert.equal((s.items[2] as any).server, undefined, 'a built-in tool has no server');
+  assert.equal((s.items[3] as any).server, 'ev\\u202eil', 'a bidi override in the name is shown as an escape');
+});
+
+test('Deny with feedback is offered with reject_once and carries the instruction', () => {
+  assert.equal(feedbackOption([{ optionId: 'allow_once', kind: 'allow_once' }, { optionId: 'reject_once', kind: 'reject_once' }]), 'reject_once');
+  assert.equal(feedbackOption([{ optionId: 'allow_once', kind: 'allow_once' }, { optionId: 'reject_always', kind: 'reject_always' }]), undefined);
+  assert.deepEqual(feedbackOutcome('reject_once', '  use a map  '), { outcome: { outcome: 'selected', optionId: 'reject_once', _meta: { 'agentd/instruction': 'use a map' } } });
+  assert.deepEqual(feedbackOutcome('reject_once', '   '), { outcome: { outcome: 'selected', optionId: 'reject_once' } }, 'a blank correction is a plain denial');
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { title: 'edit' }, options: [] } },
+    { type: 'permissionAnswered', requestId: 'r1', answer: 'feedback', feedback: 'use a map' },
+  ]);
+  assert.equal((s.items[0] as any).answer, 'feedback');
+  assert.equal((s.items[0] as any).feedback, 'use a map');
+});
+
+test('a turn that changed files ends with a Changes list; a turn that did not, without', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'edit two files' },
+    { type: 'turnEnded', promptId: 'p1', stopReason: 'end_turn', changes: [
+      { path: '/w/a.txt', change: 'modified', added: 2, removed: 1 },
+      { path: '/w/n.txt', change: 'renamed', from: '/w/o.txt', added: 0, removed: 0 },
+      { change: 'modified' },
+    ] },
+    { type: 'promptSent', promptId: 'p2', text: 'explain' },
+    { type: 'turnEnded', promptId: 'p2', stopReason: 'end_turn' },
+  ]);
+  assert.deepEqual(s.items.map((i) => i.kind), ['user', 'changes', 'user']);
+  assert.deepEqual((s.items[1] as any).files, [
+    { path: '/w/a.txt', change: 'modified', from: undefined, added: 2, removed: 1 },
+    { path: '/w/n.txt', change: 'renamed', from: '/w/o.txt', added: 0, removed: 0 },
+  ]);
+});
+
+test('checkpoints go on the user messages that started their turns', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'first   edit\n\n`a.txt#L1-2`' },
+    { type: 'turnEnded', promptId: 'p1', stopReason: 'end_turn' },
+    { type: 'promptSent', promptId: 'p2', text: 'just a question' },
+    { type: 'turnEnded', promptId: 'p2', stopReason: 'end_turn' },
+    { type: 'promptSent', promptId: 'p3', text: 'a very long prompt that the daemon clips' },
+    { type: 'turnEnded', promptId: 'p3', stopReason: 'end_turn' },
+    { type: 'checkpoints', checkpoints: [
+      { checkpointId: 'cp3', prompt: 'a very long prompt…', files: [] },
+      { checkpointId: 'cp1', prompt: 'first edit', files: [{ path: '/w/a.txt', change: 'modified' }] },
+      { bogus: true },
+    ] },
+  ]);
+  assert.deepEqual(s.items.map((i) => (i as any).checkpointId), ['cp1', undefined, 'cp3']);
+  assert.equal(s.checkpoints.length, 2);
+  // A conversation restore drops checkpoints: the markers go with them.
+  const t = reduce(s, { type: 'checkpoints', checkpoints: [{ checkpointId: 'cp1', prompt: 'first edit', files: [] }] });
+  assert.deepEqual(t.items.map((i) => (i as any).checkpointId), ['cp1', undefined, undefined]);
+});
+
+test('the / completion lists the commands that start with what is typed', () => {
+  const cmds = [{ name: 'compact', description: 'Summarise' }, { name: 'undo' }, { name: 'init' }, { name: 'tracker.triage' }];
+  assert.deepEqual(slashMatches(cmds, '/').map((c) => c.name), ['compact', 'undo', 'init', 'tracker.triage']);
+  assert.deepEqual(slashMatches(cmds, '/u').map((c) => c.name), ['undo']);
+  assert.deepEqual(slashMatches(cmds, '/IN').map((c) => c.name), ['init']);
+  assert.deepEqual(slashMatches(cmds, '/undo now'), [], 'not once arguments are typed');
+  assert.deepEqual(slashMatches(cmds, 'say /u'), [], 'only at the start');
+  assert.deepEqual(slashMatches(cmds, '/x'), []);
 });
