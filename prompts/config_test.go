@@ -178,6 +178,20 @@ func TestToolEntriesChecked(t *testing.T) {
 	if !ok || desc != "Read." || args["end_line"] != "c" {
 		t.Fatalf("Tool = %q %v %v", desc, args, ok)
 	}
+	// A member of a list argument is described under fields, keyed as the catalog names it.
+	cat = Catalog{"edit": {"edits", "edits.old_text"}}
+	m["tools.yml"] = &fstest.MapFile{Data: []byte("tools:\n  edit:\n    description: \"Edit.\"\n    arguments: {edits: e}\n    fields:\n      edits: {old_txt: o}\n")}
+	_, err = Load(m, cat)
+	if err == nil || !strings.Contains(err.Error(), "tools.edit.fields.edits.old_text is missing") || !strings.Contains(err.Error(), "tools.edit.fields.edits.old_txt names no argument of edit") {
+		t.Fatalf("error %v", err)
+	}
+	m["tools.yml"] = &fstest.MapFile{Data: []byte("tools:\n  edit:\n    description: \"Edit.\"\n    arguments: {edits: e}\n    fields:\n      edits: {old_text: o}\n")}
+	if s, err = Load(m, cat); err != nil {
+		t.Fatal(err)
+	}
+	if _, args, _ := s.Tool("edit"); args["edits.old_text"] != "o" || args["edits"] != "e" {
+		t.Fatalf("args %v", args)
+	}
 }
 
 // TestRunValuesVerbatim: a run value holding template syntax is inserted as it is.

@@ -50,7 +50,10 @@ var schema = group("",
 	list("include", &field{kind: kText}),
 	list("rules", group("", text("title"), list("items", &field{kind: kText}))),
 	&field{key: "tools", kind: kDyn, elem: group("", text("description"),
-		&field{key: "arguments", kind: kDyn, elem: &field{kind: kText}, optional: true})},
+		&field{key: "arguments", kind: kDyn, elem: &field{kind: kText}, optional: true},
+		// fields describes the members of an argument that is an object or a list of objects
+		// (edit_file's edits: old_text, new_text, replace_all).
+		&field{key: "fields", kind: kDyn, elem: &field{kind: kDyn, elem: &field{kind: kText}}, optional: true})},
 	texts("context", "mode_auto", "mode_ask", "mode_plan", "instructions_heading", "instructions_cut"),
 	texts("loop", "cancelled", "tool_crashed"),
 	texts("approval", "rejected", "plan_refusal", "no_permission_ui", "rejected_always", "request_failed", "dismissed", "unknown_option", "corrected_with_instruction", "timed_out"),
@@ -63,6 +66,8 @@ var schema = group("",
 var agentOnly = map[string]bool{"schema_version": true, "include": true}
 
 // Catalog names the real tools and each one's arguments, for checking the config's tool entries.
+// A member of an argument that is an object or a list of objects is named ARGUMENT.MEMBER
+// ("edits.old_text"); the config describes it under the tool's fields.ARGUMENT.MEMBER.
 type Catalog map[string][]string
 
 type loader struct {

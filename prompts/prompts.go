@@ -234,20 +234,19 @@ func (s *Set) index(path string, v any) {
 func (s *Set) checkTools(cat Catalog) error {
 	var errs []error
 	for name, args := range cat {
-		e, ok := s.tools[name]
-		if !ok {
+		if _, ok := s.tools[name]; !ok {
 			errs = append(errs, fmt.Errorf("tools.%s is missing: every tool must be described", name))
 			continue
 		}
-		described, _ := e["arguments"].(map[string]any)
+		described := s.argTexts(name)
 		for _, a := range args {
 			if _, ok := described[a]; !ok {
-				errs = append(errs, fmt.Errorf("tools.%s.arguments.%s is missing: every argument must be described", name, a))
+				errs = append(errs, fmt.Errorf("tools.%s is missing: every argument must be described", argPath(name, a)))
 			}
 		}
 		for a := range described {
 			if !slices.Contains(args, a) {
-				errs = append(errs, fmt.Errorf("tools.%s.arguments.%s names no argument of %s", name, a, name))
+				errs = append(errs, fmt.Errorf("tools.%s names no argument of %s", argPath(name, a), name))
 			}
 		}
 	}
@@ -258,6 +257,34 @@ func (s *Set) checkTools(cat Catalog) error {
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
+}
+
+// argPath is where the config describes a tool's argument: NAME.arguments.ARG, or, for a member
+// of an argument, NAME.fields.ARG.MEMBER.
+func argPath(tool, arg string) string {
+	if strings.Contains(arg, ".") {
+		return tool + ".fields." + arg
+	}
+	return tool + ".arguments." + arg
+}
+
+// argTexts are a tool entry's argument texts keyed as the Catalog names them.
+func (s *Set) argTexts(name string) map[string]*template {
+	e := s.tools[name]
+	out := map[string]*template{}
+	if m, ok := e["arguments"].(map[string]any); ok {
+		for a, t := range m {
+			out[a] = t.(*template)
+		}
+	}
+	if m, ok := e["fields"].(map[string]any); ok {
+		for a, sub := range m {
+			for f, t := range sub.(map[string]any) {
+				out[a+"."+f] = t.(*template)
+			}
+		}
+	}
+	return out
 }
 
 // activate renders every text twice: with every run value set (every section opens) and with
@@ -329,7 +356,8 @@ func (s *Set) Render(path string, run Run) string {
 	return out
 }
 
-// Tool returns a tool's description and its arguments' descriptions, rendered.
+// Tool returns a tool's description and its arguments' descriptions, rendered; a member of an
+// argument is keyed ARGUMENT.MEMBER, as in the Catalog.
 func (s *Set) Tool(name string) (desc string, args map[string]string, ok bool) {
 	e, ok := s.tools[name]
 	if !ok {
@@ -340,10 +368,8 @@ func (s *Set) Tool(name string) (desc string, args map[string]string, ok bool) {
 		panic("prompts: " + err.Error())
 	}
 	args = map[string]string{}
-	if m, ok := e["arguments"].(map[string]any); ok {
-		for a, t := range m {
-			args[a], _ = s.render(t.(*template), nil)
-		}
+	for a, t := range s.argTexts(name) {
+		args[a], _ = s.render(t, nil)
 	}
 	return desc, args, true
 }

@@ -30,7 +30,8 @@ func (t *turn) texts() *prompts.Set {
 }
 
 // Catalog lists the registry's tools and their arguments, for checking a prompt config's tool
-// entries against the tools that exist.
+// entries against the tools that exist. A member of an argument that is an object or a list of
+// objects is listed as ARGUMENT.MEMBER.
 func Catalog(reg *tools.Registry) prompts.Catalog {
 	cat := prompts.Catalog{}
 	for _, t := range reg.List() {
@@ -39,14 +40,26 @@ func Catalog(reg *tools.Registry) prompts.Catalog {
 	return cat
 }
 
+// schemaProp is the part of a JSON schema property the descriptions are placed by.
+type schemaProp struct {
+	Properties map[string]json.RawMessage `json:"properties"`
+	Items      *schemaProp                `json:"items"`
+}
+
 func schemaArgs(schema json.RawMessage) []string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
+	var s schemaProp
 	_ = json.Unmarshal(schema, &s)
 	args := make([]string, 0, len(s.Properties))
-	for a := range s.Properties {
+	for a, raw := range s.Properties {
 		args = append(args, a)
+		var p schemaProp
+		_ = json.Unmarshal(raw, &p)
+		if p.Items != nil {
+			p = *p.Items
+		}
+		for f := range p.Properties {
+			args = append(args, a+"."+f)
+		}
 	}
 	return args
 }
@@ -102,7 +115,7 @@ func toolSpecs(set *prompts.Set, reg *tools.Registry) []providers.ToolSpec {
 		}
 		props, _ := schema["properties"].(map[string]any)
 		for name, d := range args {
-			if p, ok := props[name].(map[string]any); ok {
+			if p := schemaMember(props, name); p != nil {
 				p["description"] = d
 			}
 		}
@@ -111,6 +124,23 @@ func toolSpecs(set *prompts.Set, reg *tools.Registry) []providers.ToolSpec {
 		}
 	}
 	return specs
+}
+
+// schemaMember finds the property an argument name (ARGUMENT or ARGUMENT.MEMBER) denotes in a
+// schema's properties; a member is looked for in the argument's own properties or, for a list,
+// its items'.
+func schemaMember(props map[string]any, name string) map[string]any {
+	arg, member, nested := strings.Cut(name, ".")
+	p, _ := props[arg].(map[string]any)
+	if !nested || p == nil {
+		return p
+	}
+	if items, ok := p["items"].(map[string]any); ok {
+		p = items
+	}
+	sub, _ := p["properties"].(map[string]any)
+	m, _ := sub[member].(map[string]any)
+	return m
 }
 
 // contextNote is the live context as it was put in the user message at index at.

@@ -18,8 +18,8 @@ import (
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-// customSet is the built-in prompt config with one file's text replaced.
-func customSet(t *testing.T, file, old, new string) *prompts.Set {
+// builtinMap is a copy of the built-in prompt config's files.
+func builtinMap(t *testing.T) fstest.MapFS {
 	t.Helper()
 	m := fstest.MapFS{}
 	fs.WalkDir(prompts.Builtin(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -29,6 +29,13 @@ func customSet(t *testing.T, file, old, new string) *prompts.Set {
 		}
 		return err
 	})
+	return m
+}
+
+// customSet is the built-in prompt config with one file's text replaced.
+func customSet(t *testing.T, file, old, new string) *prompts.Set {
+	t.Helper()
+	m := builtinMap(t)
 	s := string(m[file].Data)
 	if !strings.Contains(s, old) {
 		t.Fatalf("%s holds no %q", file, old)
@@ -70,6 +77,76 @@ func TestToolDescriptions(t *testing.T) {
 	}
 	if read["required"] == nil || read2["properties"].(map[string]any)["start_line"] == nil {
 		t.Errorf("the schema lost its shape: %v", read2)
+	}
+	// A member of a list argument is described from the config too.
+	for _, sp := range toolSpecs(prompts.Default(), tools.Default()) {
+		if sp.Name != "edit_file" {
+			continue
+		}
+		var s struct {
+			Properties struct {
+				Edits struct {
+					Items struct {
+						Properties map[string]struct {
+							Description string `json:"description"`
+						} `json:"properties"`
+					} `json:"items"`
+				} `json:"edits"`
+			} `json:"properties"`
+		}
+		json.Unmarshal(sp.Schema, &s)
+		if got := s.Properties.Edits.Items.Properties["old_text"].Description; got != "Exact text to find (unique unless replace_all)" {
+			t.Errorf("edits[].old_text description %q", got)
+		}
+	}
+	// Every built-in tool, argument and member reaches the model described, from the config
+	// alone: the tools themselves carry no text.
+	for _, sp := range toolSpecs(prompts.Default(), tools.Default()) {
+		if len(sp.Description) < 80 {
+			t.Errorf("%s: description too short: %q", sp.Name, sp.Description)
+		}
+		for _, a := range schemaArgs(sp.Schema) {
+			var schema map[string]any
+			json.Unmarshal(sp.Schema, &schema)
+			p := schemaMember(schema["properties"].(map[string]any), a)
+			if d, _ := p["description"].(string); d == "" {
+				t.Errorf("%s.%s is sent without a description", sp.Name, a)
+			}
+		}
+	}
+	for _, tl := range tools.Default().List() {
+		if tl.Description() != "" {
+			t.Errorf("%s carries its own description; it belongs in tools.yml", tl.Name())
+		}
+	}
+	// The system prompt shows a tool's first line: update_plan's must carry its rules alone.
+	for _, tl := range toolList(prompts.Default(), tools.Default()) {
+		if tl["NAME"] == "update_plan" {
+			for _, want := range []string{"multi-step", "whole list", "exactly one entry in_progress"} {
+				if !strings.Contains(tl["SUMMARY"].(string), want) {
+					t.Errorf("update_plan's summary %q lacks %q", tl["SUMMARY"], want)
+				}
+			}
+		}
+	}
+	// An entry for a tool, argument or member that does not exist is refused, and so is a tool,
+	// argument or member with no entry.
+	for _, c := range []struct{ old, new, want string }{
+		{"  read_file:\n", "  read_files:\n    description: \"Nothing.\"\n  read_file:\n", "tools.read_files names no tool"},
+		{"      start_line: \"First line", "      start_lines: \"First line", "tools.read_file.arguments.start_line is missing: every argument must be described\ntools.read_file.arguments.start_lines names no argument of read_file"},
+		{"        replace_all: \"Replace every", "        replace_any: \"Replace every", "tools.edit_file.fields.edits.replace_all is missing: every argument must be described\ntools.edit_file.fields.edits.replace_any names no argument of edit_file"},
+		{"  create_dir:\n    description:", "  create_dirs:\n    description:", "tools.create_dir is missing: every tool must be described\ntools.create_dirs names no tool"},
+	} {
+		m := builtinMap(t)
+		src := string(m["tools.yml"].Data)
+		if !strings.Contains(src, c.old) {
+			t.Fatalf("tools.yml holds no %q", c.old)
+		}
+		m["tools.yml"] = &fstest.MapFile{Data: []byte(strings.Replace(src, c.old, c.new, 1))}
+		_, err := prompts.Load(m, Catalog(tools.Default()))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q → %q: error %v, want %q", c.old, c.new, err, c.want)
+		}
 	}
 	sys := systemPrompt(set, tools.Default())
 	if !strings.Contains(sys, "- read_file (read): Lies a text file") {

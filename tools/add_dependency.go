@@ -2,22 +2,18 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-//go:embed add_dependency.md
-var addDependencyDoc string
-
 type addDependencyIn struct {
-	Ecosystem      string `json:"ecosystem" jsonschema:"description=Package ecosystem,enum=go,enum=npm"`
-	Package        string `json:"package" jsonschema:"description=Go module path or npm package name,maxLength=300"`
-	Version        string `json:"version,omitempty" jsonschema:"description=Version or range (default: latest),maxLength=100"`
-	Dev            bool   `json:"dev,omitempty" jsonschema:"description=npm: add to devDependencies"`
-	Path           string `json:"path,omitempty" jsonschema:"description=Directory in the module or package (default: the working directory),maxLength=4096"`
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"description=Kill the command after this many seconds (default 300),minimum=1,maximum=3600"`
+	Ecosystem      string `json:"ecosystem" jsonschema:"enum=go,enum=npm"`
+	Package        string `json:"package" jsonschema:"maxLength=300"`
+	Version        string `json:"version,omitempty" jsonschema:"maxLength=100"`
+	Dev            bool   `json:"dev,omitempty"`
+	Path           string `json:"path,omitempty" jsonschema:"maxLength=4096"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"minimum=1,maximum=3600"`
 }
 
 func (in addDependencyIn) title() string {
@@ -28,7 +24,7 @@ func (in addDependencyIn) title() string {
 }
 
 // AddDependency is the add_dependency tool.
-var AddDependency = New(Spec{Name: "add_dependency", Description: addDependencyDoc, Effect: EffectExec, Kind: "execute", Title: "Add dependency"}, addDependency)
+var AddDependency = New(Spec{Name: "add_dependency", Effect: EffectExec, Kind: "execute", Title: "Add dependency"}, addDependency)
 
 // Names and versions become single argv elements, never shell text; these patterns also keep
 // them from being read as flags (a leading "-") or as paths and URLs the user did not mean.

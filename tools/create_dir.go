@@ -2,18 +2,14 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"os"
 
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-//go:embed create_dir.md
-var createDirDoc string
-
 type createDirIn struct {
-	Path string `json:"path" jsonschema:"description=Directory to create,maxLength=4096"`
+	Path string `json:"path" jsonschema:"maxLength=4096"`
 }
 
 func (in createDirIn) title() string {
@@ -24,7 +20,7 @@ func (in createDirIn) title() string {
 }
 
 // CreateDir is the create_dir tool.
-var CreateDir = New(Spec{Name: "create_dir", Description: createDirDoc, Effect: EffectWrite, Kind: "edit", Title: "Create directory"}, createDir)
+var CreateDir = New(Spec{Name: "create_dir", Effect: EffectWrite, Kind: "edit", Title: "Create directory"}, createDir)
 
 func createDir(ctx context.Context, env *Env, in createDirIn) Result {
 	abs, bad := resolve(env, "path", in.Path, true)

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,13 +10,10 @@ import (
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-//go:embed create_file.md
-var createFileDoc string
-
 type createFileIn struct {
-	Path      string `json:"path" jsonschema:"description=File to create: relative to the working directory or absolute within the workspace roots,maxLength=4096"`
-	Content   string `json:"content" jsonschema:"description=The whole text of the new file,maxLength=8388608"`
-	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"description=Replace the content of an existing file instead of failing"`
+	Path      string `json:"path" jsonschema:"maxLength=4096"`
+	Content   string `json:"content" jsonschema:"maxLength=8388608"`
+	Overwrite bool   `json:"overwrite,omitempty"`
 }
 
 func (in createFileIn) title() string {
@@ -28,7 +24,7 @@ func (in createFileIn) title() string {
 }
 
 // CreateFile is the create_file tool.
-var CreateFile = New(Spec{Name: "create_file", Description: createFileDoc, Effect: EffectWrite, Kind: "edit", Title: "Create file"}, createFile)
+var CreateFile = New(Spec{Name: "create_file", Effect: EffectWrite, Kind: "edit", Title: "Create file"}, createFile)
 
 func createFile(ctx context.Context, env *Env, in createFileIn) Result {
 	abs, bad := resolve(env, "path", in.Path, true)

@@ -1,7 +1,8 @@
 package tools
 
 // Default returns a registry with every tool agentd offers, in the order the model sees them.
-// Adding a tool is its file, its description, its test and one line here.
+// Adding a tool is its file, its test, one line here and its entry (the description of the tool and
+// of each argument) in prompts/builtin/tools.yml.
 func Default() *Registry {
 	return NewRegistry(
 		ReadFile,

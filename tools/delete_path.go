@@ -2,19 +2,15 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"os"
 
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-//go:embed delete_path.md
-var deletePathDoc string
-
 type deletePathIn struct {
-	Path      string `json:"path" jsonschema:"description=File or directory to delete,maxLength=4096"`
-	Recursive bool   `json:"recursive,omitempty" jsonschema:"description=Delete a non-empty directory and everything in it"`
+	Path      string `json:"path" jsonschema:"maxLength=4096"`
+	Recursive bool   `json:"recursive,omitempty"`
 }
 
 func (in deletePathIn) title() string {
@@ -25,7 +21,7 @@ func (in deletePathIn) title() string {
 }
 
 // DeletePath is the delete_path tool.
-var DeletePath = New(Spec{Name: "delete_path", Description: deletePathDoc, Effect: EffectWrite, Kind: "delete", Title: "Delete"}, deletePath)
+var DeletePath = New(Spec{Name: "delete_path", Effect: EffectWrite, Kind: "delete", Title: "Delete"}, deletePath)
 
 func deletePath(ctx context.Context, env *Env, in deletePathIn) Result {
 	abs, bad := resolveEntry(env, "path", in.Path)

@@ -2,25 +2,21 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"strings"
 
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-//go:embed edit_file.md
-var editFileDoc string
-
 type editFileIn struct {
-	Path  string       `json:"path" jsonschema:"description=File to change: relative to the working directory or absolute within the workspace roots,maxLength=4096"`
-	Edits []editFileOp `json:"edits" jsonschema:"description=Replacements applied in order; all or none,minItems=1,maxItems=100"`
+	Path  string       `json:"path" jsonschema:"maxLength=4096"`
+	Edits []editFileOp `json:"edits" jsonschema:"minItems=1,maxItems=100"`
 }
 
 type editFileOp struct {
-	OldText    string `json:"old_text" jsonschema:"description=Exact text to find (unique unless replace_all),maxLength=1048576"`
-	NewText    string `json:"new_text" jsonschema:"description=Text to put in its place,maxLength=8388608"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"description=Replace every occurrence instead of requiring exactly one"`
+	OldText    string `json:"old_text" jsonschema:"maxLength=1048576"`
+	NewText    string `json:"new_text" jsonschema:"maxLength=8388608"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 
 func (in editFileIn) title() string {
@@ -31,7 +27,7 @@ func (in editFileIn) title() string {
 }
 
 // EditFile is the edit_file tool.
-var EditFile = New(Spec{Name: "edit_file", Description: editFileDoc, Effect: EffectWrite, Kind: "edit", Title: "Edit file"}, editFile)
+var EditFile = New(Spec{Name: "edit_file", Effect: EffectWrite, Kind: "edit", Title: "Edit file"}, editFile)
 
 func editFile(ctx context.Context, env *Env, in editFileIn) Result {
 	abs, bad := resolve(env, "path", in.Path, true)

@@ -2,25 +2,21 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"regexp"
 	"strings"
 )
 
-//go:embed edit_module_config.md
-var editModuleConfigDoc string
-
 type editModuleConfigIn struct {
-	Ecosystem      string `json:"ecosystem" jsonschema:"description=Package ecosystem,enum=go,enum=npm"`
-	Action         string `json:"action" jsonschema:"description=What to change,enum=require,enum=droprequire,enum=replace,enum=dropreplace,enum=go_version,enum=tidy,enum=remove,enum=set,enum=delete"`
-	Module         string `json:"module,omitempty" jsonschema:"description=Go module path or npm package name the action is about,maxLength=300"`
-	Version        string `json:"version,omitempty" jsonschema:"description=Version for require and go_version,maxLength=100"`
-	Replacement    string `json:"replacement,omitempty" jsonschema:"description=For replace: a local directory or module@version,maxLength=1000"`
-	Key            string `json:"key,omitempty" jsonschema:"description=For npm set and delete: a package.json key path such as scripts.test,maxLength=300"`
-	Value          string `json:"value,omitempty" jsonschema:"description=For npm set: the value,maxLength=10000"`
-	Path           string `json:"path,omitempty" jsonschema:"description=Directory in the module or package (default: the working directory),maxLength=4096"`
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"description=Kill the command after this many seconds (default 300),minimum=1,maximum=3600"`
+	Ecosystem      string `json:"ecosystem" jsonschema:"enum=go,enum=npm"`
+	Action         string `json:"action" jsonschema:"enum=require,enum=droprequire,enum=replace,enum=dropreplace,enum=go_version,enum=tidy,enum=remove,enum=set,enum=delete"`
+	Module         string `json:"module,omitempty" jsonschema:"maxLength=300"`
+	Version        string `json:"version,omitempty" jsonschema:"maxLength=100"`
+	Replacement    string `json:"replacement,omitempty" jsonschema:"maxLength=1000"`
+	Key            string `json:"key,omitempty" jsonschema:"maxLength=300"`
+	Value          string `json:"value,omitempty" jsonschema:"maxLength=10000"`
+	Path           string `json:"path,omitempty" jsonschema:"maxLength=4096"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"minimum=1,maximum=3600"`
 }
 
 func (in editModuleConfigIn) title() string {
@@ -31,7 +27,7 @@ func (in editModuleConfigIn) title() string {
 }
 
 // EditModuleConfig is the edit_module_config tool.
-var EditModuleConfig = New(Spec{Name: "edit_module_config", Description: editModuleConfigDoc, Effect: EffectExec, Kind: "execute", Title: "Edit module config"}, editModuleConfig)
+var EditModuleConfig = New(Spec{Name: "edit_module_config", Effect: EffectExec, Kind: "execute", Title: "Edit module config"}, editModuleConfig)
 
 func editModuleConfig(ctx context.Context, env *Env, in editModuleConfigIn) Result {
 	need := func(field, value string, re *regexp.Regexp, what string) *Result {

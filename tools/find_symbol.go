@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,14 +22,11 @@ import (
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-//go:embed find_symbol.md
-var findSymbolDoc string
-
 type findSymbolIn struct {
-	Query      string `json:"query" jsonschema:"description=Symbol name or part of it,maxLength=200"`
-	Kind       string `json:"kind,omitempty" jsonschema:"description=Only symbols of this kind (function / method / type / class / interface / variable / constant / ...),maxLength=40"`
-	Path       string `json:"path,omitempty" jsonschema:"description=Only definitions under this directory,maxLength=4096"`
-	MaxResults int    `json:"max_results,omitempty" jsonschema:"description=Most results to show (default 50),minimum=1,maximum=500"`
+	Query      string `json:"query" jsonschema:"maxLength=200"`
+	Kind       string `json:"kind,omitempty" jsonschema:"maxLength=40"`
+	Path       string `json:"path,omitempty" jsonschema:"maxLength=4096"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"minimum=1,maximum=500"`
 }
 
 func (in findSymbolIn) title() string {
@@ -41,7 +37,7 @@ func (in findSymbolIn) title() string {
 }
 
 // FindSymbol is the find_symbol tool.
-var FindSymbol = New(Spec{Name: "find_symbol", Description: findSymbolDoc, Effect: EffectRead, Kind: "search", Title: "Find symbol"}, findSymbol)
+var FindSymbol = New(Spec{Name: "find_symbol", Effect: EffectRead, Kind: "search", Title: "Find symbol"}, findSymbol)
 
 func findSymbol(ctx context.Context, env *Env, in findSymbolIn) Result {
 	q := strings.TrimSpace(in.Query)

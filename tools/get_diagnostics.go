@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"reflect"
@@ -13,12 +12,9 @@ import (
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-//go:embed get_diagnostics.md
-var getDiagnosticsDoc string
-
 type getDiagnosticsIn struct {
-	Path        string `json:"path,omitempty" jsonschema:"description=File to check (default: all files the editor knows),maxLength=4096"`
-	MinSeverity string `json:"min_severity,omitempty" jsonschema:"description=Least serious level to show (default warning),enum=error,enum=warning,enum=information,enum=hint"`
+	Path        string `json:"path,omitempty" jsonschema:"maxLength=4096"`
+	MinSeverity string `json:"min_severity,omitempty" jsonschema:"enum=error,enum=warning,enum=information,enum=hint"`
 }
 
 func (in getDiagnosticsIn) title() string {
@@ -29,7 +25,7 @@ func (in getDiagnosticsIn) title() string {
 }
 
 // GetDiagnostics is the get_diagnostics tool.
-var GetDiagnostics = New(Spec{Name: "get_diagnostics", Description: getDiagnosticsDoc, Effect: EffectRead, Kind: "read", Title: "Diagnostics"}, getDiagnostics)
+var GetDiagnostics = New(Spec{Name: "get_diagnostics", Effect: EffectRead, Kind: "read", Title: "Diagnostics"}, getDiagnostics)
 
 var severityNames = map[workspace.Severity]string{1: "error", 2: "warning", 3: "information", 4: "hint"}
 

@@ -2,21 +2,17 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"io/fs"
 	"os"
 	"strings"
 )
 
-//go:embed list_dir.md
-var listDirDoc string
-
 type listDirIn struct {
-	Path           string `json:"path,omitempty" jsonschema:"description=Directory to list (default: the working directory),maxLength=4096"`
-	Depth          int    `json:"depth,omitempty" jsonschema:"description=How many levels to descend (default 2),minimum=1,maximum=10"`
-	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"description=Also list entries ignored by .gitignore"`
-	MaxEntries     int    `json:"max_entries,omitempty" jsonschema:"description=Most entries to show (default 500),minimum=1,maximum=5000"`
+	Path           string `json:"path,omitempty" jsonschema:"maxLength=4096"`
+	Depth          int    `json:"depth,omitempty" jsonschema:"minimum=1,maximum=10"`
+	IncludeIgnored bool   `json:"include_ignored,omitempty"`
+	MaxEntries     int    `json:"max_entries,omitempty" jsonschema:"minimum=1,maximum=5000"`
 }
 
 func (in listDirIn) title() string {
@@ -27,7 +23,7 @@ func (in listDirIn) title() string {
 }
 
 // ListDir is the list_dir tool.
-var ListDir = New(Spec{Name: "list_dir", Description: listDirDoc, Effect: EffectRead, Kind: "read", Title: "List directory"}, listDir)
+var ListDir = New(Spec{Name: "list_dir", Effect: EffectRead, Kind: "read", Title: "List directory"}, listDir)
 
 func listDir(ctx context.Context, env *Env, in listDirIn) Result {
 	if in.Path == "" {

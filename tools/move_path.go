@@ -2,19 +2,15 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
 )
 
-//go:embed move_path.md
-var movePathDoc string
-
 type movePathIn struct {
-	Path        string `json:"path" jsonschema:"description=File or directory to move,maxLength=4096"`
-	Destination string `json:"destination" jsonschema:"description=New path, or an existing directory to move into,maxLength=4096"`
-	Overwrite   bool   `json:"overwrite,omitempty" jsonschema:"description=Replace an existing file at the destination"`
+	Path        string `json:"path" jsonschema:"maxLength=4096"`
+	Destination string `json:"destination" jsonschema:"maxLength=4096"`
+	Overwrite   bool   `json:"overwrite,omitempty"`
 }
 
 func (in movePathIn) title() string {
@@ -25,7 +21,7 @@ func (in movePathIn) title() string {
 }
 
 // MovePath is the move_path tool.
-var MovePath = New(Spec{Name: "move_path", Description: movePathDoc, Effect: EffectWrite, Kind: "move", Title: "Move"}, movePath)
+var MovePath = New(Spec{Name: "move_path", Effect: EffectWrite, Kind: "move", Title: "Move"}, movePath)
 
 func movePath(ctx context.Context, env *Env, in movePathIn) Result {
 	src, bad := resolveEntry(env, "path", in.Path)

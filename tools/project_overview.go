@@ -3,7 +3,6 @@ package tools
 import (
 	"bufio"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -17,13 +16,10 @@ import (
 	"time"
 )
 
-//go:embed project_overview.md
-var projectOverviewDoc string
-
 type projectOverviewIn struct{}
 
 // ProjectOverview is the project_overview tool.
-var ProjectOverview = New(Spec{Name: "project_overview", Description: projectOverviewDoc, Effect: EffectRead, Kind: "read", Title: "Project overview"}, projectOverview)
+var ProjectOverview = New(Spec{Name: "project_overview", Effect: EffectRead, Kind: "read", Title: "Project overview"}, projectOverview)
 
 var languageByExt = map[string]string{
 	".go": "Go", ".py": "Python", ".pyi": "Python", ".js": "JavaScript", ".mjs": "JavaScript", ".cjs": "JavaScript", ".jsx": "JavaScript",

@@ -2,18 +2,14 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"strings"
 )
 
-//go:embed read_file.md
-var readFileDoc string
-
 type readFileIn struct {
-	Path      string `json:"path" jsonschema:"description=File to read: relative to the working directory or absolute within the workspace roots,maxLength=4096"`
-	StartLine int    `json:"start_line,omitempty" jsonschema:"description=First line to show (1-based; default 1),minimum=1,maximum=100000000"`
-	EndLine   int    `json:"end_line,omitempty" jsonschema:"description=Last line to show (1-based; inclusive; default: as many as fit),minimum=1,maximum=100000000"`
+	Path      string `json:"path" jsonschema:"maxLength=4096"`
+	StartLine int    `json:"start_line,omitempty" jsonschema:"minimum=1,maximum=100000000"`
+	EndLine   int    `json:"end_line,omitempty" jsonschema:"minimum=1,maximum=100000000"`
 }
 
 func (in readFileIn) title() string {
@@ -29,7 +25,7 @@ const (
 )
 
 // ReadFile is the read_file tool.
-var ReadFile = New(Spec{Name: "read_file", Description: readFileDoc, Effect: EffectRead, Kind: "read", Title: "Read file"}, readFile)
+var ReadFile = New(Spec{Name: "read_file", Effect: EffectRead, Kind: "read", Title: "Read file"}, readFile)
 
 func readFile(ctx context.Context, env *Env, in readFileIn) Result {
 	abs, bad := resolve(env, "path", in.Path, false)

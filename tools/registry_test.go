@@ -2,7 +2,6 @@ package tools
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 )
 
@@ -34,9 +33,6 @@ func TestDefaultRegistry(t *testing.T) {
 		if !acpKinds[tool.Kind()] {
 			t.Errorf("%s: kind %q is not an ACP tool kind", name, tool.Kind())
 		}
-		if len(tool.Description()) < 80 {
-			t.Errorf("%s: description too short: %q", name, tool.Description())
-		}
 		var schema struct {
 			Type                 string                     `json:"type"`
 			Properties           map[string]json.RawMessage `json:"properties"`
@@ -54,11 +50,6 @@ func TestDefaultRegistry(t *testing.T) {
 		}
 		if schema.AdditionalProperties == nil || *schema.AdditionalProperties {
 			t.Errorf("%s: schema allows unknown fields", name)
-		}
-		for prop, raw := range schema.Properties {
-			if !strings.Contains(string(raw), `"description"`) {
-				t.Errorf("%s.%s has no description", name, prop)
-			}
 		}
 		// Titles never panic, whatever arrives while arguments stream.
 		for _, args := range []string{``, `{`, `{"path": "a`, `null`, `[]`, `{"path": 3}`, `{"command": ["go","test"]}`} {

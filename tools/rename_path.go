@@ -2,19 +2,15 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"path/filepath"
 	"strings"
 )
 
-//go:embed rename_path.md
-var renamePathDoc string
-
 type renamePathIn struct {
-	Path      string `json:"path" jsonschema:"description=File or directory to rename,maxLength=4096"`
-	NewName   string `json:"new_name" jsonschema:"description=New base name (no slashes),maxLength=255"`
-	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"description=Replace an existing file of that name"`
+	Path      string `json:"path" jsonschema:"maxLength=4096"`
+	NewName   string `json:"new_name" jsonschema:"maxLength=255"`
+	Overwrite bool   `json:"overwrite,omitempty"`
 }
 
 func (in renamePathIn) title() string {
@@ -25,7 +21,7 @@ func (in renamePathIn) title() string {
 }
 
 // RenamePath is the rename_path tool.
-var RenamePath = New(Spec{Name: "rename_path", Description: renamePathDoc, Effect: EffectWrite, Kind: "move", Title: "Rename"}, renamePath)
+var RenamePath = New(Spec{Name: "rename_path", Effect: EffectWrite, Kind: "move", Title: "Rename"}, renamePath)
 
 func renamePath(ctx context.Context, env *Env, in renamePathIn) Result {
 	if in.NewName == "" || in.NewName == "." || in.NewName == ".." || strings.ContainsAny(in.NewName, `/\`) || strings.ContainsRune(in.NewName, 0) {

@@ -2,23 +2,19 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"os"
 	"strings"
 	"time"
 )
 
-//go:embed run_program.md
-var runProgramDoc string
-
 type runProgramIn struct {
-	Command        []string          `json:"command,omitempty" jsonschema:"description=Program and arguments (argv),maxItems=1000"`
-	Shell          string            `json:"shell,omitempty" jsonschema:"description=A shell command line (only when the user's settings allow shell commands),maxLength=65536"`
-	Cwd            string            `json:"cwd,omitempty" jsonschema:"description=Directory to run in (default: the working directory),maxLength=4096"`
-	Env            map[string]string `json:"env,omitempty" jsonschema:"description=Environment variables to set"`
-	Stdin          string            `json:"stdin,omitempty" jsonschema:"description=Text given to the program's standard input (followed by end of input),maxLength=8388608"`
-	TimeoutSeconds int               `json:"timeout_seconds,omitempty" jsonschema:"description=Kill the program after this many seconds (default 60),minimum=1,maximum=3600"`
-	MaxOutputBytes int               `json:"max_output_bytes,omitempty" jsonschema:"description=Most output to return (default 30000),minimum=1000,maximum=1048576"`
+	Command        []string          `json:"command,omitempty" jsonschema:"maxItems=1000"`
+	Shell          string            `json:"shell,omitempty" jsonschema:"maxLength=65536"`
+	Cwd            string            `json:"cwd,omitempty" jsonschema:"maxLength=4096"`
+	Env            map[string]string `json:"env,omitempty"`
+	Stdin          string            `json:"stdin,omitempty" jsonschema:"maxLength=8388608"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty" jsonschema:"minimum=1,maximum=3600"`
+	MaxOutputBytes int               `json:"max_output_bytes,omitempty" jsonschema:"minimum=1000,maximum=1048576"`
 }
 
 func (in runProgramIn) title() string {
@@ -32,7 +28,7 @@ func (in runProgramIn) title() string {
 }
 
 // RunProgram is the run_program tool.
-var RunProgram = New(Spec{Name: "run_program", Description: runProgramDoc, Effect: EffectExec, Kind: "execute", Title: "Run program"}, runProgram)
+var RunProgram = New(Spec{Name: "run_program", Effect: EffectExec, Kind: "execute", Title: "Run program"}, runProgram)
 
 func runProgram(ctx context.Context, env *Env, in runProgramIn) Result {
 	var argv []string

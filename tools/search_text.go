@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"os"
 	"strings"
@@ -10,18 +9,15 @@ import (
 	"github.com/agentd-dev/agentd/tools/internal/glob"
 )
 
-//go:embed search_text.md
-var searchTextDoc string
-
 type searchTextIn struct {
-	Pattern         string   `json:"pattern" jsonschema:"description=Regular expression (RE2) or literal text to find,maxLength=2000"`
-	Path            string   `json:"path,omitempty" jsonschema:"description=Directory or file to search (default: the working directory),maxLength=4096"`
-	Literal         bool     `json:"literal,omitempty" jsonschema:"description=Treat pattern as plain text rather than a regular expression"`
-	CaseInsensitive bool     `json:"case_insensitive,omitempty" jsonschema:"description=Ignore case"`
-	Include         []string `json:"include,omitempty" jsonschema:"description=Only search files matching one of these globs (e.g. *.go or src/**/*.ts),maxItems=50"`
-	Exclude         []string `json:"exclude,omitempty" jsonschema:"description=Skip files and directories matching one of these globs,maxItems=50"`
-	MaxResults      int      `json:"max_results,omitempty" jsonschema:"description=Most matching lines to show (default 100),minimum=1,maximum=2000"`
-	IncludeIgnored  bool     `json:"include_ignored,omitempty" jsonschema:"description=Also search files ignored by .gitignore"`
+	Pattern         string   `json:"pattern" jsonschema:"maxLength=2000"`
+	Path            string   `json:"path,omitempty" jsonschema:"maxLength=4096"`
+	Literal         bool     `json:"literal,omitempty"`
+	CaseInsensitive bool     `json:"case_insensitive,omitempty"`
+	Include         []string `json:"include,omitempty" jsonschema:"maxItems=50"`
+	Exclude         []string `json:"exclude,omitempty" jsonschema:"maxItems=50"`
+	MaxResults      int      `json:"max_results,omitempty" jsonschema:"minimum=1,maximum=2000"`
+	IncludeIgnored  bool     `json:"include_ignored,omitempty"`
 }
 
 func (in searchTextIn) title() string {
@@ -35,7 +31,7 @@ func (in searchTextIn) title() string {
 }
 
 // SearchText is the search_text tool.
-var SearchText = New(Spec{Name: "search_text", Description: searchTextDoc, Effect: EffectRead, Kind: "search", Title: "Search"}, searchText)
+var SearchText = New(Spec{Name: "search_text", Effect: EffectRead, Kind: "search", Title: "Search"}, searchText)
 
 const searchPerFile = 50
 

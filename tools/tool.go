@@ -56,6 +56,8 @@ func (e Effect) String() string {
 // move, search, execute, ...).
 type Tool interface {
 	Name() string
+	// Description is what the model reads about a tool that brings its own text (an MCP
+	// server's); a built-in tool returns "" and is described by the prompt config.
 	Description() string
 	Schema() json.RawMessage
 	Effect() Effect

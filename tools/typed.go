@@ -16,10 +16,8 @@ import (
 
 // Spec is the static part of a tool: everything but its input type and its body.
 type Spec struct {
-	Name string
-	// Description is what the model reads; each tool embeds it from tools/<name>.md.
-	Description string
-	Effect      Effect
+	Name   string
+	Effect Effect
 	// Kind is the ACP tool kind the clients show.
 	Kind string
 	// Title is the fallback call title while arguments are still partial.
@@ -71,8 +69,12 @@ type typed[In any] struct {
 	run     func(context.Context, *Env, In) Result
 }
 
-func (t *typed[In]) Name() string        { return t.spec.Name }
-func (t *typed[In]) Description() string { return t.spec.Description }
+func (t *typed[In]) Name() string { return t.spec.Name }
+
+// Description is empty: a built-in tool and each of its arguments are described in one place, the
+// prompt config (prompts/builtin/tools.yml), which the session renders the model's tool
+// declarations from. The input struct's tags carry only the schema's shape and limits.
+func (t *typed[In]) Description() string { return "" }
 func (t *typed[In]) Effect() Effect      { return t.spec.Effect }
 func (t *typed[In]) Kind() string        { return t.spec.Kind }
 

@@ -11,7 +11,7 @@ func TestPanicBecomesErrorResult(t *testing.T) {
 	type in struct {
 		N int `json:"n" jsonschema:"description=n"`
 	}
-	tool := New(Spec{Name: "boom", Description: "d", Effect: EffectRead, Kind: "other", Title: "Boom"}, func(ctx context.Context, env *Env, in in) Result {
+	tool := New(Spec{Name: "boom", Effect: EffectRead, Kind: "other", Title: "Boom"}, func(ctx context.Context, env *Env, in in) Result {
 		var m map[string]int
 		m["x"] = in.N // nil map write panics
 		return Result{}
@@ -32,7 +32,7 @@ func TestSchemaNestedValidation(t *testing.T) {
 		Items []item          `json:"items" jsonschema:"description=items,maxItems=2"`
 		M     map[string]bool `json:"m,omitempty" jsonschema:"description=m"`
 	}
-	tool := New(Spec{Name: "t", Description: "d", Effect: EffectRead, Kind: "other"}, func(ctx context.Context, env *Env, in in) Result {
+	tool := New(Spec{Name: "t", Effect: EffectRead, Kind: "other"}, func(ctx context.Context, env *Env, in in) Result {
 		return Result{Output: "ok"}
 	}).(*typed[in])
 	for args, want := range map[string]string{
@@ -68,7 +68,7 @@ func TestValidateByType(t *testing.T) {
 		B   bool     `json:"b,omitempty" jsonschema:"description=b"`
 		Arr []string `json:"arr,omitempty" jsonschema:"description=arr,minItems=1,maxItems=2"`
 	}
-	tool := New(Spec{Name: "t", Description: "d", Effect: EffectRead, Kind: "other"}, func(ctx context.Context, env *Env, in in) Result {
+	tool := New(Spec{Name: "t", Effect: EffectRead, Kind: "other"}, func(ctx context.Context, env *Env, in in) Result {
 		return Result{Output: "ok"}
 	}).(*typed[in])
 	for args, want := range map[string]string{

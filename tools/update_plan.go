@@ -2,15 +2,11 @@ package tools
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"strings"
 
 	"github.com/agentd-dev/agentd/internal/clip"
 )
-
-//go:embed update_plan.md
-var updatePlanDoc string
 
 // Plan limits: a plan is a short checklist the user reads at a glance, not a document.
 const (
@@ -20,9 +16,9 @@ const (
 
 // PlanEntry is one step of the agent's plan, in the shape of the plan session update.
 type PlanEntry struct {
-	Content  string `json:"content" jsonschema:"description=The step in a few words: what will be done (not how),maxLength=500"`
-	Priority string `json:"priority" jsonschema:"description=How much the step matters to the task,enum=high,enum=medium,enum=low"`
-	Status   string `json:"status" jsonschema:"description=Where the step stands: at most one entry is in_progress,enum=pending,enum=in_progress,enum=completed"`
+	Content  string `json:"content" jsonschema:"maxLength=500"`
+	Priority string `json:"priority" jsonschema:"enum=high,enum=medium,enum=low"`
+	Status   string `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=completed"`
 }
 
 // Plan is the Raw of a successful update_plan call: the whole plan, which the engine sends to the
@@ -32,7 +28,7 @@ type Plan struct {
 }
 
 type updatePlanIn struct {
-	Entries []PlanEntry `json:"entries" jsonschema:"description=The whole plan in order: every step each time (steps left out are dropped),minItems=1,maxItems=50"`
+	Entries []PlanEntry `json:"entries" jsonschema:"minItems=1,maxItems=50"`
 }
 
 func (in updatePlanIn) title() string {
@@ -46,7 +42,7 @@ func (in updatePlanIn) title() string {
 
 // UpdatePlan is the update_plan tool. It changes nothing in the project (effect read, so it never
 // asks); its whole effect is the plan the client shows.
-var UpdatePlan = New(Spec{Name: "update_plan", Description: updatePlanDoc, Effect: EffectRead, Kind: "think", Title: "Update plan"}, updatePlan)
+var UpdatePlan = New(Spec{Name: "update_plan", Effect: EffectRead, Kind: "think", Title: "Update plan"}, updatePlan)
 
 func updatePlan(ctx context.Context, env *Env, in updatePlanIn) Result {
 	inProgress := -1
