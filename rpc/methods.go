@@ -75,6 +75,7 @@ func (s *Server) table() map[string]method {
 		protocol.MethodSessionResume:          handler(nil, viaManager(Sessions.Resume)),
 		protocol.MethodSessionFork:            handler(nil, viaManager(Sessions.Fork)),
 		protocol.MethodCheckpointsList:        handler(nil, viaManager(Sessions.Checkpoints)),
+		protocol.MethodCheckpointsRestore:     handler(nil, viaManager(Sessions.RestoreCheckpoint)),
 		protocol.MethodSessionList:            handler(nil, viaManager(listSessions)),
 		protocol.MethodSessionClose:           handler(nil, viaManager(closeSession)),
 		protocol.MethodSessionDelete:          handler(nil, viaManager(deleteSession)),

@@ -38,6 +38,7 @@ type Sessions interface {
 	Resume(ctx context.Context, p protocol.SessionLoadParams) (protocol.SessionLoadResult, error)
 	Fork(ctx context.Context, p protocol.SessionForkParams) (protocol.SessionForkResult, error)
 	Checkpoints(ctx context.Context, p protocol.SessionIDParams) (protocol.CheckpointListResult, error)
+	RestoreCheckpoint(ctx context.Context, p protocol.CheckpointRestoreParams) (protocol.CheckpointRestoreResult, error)
 	List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error)
 	Close(ctx context.Context, sessionID string) error
 	Delete(ctx context.Context, sessionID string) error
@@ -439,6 +440,9 @@ func (s *Server) wireError(method string, err error) error {
 	}
 	if errors.Is(err, session.ErrUnknownSession) {
 		return jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeServerNotInit), err.Error())
+	}
+	if errors.Is(err, session.ErrBusy) {
+		return jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeRequestFailed), method+": "+err.Error())
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeRequestCancelled), method+": "+err.Error())

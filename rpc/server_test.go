@@ -78,6 +78,12 @@ func (f *fakeSessions) Checkpoints(ctx context.Context, p protocol.SessionIDPara
 	}
 	return protocol.CheckpointListResult{}, fmt.Errorf("%w: %q", session.ErrUnknownSession, p.SessionID)
 }
+func (f *fakeSessions) RestoreCheckpoint(ctx context.Context, p protocol.CheckpointRestoreParams) (protocol.CheckpointRestoreResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.CheckpointRestoreResult{}, err
+	}
+	return protocol.CheckpointRestoreResult{}, fmt.Errorf("%w: %q", session.ErrUnknownSession, p.SessionID)
+}
 func (f *fakeSessions) List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error) {
 	if err := session.Validate(&p); err != nil {
 		return protocol.SessionListResult{}, err

@@ -132,7 +132,7 @@ func (l *loaded) streamed(r *record) {
 		l.cut.thought.WriteString(sr.Thought)
 		l.cut.calls = append(l.cut.calls, sr.Calls...)
 	case l.cut == nil:
-	case r == nil, r.T == recCompact:
+	case r == nil, r.T == recCompact, r.T == recTruncate:
 		l.endCut()
 	case r.T == recMessage && r.Message != nil:
 		if r.Message.Role == providers.RoleAssistant {

@@ -37,9 +37,11 @@ type checkpoint struct {
 	ID        string    `json:"checkpointId"`
 	CreatedAt time.Time `json:"createdAt"`
 	Prompt    string    `json:"prompt"`
-	// History is how many history messages came before the turn's prompt.
-	History int           `json:"history"`
-	Files   []*fileChange `json:"files"`
+	// History is how many history messages came before the turn's prompt; MessageID is the
+	// prompt's user message (a conversation restore cuts the replay there).
+	History   int           `json:"history"`
+	MessageID string        `json:"messageId,omitempty"`
+	Files     []*fileChange `json:"files"`
 }
 
 // checkpointDir is where the session's checkpoints are saved; "" when nothing is persisted.
@@ -69,6 +71,7 @@ type cpIndex struct {
 	CreatedAt time.Time `json:"createdAt"`
 	Prompt    string    `json:"prompt"`
 	History   int       `json:"history"`
+	MessageID string    `json:"messageId,omitempty"`
 	Files     []cpFile  `json:"files"`
 }
 
@@ -79,6 +82,9 @@ type cpFile struct {
 	Blob        int    `json:"blob,omitempty"`
 	BeforeKnown bool   `json:"beforeKnown,omitempty"`
 	Dir         bool   `json:"dir,omitempty"`
+	// After is the blob of the file's text when the turn ended (its post-image), which a
+	// restore reverses the turn's hunks from; written once, by the turn's last save.
+	After int `json:"after,omitempty"`
 }
 
 // saveBefore saves the pre-images an edit about to be applied replaces, and the checkpoint's
@@ -140,7 +146,11 @@ func (t *turn) endCheckpoint() {
 		t.s.mu.Unlock()
 		return
 	}
+	t.cpMu.Lock()
+	t.cpFinal = true
+	t.cpMu.Unlock()
 	t.saveCheckpoint(files)
+	t.s.trackEdits(files)
 }
 
 func (cp *checkpoint) dirName() string {
@@ -199,7 +209,7 @@ func (t *turn) writeCheckpoint(dir string, cp *checkpoint) error {
 			t.blobs = map[string]int{}
 		}
 	}
-	ix := cpIndex{ID: cp.ID, CreatedAt: cp.CreatedAt, Prompt: cp.Prompt, History: cp.History, Files: make([]cpFile, 0, len(cp.Files))}
+	ix := cpIndex{ID: cp.ID, CreatedAt: cp.CreatedAt, Prompt: cp.Prompt, History: cp.History, MessageID: cp.MessageID, Files: make([]cpFile, 0, len(cp.Files))}
 	for _, f := range cp.Files {
 		cf := cpFile{Path: f.Path, Change: f.Change, From: f.From, BeforeKnown: f.BeforeKnown, Dir: f.Dir}
 		if f.BeforeKnown && f.Change != changeCreated && f.origin != "" {
@@ -216,6 +226,22 @@ func (t *turn) writeCheckpoint(dir string, cp *checkpoint) error {
 				t.blobs[f.origin] = n
 			}
 			cf.Blob = n
+		}
+		if t.cpFinal && f.AfterKnown && f.Change != changeDeleted && !f.Dir {
+			key := "\x00after:" + f.Path
+			n, ok := t.blobs[key]
+			if !ok {
+				n = len(t.blobs) + 1
+				head, _ := json.Marshal(cpRecord{Blob: n, Len: len(f.After)})
+				if _, err := t.log.Write(append(head, '\n')); err != nil {
+					return err
+				}
+				if _, err := t.log.WriteString(f.After); err != nil {
+					return err
+				}
+				t.blobs[key] = n
+			}
+			cf.After = n
 		}
 		ix.Files = append(ix.Files, cf)
 	}
@@ -268,9 +294,12 @@ func (cp *checkpoint) size() int {
 	return n
 }
 
-// loadCheckpoints reads the session's saved checkpoints, oldest first; a log without a whole
-// index is skipped.
-func (s *Session) loadCheckpoints() {
+// loadCheckpoints reads the session's saved checkpoints, oldest first (a log without a whole
+// index is skipped), with the transcript's rewinds that tell which are restored already.
+func (s *Session) loadCheckpoints(rewinds []rewind) {
+	s.restore.mu.Lock()
+	s.restore.events = rewinds
+	s.restore.mu.Unlock()
 	dir := s.checkpointDir()
 	if dir == "" {
 		return
@@ -286,6 +315,11 @@ func (s *Session) loadCheckpoints() {
 	s.mu.Lock()
 	s.checkpoints = cps
 	s.mu.Unlock()
+	for _, cp := range cps {
+		if !s.undone(cp) {
+			s.trackEdits(cp.Files)
+		}
+	}
 }
 
 func readCheckpoint(path string) (*checkpoint, bool) {
@@ -319,7 +353,7 @@ func readCheckpoint(path string) (*checkpoint, bool) {
 	if ix == nil || ix.ID == "" {
 		return nil, false
 	}
-	cp := &checkpoint{ID: ix.ID, CreatedAt: ix.CreatedAt, Prompt: ix.Prompt, History: ix.History}
+	cp := &checkpoint{ID: ix.ID, CreatedAt: ix.CreatedAt, Prompt: ix.Prompt, History: ix.History, MessageID: ix.MessageID}
 	for _, cf := range ix.Files {
 		f := &fileChange{Path: cf.Path, Change: cf.Change, From: cf.From, BeforeKnown: cf.BeforeKnown, Dir: cf.Dir}
 		if cf.Blob > 0 {
@@ -328,6 +362,13 @@ func readCheckpoint(path string) (*checkpoint, bool) {
 				return nil, false
 			}
 			f.Before = text
+		}
+		if cf.After > 0 {
+			text, ok := blobs[cf.After]
+			if !ok {
+				return nil, false
+			}
+			f.After, f.AfterKnown = text, true
 		}
 		cp.Files = append(cp.Files, f)
 	}

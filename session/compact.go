@@ -255,7 +255,9 @@ func (t *turn) compact(keepFrom int) error {
 	s.contextNotes = nil
 	keep = len(rest)
 	s.mu.Unlock()
-	s.record(record{T: recCompact, Summary: summary, Keep: keep})
+	now := time.Now().UTC()
+	s.noteRewind(rewind{at: now, kind: recCompact}) // older checkpoints' turns are summarized now
+	s.record(record{T: recCompact, At: now, Summary: summary, Keep: keep})
 	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateCompactionUpdate, CompactionID: id, Status: "completed", Summary: summary})
 	return nil
 }

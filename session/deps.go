@@ -39,6 +39,9 @@ type ProviderSource interface {
 // ErrUnknownSession is returned for a session id the manager does not know (-32002 on the wire).
 var ErrUnknownSession = errors.New("unknown session")
 
+// ErrBusy refuses what cannot happen while the session's turn runs (a checkpoint restore).
+var ErrBusy = errors.New("a turn is running in this session; cancel it or wait for it to end")
+
 // ParamError is an invalid parameter (-32602 on the wire); Field names it.
 type ParamError struct {
 	Field   string

@@ -279,7 +279,7 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		if !st.updated.IsZero() {
 			s.updatedAt = st.updated
 		}
-		s.loadCheckpoints()
+		s.loadCheckpoints(st.rewinds)
 		if s.file, err = m.store.append(p.SessionID); err != nil {
 			return protocol.SessionLoadResult{}, fmt.Errorf("session store: %w", err)
 		}

@@ -75,6 +75,8 @@ type Session struct {
 	closed  bool
 	// checkpoints are the newest turns' checkpoints, oldest first (checkpoints.go).
 	checkpoints []*checkpoint
+	// restore is what restores and the next turn's notes need (restore.go); its own lock.
+	restore restoreState
 	// mcp is the session's MCP servers (session/mcp.go); nil when it names none.
 	mcp *mcp.Set
 }

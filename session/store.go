@@ -30,6 +30,11 @@ const (
 	recCompact = "compact" // history before the last Keep messages replaced by Summary
 	// recStreaming saves a reply while it streams, so a kill -9 does not lose it (checkpoint.go).
 	recStreaming = "streaming"
+	// recTruncate drops the history from message Keep on, and the replay from the user message
+	// MessageID on (a conversation restore, restore.go).
+	recTruncate = "truncate"
+	// recRestore records that Checkpoint's files were restored (restore.go).
+	recRestore = "restore"
 )
 
 // record is one line of a transcript. Transcripts are append-only JSONL, one file per session;
@@ -48,6 +53,9 @@ type record struct {
 	Summary   string                  `json:"summary,omitempty"`
 	Keep      int                     `json:"keep,omitempty"`
 	Streaming *streamRecord           `json:"streaming,omitempty"`
+	// MessageID and Checkpoint qualify recTruncate and recRestore.
+	MessageID  string `json:"messageId,omitempty"`
+	Checkpoint string `json:"checkpointId,omitempty"`
 }
 
 type header struct {
@@ -167,6 +175,8 @@ type loaded struct {
 	updated  time.Time
 	// cut is a streaming reply whose step has not ended (yet) in what was read.
 	cut *interrupted
+	// rewinds are the compactions, truncations and restores read, in order (restore.go).
+	rewinds []rewind
 }
 
 func (st *store) load(id string) (*loaded, error) {
@@ -240,6 +250,16 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 				keep := min(max(r.Keep, 0), len(l.history))
 				rest := l.history[len(l.history)-keep:]
 				l.history = append(summaryMessages(texts, r.Summary), rest...)
+				l.rewinds = append(l.rewinds, rewind{at: r.At, kind: recCompact})
+			}
+		case recTruncate:
+			if full {
+				l.truncate(r.Keep, r.MessageID)
+				l.rewinds = append(l.rewinds, rewind{at: r.At, kind: recTruncate, keep: r.Keep})
+			}
+		case recRestore:
+			if full {
+				l.rewinds = append(l.rewinds, rewind{at: r.At, kind: recRestore, checkpoint: r.Checkpoint})
 			}
 		}
 	}
@@ -252,6 +272,25 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 	l.streamed(nil)
 	l.history = repairHistory(l.history)
 	return l, nil
+}
+
+// truncate drops the history from message keep on, counted as the live session counted it
+// (which had the history repaired when it was loaded), and the replay from the first chunk of
+// user message msgID on.
+func (l *loaded) truncate(keep int, msgID string) {
+	l.history = repairHistory(l.history)
+	if keep >= 0 && keep < len(l.history) {
+		l.history = l.history[:keep:keep]
+	}
+	if msgID == "" {
+		return
+	}
+	for i, u := range l.replay {
+		if u.SessionUpdate == protocol.UpdateUserMessageChunk && u.MessageID == msgID {
+			l.replay = l.replay[:i:i]
+			return
+		}
+	}
 }
 
 // interruptedOutput answers tool calls whose results were never written (the daemon died

@@ -49,6 +49,7 @@ type turn struct {
 	// it, by the path they were read at.
 	cpMu    sync.Mutex
 	cpEnded bool
+	cpFinal bool // the turn's last save, which writes the post-images
 	log     *os.File
 	blobs   map[string]int
 }
@@ -100,6 +101,9 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 	s := t.s
 	if isCommand(blocks, "/compact") {
 		return t.compactCommand()
+	}
+	if isCommand(blocks, "/undo") {
+		return t.undoCommand(blocks, announce)
 	}
 	blocks = t.expandMCPPrompt(blocks)
 	t.startCheckpoint(blocks, len(s.historySnapshot()))
@@ -187,7 +191,11 @@ func (t *turn) addUserMessage(blocks []protocol.ContentBlock, announce bool) {
 			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b})
 		}
 	}
+	if t.cp != nil {
+		t.cp.MessageID = userMsgID
+	}
 	msg := t.userMessage(blocks)
+	msg.Parts = append(msg.Parts, t.reviewNotes()...)
 	s.appendHistory(msg)
 	for _, b := range blocks {
 		b := b

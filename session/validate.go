@@ -36,8 +36,26 @@ func Validate(params any) error {
 		return checkSetConfig(p)
 	case *protocol.PromptParams:
 		return checkPrompt(p)
+	case *protocol.CheckpointRestoreParams:
+		return checkRestore(p)
 	}
 	return nil
+}
+
+func checkRestore(p *protocol.CheckpointRestoreParams) error {
+	if err := checkRequired("sessionId", p.SessionID); err != nil {
+		return err
+	}
+	if err := checkRequired("checkpointId", p.CheckpointID); err != nil {
+		return err
+	}
+	switch p.Restore {
+	case protocol.RestoreFiles, protocol.RestoreConversation, protocol.RestoreBoth:
+		return nil
+	case "":
+		return paramErr("restore", "required")
+	}
+	return paramErr("restore", fmt.Sprintf("%q is not one of files, conversation, both", p.Restore))
 }
 
 func paramErr(field, msg string) error { return &ParamError{Field: field, Message: msg} }

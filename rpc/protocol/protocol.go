@@ -22,6 +22,7 @@ const (
 	MethodSessionSetConfigOption = "agent/session/set_config_option"
 	MethodSessionFork            = "agent/session/fork"
 	MethodCheckpointsList        = "agent/x/checkpoints/list"
+	MethodCheckpointsRestore     = "agent/x/checkpoints/restore"
 	MethodSessionCancel          = "agent/session/cancel" // notification
 	MethodProvidersList          = "agent/providers/list"
 	MethodProvidersSet           = "agent/providers/set"
@@ -50,6 +51,7 @@ const (
 	CodeInternalError    = -32603
 	CodeServerNotInit    = -32002 // LSP ServerNotInitialized; also "unknown session" and "no such file" per the contract
 	CodeRequestCancelled = -32800
+	CodeRequestFailed    = -32803 // LSP RequestFailed: valid params the state refuses (a restore while a turn runs)
 )
 
 // Meta is the _meta object allowed everywhere.
@@ -274,6 +276,32 @@ type CheckpointFile struct {
 	Path   string `json:"path"`
 	Change string `json:"change"`
 	From   string `json:"from,omitempty"`
+}
+
+// What agent/x/checkpoints/restore puts back.
+const (
+	RestoreFiles        = "files"
+	RestoreConversation = "conversation"
+	RestoreBoth         = "both"
+)
+
+// CheckpointRestoreParams name the checkpoint to go back to: the state before its turn.
+type CheckpointRestoreParams struct {
+	SessionID    string `json:"sessionId"`
+	CheckpointID string `json:"checkpointId"`
+	Restore      string `json:"restore"`
+}
+
+// CheckpointRestoreResult lists each file the restore looked at; Reason says why one was not
+// restored. Files is empty (never null) for a conversation-only restore.
+type CheckpointRestoreResult struct {
+	Files []RestoredFile `json:"files"`
+}
+
+type RestoredFile struct {
+	Path     string `json:"path"`
+	Restored bool   `json:"restored"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // Usage of a whole turn.

@@ -1,0 +1,121 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+)
+
+func TestMerge3(t *testing.T) {
+	base := "a\nb\nc\nd\ne\nf\n"
+	for name, tc := range map[string]struct {
+		ours, theirs, want string
+		ok                 bool
+	}{
+		"theirs unchanged":      {"a\nB\nc\nd\ne\nf\n", base, "a\nB\nc\nd\ne\nf\n", true},
+		"apart":                 {"a\nB\nc\nd\ne\nf\n", "a\nb\nc\nd\nE\nf\n", "a\nB\nc\nd\nE\nf\n", true},
+		"same change both":      {"a\nB\nc\nd\ne\nf\n", "a\nB\nc\nd\nE\nf\n", "a\nB\nc\nd\nE\nf\n", true},
+		"overlap":               {"a\nB\nc\nd\ne\nf\n", "a\nX\nc\nd\ne\nf\n", "", false},
+		"touching":              {"a\nB\nc\nd\ne\nf\n", "a\nb\nC\nd\ne\nf\n", "", false},
+		"insert apart":          {"a\nb\nnew\nc\nd\ne\nf\n", "a\nb\nc\nd\ne\nf\ng\n", "a\nb\nnew\nc\nd\ne\nf\ng\n", true},
+		"both insert same spot": {"a\nx\nb\nc\nd\ne\nf\n", "a\ny\nb\nc\nd\ne\nf\n", "", false},
+		"delete apart":          {"b\nc\nd\ne\nf\n", "a\nb\nc\nd\ne\n", "b\nc\nd\ne\n", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, ok := merge3(base, tc.ours, tc.theirs)
+			if ok != tc.ok || got != tc.want {
+				t.Fatalf("merge3 = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestShortDiffIsCapped(t *testing.T) {
+	a := "one\ntwo\nthree\nfour\n"
+	b := "one\nTWO\nthree\nfour\nfive\n"
+	if got := shortDiff(a, b); got != "@@ -2 +2 @@\n-two\n+TWO\n@@ -4,0 +5 @@\n+five" {
+		t.Fatalf("diff %q", got)
+	}
+	long := strings.Repeat("x\n", 200)
+	got := shortDiff("", long)
+	if n := strings.Count(got, "\n+x"); n >= 200 || !strings.Contains(got, "more changed lines not shown") {
+		t.Fatalf("uncapped diff: %d lines shown\n%s", n, got)
+	}
+}
+
+func TestRestoreModifiedFileAndConversation(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("done")}, reply{events: textReply("next")})
+	h.set.Mode = ModeAuto
+	sid := h.newSession()
+	h.prompt("make it loud")
+	list, _ := h.m.Checkpoints(context.Background(), protocol.SessionIDParams{SessionID: sid})
+	if len(list.Checkpoints) != 1 {
+		t.Fatalf("checkpoints %+v", list)
+	}
+	id := list.Checkpoints[0].CheckpointID
+	res, err := h.m.RestoreCheckpoint(context.Background(), protocol.CheckpointRestoreParams{SessionID: sid, CheckpointID: id, Restore: protocol.RestoreBoth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 1 || !res.Files[0].Restored || res.Files[0].Path != h.path("a.txt") {
+		t.Fatalf("restore %+v", res)
+	}
+	if got := h.ws.file(h.path("a.txt")); got != "alpha\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+	s, _ := h.m.get(sid)
+	if n := len(s.historySnapshot()); n != 0 {
+		t.Fatalf("history has %d messages after a conversation restore of the first turn", n)
+	}
+	h.prompt("again")
+	reqs := h.prov.requests()
+	last := reqs[len(reqs)-1]
+	if got := texts(last.Messages); !strings.HasPrefix(got, "again|The user restored files") || !strings.Contains(got, h.path("a.txt")) {
+		t.Fatalf("the model saw %q", got)
+	}
+	_, err = h.m.RestoreCheckpoint(context.Background(), protocol.CheckpointRestoreParams{SessionID: sid, CheckpointID: "nope", Restore: protocol.RestoreFiles})
+	var pe *ParamError
+	if !errors.As(err, &pe) || pe.Field != "checkpointId" {
+		t.Fatalf("unknown checkpoint: %v", err)
+	}
+	_ = providers.RoleUser
+}
+
+func TestUndoRestoresTheNewestTurnsFilesWithoutTheModel(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("one")}, editReply("e2", "ALPHA", "LOUD"), reply{events: textReply("two")})
+	h.set.Mode = ModeAuto
+	h.newSession()
+	h.prompt("first")
+	h.prompt("second")
+	if got := h.ws.file(h.path("a.txt")); got != "LOUD\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+	before := len(h.prov.requests())
+	if res := h.prompt("/undo"); res.StopReason != protocol.StopEndTurn {
+		t.Fatalf("stop %q", res.StopReason)
+	}
+	if got := h.ws.file(h.path("a.txt")); got != "ALPHA\n" {
+		t.Fatalf("after /undo a.txt = %q", got)
+	}
+	h.prompt("/undo")
+	if got := h.ws.file(h.path("a.txt")); got != "alpha\n" {
+		t.Fatalf("after a second /undo a.txt = %q", got)
+	}
+	if n := len(h.prov.requests()); n != before {
+		t.Fatalf("/undo called the model: %d requests, was %d", n, before)
+	}
+	msgs := kinds(h.client.snapshot(), protocol.UpdateAgentMessageChunk)
+	last := msgs[len(msgs)-1].Content.Text
+	if !strings.Contains(last, `"first"`) || !strings.Contains(last, h.path("a.txt")) {
+		t.Fatalf("/undo answered %q", last)
+	}
+	h.prompt("/undo")
+	msgs = kinds(h.client.snapshot(), protocol.UpdateAgentMessageChunk)
+	if last := msgs[len(msgs)-1].Content.Text; !strings.HasPrefix(last, "Nothing to undo") {
+		t.Fatalf("a third /undo answered %q", last)
+	}
+}
