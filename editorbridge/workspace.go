@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/workspace"
@@ -395,3 +396,75 @@ func describe(c workspace.Change) string {
 	}
 	return "edit " + c.Path
 }
+
+// EditorState asks the editor what the user is looking at (agent/x/editor_state). Without the
+// capability it is ErrUnsupported. Each field is read on its own: a malformed one is dropped and
+// named in the error, which then comes with what could be read.
+func (w *editorWorkspace) EditorState(ctx context.Context) (workspace.EditorState, error) {
+	var raw json.RawMessage
+	served, err := w.b.callOptional(ctx, w.b.caps.Agent.EditorState, protocol.MethodEditorState,
+		protocol.EditorStateParams{SessionID: w.sessionID}, &raw)
+	if err != nil {
+		return workspace.EditorState{}, fmt.Errorf("asking the editor for its state: %w", err)
+	}
+	if !served {
+		return workspace.EditorState{}, workspace.ErrUnsupported
+	}
+	return decodeEditorState(raw)
+}
+
+// maxOpenFilesRead bounds how many open files are read from an answer; the rest are counted.
+const maxOpenFilesRead = 1000
+
+// decodeEditorState reads an editor_state answer field by field.
+func decodeEditorState(raw json.RawMessage) (workspace.EditorState, error) {
+	var st workspace.EditorState
+	var fields struct {
+		ActiveFile json.RawMessage `json:"activeFile"`
+		Selection  json.RawMessage `json:"selection"`
+		OpenFiles  json.RawMessage `json:"openFiles"`
+	}
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return st, fmt.Errorf("the editor's state is not an object: %w", err)
+	}
+	var bad []string
+	if isSet(fields.ActiveFile) && json.Unmarshal(fields.ActiveFile, &st.ActiveFile) != nil {
+		bad = append(bad, "activeFile")
+	}
+	if isSet(fields.Selection) {
+		var sel protocol.EditorSelection
+		if json.Unmarshal(fields.Selection, &sel) != nil {
+			bad = append(bad, "selection")
+		} else {
+			st.Selection = &workspace.Selection{Path: sel.Path, StartLine: sel.StartLine, EndLine: sel.EndLine, Text: sel.Text}
+		}
+	}
+	if isSet(fields.OpenFiles) {
+		var items []json.RawMessage
+		if json.Unmarshal(fields.OpenFiles, &items) != nil {
+			bad = append(bad, "openFiles")
+		}
+		dropped := 0
+		for _, it := range items {
+			var p string
+			if !isSet(it) || json.Unmarshal(it, &p) != nil {
+				dropped++
+				continue
+			}
+			if len(st.OpenFiles) < maxOpenFilesRead {
+				st.OpenFiles = append(st.OpenFiles, p)
+			} else {
+				st.MoreOpenFiles++
+			}
+		}
+		if dropped > 0 {
+			bad = append(bad, fmt.Sprintf("openFiles (%d entries not strings)", dropped))
+		}
+	}
+	if len(bad) > 0 {
+		return st, fmt.Errorf("the editor's state has malformed fields, dropped: %s", strings.Join(bad, ", "))
+	}
+	return st, nil
+}
+
+func isSet(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }

@@ -54,7 +54,7 @@ var schema = group("",
 		// fields describes the members of an argument that is an object or a list of objects
 		// (edit_file's edits: old_text, new_text, replace_all).
 		&field{key: "fields", kind: kDyn, elem: &field{kind: kDyn, elem: &field{kind: kText}}, optional: true})},
-	texts("context", "mode_auto", "mode_ask", "mode_plan", "instructions_heading", "instructions_cut"),
+	texts("context", "mode_auto", "mode_ask", "mode_plan", "instructions_heading", "instructions_cut", "outside", "selection_cut"),
 	texts("loop", "cancelled", "tool_crashed"),
 	texts("approval", "rejected", "plan_refusal", "no_permission_ui", "rejected_always", "request_failed", "dismissed", "unknown_option", "corrected_with_instruction", "timed_out"),
 	texts("review", "restored", "user_changed"),

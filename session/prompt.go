@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
@@ -36,13 +37,15 @@ func (t *turn) liveContext() string {
 		"MODE_PLAN": mode == ModePlan,
 		"MODE_ASK":  mode != ModeAuto && mode != ModePlan,
 		"CWD":       s.roots.Cwd(),
-		// To the minute: the context is sent again only when it changes.
-		"CURRENT_TIME": s.m.now().Format("Monday 2006-01-02 15:04 MST"),
+		// Local, to the minute, with the zone: the context is sent again only when it changes.
+		"CURRENT_TIME": s.m.now().Format("Monday 2006-01-02 15:04 MST (UTC-07:00)"),
 	}
 	if dirs := s.roots.Dirs(); len(dirs) > 1 {
 		run["OTHER_ROOTS"] = dirs[1:]
 	}
+	t.modulesChanged()
 	if s.ws == nil {
+		modulesRun(s.modules(), run)
 		return s.m.text("layout.context", run)
 	}
 	ctx, cancel := context.WithTimeout(t.ctx, liveTimeout)
@@ -51,10 +54,28 @@ func (t *turn) liveContext() string {
 		wg    sync.WaitGroup
 		bufs  []workspace.Buffer
 		diags []workspace.FileDiagnostics
+		mods  []workspace.Module
 	)
 	wg.Go(func() { bufs, _ = s.ws.DirtyBuffers(ctx) })
 	wg.Go(func() { diags, _ = s.ws.Diagnostics(ctx, nil) })
+	wg.Go(func() { mods = s.modules() })
+	if t.editor == nil {
+		// Once per turn, before the first model call: what the user looks at does not change
+		// while the model works.
+		wg.Go(func() {
+			t.editor = prompts.Run{}
+			if st, ok := t.editorState(ctx); ok {
+				if n := editorRun(st, s.roots, t.editor); n > 0 {
+					s.m.log.Warn("malformed entries of the editor's state left out", zap.String("session", s.id), zap.Int("dropped", n))
+				}
+			}
+		})
+	}
 	wg.Wait()
+	for k, v := range t.editor {
+		run[k] = v
+	}
+	modulesRun(mods, run)
 	if len(bufs) > 0 {
 		var names []string
 		for _, bu := range bufs {

@@ -79,6 +79,9 @@ type Session struct {
 	restore restoreState
 	// mcp is the session's MCP servers (session/mcp.go); nil when it names none.
 	mcp *mcp.Set
+	// moduleList are the build manifests found at modulesAt (editorctx.go).
+	moduleList []workspace.Module
+	modulesAt  time.Time
 }
 
 // ticket is a prompt waiting in the queue. ready is closed when it may start, or when it was

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
@@ -21,7 +22,9 @@ import (
 // turn is one prompt's run: model calls and tool calls until the model stops, the iteration
 // bound is hit, or the turn is cancelled.
 type turn struct {
-	s      *Session
+	s *Session
+	// editor holds the run values of the editor's state, asked once per turn (editorctx.go).
+	editor prompts.Run
 	ctx    context.Context
 	set    config.Settings
 	prov   providers.Provider

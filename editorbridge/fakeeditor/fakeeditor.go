@@ -68,6 +68,7 @@ func Full() Options {
 			Secrets:          true,
 			SaveBuffers:      true,
 			WorkspaceSymbols: true,
+			EditorState:      true,
 		},
 		ApplyEdit:       true,
 		DocumentChanges: true,
@@ -106,6 +107,8 @@ type Editor struct {
 	saveFail    map[string]string
 	permissions []protocol.RequestPermissionParams
 	edits       []editorbridge.ApplyWorkspaceEditParams
+	opened      []string         // open buffers' paths, the most recently opened last
+	state       *json.RawMessage // the scripted agent/x/editor_state answer; nil: from the buffers
 }
 
 // Request is a reverse request the editor received.
@@ -359,6 +362,42 @@ func (e *Editor) SetSymbols(syms []editorbridge.WorkspaceSymbol) {
 	e.mu.Unlock()
 }
 
+// SetEditorState scripts the answer to agent/x/editor_state. Until it is called the editor
+// answers from its buffers: every open file, the most recently opened one active, no selection.
+func (e *Editor) SetEditorState(st protocol.EditorStateResult) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		e.t.Fatalf("fakeeditor: SetEditorState: %v", err)
+	}
+	e.SetEditorStateRaw(b)
+}
+
+// SetEditorStateRaw scripts the answer to agent/x/editor_state as raw JSON, malformed or huge
+// ones included, as a broken client would send them.
+func (e *Editor) SetEditorStateRaw(raw json.RawMessage) {
+	e.mu.Lock()
+	r := json.RawMessage(slices.Clone(raw))
+	e.state = &r
+	e.mu.Unlock()
+}
+
+// editorState is the answer to agent/x/editor_state.
+func (e *Editor) editorState() any {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != nil {
+		return *e.state
+	}
+	res := protocol.EditorStateResult{OpenFiles: []string{}}
+	for _, p := range e.opened {
+		res.OpenFiles = append(res.OpenFiles, p)
+	}
+	if n := len(e.opened); n > 0 {
+		res.ActiveFile = e.opened[n-1]
+	}
+	return res
+}
+
 // FailSave makes agent/x/save_buffers report path as failed with reason.
 func (e *Editor) FailSave(path, reason string) {
 	e.mu.Lock()
@@ -382,6 +421,7 @@ func (e *Editor) Open(path, text string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.bufs[path] = &buffer{text: text, version: 1, dirty: !ok || d != text}
+	e.opened = append(slices.DeleteFunc(e.opened, func(p string) bool { return p == path }), path)
 	e.changedLocked()
 }
 
@@ -436,6 +476,7 @@ func (e *Editor) save(path string) error {
 func (e *Editor) CloseBuffer(path string) {
 	e.mu.Lock()
 	delete(e.bufs, path)
+	e.opened = slices.DeleteFunc(e.opened, func(p string) bool { return p == path })
 	e.changedLocked()
 	e.mu.Unlock()
 }
@@ -662,6 +703,7 @@ func (e *Editor) serve(method string, params json.RawMessage) (any, error) {
 		protocol.MethodSaveBuffers:       a.SaveBuffers,
 		protocol.MethodWorkspaceSymbols:  a.WorkspaceSymbols,
 		protocol.MethodApplyEdit:         e.opts.ApplyEdit,
+		protocol.MethodEditorState:       a.EditorState,
 	}
 	adv, known := advertised[method]
 	if adv && slices.Contains(e.opts.Unimplemented, method) {
@@ -734,6 +776,11 @@ func (e *Editor) serve(method string, params json.RawMessage) (any, error) {
 			return nil, err
 		}
 		return e.permission(p), nil
+	case protocol.MethodEditorState:
+		if _, err := decode[protocol.EditorStateParams](params); err != nil {
+			return nil, err
+		}
+		return e.editorState(), nil
 	case protocol.MethodApplyEdit:
 		p, err := decode[editWire](params)
 		if err != nil {

@@ -51,6 +51,7 @@ type scenario struct {
 	disk    map[string]string // relative path → text expected on disk (not in the buffer) at the end
 	diags   []byte            // diagnostics.json: {relpath: [LSP Diagnostic]}
 	symbols []byte            // symbols.json: [LSP WorkspaceSymbol] with relative paths as "uri"
+	state   []byte            // editor_state.json: the agent/x/editor_state answer, paths relative
 	outputs [][2]string       // "callID: text" lines: the call's final content must contain the text
 	absent  []string
 	golden  string
@@ -93,6 +94,8 @@ func loadScenario(t *testing.T, file string) *scenario {
 			sc.diags = f.Data
 		case f.Name == "symbols.json":
 			sc.symbols = f.Data
+		case f.Name == "editor_state.json":
+			sc.state = f.Data
 		case strings.HasPrefix(f.Name, "disk/"):
 			sc.disk[strings.TrimPrefix(f.Name, "disk/")] = string(f.Data)
 		case strings.HasPrefix(f.Name, "user/"):
@@ -267,6 +270,26 @@ func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed f
 			syms[i].Location.URI = editorbridge.FileURI(filepath.Join(root, syms[i].Location.URI))
 		}
 		ed.SetSymbols(syms)
+	}
+	if sc.state != nil {
+		var st protocol.EditorStateResult
+		if err := json.Unmarshal(sc.state, &st); err != nil {
+			t.Fatalf("editor_state.json: %v", err)
+		}
+		abs := func(rel string) string {
+			if rel == "" || filepath.IsAbs(rel) {
+				return rel
+			}
+			return filepath.Join(root, rel)
+		}
+		st.ActiveFile = abs(st.ActiveFile)
+		if st.Selection != nil {
+			st.Selection.Path = abs(st.Selection.Path)
+		}
+		for i, p := range st.OpenFiles {
+			st.OpenFiles[i] = abs(p)
+		}
+		ed.SetEditorState(st)
 	}
 	if len(sc.user) == 0 && len(answers) > 0 {
 		ed.AnswerPermissions(answers...)

@@ -39,6 +39,7 @@ const (
 	MethodSecretsGet        = "agent/x/secrets/get"
 	MethodWorkspaceSymbols  = "agent/x/workspace_symbols"
 	MethodSaveBuffers       = "agent/x/save_buffers"
+	MethodEditorState       = "agent/x/editor_state"
 	MethodApplyEdit         = "workspace/applyEdit"
 )
 
@@ -81,6 +82,8 @@ type ClientCapabilities struct {
 	Secrets          bool                   `json:"secrets,omitempty"`
 	SaveBuffers      bool                   `json:"saveBuffers,omitempty"`
 	WorkspaceSymbols bool                   `json:"workspaceSymbols,omitempty"`
+	// EditorState says the client answers agent/x/editor_state.
+	EditorState bool `json:"editorState,omitempty"`
 }
 
 type FSCapabilities struct {

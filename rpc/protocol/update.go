@@ -206,6 +206,26 @@ type DirtyBuffer struct {
 	Version *int32 `json:"version"`
 }
 
+type EditorStateParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+// EditorStateResult answers agent/x/editor_state: what the user is looking at. Paths are
+// absolute, lines 1-based. agentd reads each field on its own, so a malformed one loses only
+// itself.
+type EditorStateResult struct {
+	ActiveFile string           `json:"activeFile,omitempty"`
+	Selection  *EditorSelection `json:"selection,omitempty"`
+	OpenFiles  []string         `json:"openFiles"`
+}
+
+type EditorSelection struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"startLine"`
+	EndLine   int    `json:"endLine"`
+	Text      string `json:"text,omitempty"`
+}
+
 type DiagnosticsParams struct {
 	SessionID string   `json:"sessionId"`
 	Paths     []string `json:"paths,omitempty"`

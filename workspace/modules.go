@@ -1,0 +1,163 @@
+package workspace
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Module is a build manifest found in the workspace: the file, its ecosystem and, when the
+// manifest names it cheaply, the module's name.
+type Module struct {
+	Path string // absolute
+	Kind string // "go", "npm", "cargo", "python", "gradle", "maven", …
+	Name string // "" when the manifest names none or the name is not a plain identifier
+}
+
+// manifests maps a manifest's file name to its ecosystem.
+var manifests = map[string]string{
+	"go.mod":           "go",
+	"package.json":     "npm",
+	"Cargo.toml":       "cargo",
+	"pyproject.toml":   "python",
+	"setup.py":         "python",
+	"build.gradle":     "gradle",
+	"build.gradle.kts": "gradle",
+	"pom.xml":          "maven",
+	"composer.json":    "composer",
+	"Gemfile":          "ruby",
+	"mix.exs":          "elixir",
+	"deno.json":        "deno",
+	"CMakeLists.txt":   "cmake",
+	"Package.swift":    "swift",
+	"pubspec.yaml":     "dart",
+}
+
+// IsManifest reports whether a file of this name is one FindModules looks for.
+func IsManifest(path string) bool {
+	_, ok := manifests[filepath.Base(path)]
+	return ok
+}
+
+// skipDirs are directories FindModules never enters: dependencies, build output, caches.
+var skipDirs = map[string]bool{
+	"node_modules": true, "vendor": true, "target": true, "build": true, "dist": true, "out": true,
+	"__pycache__": true, "venv": true, "testdata": true, "third_party": true,
+}
+
+const (
+	// moduleDepth is how far below a root FindModules looks: the root and two levels down.
+	moduleDepth = 2
+	// maxModuleDirs bounds the directories read per call, so a huge tree costs the same as a
+	// small one.
+	maxModuleDirs = 400
+	// maxManifestRead bounds what is read of a manifest to find its name.
+	maxManifestRead = 16 << 10
+)
+
+// FindModules lists the build manifests in each root and up to two directory levels below it,
+// roots in order and breadth first within one, without following symlinks or entering hidden,
+// dependency or build directories. It reads at most a few hundred directories, so it stays
+// cheap on any tree; what it cannot read it skips.
+func FindModules(roots []string) []Module {
+	var out []Module
+	budget := maxModuleDirs
+	seen := map[string]bool{}
+	for _, root := range roots {
+		level := []string{root}
+		for depth := 0; depth <= moduleDepth && len(level) > 0 && budget > 0; depth++ {
+			var next []string
+			for _, dir := range level {
+				if budget == 0 {
+					break
+				}
+				budget--
+				entries, err := os.ReadDir(dir)
+				if err != nil {
+					continue
+				}
+				for _, e := range entries {
+					name := e.Name()
+					p := filepath.Join(dir, name)
+					switch {
+					case e.Type().IsDir():
+						if depth < moduleDepth && !strings.HasPrefix(name, ".") && !skipDirs[name] && !seen[p] {
+							seen[p] = true
+							next = append(next, p)
+						}
+					case e.Type().IsRegular():
+						if kind, ok := manifests[name]; ok {
+							out = append(out, Module{Path: p, Kind: kind, Name: moduleName(p, name)})
+						}
+					}
+				}
+			}
+			slices.Sort(next)
+			level = next
+		}
+	}
+	return out
+}
+
+// plainName is what a module name may look like to be shown: a manifest is the repository's
+// data, and a name is put in the model's context, so anything beyond an identifier is dropped.
+var plainName = regexp.MustCompile(`^[A-Za-z0-9@/._:+~-]{1,128}$`)
+
+var (
+	goModule = regexp.MustCompile(`^module\s+"?([^\s"]+)"?`)
+	tomlName = regexp.MustCompile(`^name\s*=\s*["']([^"']+)["']`)
+)
+
+// moduleName reads the module's name from the start of its manifest, for the manifests that
+// state it plainly.
+func moduleName(path, base string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	r := io.LimitReader(f, maxManifestRead)
+	var name string
+	switch base {
+	case "go.mod":
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if m := goModule.FindStringSubmatch(strings.TrimSpace(sc.Text())); m != nil {
+				name = m[1]
+				break
+			}
+		}
+	case "package.json", "composer.json":
+		data, _ := io.ReadAll(r)
+		var v struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(data, &v) == nil {
+			name = v.Name
+		}
+	case "Cargo.toml", "pyproject.toml":
+		// The name of the [package] (Cargo) or [project] / [tool.poetry] (Python) table.
+		sc := bufio.NewScanner(r)
+		in := false
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if strings.HasPrefix(line, "[") {
+				in = line == "[package]" || line == "[project]" || line == "[tool.poetry]"
+				continue
+			}
+			if m := tomlName.FindStringSubmatch(line); in && m != nil {
+				name = m[1]
+				break
+			}
+		}
+	}
+	if !plainName.MatchString(name) {
+		return ""
+	}
+	return name
+}
