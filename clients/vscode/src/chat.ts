@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import * as os from 'os';
 import { randomUUID } from 'crypto';
 import { Daemon } from './daemon';
+import { ContentBlock, ToDaemon, ToDaemonNote } from './pure/protocol';
 import { ChatState, Event, initialState, reduce, ConfigOption } from './pure/viewmodel';
 
 export class Chat implements vscode.Disposable {
@@ -33,7 +34,7 @@ export class Chat implements vscode.Disposable {
     const old = this.state.sessionId;
     if (old && restarted) {
       try {
-        const r = await this.daemon.request('agent/session/resume', { sessionId: old, cwd: this.cwd(), mcpServers: [] });
+        const r = await this.daemon.request(ToDaemon.sessionResume, { sessionId: old, cwd: this.cwd(), mcpServers: [] });
         if (r?.configOptions) this.dispatch({ type: 'configOptions', configOptions: r.configOptions });
         this.dispatch({ type: 'notice', severity: 'warning', title: 'agentd restarted; the chat was resumed.' });
         return;
@@ -53,7 +54,7 @@ export class Chat implements vscode.Disposable {
     if (this.state.sessionId) return this.state.sessionId;
     if (!this.creating) {
       this.creating = (async () => {
-        const r = await this.daemon.request('agent/session/new', { cwd: this.cwd(), mcpServers: [] });
+        const r = await this.daemon.request(ToDaemon.sessionNew, { cwd: this.cwd(), mcpServers: [] });
         const sessionId = String(r.sessionId);
         if (reset || !this.state.items.length) this.dispatch({ type: 'reset', sessionId, configOptions: r.configOptions ?? [] });
         else this.dispatch({ type: 'session', sessionId, configOptions: r.configOptions ?? [] });
@@ -64,7 +65,7 @@ export class Chat implements vscode.Disposable {
   }
 
   /** Sends a prompt; resolves when its turn ends (a queued prompt waits its turn in agentd). */
-  async prompt(text: string, extra: any[] = []): Promise<void> {
+  async prompt(text: string, extra: ContentBlock[] = []): Promise<void> {
     let sessionId: string;
     try {
       sessionId = await this.ensureSession();
@@ -77,7 +78,7 @@ export class Chat implements vscode.Disposable {
     const shown = extra.length ? `${text}\n\n${extra.map((b) => `\`${labelOf(b)}\``).join(' ')}` : text;
     this.dispatch({ type: 'promptSent', promptId, text: shown });
     try {
-      const r = await this.daemon.request('agent/session/prompt', { sessionId, prompt: [{ type: 'text', text }, ...extra] });
+      const r = await this.daemon.request(ToDaemon.sessionPrompt, { sessionId, prompt: [{ type: 'text', text }, ...extra] });
       const err = r?._meta?.['agentd/error'];
       this.dispatch({ type: 'turnEnded', promptId, stopReason: r?.stopReason, error: err ? `${err.message ?? err.kind}` : undefined, changes: r?._meta?.['agentd/changes'] });
     } catch (e: any) {
@@ -94,7 +95,7 @@ export class Chat implements vscode.Disposable {
     const sessionId = this.state.sessionId;
     if (sessionId && this.state.running) {
       try {
-        const r = await this.daemon.request('agent/x/session/steer', { sessionId, prompt: [{ type: 'text', text }] });
+        const r = await this.daemon.request(ToDaemon.sessionSteer, { sessionId, prompt: [{ type: 'text', text }] });
         if (r?.accepted) return;
       } catch (e: any) {
         this.daemon.output.appendLine(`[agentd] steer failed, sending a prompt instead: ${e?.message ?? e}`);
@@ -106,14 +107,14 @@ export class Chat implements vscode.Disposable {
   cancel() {
     const sessionId = this.state.sessionId;
     if (!sessionId) return;
-    if (this.state.running) this.daemon.notify('agent/session/cancel', { sessionId });
+    if (this.state.running) this.daemon.notify(ToDaemonNote.sessionCancel, { sessionId });
     this.onCancelled(sessionId);
   }
 
   /** Frees agentd's resources for a session we leave; it stays in the history. */
   private close(sessionId: string | undefined) {
     if (!sessionId) return;
-    void this.daemon.request('agent/session/close', { sessionId }).catch(() => undefined);
+    void this.daemon.request(ToDaemon.sessionClose, { sessionId }).catch(() => undefined);
   }
 
   async newChat() {
@@ -136,7 +137,7 @@ export class Chat implements vscode.Disposable {
   async setConfig(configId: string, value: string) {
     try {
       const sessionId = await this.ensureSession();
-      const r = await this.daemon.request('agent/session/set_config_option', { sessionId, configId, value });
+      const r = await this.daemon.request(ToDaemon.sessionSetConfigOption, { sessionId, configId, value });
       if (Array.isArray(r?.configOptions)) this.dispatch({ type: 'configOptions', configOptions: r.configOptions });
     } catch (e: any) {
       void vscode.window.showErrorMessage(`agentd: could not set ${configId}: ${e?.message ?? e}`);
@@ -146,7 +147,7 @@ export class Chat implements vscode.Disposable {
   setMode(mode: string) { return this.setConfig(this.optionId('mode'), mode); }
 
   async listSessions(): Promise<any[]> {
-    const r = await this.daemon.request('agent/session/list', { cwd: this.cwd() });
+    const r = await this.daemon.request(ToDaemon.sessionList, { cwd: this.cwd() });
     return Array.isArray(r?.sessions) ? r.sessions : [];
   }
 
@@ -155,7 +156,7 @@ export class Chat implements vscode.Disposable {
     if (this.state.sessionId !== sessionId) this.close(this.state.sessionId);
     this.dispatch({ type: 'reset', sessionId, title });
     try {
-      const r = await this.daemon.request('agent/session/load', { sessionId, cwd: this.cwd(), mcpServers: [] });
+      const r = await this.daemon.request(ToDaemon.sessionLoad, { sessionId, cwd: this.cwd(), mcpServers: [] });
       this.dispatch({ type: 'configOptions', configOptions: r?.configOptions ?? [] });
     } catch (e: any) {
       this.dispatch({ type: 'notice', severity: 'error', title: `Could not load the chat: ${e?.message ?? e}` });

@@ -10,6 +10,11 @@ import { bundledPath, findAgentd } from './pure/binary';
 import { didChangeConfigurationParams, effectiveSettings, initializationOptions, Settings } from './pure/settings';
 import * as editor from './editorState';
 import { Keys } from './keys';
+import {
+  ClientNotification, ClientNotifications, ClientRequest, ClientRequests, DaemonRequest, DaemonRequests,
+  PermissionParams, PermissionResult, SessionUpdateParams,
+  FromDaemon, FromDaemonNote, ToDaemonNote,
+} from './pure/protocol';
 
 /** A read error caused by what agentd wrote (bad framing or JSON), not by a dead pipe. */
 function isProtocolError(err: any): boolean {
@@ -24,8 +29,8 @@ const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 3 * 60 * 1000;
 
 export interface DaemonHooks {
-  onUpdate(params: any): void;
-  onPermission(params: any, token: vscode.CancellationToken): Promise<any>;
+  onUpdate(params: SessionUpdateParams): void;
+  onPermission(params: PermissionParams, token: vscode.CancellationToken): Promise<PermissionResult>;
   onReady(restarted: boolean): void;
 }
 
@@ -102,7 +107,7 @@ export class Daemon implements vscode.Disposable {
     const c = this.client;
     if (!c || !c.isRunning()) return;
     try {
-      await c.sendNotification('workspace/didChangeConfiguration', didChangeConfigurationParams(this.settings()));
+      await c.sendNotification(ToDaemonNote.didChangeConfiguration, didChangeConfigurationParams(this.settings()));
     } catch (e: any) {
       this.output.appendLine(`[agentd] could not send settings: ${e?.message ?? e}`);
     }
@@ -199,29 +204,32 @@ export class Daemon implements vscode.Disposable {
 
     const client = new LanguageClient('agentd', 'agentd', serverOptions, clientOptions);
     this.client = client;
-    const guard = <T>(name: string, fn: (p: any) => T | Promise<T>) => async (p: any) => {
-      try {
-        return await fn(p);
-      } catch (e: any) {
-        this.output.appendLine(`[agentd] ${name} failed: ${e?.stack ?? e}`);
-        return new ResponseError(-32603, `${name}: ${e?.message ?? e}`);
-      }
+    // Every reverse request goes through here: typed by the protocol table, and a handler that
+    // throws answers a JSON-RPC error instead of breaking the connection.
+    const serve = <M extends DaemonRequest>(method: M, fn: (p: DaemonRequests[M]['params'], token: vscode.CancellationToken) => any) => {
+      client.onRequest(method, async (p: any, token: vscode.CancellationToken) => {
+        try {
+          return await fn(p, token);
+        } catch (e: any) {
+          this.output.appendLine(`[agentd] ${method} failed: ${e?.stack ?? e}`);
+          return new ResponseError(-32603, `${method}: ${e?.message ?? e}`);
+        }
+      });
     };
-    client.onRequest('agent/fs/read_text_file', guard('read_text_file', editor.readTextFile));
-    client.onRequest('agent/x/dirty_buffers', guard('dirty_buffers', editor.dirtyBuffers));
+    serve(FromDaemon.readTextFile, editor.readTextFile);
+    serve(FromDaemon.dirtyBuffers, editor.dirtyBuffers);
     const c2p = client.code2ProtocolConverter;
-    client.onRequest('agent/x/diagnostics', guard('diagnostics', (p) => editor.diagnostics(p, c2p)));
-    client.onRequest('agent/x/workspace_symbols', guard('workspace_symbols', (p) => editor.workspaceSymbols(p, c2p)));
-    client.onRequest('agent/x/save_buffers', guard('save_buffers', editor.saveBuffers));
-    client.onRequest('agent/x/editor_state', guard('editor_state', editor.editorState));
-    client.onRequest('agent/x/secrets/get', guard('secrets/get', async (p) => {
+    serve(FromDaemon.diagnostics, (p) => editor.diagnostics(p, c2p));
+    serve(FromDaemon.workspaceSymbols, (p) => editor.workspaceSymbols(p, c2p));
+    serve(FromDaemon.saveBuffers, editor.saveBuffers);
+    serve(FromDaemon.editorState, editor.editorState);
+    serve(FromDaemon.secretsGet, async (p) => {
       const r = await editor.getSecret(this.keys, p);
       if (r && typeof r.value === 'string') this.clientOutput.secrets.add(r.value);
       return r;
-    }));
-    client.onRequest('agent/session/request_permission', (p: any, token: vscode.CancellationToken) =>
-      guard('request_permission', (q) => this.hooks.onPermission(q, token))(p));
-    client.onNotification('agent/session/update', (p: any) => {
+    });
+    serve(FromDaemon.requestPermission, (p, token) => this.hooks.onPermission(p, token));
+    client.onNotification(FromDaemonNote.sessionUpdate, (p: SessionUpdateParams) => {
       try { this.hooks.onUpdate(p); } catch (e: any) { this.output.appendLine(`[agentd] bad update: ${e?.stack ?? e}`); }
     });
     client.onDidChangeState((e) => {
@@ -245,13 +253,13 @@ export class Daemon implements vscode.Disposable {
   }
 
   /** A request to agentd; rejects with a readable message when it is not running. */
-  async request<T = any>(method: string, params: any, token?: vscode.CancellationToken): Promise<T> {
+  async request<M extends ClientRequest>(method: M, params: ClientRequests[M]['params'], token?: vscode.CancellationToken): Promise<ClientRequests[M]['result']> {
     const c = this.client;
     if (!c || !c.isRunning()) throw new Error(this.state.message ?? 'agentd is not running.');
-    return token ? c.sendRequest<T>(method, params, token) : c.sendRequest<T>(method, params);
+    return token ? c.sendRequest(method, params, token) : c.sendRequest(method, params);
   }
 
-  notify(method: string, params: any) {
+  notify<M extends ClientNotification>(method: M, params: ClientNotifications[M]) {
     const c = this.client;
     if (c && c.isRunning()) void c.sendNotification(method, params).catch(() => undefined);
   }

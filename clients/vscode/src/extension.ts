@@ -8,6 +8,7 @@ import { DIFF_SCHEME, DiffContent } from './diff';
 import { Permissions } from './permissions';
 import { configureProvider } from './provider';
 import { Keys, removeKey } from './keys';
+import { ContentBlock } from './pure/protocol';
 
 let daemon: Daemon | undefined;
 
@@ -70,7 +71,7 @@ export async function activate(context: vscode.ExtensionContext) {
   reg('agentd.openChat', () => view.reveal(true));
   reg('agentd.sendPrompt', async (arg?: unknown) => {
     let text = typeof arg === 'string' ? arg : (arg && typeof arg === 'object' && typeof (arg as any).text === 'string') ? (arg as any).text : undefined;
-    const extra: any[] = [];
+    const extra: ContentBlock[] = [];
     const ed = vscode.window.activeTextEditor;
     if (ed && !ed.selection.isEmpty) {
       const sel = ed.selection;

@@ -6,14 +6,15 @@ import * as vscode from 'vscode';
 import { Daemon } from './daemon';
 import { needsNoKey } from './pure/net';
 import { Keys } from './keys';
+import { ToDaemon } from './pure/protocol';
 import { originOf, Preset, PRESETS, withProvider } from './pure/settings';
 
 /** Tells agentd about the provider, then runs its connection test (one GET of the model list). */
 async function setAndTest(daemon: Daemon, p: Preset, baseUrl: string, model?: string): Promise<any> {
-  await daemon.request('agent/providers/set', { providerId: p.id, apiType: p.apiType, baseUrl, model });
+  await daemon.request(ToDaemon.providersSet, { providerId: p.id, apiType: p.apiType, baseUrl, model });
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `agentd: testing ${p.label}…` },
-    () => daemon.request('agent/providers/test', { providerId: p.id }),
+    () => daemon.request(ToDaemon.providersTest, { providerId: p.id }),
   );
 }
 

@@ -1,0 +1,133 @@
+// The contract with agentd (docs/protocol.md) as one typed table: every method name the extension
+// sends or serves, by direction, with its params and result types. Code names a method through
+// the constants below and sends or serves it through Daemon.request/notify/onRequest/onNotification,
+// which take their types from the maps, so a misspelt method or a wrong params shape is a type
+// error rather than a silent -32601. test/unit/protocol.test.ts checks every name against
+// docs/protocol.md and that no other file spells one out.
+
+/** A prompt's content (docs/protocol.md "ContentBlock"). */
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'resource_link'; uri: string; name: string; mimeType?: string }
+  | { type: 'resource'; resource: { uri: string; text: string; mimeType?: string } }
+  | { type: 'image'; mimeType: string; data: string };
+
+/** A session config option as agentd describes it (mode, model, thought_level). */
+export interface WireConfigOption {
+  id: string;
+  name: string;
+  description?: string;
+  category?: string;
+  type?: string;
+  currentValue?: string;
+  options?: Array<{ value: string; name: string; description?: string } | { group?: string; name?: string; options: Array<{ value: string; name: string; description?: string }> }>;
+}
+
+export interface McpServer { name: string; [k: string]: unknown }
+export type StopReason = 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled';
+export interface Meta { _meta?: Record<string, any> }
+
+export interface SessionParams { cwd: string; additionalDirectories?: string[]; mcpServers?: McpServer[] }
+export interface SessionRef { sessionId: string }
+export interface SessionInfo { sessionId: string; cwd: string; title?: string; updatedAt?: string }
+export interface PermissionOptionWire { optionId: string; name?: string; kind?: string; _meta?: Record<string, unknown> }
+export type PermissionOutcome =
+  | { outcome: { outcome: 'selected'; optionId: string; _meta?: Record<string, unknown> } }
+  | { outcome: { outcome: 'cancelled' } };
+
+/** Client → agentd requests: method → {params, result}. */
+export interface ClientRequests {
+  'agent/session/new': { params: SessionParams; result: { sessionId: string; configOptions?: WireConfigOption[]; modes?: unknown } };
+  'agent/session/load': { params: SessionRef & SessionParams; result: { configOptions?: WireConfigOption[]; modes?: unknown } };
+  'agent/session/resume': { params: SessionRef & SessionParams; result: { configOptions?: WireConfigOption[] } };
+  'agent/session/fork': { params: SessionRef & Partial<SessionParams>; result: { sessionId: string; configOptions?: WireConfigOption[]; modes?: unknown } };
+  'agent/session/list': { params: { cwd?: string; cursor?: string }; result: { sessions: SessionInfo[]; nextCursor?: string } };
+  'agent/session/close': { params: SessionRef; result: Record<string, never> };
+  'agent/session/delete': { params: SessionRef; result: Record<string, never> };
+  'agent/session/prompt': { params: SessionRef & { prompt: ContentBlock[] }; result: { stopReason: StopReason; usage?: unknown } & Meta };
+  'agent/session/set_config_option': { params: SessionRef & { configId: string; value: string }; result: { configOptions: WireConfigOption[] } };
+  'agent/x/session/steer': { params: SessionRef & { prompt: ContentBlock[] }; result: { accepted: boolean } };
+  'agent/x/checkpoints/list': { params: SessionRef; result: { checkpoints: Array<{ checkpointId: string; createdAt: string; prompt: string; files: Array<{ path: string; change: string; from?: string }> }> } };
+  'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
+  'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
+  'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
+}
+
+/** Client → agentd notifications: method → params. */
+export interface ClientNotifications {
+  'agent/session/cancel': SessionRef;
+  'workspace/didChangeConfiguration': { settings: unknown };
+}
+
+/** agentd → client requests: method → {params, result}. */
+export interface DaemonRequests {
+  'agent/session/request_permission': { params: SessionRef & { toolCall: Record<string, any>; options: PermissionOptionWire[] }; result: PermissionOutcome };
+  'agent/fs/read_text_file': { params: SessionRef & { path: string; line?: number; limit?: number }; result: { content: string } & Meta };
+  'agent/x/dirty_buffers': { params: SessionRef; result: { buffers: Array<{ path: string; version: number }> } };
+  'agent/x/diagnostics': { params: SessionRef & { paths?: string[] }; result: { items: Array<{ path: string; diagnostics: unknown[] }> } };
+  'agent/x/secrets/get': { params: { key: string }; result: { value?: string } };
+  'agent/x/workspace_symbols': { params: SessionRef & { query: string }; result: { symbols: unknown[] } };
+  'agent/x/editor_state': { params: SessionRef; result: Record<string, unknown> };
+  'agent/x/save_buffers': { params: SessionRef & { paths: string[] }; result: { saved: string[]; failed: Array<{ path: string; reason: string }> } };
+}
+
+/** agentd → client notifications: method → params. */
+export interface DaemonNotifications {
+  'agent/session/update': SessionRef & { update: { sessionUpdate: string; [k: string]: any } };
+}
+
+/** Client → agentd request names. */
+export const ToDaemon = {
+  sessionNew: 'agent/session/new',
+  sessionLoad: 'agent/session/load',
+  sessionResume: 'agent/session/resume',
+  sessionFork: 'agent/session/fork',
+  sessionList: 'agent/session/list',
+  sessionClose: 'agent/session/close',
+  sessionDelete: 'agent/session/delete',
+  sessionPrompt: 'agent/session/prompt',
+  sessionSetConfigOption: 'agent/session/set_config_option',
+  sessionSteer: 'agent/x/session/steer',
+  checkpointsList: 'agent/x/checkpoints/list',
+  providersList: 'agent/providers/list',
+  providersSet: 'agent/providers/set',
+  providersTest: 'agent/providers/test',
+} as const satisfies Record<string, keyof ClientRequests>;
+
+/** Client → agentd notification names. */
+export const ToDaemonNote = {
+  sessionCancel: 'agent/session/cancel',
+  didChangeConfiguration: 'workspace/didChangeConfiguration',
+} as const satisfies Record<string, keyof ClientNotifications>;
+
+/** agentd → client request names (workspace/applyEdit is served by the language client itself). */
+export const FromDaemon = {
+  requestPermission: 'agent/session/request_permission',
+  readTextFile: 'agent/fs/read_text_file',
+  dirtyBuffers: 'agent/x/dirty_buffers',
+  diagnostics: 'agent/x/diagnostics',
+  secretsGet: 'agent/x/secrets/get',
+  workspaceSymbols: 'agent/x/workspace_symbols',
+  saveBuffers: 'agent/x/save_buffers',
+  editorState: 'agent/x/editor_state',
+} as const satisfies Record<string, keyof DaemonRequests>;
+
+/** agentd → client notification names. */
+export const FromDaemonNote = {
+  sessionUpdate: 'agent/session/update',
+} as const satisfies Record<string, keyof DaemonNotifications>;
+
+export type ClientRequest = keyof ClientRequests;
+export type PermissionParams = DaemonRequests[typeof FromDaemon.requestPermission]['params'];
+export type PermissionResult = DaemonRequests[typeof FromDaemon.requestPermission]['result'];
+export type SessionUpdateParams = DaemonNotifications[typeof FromDaemonNote.sessionUpdate];
+export type ClientNotification = keyof ClientNotifications;
+export type DaemonRequest = keyof DaemonRequests;
+export type DaemonNotification = keyof DaemonNotifications;
+export type ParamsOf<M extends ClientRequest> = ClientRequests[M]['params'];
+export type ResultOf<M extends ClientRequest> = ClientRequests[M]['result'];
+
+/** Every method name in the table, for the contract test. */
+export function allMethods(): string[] {
+  return [ToDaemon, ToDaemonNote, FromDaemon, FromDaemonNote].flatMap((t) => Object.values(t) as string[]);
+}
