@@ -40,3 +40,29 @@ end, { desc = "agentd: start a new session" })
 vim.api.nvim_create_user_command("AgentdSessions", function()
   agentd().sessions()
 end, { desc = "agentd: list and load sessions" })
+
+vim.api.nvim_create_user_command("AgentdSteer", function(o)
+  agentd().steer(o.args)
+end, { nargs = "+", desc = "agentd: add a message to the running turn (a prompt when none runs)" })
+
+vim.api.nvim_create_user_command("AgentdChanges", function()
+  agentd().changes()
+end, { desc = "agentd: the last turn's changes in the quickfix list (]h [h to move, keep or undo each)" })
+
+vim.api.nvim_create_user_command("AgentdRestore", function()
+  agentd().restore()
+end, { desc = "agentd: restore a checkpoint (files and/or conversation from before a turn)" })
+
+vim.api.nvim_create_user_command("AgentdFork", function()
+  agentd().fork()
+end, { desc = "agentd: fork the session (a new one with a copy of its history)" })
+
+vim.api.nvim_create_user_command("AgentdModel", function(o)
+  agentd().set_model(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return agentd().model_names()
+  end,
+  desc = "agentd: switch the session's model (pick from a list without an argument)",
+})

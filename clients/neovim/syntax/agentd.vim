@@ -3,6 +3,10 @@ if exists("b:current_syntax")
   finish
 endif
 
+" Replies are Markdown: highlight them as such, then the chat's own lines.
+runtime! syntax/markdown.vim
+unlet! b:current_syntax
+
 syn match agentdHeader      /\%1l.*/
 syn match agentdPrompt      /^> .*/
 syn match agentdThinking    /^▸ Thinking.*/
@@ -22,6 +26,8 @@ syn match agentdInfo        /^! info: .*/
 syn match agentdStop        /^(turn ended: .*)$/
 syn match agentdQueued      /^Queued:$/
 syn match agentdStatus      /^── .*/
+syn match agentdOutput      /^    │ .*/
+syn match agentdChanges     /^Changed \d\+ files\=.*/
 
 hi def link agentdHeader      Title
 hi def link agentdPrompt      Statement
@@ -42,5 +48,7 @@ hi def link agentdInfo        MoreMsg
 hi def link agentdStop        WarningMsg
 hi def link agentdQueued      Title
 hi def link agentdStatus      NonText
+hi def link agentdOutput      Comment
+hi def link agentdChanges     Title
 
 let b:current_syntax = "agentd"

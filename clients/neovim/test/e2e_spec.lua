@@ -267,7 +267,7 @@ cases.add("a prompt sent during a turn is queued", function()
   h.contains(h.transcript_text(), "> second", "queued prompt moved into the transcript")
 end)
 
-cases.add("daemon crashing mid-turn: one message, then a fresh start", function()
+cases.add("daemon crashing mid-turn: one message, then the same session resumes with its history", function()
   local dir = project()
   local fm = h.fakemodel({ turns = {
     { text = string.rep("slow ", 200), chunkSize = 2, chunkDelayMs = 25 },
@@ -278,6 +278,7 @@ cases.add("daemon crashing mid-turn: one message, then a fresh start", function(
   h.wait_for(function()
     return h.transcript_text():find("slow slow", 1, true)
   end, "streaming to start", 30000, h.report)
+  local sid = require("agentd").session_id
   local c = require("agentd.client").get()
   local pid = c.rpc and c.rpc.pid
   h.truthy(pid, "daemon pid")
@@ -293,11 +294,19 @@ cases.add("daemon crashing mid-turn: one message, then a fresh start", function(
   end
   h.eq(1, #ours, "one agentd error: " .. vim.inspect(ours))
   h.contains(ours[1], "exited unexpectedly", "message")
-  -- The editor works and the next prompt starts a fresh daemon.
+  -- The editor works and the next prompt restarts the daemon and resumes
+  -- the same session: the model sees the earlier prompt.
   vim.cmd("AgentdPrompt again")
   h.wait_for(function()
     return idle() and h.transcript_text():find("Back again.", 1, true)
   end, "a turn on a restarted daemon", 30000, h.report)
+  h.eq(sid, require("agentd").session_id, "same session")
+  h.truthy(require("agentd.client").get().rpc.pid ~= pid, "a new daemon")
+  local t = h.transcript_text()
+  h.contains(t, "> stream slowly", "the old transcript is still shown")
+  h.contains(t, "! info: agentd restarted — this conversation continues in the same session, with its history", "the chat says so")
+  local reqs = fm.requests()
+  h.contains(vim.json.encode(reqs[#reqs].messages), "stream slowly", "the model got the history")
 end)
 
 cases.add("a program runs after agentd has Neovim save the agent's edits", function()
@@ -461,6 +470,181 @@ cases.add("checkhealth reports the binary, version, provider and key status", fu
   h.contains(text, "starts and initializes: agentd", "initializes")
   h.contains(text, "provider fake (openai", "provider listed")
   h.truthy(text:find("key not_needed") or text:find("key set"), "key status:\n" .. text)
+end)
+
+cases.add("changed files not open are listed; :AgentdChanges, ]h [h, undo and keep per hunk", function()
+  local dir, _, ab = project()
+  local bpath = dir .. "/b.txt"
+  h.write(bpath, "one\ntwo\nthree\nfour\nfive\nsix\n")
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = {
+      { name = "edit_file", arguments = { path = "b.txt", edits = { { old_text = "two", new_text = "TWO" } } } },
+      { name = "edit_file", arguments = { path = "b.txt", edits = { { old_text = "five\nsix", new_text = "FIVE\nsix\nseven" } } } },
+      { name = "edit_file", arguments = { path = "a.txt", edits = { { old_text = "second line", new_text = "2nd line" } } } },
+    } },
+    { text = "Edited." },
+  } })
+  h.setup_agentd(fm.url, dir, { mode = "auto" })
+  local file_win = vim.api.nvim_get_current_win()
+  vim.cmd("AgentdPrompt edit both")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Edited.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  local t = h.transcript_text()
+  h.contains(t, "Changed 2 files (unsaved in buffers; :AgentdChanges to review, :wall to save):", "the chat says files changed")
+  h.contains(t, "  modified b.txt", "b.txt listed")
+  h.contains(t, "  modified a.txt +1 -1", "a.txt listed")
+  h.eq("one\ntwo\nthree\nfour\nfive\nsix\n", h.read(bpath), "b.txt not saved")
+
+  vim.api.nvim_set_current_win(file_win)
+  vim.cmd("AgentdChanges")
+  local qf = vim.fn.getqflist({ title = 1, items = 1 })
+  h.eq("agentd: changes of the last turn", qf.title, "quickfix title")
+  local got = {}
+  for _, it in ipairs(qf.items) do
+    got[#got + 1] = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(it.bufnr), ":t") .. ":" .. it.lnum .. ":" .. it.text
+  end
+  h.eq({ "b.txt:2:+1 -1: TWO", "b.txt:5:+1 -1: FIVE", "b.txt:7:+1: seven", "a.txt:2:+1 -1: 2nd line" }, got,
+    "one entry per hunk, in the turn's order")
+  local bb = vim.fn.bufnr(bpath)
+  local marks = vim.api.nvim_buf_get_extmarks(bb, require("agentd.review").ns, 0, -1, {})
+  h.truthy(#marks >= 3, "hunks highlighted with extmarks: " .. #marks)
+
+  -- In b.txt: ]h and [h move between hunks.
+  vim.cmd("cfirst")
+  h.eq(bb, vim.api.nvim_get_current_buf(), "quickfix opened b.txt")
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  local function key(k)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "x", false)
+  end
+  key("]h")
+  h.eq(2, vim.api.nvim_win_get_cursor(0)[1], "]h to the first hunk")
+  key("]h")
+  h.eq(5, vim.api.nvim_win_get_cursor(0)[1], "]h to the second")
+  key("[h")
+  h.eq(2, vim.api.nvim_win_get_cursor(0)[1], "[h back")
+  -- Undo the first hunk: the old line is back, unsaved, one undo step.
+  require("agentd.review").undo()
+  h.eq({ "one", "two", "three", "four", "FIVE", "six", "seven" }, h.lines(bb), "first hunk undone")
+  h.eq(true, vim.bo[bb].modified, "left unsaved")
+  -- Keep the second: it leaves the review, the text stays.
+  key("]h")
+  h.eq(5, vim.api.nvim_win_get_cursor(0)[1], "]h to the next hunk left")
+  require("agentd.review").keep()
+  h.eq({ "one", "two", "three", "four", "FIVE", "six", "seven" }, h.lines(bb), "kept text unchanged")
+  h.eq(2, #vim.fn.getqflist(), "the kept hunk left the list")
+  -- Undo the added line through its keymap.
+  key("]h")
+  h.eq(7, vim.api.nvim_win_get_cursor(0)[1], "]h to the added line")
+  key("\\hu") -- <leader>hu, the default leader
+  h.eq({ "one", "two", "three", "four", "FIVE", "six" }, h.lines(bb), "added line removed")
+  qf = vim.fn.getqflist({ items = 1 })
+  h.eq(1, #qf.items, "only a.txt's hunk left")
+  h.eq(ab, qf.items[1].bufnr, "a.txt's")
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  key("]h")
+  h.eq(1, vim.api.nvim_win_get_cursor(0)[1], "no hunk left in b.txt")
+  h.eq({}, h.errors(), "no errors")
+end)
+
+cases.add("reject with a reason reaches the model", function()
+  local dir, _, b = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = {
+      path = "a.txt", edits = { { old_text = "second line", new_text = "2nd line" } } } } } },
+    { text = "OK, I will." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  h.stub_select(h.pick("reject with a reason"))
+  vim.ui.input = function(_, on_confirm)
+    on_confirm("keep the long form, rename the file instead")
+  end
+  vim.cmd("AgentdPrompt shorten it")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("OK, I will.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  h.eq("second line", h.lines(b)[2], "not edited")
+  h.contains(tool_results(fm.requests()[2]), "keep the long form, rename the file instead", "the model read the reason")
+  h.contains(h.transcript_text(), "→ rejected: keep the long form", "the chat shows it")
+end)
+
+cases.add(":AgentdSteer adds to the running turn; with no turn it is a prompt", function()
+  local dir = project()
+  local fm = h.fakemodel({ turns = {
+    { text = string.rep("working ", 80), chunkSize = 4, chunkDelayMs = 25 },
+    { text = "Steered answer." },
+    { text = "Plain answer." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  vim.cmd("AgentdPrompt long job")
+  h.wait_for(function()
+    return h.transcript_text():find("working working", 1, true)
+  end, "streaming to start", 30000, h.report)
+  vim.cmd("AgentdSteer also mention the tests")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Steered answer.", 1, true)
+  end, "the steered turn to end", 30000, h.report)
+  local t = h.transcript_text()
+  h.contains(t, "> (steer) also mention the tests", "steer shown in place")
+  h.eq(nil, t:find("Queued:", 1, true), "not queued")
+  local reqs = fm.requests()
+  h.eq(2, #reqs, "one more model call in the same turn")
+  h.contains(vim.json.encode(reqs[2].messages), "also mention the tests", "the model read it")
+  -- No turn running: the steer is a prompt (from the input window's key).
+  local chat = require("agentd.chat")
+  vim.api.nvim_buf_set_lines(chat.ui.input, 0, -1, false, { "now this" })
+  vim.api.nvim_set_current_win(chat.ui.iwin)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<M-CR>", true, false, true), "x", false)
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Plain answer.", 1, true)
+  end, "the plain turn", 30000, h.report)
+  h.contains(h.transcript_text(), "> now this", "sent as a prompt")
+end)
+
+cases.add(":AgentdFork continues a copy; the commands list completes /", function()
+  local dir = project()
+  local fm = h.fakemodel({ turns = { { text = "First." }, { text = "In the fork." } } })
+  h.setup_agentd(fm.url, dir)
+  vim.cmd("AgentdPrompt remember 42")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("First.", 1, true)
+  end, "the first turn", 30000, h.report)
+  local items = require("agentd.chat").complete_items("/")
+  h.truthy(vim.tbl_contains(vim.tbl_map(function(i)
+    return i.word
+  end, items), "/compact "), "agentd's commands offered: " .. vim.inspect(items))
+  local first = require("agentd").session_id
+  vim.cmd("AgentdFork")
+  h.wait_for(function()
+    local id = require("agentd").session_id
+    return id and id ~= first
+  end, "the fork", 10000, h.report)
+  h.contains(h.transcript_text(), "> remember 42", "history still shown")
+  h.contains(h.transcript_text(), "! info: forked", "the chat says so")
+  vim.cmd("AgentdPrompt what number?")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("In the fork.", 1, true)
+  end, "a turn in the fork", 30000, h.report)
+  h.contains(vim.json.encode(fm.requests()[2].messages), "remember 42", "the fork holds the history")
+  -- :AgentdMode and :AgentdModel say what they did.
+  local function said(text)
+    for _, n in ipairs(h.notes) do
+      if n.msg:find(text, 1, true) then
+        return true
+      end
+    end
+  end
+  vim.cmd("AgentdMode plan")
+  h.wait_for(function()
+    return said("agentd: mode is now plan")
+  end, "the mode feedback", 10000, h.report)
+  local asked = h.stub_select(h.pick("fake-model"))
+  vim.cmd("AgentdModel")
+  h.wait_for(function()
+    return said("agentd: model is now fake")
+  end, "the model feedback", 10000, h.report)
+  h.contains(table.concat(asked[1].labels, "\n"), "fake-model (fake)  (current)", "the session's models offered, the current one marked")
+  h.truthy(vim.tbl_contains(require("agentd").model_names(), "fake"), "and completed")
 end)
 
 return cases

@@ -210,8 +210,15 @@ cases.add("permission asks through vim.ui.select with the diff viewable first", 
   agentd.session_id = "p1"
   agentd.models.p1 = require("agentd.chat").new_model("p1")
   agentd.open_chat()
-  local diff_seen
+  local diff_seen, preview_seen
   local calls = h.stub_select(function(items, labels)
+    if not preview_seen then
+      -- The change is on screen before the question: a float with the diff.
+      local w = require("agentd.permission").preview_win
+      h.truthy(w and vim.api.nvim_win_is_valid(w), "a preview window is open while asking")
+      h.truthy(vim.api.nvim_win_get_config(w).relative ~= "", "the preview floats")
+      preview_seen = table.concat(h.lines(vim.api.nvim_win_get_buf(w)), "\n")
+    end
     if #vim.api.nvim_list_tabpages() > 1 and not diff_seen then
       -- Second call: the diff tab is open; look at it, then allow once.
       local wins = vim.api.nvim_tabpage_list_wins(0)
@@ -244,7 +251,10 @@ cases.add("permission asks through vim.ui.select with the diff viewable first", 
   local res = call("agent/session/request_permission", params)
   h.eq({ outcome = { outcome = "selected", optionId = "allow_once" } }, res, "outcome")
   h.eq(2, #calls, "asked twice (diff, then decision)")
-  h.eq({ "Show diff", "Allow once", "Allow for this session", "Reject" }, calls[1].labels, "choices")
+  h.eq({ "Show diff", "Allow once", "Allow for this session", "Reject", "Reject with a reason…" }, calls[1].labels, "choices")
+  h.contains(preview_seen, "diff /w/a.txt\n", "the preview names the file")
+  h.contains(preview_seen, "-b\n+B", "the preview shows the diff")
+  h.eq(nil, require("agentd.permission").preview_win, "the preview is closed after the decision")
   h.contains(calls[1].prompt, "Edit a.txt", "prompt names the tool call")
   h.eq({ "a\nb", "a\nB" }, diff_seen, "old and new text side by side")
   h.eq(1, #vim.api.nvim_list_tabpages(), "diff tab closed after the decision")
@@ -336,7 +346,7 @@ cases.add("the diff is in the transcript while the question is open", function()
   local during
   h.stub_select(function(items)
     during = h.transcript_text()
-    return items[#items]
+    return items[#items - 1]
   end)
   call("agent/session/request_permission", {
     sessionId = "p2",
@@ -345,6 +355,88 @@ cases.add("the diff is in the transcript while the question is open", function()
   })
   h.contains(during, "? permission: Edit x.go", "question shown")
   h.contains(during, "    -x := 1\n    +x := 2", "diff lines shown")
+end)
+
+cases.add("reject with a reason asks with vim.ui.input and answers reject_once with the instruction", function()
+  local agentd = require("agentd")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "p5"
+  agentd.models.p5 = require("agentd.chat").new_model("p5")
+  agentd.open_chat()
+  h.stub_select(h.pick("reject with a reason"))
+  local inputs = {}
+  vim.ui.input = function(opts, on_confirm)
+    inputs[#inputs + 1] = opts.prompt
+    on_confirm("use strings.Builder instead")
+  end
+  local params = {
+    sessionId = "p5",
+    toolCall = { toolCallId = "t", title = "Edit x.go", content = { { type = "diff", path = "/w/x.go", oldText = "a\n", newText = "b\n" } } },
+    options = { { optionId = "allow_once", name = "Allow once" }, { optionId = "reject_once", name = "Reject" } },
+  }
+  local res = call("agent/session/request_permission", params)
+  h.eq({ outcome = { outcome = "selected", optionId = "reject_once", _meta = { ["agentd/instruction"] = "use strings.Builder instead" } } }, res, "reject_once with the reason")
+  h.eq(1, #inputs, "asked for the reason once")
+  h.contains(h.transcript_text(), "→ rejected: use strings.Builder instead", "the decision and reason in the chat")
+  -- Dismissing the reason asks the question again.
+  local n = 0
+  h.stub_select(function(items, labels)
+    n = n + 1
+    return n == 1 and items[#labels] or items[2]
+  end)
+  vim.ui.input = function(_, on_confirm)
+    on_confirm(nil)
+  end
+  res = call("agent/session/request_permission", params)
+  h.eq({ outcome = { outcome = "selected", optionId = "allow_once" } }, res, "asked again after the reason was dismissed")
+  -- Without a reject_once option there is no reason choice.
+  local calls = h.stub_select(h.pick("allow"))
+  params.options = { { optionId = "allow_once", name = "Allow once" } }
+  call("agent/session/request_permission", params)
+  h.eq({ "Show diff", "Allow once" }, calls[1].labels, "no reason choice without reject_once")
+end)
+
+cases.add("with the built-in vim.ui.select the question waits in the command line while the diff scrolls", function()
+  local agentd = require("agentd")
+  local permission = require("agentd.permission")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "p6"
+  agentd.models.p6 = require("agentd.chat").new_model("p6")
+  agentd.open_chat()
+  vim.ui.select = permission.builtin_select
+  local old = {}
+  for i = 1, 120 do
+    old[#old + 1] = "line " .. i
+  end
+  local new = vim.deepcopy(old)
+  for i = 1, 120, 3 do
+    new[i] = "LINE " .. i
+  end
+  -- The keys the user types, and the preview's top line before each.
+  local keys = { "j", "j", "\4", "x", "3" }
+  local tops, n = {}, 0
+  vim.fn.getcharstr = function()
+    n = n + 1
+    local w = permission.preview_win
+    tops[n] = w and vim.api.nvim_win_is_valid(w) and vim.api.nvim_win_call(w, function()
+      return vim.fn.line("w0")
+    end) or -1
+    return keys[n] or "\27"
+  end
+  local res = call("agent/session/request_permission", {
+    sessionId = "p6",
+    toolCall = { toolCallId = "t", title = "Edit big.txt", content = { { type = "diff", path = "/w/big.txt",
+      oldText = table.concat(old, "\n") .. "\n", newText = table.concat(new, "\n") .. "\n" } } },
+    options = { { optionId = "allow_once", name = "Allow once" }, { optionId = "reject_once", name = "Reject" } },
+  })
+  -- 1: Show diff, 2: Allow once, 3: Reject, 4: Reject with a reason…
+  h.eq({ outcome = { outcome = "selected", optionId = "reject_once" } }, res, "the digit chose Reject")
+  h.eq(5, n, "one key at a time until a choice")
+  h.eq(1, tops[1], "the preview starts at its top")
+  h.eq(2, tops[2], "j scrolled it one line")
+  h.eq(3, tops[3], "j again")
+  h.truthy(tops[4] > 3, "<C-d> scrolled half a page: " .. vim.inspect(tops))
+  h.eq(tops[4], tops[5], "an unknown key does nothing")
 end)
 
 cases.add("secrets/get serves by origin only, from the function or the origin's variable", function()

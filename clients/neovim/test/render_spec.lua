@@ -167,6 +167,188 @@ cases.add("<CR> on a tool line opens the file it touched", function()
   h.eq(false, chat.open_target(1), "the header line has no target")
 end)
 
+cases.add("tool output: the status reason on the line, <CR> or <Tab> expands the output", function()
+  local sid = "out"
+  local model = fresh(sid)
+  require("agentd.chat").add_prompt(model, "run the tests")
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "t1", title = "Run go test ./...", kind = "execute", status = "pending" })
+  update(sid, { sessionUpdate = "tool_call_update", toolCallId = "t1", status = "failed",
+    content = { { type = "content", content = { type = "text", text = "$ go test ./...\nok  pkg/a\n[timed out after 1m0s: the program and everything it started were killed]\n" } } },
+    rawOutput = { exitCode = -1, timedOut = true, durationMs = 60012, output = "ok  pkg/a\n" } })
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "t2", title = "Run false", kind = "execute", status = "pending" })
+  update(sid, { sessionUpdate = "tool_call_update", toolCallId = "t2", status = "completed",
+    content = { { type = "content", content = { type = "text", text = "$ false\n[exit code 1 after 2ms]\n" } } },
+    rawOutput = { exitCode = 1, timedOut = false, durationMs = 2 } })
+  local t = h.transcript_text()
+  h.contains(t, "  [failed] Run go test ./...: timed out after 60 s  ⏎ output", "the timeout is on the failed line")
+  h.contains(t, "  [done] Run false: exit code 1  ⏎ output", "a non-zero exit is on the done line")
+  h.eq(nil, t:find("ok  pkg/a", 1, true), "output hidden until expanded")
+  local chat = require("agentd.chat")
+  local lnum
+  for i, l in ipairs(h.transcript()) do
+    if l:find("Run go test", 1, true) then
+      lnum = i
+    end
+  end
+  vim.api.nvim_set_current_win(chat.ui.twin)
+  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+  t = h.transcript_text()
+  h.contains(t, "  [failed] Run go test ./...: timed out after 60 s\n    │ $ go test ./...\n    │ ok  pkg/a\n    │ [timed out after 1m0s", "output shown under its line")
+  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<Tab>", true, false, true), "x", false)
+  h.eq(nil, h.transcript_text():find("    │ ok  pkg/a", 1, true), "<Tab> hides it again")
+  h.eq({}, h.errors(), "no errors")
+end)
+
+cases.add("an MCP tool's server is named on its line", function()
+  local sid = "mcp"
+  fresh(sid)
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "m1", title = "search_issues", kind = "other", status = "pending",
+    _meta = { ["agentd/mcpServer"] = "github" } })
+  update(sid, { sessionUpdate = "tool_call_update", toolCallId = "m1", status = "completed" })
+  h.contains(h.transcript_text(), "  [done] search_issues (MCP github)", "server on the tool line")
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "m2", title = "evil", status = "pending",
+    _meta = { ["agentd/mcpServer"] = "x\27[2Jy" } })
+  h.contains(h.transcript_text(), "  [pending] evil (MCP x\\x1b[2Jy)", "a server name cannot hide text")
+end)
+
+cases.add("thinking stays open while it streams, folds once the reply goes on; usage survives a cancel", function()
+  local sid = "think"
+  local model = fresh(sid)
+  local chat = require("agentd.chat")
+  chat.add_prompt(model, "go")
+  update(sid, { sessionUpdate = "agent_thought_chunk", messageId = "m0", content = { type = "text", text = "pondering\nmore" } })
+  local t = h.transcript()
+  local lnum
+  for i, l in ipairs(t) do
+    if l == "▸ Thinking" then
+      lnum = i
+    end
+  end
+  vim.api.nvim_win_call(chat.ui.twin, function()
+    h.eq(-1, vim.fn.foldclosed(lnum + 1), "streaming thought not folded")
+  end)
+  update(sid, { sessionUpdate = "agent_message_chunk", messageId = "m1", content = { type = "text", text = "Answer" } })
+  h.transcript()
+  vim.api.nvim_win_call(chat.ui.twin, function()
+    h.eq(lnum, vim.fn.foldclosed(lnum + 1), "folded once the reply streams")
+  end)
+  update(sid, { sessionUpdate = "usage_update", used = 1200, size = 200000 })
+  update(sid, { sessionUpdate = "usage_update", used = 0, size = 200000 })
+  h.contains(h.transcript_text(), "usage: 1200/200000 tokens", "usage kept after a zero report")
+  h.eq("agentd · 1200/200000 · working…", require("agentd").status(), "statusline component")
+  chat.prompt_done(model, nil, { stopReason = "cancelled" })
+  h.eq("agentd · 1200/200000", require("agentd").status(), "idle status")
+end)
+
+cases.add("a turn's changed files are listed with how to review them", function()
+  local sid = "chg"
+  local model = fresh(sid)
+  local chat = require("agentd.chat")
+  chat.add_prompt(model, "edit")
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "e1", title = "Edit /w/a.go", kind = "edit", status = "pending" })
+  update(sid, { sessionUpdate = "tool_call_update", toolCallId = "e1", status = "completed",
+    content = { { type = "diff", path = "/w/a.go", oldText = "a\n", newText = "b\n" } } })
+  update(sid, { sessionUpdate = "tool_call_update", toolCallId = "e1", status = "completed",
+    content = { { type = "diff", path = "/w/a.go", oldText = "b\n", newText = "c\n" } } })
+  chat.prompt_done(model, nil, { stopReason = "end_turn", _meta = { ["agentd/changes"] = {
+    { path = "/w/a.go", change = "modified", added = 1, removed = 1 },
+    { path = "/w/new.go", change = "created", added = 3, removed = 0 },
+  } } })
+  chat.render_now()
+  local t = h.transcript_text()
+  h.contains(t, "Changed 2 files (unsaved in buffers; :AgentdChanges to review, :wall to save):\n  modified /w/a.go +1 -1\n  created /w/new.go +3 -0", "changes listed")
+  h.eq("a\n", model.last_changes.baseline["/w/a.go"], "the text before the turn is the first diff's old text")
+end)
+
+cases.add("<CR> on the tool line of a file the agent left modified opens it without E37", function()
+  vim.o.hidden = false
+  local dir = h.tmpdir()
+  local path, other = dir .. "/x.txt", dir .. "/y.txt"
+  h.write(path, "1\n2\n3\n")
+  h.write(other, "o\n")
+  -- The editing window holds another file with unsaved changes.
+  vim.cmd("edit " .. vim.fn.fnameescape(other))
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "unsaved" })
+  local ob = vim.api.nvim_get_current_buf()
+  local file_win = vim.api.nvim_get_current_win()
+  fresh("e37")
+  update("e37", { sessionUpdate = "tool_call", toolCallId = "t", title = "Edit x.txt", status = "completed",
+    locations = { { path = path, line = 2 } } })
+  update("e37", { sessionUpdate = "tool_call", toolCallId = "t2", title = "Edit y.txt", status = "completed",
+    locations = { { path = other, line = 1 } } })
+  local chat = require("agentd.chat")
+  local function line_of(text)
+    for i, l in ipairs(h.transcript()) do
+      if l:find(text, 1, true) then
+        return i
+      end
+    end
+  end
+  -- The file shown and modified in a window: <CR> goes there.
+  vim.api.nvim_set_current_win(chat.ui.twin)
+  vim.api.nvim_win_set_cursor(0, { line_of("Edit y.txt"), 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+  h.eq(file_win, vim.api.nvim_get_current_win(), "went to the window showing it")
+  h.eq(ob, vim.api.nvim_get_current_buf(), "same buffer")
+  -- Another file while that window holds unsaved changes and 'nohidden'.
+  vim.api.nvim_set_current_win(chat.ui.twin)
+  vim.api.nvim_win_set_cursor(0, { line_of("Edit x.txt"), 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+  h.eq(path, vim.api.nvim_buf_get_name(0), "the tool's file is open")
+  h.eq(2, vim.api.nvim_win_get_cursor(0)[1], "at its line")
+  h.eq({ "unsaved" }, h.lines(ob), "the unsaved buffer is untouched")
+  h.eq(ob, vim.api.nvim_win_get_buf(file_win), "and still shown")
+  h.eq("", vim.v.errmsg, "no error")
+  h.eq({}, h.errors(), "no error messages")
+end)
+
+cases.add("a steer shows in place; / completes the session's commands in the input", function()
+  local sid = "st"
+  local model = fresh(sid)
+  local chat = require("agentd.chat")
+  chat.add_prompt(model, "long task")
+  model.steering["also add tests"] = 1
+  update(sid, { sessionUpdate = "user_message_chunk", messageId = "u2", content = { type = "text", text = "also add tests" } })
+  h.contains(h.transcript_text(), "> (steer) also add tests", "steer shown as such")
+  h.eq(0, #model.queued, "nothing dequeued")
+  update(sid, { sessionUpdate = "available_commands_update", availableCommands = {
+    { name = "compact", description = "Summarize the conversation" },
+    { name = "init", description = "Write AGENTS.md" },
+    { name = "review", description = "Review the diff", input = { hint = "what to focus on" } },
+  } })
+  local items = chat.complete_items("/")
+  h.eq({ "/compact ", "/init ", "/review " }, vim.tbl_map(function(i)
+    return i.word
+  end, items), "all commands")
+  h.eq("Summarize the conversation", items[1].menu, "description in the menu")
+  h.eq("/review what to focus on", items[3].abbr, "input hint shown")
+  h.eq({ "/init " }, vim.tbl_map(function(i)
+    return i.word
+  end, chat.complete_items("/in")), "filtered by prefix")
+  -- omnifunc and the automatic menu in the input window.
+  h.eq("v:lua.agentd_omnifunc", vim.bo[chat.ui.input].omnifunc, "omnifunc set")
+  vim.api.nvim_set_current_win(chat.ui.iwin)
+  local shown
+  local real = vim.fn.complete
+  vim.fn.complete = function(col, list)
+    shown = { col = col, words = vim.tbl_map(function(i)
+      return i.word
+    end, list) }
+    return real(col, list)
+  end
+  vim.api.nvim_feedkeys("i/co", "xt", false)
+  h.truthy(shown, "completion menu opened when typing /")
+  h.eq(1, shown.col, "from the start of the line")
+  h.eq("/compact ", shown.words[1], "commands offered")
+  vim.fn.complete = real
+  h.eq(0, #chat.complete_items("x"), "nothing for plain words")
+  h.eq({ "#buffer", "#selection", "#file:" }, vim.tbl_map(function(i)
+    return i.word
+  end, chat.complete_items("#")), "context words")
+end)
+
 cases.add("updates for another session do not disturb the shown one", function()
   fresh("mine")
   update("other", { sessionUpdate = "agent_message_chunk", messageId = "x", content = { type = "text", text = "not mine" } })

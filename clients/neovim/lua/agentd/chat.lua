@@ -24,7 +24,19 @@ function M.new_model(session_id)
     mode = nil,
     title = nil,
     busy = 0,
+    commands = {}, -- from available_commands_update: {name, description, input?}
+    steering = {}, -- steer texts sent and not yet shown, text -> count
+    baseline = {}, -- path -> the file's text before the current turn changed it
+    last_changes = nil, -- the last finished turn's {changes, baseline}
+    config_options = {},
+    rev = 0, -- bumped whenever the model changes (render cache)
   }
+end
+
+--- Starts a turn's bookkeeping: what the turn changes is compared against
+--- the text each file had before the turn first touched it.
+local function start_turn(model)
+  model.baseline = {}
 end
 
 local function last(model)
@@ -67,6 +79,7 @@ function M.add_prompt(model, text)
   if model.busy > 0 then
     table.insert(model.queued, text)
   else
+    start_turn(model)
     table.insert(model.entries, { kind = "user", text = text })
   end
   model.busy = model.busy + 1
@@ -84,6 +97,19 @@ function M.prompt_done(model, err, result)
   local aerr = meta["agentd/error"]
   if type(aerr) == "table" then
     table.insert(model.entries, { kind = "notice", severity = "error", title = tostring(aerr.kind or "error"), description = aerr.message })
+  end
+  local changes = meta["agentd/changes"]
+  if type(changes) == "table" and #changes > 0 then
+    local list = {}
+    for _, c in ipairs(changes) do
+      if type(c) == "table" and type(c.path) == "string" then
+        list[#list + 1] = c
+      end
+    end
+    if #list > 0 then
+      model.last_changes = { changes = list, baseline = model.baseline }
+      table.insert(model.entries, { kind = "changes", changes = list })
+    end
   end
   local stop = result.stopReason
   if stop and stop ~= "end_turn" then
@@ -108,7 +134,7 @@ local function tool_entry(model, update)
   return e
 end
 
-local function tool_update(e, update)
+local function tool_update(e, update, model)
   if type(update.title) == "string" and update.title ~= "" then
     e.title = update.title
   end
@@ -119,11 +145,25 @@ local function tool_update(e, update)
     e.tool_kind = update.kind
   end
   if type(update.content) == "table" then
+    local out = {}
     for _, c in ipairs(update.content) do
       if type(c) == "table" and c.type == "diff" then
         e.diff = c
+        if model and type(c.path) == "string" and model.baseline[c.path] == nil then
+          local old = c.oldText
+          model.baseline[c.path] = (type(old) == "string") and old or ""
+        end
+      elseif type(c) == "table" and c.type == "content" and type(c.content) == "table" and type(c.content.text) == "string" then
+        out[#out + 1] = c.content.text
       end
     end
+    if #out > 0 then
+      e.output = table.concat(out, "\n")
+    end
+  end
+  local meta = type(update._meta) == "table" and update._meta or nil
+  if meta and type(meta["agentd/mcpServer"]) == "string" and meta["agentd/mcpServer"] ~= "" then
+    e.mcp_server = meta["agentd/mcpServer"]
   end
   if update.rawOutput ~= nil and update.rawOutput ~= vim.NIL then
     e.raw_output = update.rawOutput
@@ -154,9 +194,17 @@ function M.apply(model, update)
     append_stream(model, "thought", update)
   elseif kind == "user_message_chunk" then
     local text = text_of(update.content)
-    if #model.queued > 0 then
+    local e = last(model)
+    if (model.steering[text] or 0) > 0 then
+      -- A steer the user sent reached the running turn.
+      model.steering[text] = model.steering[text] - 1
+      table.insert(model.entries, { kind = "user", id = update.messageId, text = text, steer = true })
+    elseif e and e.kind == "user" and e.id ~= nil and e.id == update.messageId then
+      e.text = e.text .. text
+    elseif #model.queued > 0 then
       -- A queued prompt has started.
       table.remove(model.queued, 1)
+      start_turn(model)
       table.insert(model.entries, { kind = "user", id = update.messageId, text = text })
     else
       local e = last(model)
@@ -169,7 +217,7 @@ function M.apply(model, update)
       end
     end
   elseif kind == "tool_call" or kind == "tool_call_update" then
-    tool_update(tool_entry(model, update), update)
+    tool_update(tool_entry(model, update), update, model)
   elseif kind == "plan" then
     local e = model.plan_entry
     if not e then
@@ -179,7 +227,10 @@ function M.apply(model, update)
     end
     e.items = type(update.entries) == "table" and update.entries or {}
   elseif kind == "usage_update" then
-    model.usage = { used = update.used, size = update.size, cost = update.cost }
+    -- A cancelled or failed call reports no context; keep the last known.
+    if not (update.used == 0 and model.usage and (model.usage.used or 0) > 0) then
+      model.usage = { used = update.used, size = update.size, cost = update.cost }
+    end
   elseif kind == "current_mode_update" then
     model.mode = update.modeId or update.currentModeId
   elseif kind == "config_option_update" then
@@ -195,6 +246,14 @@ function M.apply(model, update)
       title = update.title or "",
       description = update.description,
     })
+  elseif kind == "available_commands_update" then
+    model.commands = {}
+    for _, c in ipairs(type(update.availableCommands) == "table" and update.availableCommands or {}) do
+      if type(c) == "table" and type(c.name) == "string" then
+        model.commands[#model.commands + 1] = c
+      end
+    end
+    return true
   elseif kind == "compaction_update" then
     if update.status == "completed" or update.status == "done" then
       table.insert(model.entries, { kind = "notice", severity = "info", title = "conversation compacted" })
@@ -207,9 +266,11 @@ end
 
 --- Reads the current mode out of a configOptions list.
 function M.set_config_options(model, options)
-  if type(options) ~= "table" then
+  if type(options) ~= "table" or not model then
     return
   end
+  model.config_options = options
+  model.rev = (model.rev or 0) + 1
   for _, o in ipairs(options) do
     if type(o) == "table" and (o.id == "mode" or o.category == "mode") and o.currentValue ~= nil then
       model.mode = o.currentValue
@@ -239,6 +300,9 @@ function M.add_permission(model, tool_call)
     e.cwd = raw.cwd
   end
   local meta = tool_call and type(tool_call._meta) == "table" and tool_call._meta or {}
+  if type(meta["agentd/mcpServer"]) == "string" and meta["agentd/mcpServer"] ~= "" then
+    e.mcp_server = meta["agentd/mcpServer"]
+  end
   if type(meta["agentd/saves"]) == "table" then
     for _, f in ipairs(meta["agentd/saves"]) do
       if type(f) == "table" and type(f.path) == "string" then
@@ -335,13 +399,185 @@ local function short(s, n)
   return s
 end
 
---- Renders the model into lines. Returns lines, a list of {first, last}
---- 1-based line ranges to fold (the thinking), and a map from line number
---- to the {path, line} a tool call touched.
-function M.render(model)
-  local lines, folds, targets = {}, {}, {}
+--- Why a finished tool call failed or how it ended, in a few words, from its
+--- rawOutput (a program's exit, a timeout, a denial, an error).
+function M.status_reason(e)
+  local raw = e.raw_output
+  if type(raw) == "string" and raw ~= "" then
+    return raw
+  end
+  if type(raw) == "table" then
+    if raw.denied == true then
+      return "denied" .. ((type(raw.reason) == "string" and raw.reason ~= "") and (": " .. raw.reason) or "")
+    end
+    if raw.timedOut == true then
+      local ms = tonumber(raw.durationMs)
+      return ms and string.format("timed out after %d s", math.floor(ms / 1000 + 0.5)) or "timed out"
+    end
+    if raw.cancelled == true then
+      return "cancelled"
+    end
+    if type(raw.error) == "string" and raw.error ~= "" then
+      return raw.error
+    end
+    if tonumber(raw.exitCode) and tonumber(raw.exitCode) ~= 0 then
+      return "exit code " .. raw.exitCode
+    end
+  end
+  if e.status == "failed" and type(e.output) == "string" then
+    -- The last bracketed note of the output says how it ended.
+    local note
+    for l in e.output:gmatch("[^\n]+") do
+      if l:match("^%[.*%]$") then
+        note = l:sub(2, -2)
+      end
+    end
+    return note
+  end
+  return nil
+end
+
+-- Lines of a diff block, computed once per block.
+local function cached_diff_lines(d)
+  if not d._lines then
+    d._lines = M.diff_lines(d)
+  end
+  return d._lines
+end
+
+--- A path as the user thinks of it: relative to the session's directory
+--- when inside it.
+function M.display_path(path)
+  local root = config.cwd()
+  if path:sub(1, #root + 1) == root .. "/" then
+    return path:sub(#root + 2)
+  end
+  return vim.fn.fnamemodify(path, ":~")
+end
+
+--- A change's one-line summary: "modified a.txt +3 -1".
+function M.change_line(c)
+  local l = tostring(c.change or "changed") .. " " .. M.visible(M.display_path(c.path))
+  if type(c.from) == "string" then
+    l = l .. " (from " .. M.visible(M.display_path(c.from)) .. ")"
+  end
+  if tonumber(c.added) or tonumber(c.removed) then
+    l = l .. string.format(" +%d -%d", tonumber(c.added) or 0, tonumber(c.removed) or 0)
+  end
+  return l
+end
+
+-- The lines of one entry. fold is true when it should fold (a finished
+-- thought); target is the {path, line} its first line opens.
+local function entry_lines(model, e, prev, is_last)
+  local out = {}
   local function add(l)
-    lines[#lines + 1] = l
+    out[#out + 1] = l
+  end
+  local fold, target = false, nil
+  if e.kind == "user" then
+    add("")
+    for i, l in ipairs(split(e.text)) do
+      add((i == 1 and e.steer) and ("> (steer) " .. l) or ("> " .. l))
+    end
+    add("")
+  elseif e.kind == "agent" then
+    if prev and prev ~= "user" and prev ~= "agent" then
+      add("")
+    end
+    for _, l in ipairs(split(e.text)) do
+      add(l)
+    end
+  elseif e.kind == "thought" then
+    add("▸ Thinking")
+    for _, l in ipairs(split(e.text)) do
+      add("  │ " .. l)
+    end
+    -- Thinking still streaming stays open; it folds once the reply goes on.
+    fold = not (is_last and model.busy > 0)
+  elseif e.kind == "tool" then
+    local line = string.format("  [%s] %s", STATUS[e.status] or M.visible(e.status), M.visible(e.title))
+    if e.mcp_server then
+      line = line .. " (MCP " .. M.visible(e.mcp_server) .. ")"
+    end
+    if e.status == "failed" or e.status == "completed" then
+      local why = M.status_reason(e)
+      if why and (e.status == "failed" or why:find("exit code", 1, true)) then
+        line = line .. ": " .. short(why, 80)
+      end
+    end
+    if type(e.output) == "string" and e.output ~= "" and not e.expanded then
+      line = line .. "  ⏎ output"
+    end
+    add(line)
+    if e.expanded and type(e.output) == "string" then
+      for _, l in ipairs(split(e.output)) do
+        add("    │ " .. M.visible(l))
+      end
+    end
+    target = e.location
+  elseif e.kind == "permission" then
+    local title = M.visible(e.title)
+    if e.mcp_server then
+      title = title .. " (MCP server " .. M.visible(e.mcp_server) .. ")"
+    end
+    add("  ? permission: " .. title .. (e.decision and (" → " .. M.visible(e.decision)) or ""))
+    if not e.decision then
+      if e.command then
+        add("    $ " .. e.command)
+        if e.cwd then
+          add("    in " .. M.visible(e.cwd))
+        end
+      end
+      if e.saves and #e.saves > 0 then
+        add("    saves first:")
+        for _, f in ipairs(e.saves) do
+          add("      " .. M.save_line(f))
+        end
+      end
+      for _, d in ipairs(e.diffs) do
+        add("    diff " .. M.visible(d.path))
+        for _, l in ipairs(cached_diff_lines(d)) do
+          add("    " .. l)
+        end
+      end
+    end
+  elseif e.kind == "changes" then
+    local n = #e.changes
+    add(string.format("Changed %d file%s (unsaved in buffers; :AgentdChanges to review, :wall to save):", n, n == 1 and "" or "s"))
+    for _, c in ipairs(e.changes) do
+      add("  " .. M.change_line(c))
+    end
+  elseif e.kind == "plan" then
+    add("Plan:")
+    for _, item in ipairs(e.items or {}) do
+      local mark = item.status == "completed" and "[x]" or item.status == "in_progress" and "[~]" or "[ ]"
+      add("  " .. mark .. " " .. short(item.content, 200))
+    end
+  elseif e.kind == "notice" then
+    local sev = e.severity == "error" and "error" or e.severity == "warning" and "warning" or "info"
+    local l = "! " .. sev .. ": " .. M.visible(e.title)
+    if e.description and e.description ~= vim.NIL and e.description ~= "" then
+      -- Whole: a notice may say how to fix something (a path, a setting).
+      l = l .. " — " .. M.visible(e.description)
+    end
+    add(l)
+  elseif e.kind == "stop" then
+    add("(turn ended: " .. tostring(e.reason) .. ")")
+  end
+  return out, fold, target
+end
+
+--- Renders the model into lines. Returns lines, a list of {first, last}
+--- 1-based line ranges to fold (finished thinking), a map from line number
+--- to the {path, line} a tool call touched, and a map from line number to
+--- the entry it shows.
+function M.render(model)
+  local lines, folds, targets, owners = {}, {}, {}, {}
+  local n = 0
+  local function add(l)
+    n = n + 1
+    lines[n] = l
   end
   local header = "agentd"
   if model.title then
@@ -352,76 +588,20 @@ function M.render(model)
   end
   add(header)
   local prev
-  for _, e in ipairs(model.entries) do
-    if e.kind == "user" then
-      add("")
-      for _, l in ipairs(split(e.text)) do
-        add("> " .. l)
-      end
-      add("")
-    elseif e.kind == "agent" then
-      if prev and prev ~= "user" and prev ~= "agent" then
-        add("")
-      end
-      for _, l in ipairs(split(e.text)) do
-        add(l)
-      end
-    elseif e.kind == "thought" then
-      local first = #lines + 1
-      add("▸ Thinking")
-      for _, l in ipairs(split(e.text)) do
-        add("  │ " .. l)
-      end
-      folds[#folds + 1] = { first, #lines, entry = e }
-    elseif e.kind == "tool" then
-      local line = string.format("  [%s] %s", STATUS[e.status] or M.visible(e.status), M.visible(e.title))
-      if e.status == "failed" and type(e.raw_output) == "string" then
-        line = line .. ": " .. short(e.raw_output, 80)
-      elseif e.status == "failed" and type(e.raw_output) == "table" and e.raw_output.error then
-        line = line .. ": " .. short(e.raw_output.error, 80)
-      end
-      add(line)
-      if e.location then
-        targets[#lines] = e.location
-      end
-    elseif e.kind == "permission" then
-      add("  ? permission: " .. M.visible(e.title) .. (e.decision and (" → " .. M.visible(e.decision)) or ""))
-      if not e.decision then
-        if e.command then
-          add("    $ " .. e.command)
-          if e.cwd then
-            add("    in " .. M.visible(e.cwd))
-          end
-        end
-        if e.saves and #e.saves > 0 then
-          add("    saves first:")
-          for _, f in ipairs(e.saves) do
-            add("      " .. M.save_line(f))
-          end
-        end
-        for _, d in ipairs(e.diffs) do
-          add("    diff " .. M.visible(d.path))
-          for _, l in ipairs(M.diff_lines(d)) do
-            add("    " .. l)
-          end
-        end
-      end
-    elseif e.kind == "plan" then
-      add("Plan:")
-      for _, item in ipairs(e.items or {}) do
-        local mark = item.status == "completed" and "[x]" or item.status == "in_progress" and "[~]" or "[ ]"
-        add("  " .. mark .. " " .. short(item.content, 200))
-      end
-    elseif e.kind == "notice" then
-      local sev = e.severity == "error" and "error" or e.severity == "warning" and "warning" or "info"
-      local l = "! " .. sev .. ": " .. M.visible(e.title)
-      if e.description and e.description ~= vim.NIL and e.description ~= "" then
-        -- Whole: a notice may say how to fix something (a path, a setting).
-        l = l .. " — " .. M.visible(e.description)
-      end
+  local count = #model.entries
+  for i, e in ipairs(model.entries) do
+    local first = n + 1
+    local ls, fold, target = entry_lines(model, e, prev, i == count)
+    for _, l in ipairs(ls) do
       add(l)
-    elseif e.kind == "stop" then
-      add("(turn ended: " .. tostring(e.reason) .. ")")
+      owners[n] = e
+    end
+    if fold and n >= first then
+      folds[#folds + 1] = { first, n, entry = e }
+    end
+    if target and n >= first then
+      -- The tool line itself (a user entry starts with a blank line).
+      targets[first] = target
     end
     prev = e.kind
   end
@@ -436,27 +616,36 @@ function M.render(model)
   if model.busy > 0 then
     status[#status + 1] = "working…"
   end
-  if model.usage and type(model.usage.used) == "number" then
-    local u = "usage: " .. model.usage.used
-    if type(model.usage.size) == "number" then
-      u = u .. "/" .. model.usage.size
-    end
-    u = u .. " tokens"
-    if type(model.usage.cost) == "table" and model.usage.cost.amount then
-      u = u .. string.format(" · %s %.4f", model.usage.cost.currency or "USD", model.usage.cost.amount)
-    end
+  local u = M.usage_text(model)
+  if u then
     status[#status + 1] = u
   end
   if #status > 0 then
     add("")
     add("── " .. table.concat(status, " · "))
   end
-  return lines, folds, targets
+  return lines, folds, targets, owners
+end
+
+--- "usage: 1200/200000 tokens · USD 0.0100", or nil before the first call.
+function M.usage_text(model)
+  if not (model.usage and type(model.usage.used) == "number") then
+    return nil
+  end
+  local u = "usage: " .. model.usage.used
+  if type(model.usage.size) == "number" then
+    u = u .. "/" .. model.usage.size
+  end
+  u = u .. " tokens"
+  if type(model.usage.cost) == "table" and model.usage.cost.amount then
+    u = u .. string.format(" · %s %.4f", model.usage.cost.currency or "USD", model.usage.cost.amount)
+  end
+  return u
 end
 
 -- Windows and buffers ---------------------------------------------------------
 
-M.ui = { transcript = nil, input = nil, twin = nil, iwin = nil, model = nil, on_send = nil, on_stop = nil }
+M.ui = { transcript = nil, input = nil, twin = nil, iwin = nil, model = nil, on_send = nil, on_stop = nil, on_steer = nil }
 
 local function valid_buf(b)
   return b ~= nil and vim.api.nvim_buf_is_valid(b)
@@ -482,6 +671,183 @@ local function map(b, mode, lhs, fn, desc)
   end
 end
 
+--- The window the user last edited in: the first window of the tab that is
+--- not the chat's (nor a float), or nil.
+function M.editing_window()
+  local ui = M.ui
+  local prev = vim.fn.win_getid(vim.fn.winnr("#"))
+  local function ok(w)
+    return valid_win(w) and w ~= ui.twin and w ~= ui.iwin and vim.api.nvim_win_get_config(w).relative == ""
+      and vim.bo[vim.api.nvim_win_get_buf(w)].buftype == ""
+  end
+  if ui.last_edit_win and ok(ui.last_edit_win) then
+    return ui.last_edit_win
+  end
+  if ok(prev) then
+    return prev
+  end
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if ok(w) then
+      return w
+    end
+  end
+  return nil
+end
+
+--- Shows buffer b in a window outside the chat: the one already showing it,
+--- else the editing window, else a new split. A window holding unsaved
+--- changes that cannot be hidden ('nohidden') is left alone: the buffer
+--- opens in a split beside it. Returns the window.
+function M.show_buffer(b)
+  local ui = M.ui
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if w ~= ui.twin and w ~= ui.iwin and vim.api.nvim_win_get_buf(w) == b then
+      vim.api.nvim_set_current_win(w)
+      return w
+    end
+  end
+  local target = M.editing_window()
+  if target then
+    vim.api.nvim_set_current_win(target)
+    if pcall(vim.api.nvim_win_set_buf, target, b) then
+      return target
+    end
+    vim.cmd("split")
+  else
+    if valid_win(ui.twin) then
+      vim.api.nvim_set_current_win(ui.twin)
+    end
+    vim.cmd("topleft vsplit")
+  end
+  local w = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(w, b)
+  return w
+end
+
+--- The buffer of path, loaded (created from the disk when not open).
+function M.file_buffer(path)
+  local b = require("agentd.buffers").find(path)
+  if b then
+    return b
+  end
+  b = vim.fn.bufadd(path)
+  vim.fn.bufload(b)
+  vim.bo[b].buflisted = true
+  return b
+end
+
+--- Opens the file a tool call on transcript line lnum touched, in a window
+--- outside the chat, or, on a tool line with output, shows or hides that
+--- output. Returns true when there was something to do.
+function M.open_target(lnum)
+  local ui = M.ui
+  local t = ui.targets and ui.targets[lnum]
+  if not t then
+    return M.toggle_output(lnum)
+  end
+  local ok, err = pcall(function()
+    M.show_buffer(M.file_buffer(t.path))
+    if t.line then
+      pcall(vim.api.nvim_win_set_cursor, 0, { math.max(1, t.line), 0 })
+    end
+  end)
+  if not ok then
+    vim.notify("agentd: could not open " .. tostring(t.path) .. ": " .. tostring(err), vim.log.levels.ERROR)
+  end
+  return true
+end
+
+--- Shows or hides the output of the tool call on transcript line lnum.
+function M.toggle_output(lnum)
+  local ui = M.ui
+  local e = ui.owners and ui.owners[lnum]
+  if not (e and e.kind == "tool" and type(e.output) == "string" and e.output ~= "") then
+    return false
+  end
+  e.expanded = not e.expanded
+  M.render_now()
+  return true
+end
+
+-- Completion in the input window --------------------------------------------
+
+--- Completion items for base at the start of the input: `/` commands from
+--- the session's available_commands_update, `#buffer` `#selection`
+--- `#file:`, and `@` paths.
+function M.complete_items(base)
+  local items = {}
+  local model = M.ui.model
+  if base:sub(1, 1) == "/" then
+    for _, c in ipairs(model and model.commands or {}) do
+      local word = "/" .. c.name
+      if word:sub(1, #base) == base then
+        local hint = type(c.input) == "table" and type(c.input.hint) == "string" and (" " .. c.input.hint) or ""
+        items[#items + 1] = { word = word .. " ", abbr = word .. hint, menu = M.visible(c.description or ""), kind = "cmd" }
+      end
+    end
+  elseif base:sub(1, 1) == "#" then
+    for _, w in ipairs({ "#buffer", "#selection", "#file:" }) do
+      if w:sub(1, #base) == base then
+        items[#items + 1] = { word = w, menu = "agentd context", kind = "ctx" }
+      end
+    end
+    if base:sub(1, 6) == "#file:" then
+      for _, f in ipairs(vim.fn.getcompletion(base:sub(7), "file")) do
+        items[#items + 1] = { word = "#file:" .. f, kind = "file" }
+      end
+    end
+  elseif base:sub(1, 1) == "@" then
+    for _, f in ipairs(vim.fn.getcompletion(base:sub(2), "file")) do
+      items[#items + 1] = { word = "@" .. f, kind = "file" }
+    end
+  end
+  return items
+end
+
+-- The word before the cursor that completion replaces: from the last space
+-- (or the line's start) up to the cursor. Returns its 0-based start column.
+local function word_start(line, col)
+  local s = col
+  while s > 0 and not line:sub(s, s):match("%s") do
+    s = s - 1
+  end
+  return s
+end
+
+--- 'omnifunc' of the input buffer (<C-x><C-o>).
+function M.omnifunc(findstart, base)
+  local line = vim.api.nvim_get_current_line()
+  local col = vim.api.nvim_win_get_cursor(0)[2]
+  if findstart == 1 then
+    return word_start(line, col)
+  end
+  return M.complete_items(base)
+end
+
+_G.agentd_omnifunc = function(findstart, base)
+  return M.omnifunc(findstart, base)
+end
+
+-- Opens the completion menu as soon as a `/` starts the input, or a `#`/`@`
+-- starts a word (called right after the character is inserted).
+function M.auto_complete()
+  if vim.fn.mode() ~= "i" or vim.fn.pumvisible() == 1 then
+    return
+  end
+  local line = vim.api.nvim_get_current_line()
+  local col = vim.api.nvim_win_get_cursor(0)[2]
+  local s = word_start(line, col)
+  local word = line:sub(s + 1, col)
+  local c = word:sub(1, 1)
+  local first_line = vim.api.nvim_win_get_cursor(0)[1] == 1
+  if (c == "/" and s == 0 and first_line) or ((c == "#" or c == "@") and #word == 1) then
+    local items = M.complete_items(word)
+    if #items > 0 then
+      vim.fn.complete(s + 1, items)
+    end
+  end
+end
+
 local function ensure_buffers()
   local ui = M.ui
   local km = config.options.keymaps or {}
@@ -498,53 +864,43 @@ local function ensure_buffers()
     end, "agentd: close chat")
     map(ui.transcript, "n", km.open, function()
       M.open_target(vim.api.nvim_win_get_cursor(0)[1])
-    end, "agentd: open the file of this tool call")
+    end, "agentd: open the file of this tool call, or show its output")
+    map(ui.transcript, "n", km.expand, function()
+      M.toggle_output(vim.api.nvim_win_get_cursor(0)[1])
+    end, "agentd: show or hide this tool call's output")
     map(ui.transcript, "n", km.stop, stop, "agentd: cancel turn")
   end
   if not valid_buf(ui.input) then
     ui.input = scratch("agentd://input", true)
     vim.bo[ui.input].filetype = "agentd_input"
+    vim.bo[ui.input].omnifunc = "v:lua.agentd_omnifunc"
     local function send()
       M.submit()
+    end
+    local function steer()
+      M.submit(true)
     end
     map(ui.input, "n", km.send, send, "agentd: send message")
     map(ui.input, "i", km.send_insert, function()
       vim.cmd("stopinsert")
       send()
     end, "agentd: send message")
+    map(ui.input, "n", km.steer, steer, "agentd: steer the running turn with this message")
+    map(ui.input, "i", km.steer, function()
+      vim.cmd("stopinsert")
+      steer()
+    end, "agentd: steer the running turn with this message")
     map(ui.input, "n", km.stop, stop, "agentd: cancel turn")
-  end
-end
-
---- Opens the file a tool call on transcript line lnum touched, in a window
---- outside the chat. Returns true when there was one.
-function M.open_target(lnum)
-  local ui = M.ui
-  local t = ui.targets and ui.targets[lnum]
-  if not t then
-    return false
-  end
-  local target
-  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    if w ~= ui.twin and w ~= ui.iwin and vim.api.nvim_win_get_config(w).relative == "" then
-      target = w
-      break
+    for _, c in ipairs({ "/", "#", "@" }) do
+      vim.keymap.set("i", c, c .. "<Cmd>lua require('agentd.chat').auto_complete()<CR>",
+        { buffer = ui.input, silent = true, desc = "agentd: complete / commands, #context and @paths" })
     end
   end
-  if target then
-    vim.api.nvim_set_current_win(target)
-  else
-    vim.cmd("topleft vsplit")
-  end
-  vim.cmd("edit " .. vim.fn.fnameescape(t.path))
-  if t.line then
-    pcall(vim.api.nvim_win_set_cursor, 0, { math.max(1, t.line), 0 })
-  end
-  return true
 end
 
---- Sends the input buffer's text as the next prompt and clears it.
-function M.submit()
+--- Sends the input buffer's text as the next prompt (or, with steer, as a
+--- steer of the running turn) and clears it.
+function M.submit(steer)
   local ui = M.ui
   if not valid_buf(ui.input) then
     return
@@ -555,8 +911,9 @@ function M.submit()
     return
   end
   vim.api.nvim_buf_set_lines(ui.input, 0, -1, false, {})
-  if ui.on_send then
-    ui.on_send(text)
+  local fn = steer and ui.on_steer or ui.on_send
+  if fn then
+    fn(text)
   end
 end
 
@@ -580,11 +937,25 @@ local function remember_open_folds()
   end)
 end
 
+local function fold_key(folds)
+  local parts = {}
+  for i, f in ipairs(folds or {}) do
+    parts[i] = f[1] .. "-" .. f[2] .. (f.entry and f.entry.open and "o" or "")
+  end
+  return table.concat(parts, ",")
+end
+
 local function apply_folds()
   local ui = M.ui
   if not (valid_win(ui.twin) and ui.folds) then
     return
   end
+  -- Refolding is the costly part of a render: only when the folds moved.
+  local key = fold_key(ui.folds)
+  if ui.applied_folds == key and ui.folds_win == ui.twin then
+    return
+  end
+  ui.applied_folds, ui.folds_win = key, ui.twin
   vim.api.nvim_win_call(ui.twin, function()
     vim.wo.foldmethod = "manual"
     vim.wo.foldenable = true
@@ -598,10 +969,61 @@ local function apply_folds()
   end)
 end
 
+-- The transcript window's width as configured, in columns.
+local function chat_width()
+  local opts = config.options.chat or config.defaults.chat
+  local width = opts.width or 0.4
+  if width < 1 then
+    width = math.floor(vim.o.columns * width)
+  end
+  return math.max(20, width)
+end
+
+local resize_group
+
+--- Keeps the chat at its configured width when Neovim is resized.
+local function keep_width()
+  if resize_group then
+    return
+  end
+  resize_group = vim.api.nvim_create_augroup("agentd_chat_resize", { clear = true })
+  vim.api.nvim_create_autocmd("VimResized", {
+    group = resize_group,
+    callback = function()
+      M.fit()
+    end,
+  })
+  vim.api.nvim_create_autocmd("WinEnter", {
+    group = resize_group,
+    callback = function()
+      local w = vim.api.nvim_get_current_win()
+      local ui = M.ui
+      if w ~= ui.twin and w ~= ui.iwin and vim.api.nvim_win_get_config(w).relative == ""
+        and vim.bo[vim.api.nvim_win_get_buf(w)].buftype == "" then
+        ui.last_edit_win = w
+      end
+    end,
+  })
+end
+
+--- Sets the chat windows back to their configured size.
+function M.fit()
+  local ui = M.ui
+  local opts = config.options.chat or config.defaults.chat
+  local pos = opts.position or "right"
+  if valid_win(ui.twin) and (pos == "right" or pos == "left") then
+    pcall(vim.api.nvim_win_set_width, ui.twin, chat_width())
+  end
+  if valid_win(ui.iwin) then
+    pcall(vim.api.nvim_win_set_height, ui.iwin, opts.input_height or 5)
+  end
+end
+
 --- Opens the chat windows (transcript above, input below). Focus goes to
 --- the input window when focus is true.
 function M.open(focus)
   ensure_buffers()
+  keep_width()
   local ui = M.ui
   local opts = config.options.chat or config.defaults.chat
   local prev = vim.api.nvim_get_current_win()
@@ -611,20 +1033,17 @@ function M.open(focus)
       vim.cmd("tabnew")
       vim.api.nvim_win_set_buf(0, ui.transcript)
     else
-      local width = opts.width or 0.4
-      if width < 1 then
-        width = math.floor(vim.o.columns * width)
-      end
       if pos == "bottom" then
         vim.cmd("botright split")
       elseif pos == "left" then
-        vim.cmd("topleft " .. width .. "vsplit")
+        vim.cmd("topleft " .. chat_width() .. "vsplit")
       else
-        vim.cmd("botright " .. width .. "vsplit")
+        vim.cmd("botright " .. chat_width() .. "vsplit")
       end
       vim.api.nvim_win_set_buf(0, ui.transcript)
     end
     ui.twin = vim.api.nvim_get_current_win()
+    ui.applied_folds = nil
     vim.wo[ui.twin].wrap = true
     vim.wo[ui.twin].linebreak = true
     vim.wo[ui.twin].number = false
@@ -667,7 +1086,9 @@ function M.toggle()
   end
 end
 
---- Renders the shown model into the transcript buffer now.
+--- Renders the shown model into the transcript buffer now. Only the lines
+--- from the first one that changed are written, so a streamed chunk at the
+--- end of a long transcript costs a few lines, not the whole buffer.
 function M.render_now()
   local ui = M.ui
   ui.scheduled = false
@@ -677,19 +1098,40 @@ function M.render_now()
   ensure_buffers()
   if ui.rendered_model == ui.model then
     remember_open_folds()
+  else
+    ui.lines = nil
   end
   ui.rendered_model = ui.model
-  local ok, lines, folds, targets = pcall(M.render, ui.model)
+  local ok, lines, folds, targets, owners = pcall(M.render, ui.model)
   if not ok then
-    lines, folds, targets = { "agentd: could not render the chat: " .. tostring(lines) }, {}, {}
+    lines, folds, targets, owners = { "agentd: could not render the chat: " .. tostring(lines) }, {}, {}, {}
   end
   ui.targets = targets
   ui.folds = folds
+  ui.owners = owners
   local b = ui.transcript
-  vim.bo[b].modifiable = true
-  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
-  vim.bo[b].modifiable = false
-  vim.bo[b].modified = false
+  local old = ui.lines
+  if old and vim.api.nvim_buf_line_count(b) ~= #old then
+    old = nil -- someone else wrote to the buffer
+  end
+  local first = 1
+  if old then
+    local n = math.min(#old, #lines)
+    while first <= n and old[first] == lines[first] do
+      first = first + 1
+    end
+  end
+  if not old or first <= #lines or #old ~= #lines then
+    local tail = {}
+    for i = first, #lines do
+      tail[#tail + 1] = lines[i]
+    end
+    vim.bo[b].modifiable = true
+    vim.api.nvim_buf_set_lines(b, first - 1, -1, false, tail)
+    vim.bo[b].modifiable = false
+    vim.bo[b].modified = false
+  end
+  ui.lines = lines
   if valid_win(ui.twin) then
     apply_folds()
     if vim.api.nvim_get_current_win() ~= ui.twin then

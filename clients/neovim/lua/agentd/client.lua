@@ -87,6 +87,7 @@ function M.init_options()
         secrets = config.options.secrets ~= nil,
         saveBuffers = true,
         workspaceSymbols = true,
+        editorState = true,
       },
       settings = config.settings(),
     },
@@ -206,7 +207,7 @@ function M.start(handlers, on_exit, cb)
           fail(string.format("agentd: `%s` exited (%s) before it initialized; see %s",
             shown_cmd, how_it_ended(code, signal), vim.lsp.get_log_path()))
         elseif was_ready then
-          notify("agentd: the daemon exited unexpectedly (" .. how_it_ended(code, signal) .. "); the next prompt restarts it; log: "
+          notify("agentd: the daemon exited unexpectedly (" .. how_it_ended(code, signal) .. "); the next prompt restarts it and continues this conversation; log: "
             .. vim.lsp.get_log_path())
         end
         if on_exit then

@@ -34,8 +34,15 @@ M.defaults = {
     send = "<CR>",        -- normal mode in the input window
     send_insert = "<C-s>", -- insert mode in the input window
     close = "q",          -- normal mode in the transcript
-    open = "<CR>",        -- transcript: open the file of the tool call under the cursor
+    open = "<CR>",        -- transcript: open the file of the tool call under the cursor (or show its output)
+    expand = "<Tab>",     -- transcript: show or hide the output of the tool call under the cursor
     stop = "<C-c>",       -- both chat windows
+    steer = "<M-CR>",     -- input window (normal and insert): steer the running turn with the message
+    -- In a buffer :AgentdChanges listed (buffer-local, normal mode):
+    hunk_next = "]h",     -- next change of the last turn
+    hunk_prev = "[h",     -- previous change
+    hunk_keep = "<leader>hk", -- keep the change under the cursor (drop it from the review)
+    hunk_undo = "<leader>hu", -- put the text from before the turn back
   },
   chat = {
     -- "right", "left", "bottom" or "tab".
@@ -143,7 +150,9 @@ function M.validate(opts)
     end
     for k, v in pairs(opts.keymaps) do
       if M.defaults.keymaps[k] == nil then
-        return fail("keymaps." .. tostring(k), "is not an agentd keymap (known: toggle, cancel, send, send_insert, close, open, stop)")
+        local known = vim.tbl_keys(M.defaults.keymaps)
+        table.sort(known)
+        return fail("keymaps." .. tostring(k), "is not an agentd keymap (known: " .. table.concat(known, ", ") .. ")")
       end
       if v ~= false and (type(v) ~= "string" or v == "") then
         return fail("keymaps." .. k, "must be a key sequence string or false")

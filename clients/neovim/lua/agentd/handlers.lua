@@ -5,6 +5,7 @@
 -- gives a JSON-RPC error or a disk read, never a Lua error.
 local buffers = require("agentd.buffers")
 local config = require("agentd.config")
+local methods = require("agentd.methods")
 
 local M = {}
 
@@ -220,9 +221,9 @@ function M.workspace_symbols(params, self_id)
     if c.id ~= self_id and c.name ~= "agentd" and caps.workspaceSymbolProvider then
       local ok, resp = pcall(function()
         if vim.fn.has("nvim-0.11") == 1 then
-          return c:request_sync("workspace/symbol", { query = query }, 2000, 0)
+          return c:request_sync(methods.lsp_workspace_symbol, { query = query }, 2000, 0)
         end
-        return c.request_sync("workspace/symbol", { query = query }, 2000, 0)
+        return c.request_sync(methods.lsp_workspace_symbol, { query = query }, 2000, 0)
       end)
       if ok and resp and resp.result and type(resp.result) == "table" then
         for _, s in ipairs(resp.result) do
@@ -232,6 +233,60 @@ function M.workspace_symbols(params, self_id)
     end
   end
   return { symbols = symbols }
+end
+
+--- agent/x/editor_state {sessionId}: the file being edited (the buffer of
+--- win, the last window outside the chat), its visual selection when the
+--- window is in Visual mode or the buffer has a selection made there since
+--- it was entered, and every listed file buffer. Paths are absolute, lines
+--- 1-based.
+function M.editor_state(win)
+  local out = { openFiles = {} }
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buflisted and vim.bo[b].buftype == "" then
+      local name = vim.api.nvim_buf_get_name(b)
+      if name ~= "" then
+        out.openFiles[#out.openFiles + 1] = buffers.normalize(name)
+      end
+    end
+  end
+  if not (win and vim.api.nvim_win_is_valid(win)) then
+    return out
+  end
+  local b = vim.api.nvim_win_get_buf(win)
+  local name = vim.api.nvim_buf_get_name(b)
+  if name == "" or vim.bo[b].buftype ~= "" then
+    return out
+  end
+  local path = buffers.normalize(name)
+  out.activeFile = path
+  local first, last
+  local mode = vim.api.nvim_get_mode().mode
+  if win == vim.api.nvim_get_current_win() and (mode == "v" or mode == "V" or mode == "\22") then
+    first, last = vim.fn.line("v"), vim.fn.line(".")
+  else
+    local s = vim.api.nvim_buf_get_mark(b, "<")
+    local e = vim.api.nvim_buf_get_mark(b, ">")
+    if s[1] > 0 and e[1] > 0 then
+      first, last = s[1], e[1]
+    end
+  end
+  if first then
+    if first > last then
+      first, last = last, first
+    end
+    local total = vim.api.nvim_buf_line_count(b)
+    last = math.min(last, total)
+    if first <= last then
+      out.selection = {
+        path = path,
+        startLine = first,
+        endLine = last,
+        text = table.concat(vim.api.nvim_buf_get_lines(b, first - 1, last, false), "\n"),
+      }
+    end
+  end
+  return out
 end
 
 --- Checks every versioned TextDocumentEdit against the buffer it targets.

@@ -1,11 +1,20 @@
--- Permission requests from agentd, asked through vim.ui.select. The diff is
--- in the transcript before the question, and a "Show diff" choice opens it in
--- Neovim's diff mode before asking again.
+-- Permission requests from agentd. Before asking, the chat is redrawn with
+-- the request in it and the change is shown in a floating window (the
+-- unified diff of every file, or the program's command, directory and the
+-- files saved first), so the user sees what they approve.
+--
+-- With Neovim's built-in vim.ui.select the question is asked by the plugin
+-- itself, in the command line, so the preview stays usable while it waits:
+-- j/k, <C-d>/<C-u>, <C-f>/<C-b>, gg/G scroll it, a digit chooses, <Esc>
+-- (or q, <C-c>) cancels. A vim.ui.select the user installed (dressing.nvim,
+-- telescope…) is used as it is. "Show diff" opens the diff side by side in
+-- a tab; "Reject with a reason…" asks for the reason with vim.ui.input and
+-- answers reject_once with it, for the model to read.
 --
 -- Where Neovim runs server requests in a coroutine (0.10+), an asynchronous
--- vim.ui.select (dressing.nvim, telescope…) is awaited by yielding. On older
--- Neovim the handler must answer synchronously: the built-in select is, and
--- any other is waited for with vim.wait.
+-- vim.ui.select is awaited by yielding. On older Neovim the handler must
+-- answer synchronously: the built-in select is, and any other is waited for
+-- with vim.wait.
 local chat = require("agentd.chat")
 
 local M = {}
@@ -13,26 +22,33 @@ local M = {}
 M.timeout_ms = 10 * 60 * 1000
 M.pending = {} -- set of { cancel = fn }
 
+-- Neovim's own vim.ui.select, to tell it from one a plugin installed.
+M.builtin_select = vim.ui.select
+
 local SHOW_DIFF = { show_diff = true }
+local WITH_REASON = { with_reason = true }
 
 local function label(item)
   if item.show_diff then
     return "Show diff"
   end
+  if item.with_reason then
+    return "Reject with a reason…"
+  end
   local o = item.option
   return tostring(o.name or o.optionId)
 end
 
---- Calls vim.ui.select and returns the choice (nil when dismissed or
---- cancelled).
-local function select(items, opts, pending)
+--- Waits for an asynchronous call: start(finish) must call finish(value)
+--- once; returns value (nil when cancelled).
+local function await(start, pending)
   local co, is_main = coroutine.running()
   local done, result, yielded = false, nil, false
-  local function finish(choice)
+  local function finish(v)
     if done then
       return
     end
-    done, result = true, choice
+    done, result = true, v
     if yielded then
       vim.schedule(function()
         coroutine.resume(co)
@@ -42,9 +58,9 @@ local function select(items, opts, pending)
   pending.cancel = function()
     finish(nil)
   end
-  local ok, err = pcall(vim.ui.select, items, opts, finish)
+  local ok, err = pcall(start, finish)
   if not ok then
-    vim.notify("agentd: vim.ui.select failed: " .. tostring(err), vim.log.levels.ERROR)
+    vim.notify("agentd: " .. tostring(err), vim.log.levels.ERROR)
     return nil
   end
   if done then
@@ -59,6 +75,116 @@ local function select(items, opts, pending)
     return done
   end, 20)
   return result
+end
+
+--- The lines the preview shows for a permission entry.
+function M.preview_lines(entry)
+  local lines = {}
+  if entry.command then
+    lines[#lines + 1] = "$ " .. entry.command
+    if entry.cwd then
+      lines[#lines + 1] = "in " .. chat.visible(entry.cwd)
+    end
+  end
+  if entry.saves and #entry.saves > 0 then
+    lines[#lines + 1] = "saves first:"
+    for _, f in ipairs(entry.saves) do
+      lines[#lines + 1] = "  " .. chat.save_line(f)
+    end
+  end
+  for _, d in ipairs(entry.diffs or {}) do
+    lines[#lines + 1] = "diff " .. chat.visible(d.path)
+    for _, l in ipairs(chat.diff_lines(d)) do
+      lines[#lines + 1] = chat.visible(l)
+    end
+  end
+  return lines
+end
+
+--- Opens the preview float; returns its window (nil when there is nothing
+--- to preview or no room).
+function M.open_preview(entry, title)
+  local lines = M.preview_lines(entry)
+  if #lines == 0 then
+    return nil
+  end
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.bo[b].bufhidden = "wipe"
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].modifiable = false
+  if #entry.diffs > 0 then
+    vim.bo[b].filetype = "diff"
+  end
+  local cols, rows = vim.o.columns, vim.o.lines - vim.o.cmdheight - 2
+  local width = math.max(20, math.min(cols - 4, 100))
+  local height = math.max(3, math.min(#lines, rows - 8))
+  if rows < 6 or cols < 24 then
+    return nil
+  end
+  local ok, w = pcall(vim.api.nvim_open_win, b, false, {
+    relative = "editor",
+    row = math.max(0, math.floor((rows - height) / 2) - 2),
+    col = math.max(0, math.floor((cols - width) / 2)),
+    width = width,
+    height = height,
+    style = "minimal",
+    border = "rounded",
+    focusable = true,
+    zindex = 60,
+  })
+  if not ok then
+    return nil
+  end
+  vim.wo[w].wrap = false
+  vim.wo[w].winhighlight = "Normal:NormalFloat"
+  if title then
+    -- 0.7 floats have no title: the first line says what it is.
+    vim.bo[b].modifiable = true
+    vim.api.nvim_buf_set_lines(b, 0, 0, false, { title })
+    vim.bo[b].modifiable = false
+    pcall(vim.api.nvim_win_set_height, w, math.max(3, math.min(#lines + 1, rows - 8)))
+  end
+  return w
+end
+
+local SCROLL = {
+  j = "\5", -- <C-e>
+  k = "\25", -- <C-y>
+  ["\4"] = "\4", -- <C-d>
+  ["\21"] = "\21", -- <C-u>
+  ["\6"] = "\6", -- <C-f>
+  ["\2"] = "\2", -- <C-b>
+  G = "G",
+  g = "gg",
+}
+
+--- Asks in the command line while the preview window stays on screen and
+--- scrolls. Returns the chosen item or nil.
+function M.ask_builtin(items, prompt, preview)
+  local labels = {}
+  for i, it in ipairs(items) do
+    labels[#labels + 1] = string.format("%d: %s", i, label(it))
+  end
+  local hint = preview and "  (j/k, <C-d>/<C-u> scroll the change; <Esc> cancels)" or "  (<Esc> cancels)"
+  while true do
+    vim.cmd("redraw")
+    vim.api.nvim_echo({ { prompt, "Question" }, { "\n" .. table.concat(labels, "   ") .. hint .. "\n> ", "Normal" } }, false, {})
+    local ok, key = pcall(vim.fn.getcharstr)
+    if not ok or key == "\27" or key == "q" or key == "\3" then
+      vim.api.nvim_echo({ { "" } }, false, {})
+      return nil
+    end
+    local n = tonumber(key)
+    if n and items[n] then
+      vim.api.nvim_echo({ { "" } }, false, {})
+      return items[n]
+    end
+    if preview and vim.api.nvim_win_is_valid(preview) and SCROLL[key] then
+      pcall(vim.api.nvim_win_call, preview, function()
+        vim.cmd("normal! " .. SCROLL[key])
+      end)
+    end
+  end
 end
 
 --- Answers agent/session/request_permission. model is the session's chat
@@ -76,14 +202,25 @@ function M.ask(params, model)
   if #entry.diffs > 0 then
     items[#items + 1] = SHOW_DIFF
   end
+  local can_reason = false
   for _, o in ipairs(params.options) do
     if type(o) == "table" and o.optionId then
       items[#items + 1] = { option = o }
+      if o.optionId == "reject_once" then
+        can_reason = true
+      end
     end
+  end
+  if can_reason then
+    items[#items + 1] = WITH_REASON
   end
   -- One line (vim.ui.select shows it as the question): what, the program and
   -- where it runs, and the files saved before it runs.
-  local prompt = "agentd wants to: " .. chat.visible(tc.title or "run a tool")
+  local what = chat.visible(tc.title or "run a tool")
+  if entry.mcp_server then
+    what = what .. " (MCP server " .. chat.visible(entry.mcp_server) .. ")"
+  end
+  local prompt = "agentd wants to: " .. what
   if entry.command then
     prompt = prompt .. " — $ " .. entry.command .. (entry.cwd and (" (in " .. chat.visible(entry.cwd) .. ")") or "")
   end
@@ -96,19 +233,40 @@ function M.ask(params, model)
   end
   local pending = {}
   M.pending[pending] = true
+  local preview = M.open_preview(entry, "agentd wants to: " .. what)
+  M.preview_win = preview
+  pcall(vim.cmd, "redraw")
   local choice
   local diff_tabs = {} -- one per diff, per time "Show diff" was chosen
+  local reason
   while true do
-    choice = select(items, { prompt = prompt, format_item = label, kind = "agentd.permission" }, pending)
+    if vim.ui.select == M.builtin_select then
+      choice = M.ask_builtin(items, prompt, preview)
+    else
+      choice = await(function(finish)
+        vim.ui.select(items, { prompt = prompt, format_item = label, kind = "agentd.permission" }, finish)
+      end, pending)
+    end
     if choice and choice.show_diff then
       for _, d in ipairs(entry.diffs) do
         diff_tabs[#diff_tabs + 1] = chat.show_diff(d)
+      end
+    elseif choice and choice.with_reason then
+      reason = await(function(finish)
+        vim.ui.input({ prompt = "Reject, and tell the agent what to do instead: " }, finish)
+      end, pending)
+      if reason ~= nil then
+        break
       end
     else
       break
     end
   end
   M.pending[pending] = nil
+  if preview and vim.api.nvim_win_is_valid(preview) then
+    pcall(vim.api.nvim_win_close, preview, true)
+  end
+  M.preview_win = nil
   for _, tab in ipairs(diff_tabs) do
     if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
       pcall(vim.cmd, "tabclose " .. vim.api.nvim_tabpage_get_number(tab))
@@ -120,6 +278,13 @@ function M.ask(params, model)
       chat.render_soon()
     end
     return { outcome = { outcome = "cancelled" } }
+  end
+  if choice.with_reason then
+    entry.decision = "rejected: " .. reason
+    if model then
+      chat.render_soon()
+    end
+    return { outcome = { outcome = "selected", optionId = "reject_once", _meta = { ["agentd/instruction"] = reason } } }
   end
   entry.decision = label(choice)
   if model then
