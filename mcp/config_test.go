@@ -72,10 +72,13 @@ func TestResultsConvert(t *testing.T) {
 	set, _ := open(t, stdioConfig("hostile", "-many", "0"))
 	reg := set.Snapshot(t.Context())
 	mixed := run(t, reg, "mixed", `{}`)
-	for _, want := range []string{"some text", "[an image (image/png", `<resource uri="file:///x.txt">`, "embedded body"} {
+	for _, want := range []string{"some text", "[image 1 of this result (image/png) follows]", `<resource uri="file:///x.txt">`, "embedded body", "[an image of type image/svg+xml, which models do not read, was left out]"} {
 		if !strings.Contains(mixed.Output, want) {
 			t.Errorf("mixed result lacks %q:\n%s", want, mixed.Output)
 		}
+	}
+	if len(mixed.Images) != 1 || mixed.Images[0].MimeType != "image/png" || string(mixed.Images[0].Data) != "\x89PNG...." {
+		t.Errorf("mixed result's images = %+v, want the one PNG", mixed.Images)
 	}
 	if strings.Contains(mixed.Output, "\x1b") {
 		t.Error("an escape reached the result")

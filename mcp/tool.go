@@ -14,11 +14,17 @@ import (
 )
 
 // Caps of a result, like read_file's: the model reads at most maxResultLines lines and
-// maxResultBytes bytes of one call.
+// maxResultBytes bytes of one call, and at most maxImages images of up to maxImageBytes each
+// (Anthropic's limit per image is 5 MB, OpenAI's 20 MB; Gemini's request 20 MB in all).
 const (
 	maxResultLines = 2000
 	maxResultBytes = 64 << 10
+	maxImages      = 4
+	maxImageBytes  = 4 << 20
 )
+
+// modelImageTypes are the image types every dialect's vision models read.
+var modelImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 // Tool is one contributed tool, bound to its server. Its effect is exec (it runs outside agentd's
 // path containment, one call at a time); the session asks before every call.
@@ -90,13 +96,24 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) to
 // convert turns a call's result into the text the model reads.
 func convert(server string, res *sdk.CallToolResult) tools.Result {
 	var parts []string
+	var images []tools.Image
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case *sdk.TextContent:
 			parts = append(parts, c.Text)
 		case *sdk.ImageContent:
-			// Tool results reach the model as text in every dialect agentd speaks.
-			parts = append(parts, fmt.Sprintf("[an image (%s, %d bytes) that agentd cannot pass to the model in a tool result]", Clean(c.MIMEType, 64), len(c.Data)))
+			mime := Clean(c.MIMEType, 64)
+			switch {
+			case !modelImageTypes[mime]:
+				parts = append(parts, fmt.Sprintf("[an image of type %s, which models do not read, was left out]", mime))
+			case len(c.Data) > maxImageBytes:
+				parts = append(parts, fmt.Sprintf("[an image (%s, %d bytes) over the %d MB limit was left out]", mime, len(c.Data), maxImageBytes>>20))
+			case len(images) == maxImages:
+				parts = append(parts, fmt.Sprintf("[an image (%s) past the first %d was left out]", mime, maxImages))
+			default:
+				images = append(images, tools.Image{MimeType: mime, Data: c.Data})
+				parts = append(parts, fmt.Sprintf("[image %d of this result (%s) follows]", len(images), mime))
+			}
 		case *sdk.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio (%s, %d bytes), not shown]", Clean(c.MIMEType, 64), len(c.Data)))
 		case *sdk.ResourceLink:
@@ -125,7 +142,7 @@ func convert(server string, res *sdk.CallToolResult) tools.Result {
 		return tools.Errorf("Error: the MCP server %s returned nothing for this call.", server)
 	}
 	out = capResult(out)
-	return tools.Result{Output: out, IsError: res.IsError}
+	return tools.Result{Output: out, IsError: res.IsError, Images: images}
 }
 
 // capResult keeps the first lines of a large result, with a note saying how much was cut.

@@ -53,7 +53,8 @@ type Part struct {
 	Data     []byte `json:"data,omitempty"`
 
 	// ToolCallID, ToolName and Args describe a tool call; ToolCallID and ToolName also tie a
-	// tool result to its call.
+	// tool result to its call. An image part with a ToolCallID belongs to that call's result; it
+	// follows all the message's tool results.
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	ToolName   string          `json:"toolName,omitempty"`
 	Args       json.RawMessage `json:"args,omitempty"`

@@ -79,6 +79,7 @@ func (t *turn) runCalls(calls []*call) (mutated bool) {
 		}
 	}
 	res := providers.Message{Role: providers.RoleUser}
+	var images []providers.Part
 	for _, c := range calls {
 		t.finishCall(c, tools.Result{Output: t.s.m.text("loop.cancelled", nil), IsError: true}, "")
 		c.mu.Lock()
@@ -88,7 +89,13 @@ func (t *turn) runCalls(calls []*call) (mutated bool) {
 			mutated = true
 		}
 		res.Parts = append(res.Parts, providers.Part{Type: providers.PartToolResult, ToolCallID: c.id, ToolName: c.name, Text: r.Output, IsError: r.IsError})
+		for _, img := range r.Images {
+			images = append(images, providers.Part{Type: providers.PartImage, ToolCallID: c.id, MimeType: img.MimeType, Data: img.Data})
+		}
 	}
+	// A result's images follow all the results, tied to theirs by ToolCallID: every dialect
+	// wants the results first (Anthropic's tool_result blocks, OpenAI's tool messages).
+	res.Parts = append(res.Parts, images...)
 	t.s.appendHistory(res)
 	return mutated
 }

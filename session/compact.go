@@ -51,19 +51,37 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 	for i := len(hist) - 1; i >= 0; i-- {
 		m := hist[i]
 		var parts []providers.Part
+		var older map[string]bool // the calls of this message's results that are not sent whole
 		for j := len(m.Parts) - 1; j >= 0; j-- {
 			p := m.Parts[j]
 			if p.Type != providers.PartToolResult {
 				continue
 			}
 			seen++
-			if seen <= whole || len(p.Text) <= head+200 {
+			if seen <= whole {
+				continue
+			}
+			if older == nil {
+				older = map[string]bool{}
+			}
+			older[p.ToolCallID] = true
+			if len(p.Text) <= head+200 {
 				continue
 			}
 			if parts == nil {
 				parts = append([]providers.Part(nil), m.Parts...)
 			}
 			parts[j].Text = clip.String(p.Text, head, "") + fmt.Sprintf("\n[%d more bytes of this older %s result were elided to save context; call the tool again if you need them]", len(p.Text)-len(clip.String(p.Text, head, "")), p.ToolName)
+		}
+		// An older result's images go the same way, whatever its text's length.
+		for j, p := range m.Parts {
+			if p.Type != providers.PartImage || p.ToolCallID == "" || !older[p.ToolCallID] {
+				continue
+			}
+			if parts == nil {
+				parts = append([]providers.Part(nil), m.Parts...)
+			}
+			parts[j] = providers.Part{Type: providers.PartText, Text: fmt.Sprintf("[an image of an older tool result (%s, %d bytes) was elided to save context]", p.MimeType, len(p.Data))}
 		}
 		if parts != nil {
 			if out == nil {

@@ -26,6 +26,10 @@ func mcpDocsServer(t *testing.T) json.RawMessage {
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "docs for " + string(r.Params.Arguments)}}}, nil
 		})
+	srv.AddTool(&sdk.Tool{Name: "shot", Description: "Takes a screenshot.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "the page"}, &sdk.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG shot")}}}, nil
+		})
 	srv.AddPrompt(&sdk.Prompt{Name: "summarize", Description: "Summarize a topic\nfrom the docs", Arguments: []*sdk.PromptArgument{{Name: "topic"}}},
 		func(_ context.Context, r *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Summarize " + r.Params.Arguments["topic"] + " from the docs."}}}}, nil
@@ -102,6 +106,33 @@ func TestMCPCallAsksInAutoMode(t *testing.T) {
 	res = toolResults(h.m.sessions[h.sid].historySnapshot())
 	if len(res) != 3 || !res[1].IsError || !res[2].IsError || !strings.Contains(res[2].Text, "reject always") {
 		t.Errorf("results = %+v", res)
+	}
+}
+
+// A contributed tool's image reaches the model with its result: an image part tied to the call,
+// after the results.
+func TestMCPImageResultsReachTheModel(t *testing.T) {
+	h := newHarness(t, reply{events: callsReply(tc{"c1", "shot", `{}`})}, reply{events: textReply("I see the page")})
+	entry := mcpDocsServer(t)
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	h.newSessionWith(entry)
+	h.client.answer = answerWith(protocol.OptionAllowOnce)
+	h.prompt("look at the page")
+	reqs := h.prov.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	var kinds []string
+	for _, p := range last.Parts {
+		kinds = append(kinds, string(p.Type)+":"+p.ToolCallID)
+	}
+	if !slices.Equal(kinds, []string{"tool_result:c1", "image:c1"}) {
+		t.Fatalf("the results message = %v, want the result then its image", kinds)
+	}
+	if r, img := last.Parts[0], last.Parts[1]; !strings.Contains(r.Text, "the page") || !strings.Contains(r.Text, "[image 1 of this result (image/png) follows]") ||
+		img.MimeType != "image/png" || string(img.Data) != "\x89PNG shot" {
+		t.Errorf("result %q, image %s %q", r.Text, img.MimeType, img.Data)
 	}
 }
 

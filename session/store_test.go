@@ -142,6 +142,29 @@ func TestElisionKeepsRecentResultsAndText(t *testing.T) {
 	}
 }
 
+// An older result's images are elided with it, whatever its text's length; a newer result keeps
+// its images, and the stored history keeps all of them.
+func TestElisionTakesOlderResultsImages(t *testing.T) {
+	shot := providers.Part{Type: providers.PartImage, MimeType: "image/png", Data: []byte("\x89PNG")}
+	var hist []providers.Message
+	for _, id := range []string{"old", "new"} {
+		img := shot
+		img.ToolCallID = id
+		hist = append(hist, providers.Message{Role: providers.RoleUser, Parts: []providers.Part{
+			{Type: providers.PartToolResult, ToolCallID: id, ToolName: "screenshot", Text: "[image 1 of this result (image/png) follows]"}, img}})
+	}
+	out := elideToolResults(hist, 1, 400, 1)
+	if p := out[0].Parts[1]; p.Type != providers.PartText || !strings.Contains(p.Text, "older tool result") {
+		t.Errorf("the older result's image = %+v, want a note that it was elided", p)
+	}
+	if p := out[1].Parts[1]; p.Type != providers.PartImage || p.ToolCallID != "new" {
+		t.Errorf("the newer result's image = %+v, want it sent", p)
+	}
+	if hist[0].Parts[1].Type != providers.PartImage {
+		t.Error("the stored history was modified")
+	}
+}
+
 // TestElisionMovesInBlocks: with keep 2 and block 3 the boundary jumps by three results once
 // five are unelided, so between 2 and 4 of the newest results are sent whole.
 func TestElisionMovesInBlocks(t *testing.T) {

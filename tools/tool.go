@@ -91,11 +91,21 @@ type Result struct {
 	// Output is the text the model reads.
 	Output  string
 	IsError bool
+	// Images go to the model with the result (an MCP tool's screenshot, say); each dialect
+	// places them where its API takes a tool result's images.
+	Images []Image
 	// Diffs are the file changes the call made, shown to the user.
 	Diffs     []Diff
 	Locations []Location
 	// Raw is structured output for the client (rawOutput); optional.
 	Raw any
+}
+
+// Image is a picture in a tool result: its MIME type (image/png, image/jpeg, image/gif or
+// image/webp) and its bytes.
+type Image struct {
+	MimeType string
+	Data     []byte
 }
 
 // Errorf is a convenience for an error result.

@@ -75,6 +75,14 @@ func TestRequestGolden(t *testing.T) {
 		}
 		providertest.Golden(t, goldenPath(t, "request_thinking.json"), b)
 	})
+	// A tool result's images are image blocks after the tool_result blocks.
+	t.Run("tool_result_images", func(t *testing.T) {
+		b, err := anthropic.BuildRequest(&providers.Request{Messages: providertest.ToolImages()}, "claude-sonnet-4-5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		providertest.Golden(t, goldenPath(t, "request_tool_result_images.json"), b)
+	})
 	t.Run("minimal", func(t *testing.T) {
 		b, err := anthropic.BuildRequest(&providers.Request{Messages: []providers.Message{
 			{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "hi"}}},

@@ -73,6 +73,13 @@ func TestRequestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	providertest.Golden(t, goldenPath(t, "request_minimal_no_thinking_model.json"), b)
+
+	// A tool result's images go inside its functionResponse (multimodal function responses).
+	b, err = gemini.BuildRequest(&providers.Request{Messages: providertest.ToolImages()}, "gemini-2.5-flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	providertest.Golden(t, goldenPath(t, "request_tool_result_images.json"), b)
 }
 
 func TestThinkingBudget(t *testing.T) {

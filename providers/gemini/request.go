@@ -27,6 +27,12 @@ type functionResponse struct {
 	ID       string         `json:"id,omitempty"`
 	Name     string         `json:"name"`
 	Response map[string]any `json:"response"`
+	// Parts are the result's images (multimodal function responses).
+	Parts []functionResponsePart `json:"parts,omitempty"`
+}
+
+type functionResponsePart struct {
+	InlineData *blob `json:"inlineData"`
 }
 
 type part struct {
@@ -222,6 +228,7 @@ func convert(m providers.Message) content {
 	// A signature that came on a thinking part (Gemini put it on a text part) rides on the next
 	// part it can attach to.
 	pending := ""
+	results := map[string]int{} // a tool result's call id → its index in c.Parts
 	for _, p := range m.Parts {
 		var out part
 		switch p.Type {
@@ -231,6 +238,12 @@ func convert(m providers.Message) content {
 			}
 			out.Text = &p.Text
 		case providers.PartImage:
+			// A tool result's image goes inside its functionResponse.
+			if i, ok := results[p.ToolCallID]; ok && p.ToolCallID != "" {
+				fr := c.Parts[i].FunctionResponse
+				fr.Parts = append(fr.Parts, functionResponsePart{InlineData: &blob{MimeType: p.MimeType, Data: p.Data}})
+				continue
+			}
 			out.InlineData = &blob{MimeType: p.MimeType, Data: p.Data}
 		case providers.PartThinking:
 			// Thought summaries are not sent back; their signature is.
@@ -259,6 +272,7 @@ func convert(m providers.Message) content {
 				key = "error"
 			}
 			out.FunctionResponse = &functionResponse{ID: id, Name: p.ToolName, Response: map[string]any{key: p.Text}}
+			results[p.ToolCallID] = len(c.Parts)
 		default:
 			continue
 		}

@@ -82,6 +82,9 @@ func TestRequestGoldens(t *testing.T) {
 					{Type: providers.PartText, Text: "Stop, do something else."},
 				}},
 			}}},
+		// A tool result's images follow the tool messages in a user message.
+		{name: "tool_result_images", model: "gpt-4.1", opt: options{openAIHost: true}, req: providers.Request{
+			Messages: providertest.ToolImages()}},
 		{name: "dropped_params", model: "local-model", opt: options{drop: map[string]bool{"max_tokens": true, "temperature": true, "stream_options": true}}, req: providers.Request{
 			Messages: []providers.Message{text(providers.RoleUser, "Hi")}, MaxTokens: 512, Temperature: &temp}},
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentd-dev/agentd/providers"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/providers")
@@ -35,5 +37,24 @@ func Golden(t testing.TB, path string, got []byte) {
 	}
 	if !bytes.Equal(want, buf.Bytes()) {
 		t.Errorf("%s differs (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, buf.Bytes(), want)
+	}
+}
+
+// ToolImages is a conversation whose tool results carry images (an MCP tool's screenshot): two
+// calls, the first result with two images, the second with none, as the session builds them (the
+// images after all the results, tied to theirs by ToolCallID).
+func ToolImages() []providers.Message {
+	return []providers.Message{
+		{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "Take a screenshot and read the log."}}},
+		{Role: providers.RoleAssistant, Parts: []providers.Part{
+			{Type: providers.PartToolCall, ToolCallID: "call_shot", ToolName: "browser_screenshot", Args: json.RawMessage(`{}`)},
+			{Type: providers.PartToolCall, ToolCallID: "call_log", ToolName: "read_file", Args: json.RawMessage(`{"path":"log.txt"}`)},
+		}},
+		{Role: providers.RoleUser, Parts: []providers.Part{
+			{Type: providers.PartToolResult, ToolCallID: "call_shot", ToolName: "browser_screenshot", Text: "[image 1 of this result (image/png) follows]\n[image 2 of this result (image/jpeg) follows]"},
+			{Type: providers.PartToolResult, ToolCallID: "call_log", ToolName: "read_file", Text: "all good"},
+			{Type: providers.PartImage, ToolCallID: "call_shot", MimeType: "image/png", Data: []byte("\x89PNG\r\n")},
+			{Type: providers.PartImage, ToolCallID: "call_shot", MimeType: "image/jpeg", Data: []byte("\xff\xd8\xff")},
+		}},
 	}
 }

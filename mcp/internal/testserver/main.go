@@ -82,6 +82,7 @@ func main() {
 		return &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.TextContent{Text: "some text\x1b[31m"},
 			&sdk.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG....")},
+			&sdk.ImageContent{MIMEType: "image/svg+xml", Data: []byte("<svg/>")},
 			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///x.txt", MIMEType: "text/plain", Text: "embedded body"}},
 		}}, nil
 	})
