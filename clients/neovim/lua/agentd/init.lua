@@ -538,8 +538,9 @@ function M.sessions()
   end)
 end
 
---- Loads a stored session by id.
-function M.load(id)
+--- Loads a stored session by id (then adds the entry after, when given, to
+--- its chat).
+function M.load(id, after)
   M.models[id] = chat.new_model(id)
   local prev = M.session_id
   M.session_id = id
@@ -555,6 +556,9 @@ function M.load(id)
       return
     end
     chat.set_config_options(model_for(id), result and result.configOptions)
+    if after then
+      table.insert(model_for(id).entries, after)
+    end
     show_current()
   end)
 end
@@ -769,10 +773,15 @@ function M.restore()
           if #failed > 0 then
             desc = desc .. "; not restored: " .. table.concat(failed, ", ")
           end
+          local entry = { kind = "notice", severity = #failed > 0 and "warning" or "info", title = "checkpoint restored", description = desc }
           if what.value ~= "files" then
-            desc = desc .. "; the conversation from that turn on is dropped (:AgentdSessions reloads it as agentd keeps it)"
+            -- The history lost that turn and the later ones: show it as
+            -- agentd now keeps it.
+            entry.description = (what.value == "both" and (desc .. "; ") or "") .. "the conversation is back to before that turn"
+            M.load(id, entry)
+            return
           end
-          table.insert(m.entries, { kind = "notice", severity = #failed > 0 and "warning" or "info", title = "checkpoint restored", description = desc })
+          table.insert(m.entries, entry)
           show_current()
         end)
       end)
