@@ -170,11 +170,11 @@ func (t *turn) userChanges(tracked map[string]string) []map[string]any {
 		}
 		if r.deleted {
 			s.restore.untrack(p)
-			out = append(out, map[string]any{"PATH": p, "DELETED": true})
+			out = append(out, map[string]any{"PATH": p, "DELETED": true, "DIFF": ""})
 			continue
 		}
 		s.restore.agent[p] = r.text
-		out = append(out, map[string]any{"PATH": p, "DIFF": shortDiff(tracked[p], r.text)})
+		out = append(out, map[string]any{"PATH": p, "DELETED": false, "DIFF": shortDiff(tracked[p], r.text)})
 	}
 	return out
 }
