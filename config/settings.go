@@ -10,6 +10,7 @@ package config
 import (
 	"encoding/json"
 	"reflect"
+	"sort"
 	"time"
 )
 
@@ -37,6 +38,11 @@ type Settings struct {
 	// Trace is a file that receives a JSONL agent trace of every run; empty for none.
 	Trace      string            `json:"trace,omitempty"`
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+	// Web turns on the tools that reach the internet (web_fetch, web_search). Only the user's
+	// layers may turn it on; a project may turn it off.
+	Web Web `json:"web"`
+	// WebSearch says which provider answers web_search.
+	WebSearch WebSearch `json:"webSearch"`
 	// TrustedProjects are project roots (absolute paths) whose .agentd/config.json is trusted
 	// like the user's own settings. Only the user's layers may set it.
 	TrustedProjects []string `json:"trustedProjects,omitempty"`
@@ -62,9 +68,24 @@ type ProviderSettings struct {
 	// ContextWindow is the model's context size in tokens, for usage_update and compaction;
 	// 0 means the dialect's default.
 	ContextWindow int `json:"contextWindow,omitempty"`
+	// EmbeddingModel is the model the provider embeds text with (its /v1/embeddings or
+	// batchEmbedContents); set on a provider, it turns on semantic_search.
+	EmbeddingModel string `json:"embeddingModel,omitempty"`
 	// FirstByteTimeout is how many seconds a request waits for the server to start answering
 	// (a local model loading its weights can take minutes); 0 means the transport's default.
 	FirstByteTimeout float64 `json:"firstByteTimeout,omitempty"`
+}
+
+// Web is the web setting.
+type Web struct {
+	Enabled bool `json:"enabled"`
+}
+
+// WebSearch is the webSearch setting: Provider is the id of a provider whose dialect can search
+// (Gemini with Google Search grounding, Anthropic's web search tool, or an OpenAI-compatible
+// search model); empty means no web_search.
+type WebSearch struct {
+	Provider string `json:"provider,omitempty"`
 }
 
 // FirstByteWait is FirstByteTimeout as a duration (0 for the transport's default).
@@ -119,4 +140,23 @@ func (s SaveBeforeRun) MarshalJSON() ([]byte, error) {
 		return []byte("false"), nil
 	}
 	return json.Marshal(string(s))
+}
+
+// EmbeddingProvider is the provider semantic_search embeds with: the default provider when it
+// names an embeddingModel, else the first provider (by id) that does.
+func (s Settings) EmbeddingProvider() (id string, ok bool) {
+	if p, found := s.Providers[s.Provider]; found && p.EmbeddingModel != "" {
+		return s.Provider, true
+	}
+	ids := make([]string, 0, len(s.Providers))
+	for id, p := range s.Providers {
+		if p.EmbeddingModel != "" {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return "", false
+	}
+	sort.Strings(ids)
+	return ids[0], true
 }

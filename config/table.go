@@ -85,6 +85,9 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	// Turning on embeddings sends every text file of the project to the provider in the
+	// background: the user's decision, not a cloned repository's.
+	{path: "providers.*.embeddingModel", class: UserOnly},
 	{path: "providers.*.firstByteTimeout", class: Describe, check: func(s Settings, id string) error {
 		if v := s.Providers[id].FirstByteTimeout; v < 0 || v > 24*3600 {
 			return &KeyError{Key: "providers." + id + ".firstByteTimeout", Msg: "must be a number of seconds between 0 and 86400"}
@@ -126,6 +129,19 @@ var settings = []setting{
 		}},
 	{path: "allowShell", class: Tighten, def: false,
 		stricter: func(v any, _ Settings) bool { return v == false }},
+	// The web tools send what the model writes (a URL, a query) off the machine: only the user
+	// turns them on; a project may turn them off.
+	{path: "web", class: Describe, def: map[string]any{"enabled": false}, object: true},
+	{path: "web.enabled", class: Tighten, stricter: func(v any, _ Settings) bool { return v == false }},
+	{path: "webSearch", class: UserOnly, def: map[string]any{}, object: true},
+	{path: "webSearch.provider", class: UserOnly, check: func(s Settings, _ string) error {
+		if p := s.WebSearch.Provider; p != "" {
+			if _, ok := s.Providers[p]; !ok {
+				return &KeyError{Key: "webSearch.provider", Msg: fmt.Sprintf("%q is not one of providers (%s)", p, strings.Join(providerIDs(s), ", "))}
+			}
+		}
+		return nil
+	}},
 	{path: "compactThreshold", class: Describe, def: 0.8, check: func(s Settings, _ string) error {
 		if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
 			return &KeyError{Key: "compactThreshold", Msg: "must be between 0 and 1"}

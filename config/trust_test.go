@@ -221,3 +221,33 @@ func TestProjectFileLinkedOutsideIsRefused(t *testing.T) {
 		t.Fatalf("inside link: err = %v, mode %q", err, s3.Get().Mode)
 	}
 }
+
+// TestProjectCannotTurnOnTheWeb: web.enabled, webSearch.provider and an embeddingModel send what
+// the model writes, or the whole project, off the machine; a cloned repository turns none of
+// them on, and may turn the web off.
+func TestProjectCannotTurnOnTheWeb(t *testing.T) {
+	s, _, err := projectStore(t, "",
+		`{"web":{"enabled":true},"webSearch":{"provider":"gemini"},"providers":{"openai":{"embeddingModel":"text-embedding-3-small"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Get()
+	if got.Web.Enabled || got.WebSearch.Provider != "" || got.Providers["openai"].EmbeddingModel != "" {
+		t.Fatalf("the project turned on %+v %+v %+v", got.Web, got.WebSearch, got.Providers["openai"])
+	}
+	for _, k := range []string{"web.enabled", "webSearch.provider", "providers.openai.embeddingModel"} {
+		if !strings.Contains(got.ProjectNotice, k) {
+			t.Errorf("the notice does not name %s: %s", k, got.ProjectNotice)
+		}
+	}
+	s, _, err = projectStore(t, `{"web":{"enabled":true},"webSearch":{"provider":"gemini"}}`, `{"web":{"enabled":false}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Get(); got.Web.Enabled || got.WebSearch.Provider != "gemini" || got.ProjectNotice != "" {
+		t.Fatalf("the project could not turn the web off: %+v %q", got.Web, got.ProjectNotice)
+	}
+	if err := NewStore().Set(LayerUser, []byte(`{"webSearch":{"provider":"nope"}}`)); err == nil || !strings.Contains(err.Error(), "webSearch.provider") {
+		t.Fatalf("unknown search provider: %v", err)
+	}
+}

@@ -34,6 +34,8 @@ type instructionFile struct {
 type instructions struct {
 	files  []instructionFile
 	system string // the session's system prompt with them
+	// tools is the tool variant the system prompt lists.
+	tools *toolVariant
 }
 
 // instructionCandidates lists, in order, the files that may hold instructions for cwd, each
@@ -130,11 +132,12 @@ func (s *Session) refreshInstructions() bool {
 	s.mu.Lock()
 	cur := s.instr
 	s.mu.Unlock()
-	if cur != nil && sameFiles(cur.files, files) {
+	tv := s.m.variant(s.m.settings())
+	if cur != nil && sameFiles(cur.files, files) && cur.tools == tv {
 		return false
 	}
 	files, run := readInstructions(files)
-	in := &instructions{files: files, system: s.m.systemWith(run)}
+	in := &instructions{files: files, system: s.m.systemWith(run), tools: tv}
 	s.mu.Lock()
 	s.instr = in
 	s.mu.Unlock()

@@ -68,6 +68,9 @@ type Manager struct {
 	specs  func() []providers.ToolSpec
 	// toolList is the TOOLS run value of the system prompt.
 	toolList func() []map[string]any
+	// variants are the tool sets the settings may offer (session/offered.go); the three above
+	// are the current settings' variant's.
+	variants variants
 	// now is the clock that paces what a turn sends and saves while it streams; tests replace
 	// it to count bytes without waiting.
 	now func() time.Time
@@ -105,9 +108,9 @@ func NewManager(d Deps) *Manager {
 		m.mcp.HideEnv = func() []string { return d.KeyEnvNames(m.settings()) }
 	}
 	m.trace = &tracer{}
-	m.system = sync.OnceValue(func() string { return systemPrompt(m.texts(), d.Tools) })
-	m.toolList = sync.OnceValue(func() []map[string]any { return toolList(m.texts(), d.Tools) })
-	m.specs = sync.OnceValue(func() []providers.ToolSpec { return toolSpecs(m.texts(), d.Tools) })
+	m.system = func() string { return m.variant(m.settings()).system() }
+	m.toolList = func() []map[string]any { return m.variant(m.settings()).toolList() }
+	m.specs = func() []providers.ToolSpec { return m.variant(m.settings()).specs() }
 	if path := m.settings().Trace; path != "" {
 		if err := m.SetTrace(path); err != nil {
 			m.log.Warn("agent trace: " + err.Error())

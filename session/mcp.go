@@ -269,21 +269,27 @@ func (s *Session) toolset(ctx context.Context) *tools.Registry {
 	s.mu.Lock()
 	set := s.mcp
 	s.mu.Unlock()
+	base := s.m.variant(s.m.settings()).reg
 	if set == nil {
-		return s.m.d.Tools
+		return base
 	}
-	return set.Snapshot(ctx)
+	snap := set.Snapshot(ctx)
+	if snap == s.m.d.Tools {
+		return base
+	}
+	return snap.Offered(needsMet(s.m.settings()))
 }
 
 // specs are the turn's tool declarations: the built-in tools' as the prompt config renders
 // them, then the servers' tools of the turn's snapshot, which come after them in its registry.
 func (t *turn) specs() []providers.ToolSpec {
-	specs := t.s.m.specs()
-	if t.reg == t.s.m.d.Tools {
+	v := t.s.m.variantOf(t.reg)
+	specs := v.specs()
+	if t.reg == v.reg {
 		return specs
 	}
 	all := t.reg.Specs()
-	if n := len(t.s.m.d.Tools.List()); n <= len(all) {
+	if n := len(v.reg.List()); n <= len(all) {
 		specs = append(slices.Clip(specs), all[n:]...)
 	}
 	return specs

@@ -45,7 +45,9 @@ func toolReference() string {
 	b.WriteString("Read tools never ask; write tools go through `workspace/applyEdit` after a permission check; exec\n")
 	b.WriteString("tools run a program after a permission check that shows the exact command and directory. Unknown\n")
 	b.WriteString("fields, wrong types, missing required fields and out-of-range values are refused with an error\n")
-	b.WriteString("result naming the field.\n\n")
+	b.WriteString("result naming the field. Fetch tools reach the network; they ask like writes (in plan mode too) and\n")
+	b.WriteString("are offered only when the user's settings turn them on (docs/protocol.md, \"The web and semantic\n")
+	b.WriteString("search\").\n\n")
 	b.WriteString("| tool | effect | ACP kind |\n|---|---|---|\n")
 	reg := tools.Default()
 	for _, tl := range reg.List() {

@@ -21,5 +21,6 @@ func Default() *Registry {
 		AddDependency,
 		EditModuleConfig,
 		UpdatePlan,
+		WebFetch,
 	)
 }

@@ -28,16 +28,21 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd-dev/agentd/tools/web"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-// Effect is what a tool may do to the project. The policy asks before Write and Exec.
+// Effect is what a tool may do to the project. The policy asks before Write, Exec and Fetch.
 type Effect int
 
 const (
 	EffectRead Effect = iota + 1
 	EffectWrite
 	EffectExec
+	// EffectFetch reaches the network on the model's behalf (web_fetch, web_search): it changes
+	// nothing in the project, but a URL or a query the model wrote can carry the project's data
+	// to any host, so it asks like a write, in plan mode too.
+	EffectFetch
 )
 
 func (e Effect) String() string {
@@ -48,6 +53,8 @@ func (e Effect) String() string {
 		return "write"
 	case EffectExec:
 		return "exec"
+	case EffectFetch:
+		return "fetch"
 	}
 	return "unknown"
 }
@@ -161,6 +168,14 @@ type Env struct {
 	// registry's KeyEnvNames, the one list of them). A program's output reaches the transcript
 	// and the model, so `echo $ANTHROPIC_API_KEY` would hand the key to both.
 	HideEnv []string
+	// Fetcher is what web_fetch fetches through; nil means the default policy and limits
+	// (tests inject one that lets their own server through).
+	Fetcher *web.Fetcher
+	// SearchWeb makes web_search's one request through the search-capable provider; nil when
+	// none is configured.
+	SearchWeb func(ctx context.Context, query string) (WebAnswer, error)
+	// Semantic is the project's semantic index; nil when no embedding model is configured.
+	Semantic SemanticIndex
 	// DiagnosticsWait, when positive, makes the file-editing tools wait up to that long after an
 	// edit for the editor's diagnostics of the file to settle, and append its errors to the
 	// result, so the model sees what the edit broke. Zero skips it.

@@ -22,6 +22,8 @@ type Spec struct {
 	Kind string
 	// Title is the fallback call title while arguments are still partial.
 	Title string
+	// Needs, when set, keeps the tool from the model until the settings meet them.
+	Needs []Need
 }
 
 // Titler is implemented by an input struct that can name a call ("Read main.go").
@@ -77,6 +79,7 @@ func (t *typed[In]) Name() string { return t.spec.Name }
 func (t *typed[In]) Description() string { return "" }
 func (t *typed[In]) Effect() Effect      { return t.spec.Effect }
 func (t *typed[In]) Kind() string        { return t.spec.Kind }
+func (t *typed[In]) Needs() []Need       { return t.spec.Needs }
 
 func (t *typed[In]) Schema() json.RawMessage {
 	_, raw := t.schemas()

@@ -97,7 +97,8 @@ const (
 	OptionRejectAlways = "reject_always"
 )
 
-// Decide is the whole policy. Reads always run. Plan mode refuses anything else. A matching
+// Decide is the whole policy. Reads always run. Plan mode refuses anything else but a fetch,
+// which changes nothing in the project and asks as in ask mode (research is part of a plan). A matching
 // reject grant refuses in every other mode, auto included; then auto allows, and ask allows only
 // what a matching allow grant covers. An unknown mode behaves as ask.
 func Decide(mode Mode, grants []Grant, call Call) Decision {
@@ -105,7 +106,10 @@ func Decide(mode Mode, grants []Grant, call Call) Decision {
 		return Allow
 	}
 	if mode == ModePlan {
-		return PlanRefuse
+		if call.Effect != tools.EffectFetch {
+			return PlanRefuse
+		}
+		mode = ModeAsk
 	}
 	allowed := false
 	for _, g := range grants {

@@ -196,3 +196,26 @@ func TestLegacyCommandPattern(t *testing.T) {
 		t.Errorf("legacy reject: %v, want deny", got)
 	}
 }
+
+// TestFetchAsksInAskAndPlanMode: a fetch changes nothing in the project but can carry its data
+// off the machine: it asks in ask mode and in plan mode (research is part of planning), runs in
+// auto mode, and a remembered answer for the tool holds.
+func TestFetchAsksInAskAndPlanMode(t *testing.T) {
+	call := Call{Tool: "web_fetch", Effect: tools.EffectFetch}
+	for mode, want := range map[Mode]Decision{ModeAsk: Ask, ModePlan: Ask, ModeAuto: Allow} {
+		if got := Decide(mode, nil, call); got != want {
+			t.Errorf("%s: %s, want %s", mode, got, want)
+		}
+	}
+	allow := GrantFor(call, OptionAllowSession, "")
+	if got := Decide(ModeAsk, []Grant{allow}, call); got != Allow {
+		t.Errorf("with an allow grant: %s", got)
+	}
+	reject := GrantFor(call, OptionRejectAlways, "")
+	if got := Decide(ModeAuto, []Grant{reject}, call); got != Deny {
+		t.Errorf("auto with a reject grant: %s", got)
+	}
+	if got := Decide(ModePlan, nil, Call{Tool: "edit_file", Effect: tools.EffectWrite}); got != PlanRefuse {
+		t.Errorf("plan mode no longer refuses a write: %s", got)
+	}
+}
