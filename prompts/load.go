@@ -60,6 +60,7 @@ var schema = group("",
 	texts("review", "restored", "user_changed"),
 	texts("chat_title", "system", "request"),
 	texts("compaction", "system", "instruction", "summary", "acknowledgement"),
+	texts("commands", "init"),
 	texts("layout", "system", "context"),
 )
 

@@ -82,6 +82,8 @@ type Session struct {
 	// moduleList are the build manifests found at modulesAt (editorctx.go).
 	moduleList []workspace.Module
 	modulesAt  time.Time
+	// commands are the session's command files as last read (commands.go), guarded by mu.
+	commands *commandFiles
 }
 
 // ticket is a prompt waiting in the queue. ready is closed when it may start, or when it was
@@ -355,10 +357,4 @@ func (s *Session) info() protocol.SessionInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return protocol.SessionInfo{SessionID: s.id, Cwd: s.cwd, Title: s.title, UpdatedAt: s.updatedAt.Format(time.RFC3339Nano)}
-}
-
-func (s *Session) announceCommands() {
-	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAvailableCommandsUpdate, AvailableCommands: append([]protocol.AvailableCommand{
-		{Name: "compact", Description: "Summarize the conversation so far to free context"},
-	}, s.mcpCommands()...)})
 }

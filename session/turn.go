@@ -93,6 +93,7 @@ func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, a
 		s.makeTitle(t.prov, t.pcfg)
 	}
 	s.m.trace.event(s.id, "turn_end", map[string]any{"stopReason": res.StopReason})
+	s.announceChangedCommands()
 	return res
 }
 
@@ -108,7 +109,7 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 	if isCommand(blocks, "/undo") {
 		return t.undoCommand(blocks, announce)
 	}
-	blocks = t.expandMCPPrompt(blocks)
+	blocks = t.expandCommand(blocks)
 	t.startCheckpoint(blocks, len(s.historySnapshot()))
 	t.addUserMessage(blocks, announce)
 	s.m.trace.event(s.id, "prompt", map[string]any{"blocks": len(blocks)})
