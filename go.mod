@@ -3,6 +3,7 @@ module github.com/agentd-dev/agentd
 go 1.26.0
 
 require (
+	github.com/coder/acp-go-sdk v0.13.0
 	github.com/invopop/jsonschema v0.14.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/tmaxmax/go-sse v0.12.0

@@ -66,7 +66,24 @@ func acpOutgoing(m string) (name string, ok, drop bool) {
 var (
 	lspUpdatePrefix = []byte(`{"jsonrpc":"2.0","method":"` + protocol.MethodSessionUpdate + `",`)
 	acpUpdatePrefix = []byte(`{"jsonrpc":"2.0","method":"session/update",`)
+	// extUpdatePrefix carries the update kinds ACP does not have (notice, compaction_update) as
+	// an extension notification, which ACP clients that do not know it ignore, where an unknown
+	// sessionUpdate fails their schema validation.
+	extUpdatePrefix = []byte(`{"jsonrpc":"2.0","method":"_agentd/session/update",`)
+	updateKindKey   = []byte(`"sessionUpdate":"`)
 )
+
+// acpOwnUpdate says whether an agent/session/update's params (the bytes after its method) hold a
+// kind ACP v1 defines. The kind is near the front: only the first bytes are searched.
+func acpOwnUpdate(rest []byte) bool {
+	head := rest[:min(len(rest), 512)]
+	i := bytes.Index(head, updateKindKey)
+	if i < 0 {
+		return true
+	}
+	kind := head[i+len(updateKindKey):]
+	return !bytes.HasPrefix(kind, []byte(protocol.UpdateNotice+`"`)) && !bytes.HasPrefix(kind, []byte(protocol.UpdateCompactionUpdate+`"`))
+}
 
 // acpTranslate is the ACP door's codec (jsonrpc.Options.Translate): it renames the methods of
 // requests and notifications both ways and reshapes $/cancel_request's {requestId} into
@@ -74,9 +91,14 @@ var (
 // (the decoder answers it). Session updates, the bulk of the traffic, take a byte-level path.
 func acpTranslate(incoming bool, body []byte) []byte {
 	if !incoming && bytes.HasPrefix(body, lspUpdatePrefix) {
-		out := make([]byte, 0, len(body)-len(lspUpdatePrefix)+len(acpUpdatePrefix))
-		out = append(out, acpUpdatePrefix...)
-		return append(out, body[len(lspUpdatePrefix):]...)
+		rest := body[len(lspUpdatePrefix):]
+		prefix := acpUpdatePrefix
+		if !acpOwnUpdate(rest) {
+			prefix = extUpdatePrefix
+		}
+		out := make([]byte, 0, len(prefix)+len(rest))
+		out = append(out, prefix...)
+		return append(out, rest...)
 	}
 	var env map[string]json.RawMessage
 	if json.Unmarshal(body, &env) != nil {

@@ -53,6 +53,35 @@ func TestACPTranslateNames(t *testing.T) {
 	}
 }
 
+// ACP's own update kinds go as session/update; agentd's (notice, compaction_update), which an ACP
+// client's schema would reject, as the extension notification _agentd/session/update, unchanged.
+func TestACPTranslateAgentdUpdatesAsExtension(t *testing.T) {
+	sid := strings.Repeat("s", 200)
+	for _, c := range []struct {
+		u    protocol.SessionUpdate
+		want string
+	}{
+		{protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, Content: &protocol.ContentBlock{Type: "text", Text: `"sessionUpdate":"notice"`}}, "session/update"},
+		{protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate}, "session/update"},
+		{protocol.SessionUpdate{SessionUpdate: protocol.UpdateNotice, Severity: protocol.SeverityWarning, NoticeTitle: "MCP server not started"}, "_agentd/session/update"},
+		{protocol.SessionUpdate{SessionUpdate: protocol.UpdateCompactionUpdate, Status: protocol.StatusCompleted}, "_agentd/session/update"},
+	} {
+		params := protocol.AppendSessionNotification(nil, &protocol.SessionNotification{SessionID: sid, Update: c.u})
+		body := append([]byte(`{"jsonrpc":"2.0","method":"`+protocol.MethodSessionUpdate+`","params":`), params...)
+		body = append(body, '}')
+		var env struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(acpTranslate(false, body), &env); err != nil {
+			t.Fatalf("%s: %v", c.u.SessionUpdate, err)
+		}
+		if env.Method != c.want || string(env.Params) != string(params) {
+			t.Errorf("%s → %s %s, want %s with the params unchanged", c.u.SessionUpdate, env.Method, env.Params, c.want)
+		}
+	}
+}
+
 func TestACPTranslatePassesAnswersAndDropsWindow(t *testing.T) {
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","id":1,"result":{"method":"session/new"}}`,

@@ -56,3 +56,19 @@ func (t *turn) steer() bool {
 	}
 	return len(msgs) > 0
 }
+
+// steerOrEnd is the boundary after which the turn ends unless a steering message is waiting:
+// under one lock it either takes the waiting messages (and the turn goes on to answer them) or
+// marks the session ending, so a steer that comes later is refused (Accepted false: the client
+// sends it as a prompt) rather than accepted and then dropped with the turn.
+func (t *turn) steerOrEnd() bool {
+	s := t.s
+	s.mu.Lock()
+	if len(s.steers) == 0 {
+		s.ending = true
+		s.mu.Unlock()
+		return false
+	}
+	s.mu.Unlock()
+	return t.steer()
+}

@@ -101,3 +101,26 @@ func TestSteerValidates(t *testing.T) {
 		t.Errorf("steer with no turn = %+v, %v", res, err)
 	}
 }
+
+// TestSteerAfterTheLastBoundaryIsRefused: once the turn has passed its last step boundary with no
+// steering message waiting, it is ending, and a steer is refused (the client sends a prompt
+// instead) rather than accepted and dropped with the turn.
+func TestSteerAfterTheLastBoundaryIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.newSession()
+	s, _ := h.m.get(h.sid)
+	s.mu.Lock()
+	s.running = true // a turn is streaming its final answer
+	s.mu.Unlock()
+	tr := &turn{s: s}
+	if tr.steerOrEnd() {
+		t.Fatal("steerOrEnd took a message when none was waiting")
+	}
+	res, err := h.m.Steer(context.Background(), steerParams(h.sid, "too late"))
+	if err != nil || res.Accepted {
+		t.Errorf("steer after the last boundary = %+v, %v; want refused", res, err)
+	}
+	s.mu.Lock()
+	s.running, s.ending = false, false
+	s.mu.Unlock()
+}

@@ -149,7 +149,7 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 			return t.fail(st.err)
 		}
 		if len(st.calls) == 0 {
-			if st.stop != providers.StopMaxTokens && st.stop != providers.StopRefusal && t.steer() {
+			if st.stop != providers.StopMaxTokens && st.stop != providers.StopRefusal && t.steerOrEnd() {
 				continue // a steering message arrived while the model answered: it answers that too
 			}
 			switch st.stop {
