@@ -25,8 +25,15 @@ func Redact(p Provider, secrets ...string) Provider {
 		return p
 	}
 	r := redacting{p: p, r: redactor(keep)}
-	if l, ok := p.(ModelLister); ok {
+	l, lists := p.(ModelLister)
+	e, embeds := p.(Embedder)
+	switch {
+	case lists && embeds:
+		return redactingBoth{redactingLister{r, l}, e}
+	case lists:
 		return redactingLister{r, l}
+	case embeds:
+		return redactingEmbedder{r, e}
 	}
 	return r
 }
@@ -87,4 +94,34 @@ func (w redactingLister) ListModels(ctx context.Context) ([]string, error) {
 		return models, w.r.err(pe)
 	}
 	return models, errors.New(w.r.text(err.Error()))
+}
+
+type redactingEmbedder struct {
+	redacting
+	e Embedder
+}
+
+func (w redactingEmbedder) Embed(ctx context.Context, model string, texts []string) ([][]float32, error) {
+	return redactEmbed(ctx, w.r, w.e, model, texts)
+}
+
+type redactingBoth struct {
+	redactingLister
+	e Embedder
+}
+
+func (w redactingBoth) Embed(ctx context.Context, model string, texts []string) ([][]float32, error) {
+	return redactEmbed(ctx, w.r, w.e, model, texts)
+}
+
+func redactEmbed(ctx context.Context, r redactor, e Embedder, model string, texts []string) ([][]float32, error) {
+	vs, err := e.Embed(ctx, model, texts)
+	if err == nil {
+		return vs, nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return nil, r.err(pe)
+	}
+	return nil, errors.New(r.text(err.Error()))
 }

@@ -233,7 +233,7 @@ func validHeaderName(k string) bool {
 
 // Test lists the provider's models once: the cheapest request that proves URL and key.
 func (p *ProviderSource) Test(ctx context.Context, id string) (protocol.ProvidersTestResult, error) {
-	res := protocol.ProvidersTestResult{Models: []string{}}
+	res := protocol.ProvidersTestResult{Models: []string{}, EmbeddingModels: []string{}}
 	prov, cfg, err := p.Provider(ctx, id)
 	if err != nil {
 		var ke *config.KeyError
@@ -269,8 +269,18 @@ func (p *ProviderSource) Test(ctx context.Context, id string) (protocol.Provider
 		return res, nil
 	}
 	sort.Strings(models)
-	res.OK, res.Models = true, append(res.Models, models...)
-	res.Message = fmt.Sprintf("%s answered with %d models", cfg.BaseURL, len(models))
+	res.OK = true
+	for _, m := range models {
+		if providers.IsEmbeddingModel(m) {
+			res.EmbeddingModels = append(res.EmbeddingModels, m)
+		} else {
+			res.Models = append(res.Models, m)
+		}
+	}
+	res.Message = fmt.Sprintf("%s answered with %d models", cfg.BaseURL, len(res.Models))
+	if n := len(res.EmbeddingModels); n > 0 {
+		res.Message += fmt.Sprintf(" and %d embedding models", n)
+	}
 	return res, nil
 }
 

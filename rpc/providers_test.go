@@ -36,7 +36,7 @@ func (f *fakeProvider) ListModels(ctx context.Context) ([]string, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return []string{"m2", "m1"}, nil
+	return []string{"m2", "text-embedding-3-small", "m1", "nomic-embed-text"}, nil
 }
 
 // fakeDialects registers openai- and anthropic-like dialects with the real ones' facts and a
@@ -113,7 +113,8 @@ func TestProviders(t *testing.T) {
 	}
 	var tr protocol.ProvidersTestResult
 	wantResult(t, h.call(protocol.MethodProvidersTest, map[string]any{"providerId": "lan"}), &tr)
-	if !tr.OK || strings.Join(tr.Models, ",") != "m1,m2" {
+	// Chat and embedding models are listed apart.
+	if !tr.OK || strings.Join(tr.Models, ",") != "m1,m2" || strings.Join(tr.EmbeddingModels, ",") != "nomic-embed-text,text-embedding-3-small" {
 		t.Fatalf("test = %+v", tr)
 	}
 	mu.Lock()

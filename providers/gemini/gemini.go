@@ -258,7 +258,7 @@ func randomID() string {
 }
 
 // ListModels implements providers.ModelLister with GET /v1beta/models, keeping the models that
-// can generate content.
+// can generate content or embed it (agent/providers/test lists the two apart).
 func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 	var out []string
 	token := ""
@@ -284,7 +284,7 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 		for _, m := range resp.Models {
 			ok := len(m.Methods) == 0
 			for _, meth := range m.Methods {
-				if meth == "generateContent" || meth == "streamGenerateContent" {
+				if meth == "generateContent" || meth == "streamGenerateContent" || meth == "embedContent" || meth == "batchEmbedContents" {
 					ok = true
 				}
 			}

@@ -142,7 +142,7 @@ func TestListModels(t *testing.T) {
 			return
 		}
 		if r.URL.Query().Get("pageToken") == "" {
-			fmt.Fprint(w, `{"models":[{"name":"models/gemini-2.5-flash","supportedGenerationMethods":["generateContent","countTokens"]},{"name":"models/text-embedding-004","supportedGenerationMethods":["embedContent"]}],"nextPageToken":"p2"}`)
+			fmt.Fprint(w, `{"models":[{"name":"models/gemini-2.5-flash","supportedGenerationMethods":["generateContent","countTokens"]},{"name":"models/text-embedding-004","supportedGenerationMethods":["embedContent"]},{"name":"models/aqa","supportedGenerationMethods":["generateAnswer"]}],"nextPageToken":"p2"}`)
 			return
 		}
 		fmt.Fprint(w, `{"models":[{"name":"models/gemini-2.5-pro","supportedGenerationMethods":["generateContent"]}]}`)
@@ -150,7 +150,9 @@ func TestListModels(t *testing.T) {
 	defer srv.Close()
 	p, _ := gemini.NewWithTransport(providers.Config{BaseURL: srv.URL + "/v1beta/", APIKey: "k"}, providertest.Transport(&providertest.Sleeps{}))
 	got, err := p.(providers.ModelLister).ListModels(context.Background())
-	if err != nil || fmt.Sprint(got) != "[gemini-2.5-flash gemini-2.5-pro]" {
+	// Embedding models are listed too (agent/providers/test shows them apart); a model that can
+	// do neither is not.
+	if err != nil || fmt.Sprint(got) != "[gemini-2.5-flash text-embedding-004 gemini-2.5-pro]" {
 		t.Fatalf("models = %v err = %v", got, err)
 	}
 	p, _ = gemini.NewWithTransport(providers.Config{BaseURL: srv.URL, APIKey: "bad"}, providertest.Transport(&providertest.Sleeps{}))

@@ -381,7 +381,9 @@ type ProvidersTestParams struct {
 }
 
 type ProvidersTestResult struct {
-	OK      bool     `json:"ok"`
-	Models  []string `json:"models"`
-	Message string   `json:"message"`
+	OK bool `json:"ok"`
+	// Models are the chat models; EmbeddingModels the ones for providers.<id>.embeddingModel.
+	Models          []string `json:"models"`
+	EmbeddingModels []string `json:"embeddingModels"`
+	Message         string   `json:"message"`
 }
