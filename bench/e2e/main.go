@@ -18,7 +18,10 @@
 // fake model's CPU are not counted. With several binaries (-bin a,b), spawns alternate between
 // them and each other figure is measured for each in turn, so one run compares them side by side.
 //
-// Usage: go run ./bench/e2e [-bin PATH[,PATH]] [-only spawn,idle,turn,delta,arg,symbol]
+// With -door acp it drives `agentd acp` instead: one JSON message per line, ACP's method names,
+// the settings in the user file (ACP has no initializationOptions).
+//
+// Usage: go run ./bench/e2e [-bin PATH[,PATH]] [-door lsp|acp] [-only spawn,idle,turn,delta,arg,symbol]
 //
 // Without -bin it builds ./cmd/agentd with CGO_ENABLED=0 (as released) into a temporary
 // directory. None of this is a test: the figures go to docs/benchmarks.md.
@@ -57,6 +60,7 @@ var (
 	files      = flag.Int("files", 20000, "files in the find_symbol tree")
 	perfOut    = flag.String("perf", "", "record the warm turns with `perf record -g` into this file (Linux perf on PATH)")
 	every      = flag.Int("symbol-every", 20, "one file in this many defines the find_symbol query")
+	doorFlag   = flag.String("door", "lsp", "the door to drive: lsp (agentd, LSP framing) or acp (agentd acp, NDJSON)")
 )
 
 func main() {
@@ -178,6 +182,9 @@ func start(bin string, env ...string) (*child, error) {
 // the first one's sessions.
 func startIn(bin, home string, env ...string) (*child, error) {
 	cmd := exec.Command(bin)
+	if acpDoor() {
+		cmd = exec.Command(bin, "acp")
+	}
 	cmd.Env = append(os.Environ(), "HOME="+home,
 		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"),
 		"XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
@@ -260,7 +267,7 @@ func (c *child) read(r *bufio.Reader) {
 // (the driver declares no editor capabilities, so agentd reads and writes the disk itself).
 func (c *child) answer(id json.RawMessage, method string, body []byte) {
 	var reply string
-	if method == "agent/session/request_permission" {
+	if method == "agent/session/request_permission" || method == "session/request_permission" {
 		var p struct {
 			Params struct {
 				Options []struct {
@@ -285,11 +292,26 @@ var writeMu sync.Mutex
 func (c *child) write(b []byte) {
 	writeMu.Lock()
 	defer writeMu.Unlock()
+	if acpDoor() {
+		c.stdin.Write(append(b, '\n'))
+		return
+	}
 	fmt.Fprintf(c.stdin, "Content-Length: %d\r\n\r\n%s", len(b), b)
 }
 
+func acpDoor() bool { return *doorFlag == "acp" }
+
+// method is the LSP door's method name as the door being driven spells it.
+func method(name string) string {
+	if acpDoor() {
+		return strings.TrimPrefix(name, "agent/")
+	}
+	return name
+}
+
 // call sends a request and waits for its answer.
-func (c *child) call(method string, params any, timeout time.Duration) (json.RawMessage, error) {
+func (c *child) call(lspName string, params any, timeout time.Duration) (json.RawMessage, error) {
+	name := method(lspName)
 	c.mu.Lock()
 	c.nextID++
 	id := c.nextID
@@ -300,21 +322,28 @@ func (c *child) call(method string, params any, timeout time.Duration) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	c.write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, p)))
+	c.write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, name, p)))
 	select {
 	case res := <-ch:
 		if bytes.HasPrefix(res, []byte(`{"error":`)) {
-			return nil, fmt.Errorf("%s: %s", method, res)
+			return nil, fmt.Errorf("%s: %s", name, res)
 		}
 		return res, nil
 	case <-c.done:
-		return nil, fmt.Errorf("%s: agentd exited (%v)", method, c.err)
+		return nil, fmt.Errorf("%s: agentd exited (%v)", name, c.err)
 	case <-time.After(timeout):
-		return nil, fmt.Errorf("%s: no answer in %v", method, timeout)
+		return nil, fmt.Errorf("%s: no answer in %v", name, timeout)
 	}
 }
 
 func readFrame(r *bufio.Reader) ([]byte, error) {
+	if acpDoor() {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return nil, err
+		}
+		return bytes.TrimRight(line, "\r\n"), nil
+	}
 	n := -1
 	for {
 		line, err := r.ReadString('\n')
@@ -341,6 +370,9 @@ func readFrame(r *bufio.Reader) ([]byte, error) {
 }
 
 func initParams(settings json.RawMessage) map[string]any {
+	if acpDoor() {
+		return map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e", "version": "1"}}
+	}
 	return map[string]any{
 		"processId": os.Getpid(), "capabilities": map[string]any{},
 		"initializationOptions": map[string]any{"agent": map[string]any{
@@ -374,6 +406,18 @@ func (c *child) initialize(url string) error {
 		"provider":  "fm",
 		"providers": map[string]any{"fm": map[string]any{"apiType": "openai", "baseUrl": url, "model": fakemodel.ModelID}},
 	})
+	if acpDoor() {
+		// ACP has no initializationOptions: the settings are the user file's.
+		dir := filepath.Join(c.home, "config", "agentd")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), settings, 0o600); err != nil {
+			return err
+		}
+		_, err := c.call("initialize", initParams(nil), 10*time.Second)
+		return err
+	}
 	if _, err := c.call("initialize", initParams(settings), 10*time.Second); err != nil {
 		return err
 	}
@@ -382,7 +426,7 @@ func (c *child) initialize(url string) error {
 }
 
 func newSession(c *child, root string) (string, error) {
-	res, err := c.call("agent/session/new", map[string]any{"cwd": root}, 10*time.Second)
+	res, err := c.call("agent/session/new", map[string]any{"cwd": root, "mcpServers": []any{}}, 10*time.Second)
 	if err != nil {
 		return "", err
 	}
