@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,9 +35,22 @@ const (
 	maxCommandDescription = 200
 )
 
-// commandName is what a command file's name may be: one word a user types after "/", no path
-// separators, no dots (a dot names an MCP server's prompt).
-var commandName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+// commandName says what a command file's name may be: one word a user types after "/", no path
+// separators, no dots (a dot names an MCP server's prompt): a letter or digit, then up to 63
+// letters, digits, "_" or "-". (A loop, not a regexp: `{0,63}` compiles to 63 copies of its
+// class at every start of agentd.)
+func commandName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i, r := range name {
+		alnum := r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+		if !alnum && (i == 0 || r != '_' && r != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // builtinCommand is a command agentd itself runs.
 type builtinCommand struct {
@@ -152,7 +164,7 @@ func readCommands(dirs []commandDir, log *zap.Logger) []fileCommand {
 			if !ok || e.IsDir() {
 				continue
 			}
-			if !commandName.MatchString(name) {
+			if !commandName(name) {
 				log.Info("command file skipped: its name is not a command name ([A-Za-z0-9_-], 64 at most)", zap.String("dir", d.shown), zap.String("file", e.Name()))
 				continue
 			}
@@ -377,7 +389,7 @@ func (t *turn) expandCommand(blocks []protocol.ContentBlock) []protocol.ContentB
 	if strings.Contains(name, ".") {
 		return t.expandMCPPrompt(blocks)
 	}
-	if !commandName.MatchString(name) || isBuiltin(name) {
+	if !commandName(name) || isBuiltin(name) {
 		return blocks
 	}
 	t.s.refreshCommands()
