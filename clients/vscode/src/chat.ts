@@ -2,10 +2,12 @@
 // the requests that drive it (new, prompt, cancel, config options, list, load).
 import * as vscode from 'vscode';
 import * as os from 'os';
+import * as path from 'path';
 import { randomUUID } from 'crypto';
 import { Daemon } from './daemon';
 import { ContentBlock, ToDaemon, ToDaemonNote } from './pure/protocol';
-import { ChatState, Event, initialState, reduce, ConfigOption } from './pure/viewmodel';
+import { ChatState, Event, initialState, reduce, ConfigOption, changesOf } from './pure/viewmodel';
+import { Review } from './review';
 
 export class Chat implements vscode.Disposable {
   state: ChatState = initialState();
@@ -15,6 +17,8 @@ export class Chat implements vscode.Disposable {
   private creating: Promise<string> | undefined;
   /** Called when a turn is cancelled, so pending permission requests answer `cancelled`. */
   onCancelled: (sessionId: string) => void = () => undefined;
+  /** The editor-side review of the agent's edits (Keep / Undo per hunk). */
+  review: Review | undefined;
 
   constructor(private readonly daemon: Daemon) {
     daemon.onDidChangeState((s) => this.dispatch({ type: 'daemon', status: s.status, message: s.message }));
@@ -80,7 +84,12 @@ export class Chat implements vscode.Disposable {
     try {
       const r = await this.daemon.request(ToDaemon.sessionPrompt, { sessionId, prompt: [{ type: 'text', text }, ...extra] });
       const err = r?._meta?.['agentd/error'];
-      this.dispatch({ type: 'turnEnded', promptId, stopReason: r?.stopReason, error: err ? `${err.message ?? err.kind}` : undefined, changes: r?._meta?.['agentd/changes'] });
+      const changes = r?._meta?.['agentd/changes'];
+      this.dispatch({ type: 'turnEnded', promptId, stopReason: r?.stopReason, error: err ? `${err.message ?? err.kind}` : undefined, changes });
+      if (Array.isArray(changes) && changes.length) {
+        this.review?.track(this.baselines(promptId, changes));
+        void this.refreshCheckpoints();
+      }
     } catch (e: any) {
       this.dispatch({ type: 'turnEnded', promptId, stopReason: 'error', error: `agentd: ${e?.message ?? e}` });
     }
@@ -102,6 +111,98 @@ export class Chat implements vscode.Disposable {
       }
     }
     await this.prompt(text);
+  }
+
+  /**
+   * The text each changed file had before turn `promptId`: the old side of the first diff the
+   * turn's completed tool calls made to it. Only files modified or created (still there to review).
+   */
+  private baselines(promptId: string, changes: unknown): Array<{ path: string; baseline: string; created: boolean }> {
+    const want = new Set(changesOf(changes).filter((c) => c.change === 'modified' || c.change === 'created').map((c) => path.resolve(this.cwd(), c.path)));
+    const items = this.state.items;
+    const start = items.findIndex((it) => it.kind === 'user' && it.id === promptId);
+    const out = new Map<string, { path: string; baseline: string; created: boolean }>();
+    for (const it of items.slice(Math.max(0, start))) {
+      if (it.kind !== 'tool' || it.status !== 'completed') continue;
+      for (const d of it.diffs) {
+        const p = path.resolve(this.cwd(), d.path);
+        if (want.has(p) && !out.has(p)) out.set(p, { path: p, baseline: d.oldText ?? '', created: d.oldText === null });
+      }
+    }
+    return [...out.values()];
+  }
+
+  /** Asks agentd for the session's checkpoints; they mark the user messages that can be restored. */
+  async refreshCheckpoints() {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) return;
+    try {
+      const r = await this.daemon.request(ToDaemon.checkpointsList, { sessionId });
+      if (this.state.sessionId === sessionId) this.dispatch({ type: 'checkpoints', checkpoints: r?.checkpoints ?? [] });
+    } catch { /* an agentd without checkpoints: no markers */ }
+  }
+
+  /** Restore checkpoint: the files, the conversation (that turn and all after it) or both. */
+  async restoreCheckpoint(checkpointId?: string) {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) return;
+    if (!checkpointId) {
+      const cp = await vscode.window.showQuickPick(this.state.checkpoints.map((c) => ({
+        label: c.prompt || '(no text)', description: c.createdAt ? new Date(c.createdAt).toLocaleString() : '',
+        detail: c.files.map((f) => path.basename(f.path)).join(', '), id: c.checkpointId,
+      })), { title: 'agentd: Restore Checkpoint', placeHolder: this.state.checkpoints.length ? 'The turn to go back to (before it ran)' : 'No checkpoints in this chat yet' });
+      if (!cp) return;
+      checkpointId = cp.id;
+    }
+    const cp = this.state.checkpoints.find((c) => c.checkpointId === checkpointId);
+    const how = await vscode.window.showQuickPick([
+      { label: 'Restore files and conversation', description: 'both', restore: 'both' as const },
+      { label: 'Restore files only', description: 'files', restore: 'files' as const },
+      { label: 'Restore conversation only', description: 'conversation', restore: 'conversation' as const },
+    ], { title: 'agentd: Restore Checkpoint', placeHolder: `Back to before "${cp?.prompt ?? checkpointId}"` });
+    if (!how) return;
+    // agentd refuses a restore while a turn runs: stop it and wait for its end.
+    if (this.state.running) {
+      this.cancel();
+      await new Promise<void>((resolve) => {
+        const done = () => { sub.dispose(); clearTimeout(timer); resolve(); };
+        const sub = this.onEvent(() => { if (!this.state.running) done(); });
+        const timer = setTimeout(done, 10000);
+      });
+    }
+    let r: any;
+    try {
+      r = await this.daemon.request(ToDaemon.checkpointsRestore, { sessionId, checkpointId, restore: how.restore });
+    } catch (e: any) {
+      this.dispatch({ type: 'notice', severity: 'error', title: `Could not restore the checkpoint: ${e?.message ?? e}` });
+      return;
+    }
+    const files: any[] = Array.isArray(r?.files) ? r.files : [];
+    const done = files.filter((f) => f?.restored === true).map((f) => String(f.path));
+    const failed = files.filter((f) => f?.restored !== true);
+    this.review?.forget(done);
+    if (how.restore !== 'files') this.dispatch({ type: 'dropTurn', checkpointId });
+    const title = how.restore === 'conversation' ? 'Conversation restored to before that prompt.'
+      : `Restored ${done.length} file${done.length === 1 ? '' : 's'} from the checkpoint${how.restore === 'both' ? ', and the conversation' : ''}.`;
+    this.dispatch({
+      type: 'notice', severity: failed.length ? 'warning' : 'info', title,
+      description: failed.length ? failed.map((f) => `${path.basename(String(f?.path))}: ${f?.reason ?? 'not restored'}`).join('\n') : undefined,
+    });
+    await this.refreshCheckpoints();
+  }
+
+  /** Fork conversation: a new session holding a copy of this one's history; the original stays in the history. */
+  async fork() {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) return;
+    try {
+      const r = await this.daemon.request(ToDaemon.sessionFork, { sessionId });
+      const title = this.state.title ? `Fork of ${this.state.title}` : 'Fork';
+      await this.loadSession(String(r.sessionId), title);
+      this.dispatch({ type: 'notice', severity: 'info', title: 'Forked: you are in a copy of the conversation; the original is in the chat history.' });
+    } catch (e: any) {
+      this.dispatch({ type: 'notice', severity: 'error', title: `Could not fork the conversation: ${e?.message ?? e}` });
+    }
   }
 
   cancel() {
@@ -158,6 +259,7 @@ export class Chat implements vscode.Disposable {
     try {
       const r = await this.daemon.request(ToDaemon.sessionLoad, { sessionId, cwd: this.cwd(), mcpServers: [] });
       this.dispatch({ type: 'configOptions', configOptions: r?.configOptions ?? [] });
+      void this.refreshCheckpoints();
     } catch (e: any) {
       this.dispatch({ type: 'notice', severity: 'error', title: `Could not load the chat: ${e?.message ?? e}` });
     }

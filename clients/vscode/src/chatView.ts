@@ -6,6 +6,7 @@ import { Chat } from './chat';
 import { DiffContent } from './diff';
 import { Permissions } from './permissions';
 import { PermissionButton } from './pure/viewmodel';
+import { Review } from './review';
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly id = 'agentd.chat';
@@ -18,6 +19,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     private readonly extensionUri: vscode.Uri,
     private readonly chat: Chat,
     private readonly diffs: DiffContent,
+    private readonly review: Review,
   ) {
     this.disposables.push(chat.onEvent((event) => {
       if (this.ready) void this.view?.webview.postMessage({ type: 'event', event });
@@ -95,6 +97,15 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         if (d) await this.diffs.open(d.path, d.oldText, d.newText);
         return;
       }
+      case 'openChange': {
+        // The file against its text before the turn while it is under review; else the file itself.
+        const p = String(m.path ?? '');
+        if (p && !(await this.review.openDiff(p))) await vscode.window.showTextDocument(vscode.Uri.file(p), { preview: true });
+        return;
+      }
+      case 'restoreCheckpoint':
+        await this.chat.restoreCheckpoint(typeof m.checkpointId === 'string' ? m.checkpointId : undefined);
+        return;
       case 'openFile':
         if (typeof m.path === 'string') await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true });
         return;
@@ -109,7 +120,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         await this.chat.loadSession(String(m.sessionId), m.title);
         return;
       case 'command':
-        if (['agentd.configureProvider', 'agentd.showLogs', 'agentd.restart'].includes(m.command)) {
+        if (['agentd.configureProvider', 'agentd.showLogs', 'agentd.restart', 'agentd.keepAll', 'agentd.undoAll', 'agentd.fork'].includes(m.command)) {
           await vscode.commands.executeCommand(m.command);
         }
         return;

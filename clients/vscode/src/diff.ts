@@ -13,6 +13,14 @@ export class DiffContent implements vscode.TextDocumentContentProvider {
     return this.texts.get(uri.toString()) ?? '';
   }
 
+  /** Serves `text` at a new read-only URI named `name` (for one side of a diff). */
+  put(name: string, filePath: string, text: string): vscode.Uri {
+    const n = ++this.seq;
+    const u = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${n}/${name}`, query: filePath });
+    this.texts.set(u.toString(), text);
+    return u;
+  }
+
   async open(filePath: string, oldText: string | null, newText: string) {
     const n = ++this.seq;
     const base = path.basename(filePath);

@@ -9,6 +9,7 @@ import { Permissions } from './permissions';
 import { configureProvider } from './provider';
 import { Keys, removeKey } from './keys';
 import { ContentBlock } from './pure/protocol';
+import { Review } from './review';
 
 let daemon: Daemon | undefined;
 
@@ -33,7 +34,10 @@ export async function activate(context: vscode.ExtensionContext) {
 
   const diffs = new DiffContent();
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs));
-  const view = new ChatView(context.extensionUri, chat, diffs);
+  const review = new Review(diffs);
+  context.subscriptions.push(review);
+  chat.review = review;
+  const view = new ChatView(context.extensionUri, chat, diffs, review);
   context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }));
   permissions = new Permissions(chat, () => view.visible);
   view.permissions = permissions;
@@ -91,6 +95,9 @@ export async function activate(context: vscode.ExtensionContext) {
     void chat!.prompt(text.trim(), extra);
   });
   reg('agentd.cancel', () => chat!.cancel());
+  reg('agentd.undo', async () => { await view.reveal(false); await chat!.prompt('/undo'); });
+  reg('agentd.fork', async () => { await chat!.fork(); await view.reveal(false); });
+  reg('agentd.restoreCheckpoint', (id?: unknown) => chat!.restoreCheckpoint(typeof id === 'string' ? id : undefined));
   reg('agentd.newSession', async () => { await chat!.newChat(); await view.reveal(true); });
   reg('agentd.setMode', async (arg?: unknown) => {
     let mode = typeof arg === 'string' ? arg : undefined;

@@ -9,6 +9,7 @@
 #                          ./internal/fakemodel/cmd/fakemodel)
 #   ONLY                   run only the tests whose name matches this regular expression
 #   SHOT_MIDTURN           save a screenshot of the chat view mid-turn to this path
+#   SHOT_REVIEW_DIR        save the review screenshots (review-*.png) into this folder
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 EXT_DIR="$(cd "$HERE/.." && pwd)"

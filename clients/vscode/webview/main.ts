@@ -78,6 +78,7 @@ app.innerHTML = `
   <select class="model" aria-label="Model" title="Model"></select>
   <span class="spacer"></span>
   <button class="icon-btn" data-act="history" title="Chat history" aria-label="Chat history"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="8" cy="8" r="6"/><path d="M8 4.5V8l2.5 1.5"/></svg></button>
+  <button class="icon-btn" data-act="cmd" data-command="agentd.fork" title="Fork conversation: continue in a copy, the original stays as it is" aria-label="Fork conversation"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="4.5" cy="3.5" r="1.5"/><circle cx="11.5" cy="3.5" r="1.5"/><circle cx="8" cy="12.5" r="1.5"/><path d="M4.5 5v1.5c0 1.5 1 2.5 3.5 2.5s3.5-1 3.5-2.5V5M8 9v2"/></svg></button>
   <button class="icon-btn" data-act="new" title="New chat" aria-label="New chat"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M8 3v10M3 8h10"/></svg></button>
   <button class="icon-btn" data-act="provider" title="Configure provider" aria-label="Configure provider"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M2 4h7M12 4h2M2 8h2M7 8h7M2 12h8M13 12h1"/><circle cx="10.5" cy="4" r="1.5"/><circle cx="5.5" cy="8" r="1.5"/><circle cx="11.5" cy="12" r="1.5"/></svg></button>
 </header>
@@ -177,6 +178,12 @@ app.addEventListener('click', (e) => {
     vscode.postMessage({ type: 'setConfig', configId: t.dataset.config, value: t.dataset.value });
   } else if (act === 'perm') {
     vscode.postMessage({ type: 'permission', requestId: t.dataset.req, button: t.dataset.button });
+  } else if (act === 'restore') {
+    vscode.postMessage({ type: 'restoreCheckpoint', checkpointId: t.dataset.checkpoint });
+  } else if (act === 'change') {
+    vscode.postMessage({ type: 'openChange', path: t.dataset.path });
+  } else if (act === 'cmd') {
+    vscode.postMessage({ type: 'command', command: t.dataset.command });
   } else if (act === 'perm-feedback') {
     vscode.postMessage({ type: 'denyWithFeedback', requestId: t.dataset.req });
   } else if (act === 'diff') {
@@ -227,7 +234,7 @@ function miniDiff(d: Diff): string {
 function itemHtml(it: Item, index: number): string {
   switch (it.kind) {
     case 'user':
-      return `<div class="msg user"><div class="bubble">${esc(it.text).replace(/\n/g, '<br>')}</div></div>`;
+      return `<div class="msg user"${it.checkpointId ? ` data-checkpoint="${esc(it.checkpointId)}"` : ''}><div class="bubble">${esc(it.text).replace(/\n/g, '<br>')}</div>${it.checkpointId ? `<div class="checkpoint"><span class="checkpoint-line" aria-hidden="true"></span><button class="link-btn" data-act="restore" data-checkpoint="${esc(it.checkpointId)}" title="Put the files, the conversation or both back to how they were before this prompt">Restore checkpoint</button></div>` : ''}</div>`;
     case 'agent': {
       const n = revealed.get(index) ?? 0;
       const caret = it.streaming || n < it.text.length ? '<span class="caret"></span>' : '';
@@ -242,8 +249,9 @@ function itemHtml(it: Item, index: number): string {
     }
     case 'changes': {
       const sign = (n: number, c: string) => `<span class="${c}">${c === 'added' ? '+' : '−'}${n}</span>`;
-      const rows = it.files.map((f) => `<li class="change" data-path="${esc(f.path)}"><span class="change-file" title="${esc(f.path)}">${esc(shortPath(f.path))}</span><span class="change-kind">${esc(f.change)}${f.from ? ` from ${esc(shortPath(f.from))}` : ''}</span>${sign(f.added, 'added')} ${sign(f.removed, 'removed')}</li>`).join('');
-      return `<div class="changes"><div class="section-title">Changes</div><ul>${rows}</ul></div>`;
+      const rows = it.files.map((f) => `<li class="change" data-path="${esc(f.path)}"><span class="change-file" title="${esc(f.path)}">${esc(shortPath(f.path))}</span><span class="change-kind">${esc(f.change)}${f.from ? ` from ${esc(shortPath(f.from))}` : ''}</span>${sign(f.added, 'added')} ${sign(f.removed, 'removed')}${f.change === 'deleted' ? '' : `<button class="link-btn" data-act="change" data-path="${esc(f.path)}" title="Open the file's changes in the diff editor">Open diff</button>`}</li>`).join('');
+      const n = it.files.length;
+      return `<div class="changes"><div class="changes-head"><span class="section-title">Changes</span><span class="muted">${n} file${n === 1 ? '' : 's'}</span><span class="spacer"></span><button class="secondary" data-act="cmd" data-command="agentd.keepAll" title="Keep every change still under review">Keep All</button><button class="secondary" data-act="cmd" data-command="agentd.undoAll" title="Undo every change still under review">Undo All</button></div><ul>${rows}</ul></div>`;
     }
     case 'notice':
       return `<div class="notice ${it.severity}"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;

@@ -78,6 +78,8 @@ export type Event =
   | { type: 'permissionAsked'; requestId: string; params: Record<string, any> }
   | { type: 'permissionAnswered'; requestId: string; answer: string; feedback?: string }
   | { type: 'checkpoints'; checkpoints: unknown }
+  /** A conversation restore: the turn that checkpoint started, and everything after it, are gone. */
+  | { type: 'dropTurn'; checkpointId: string }
   | { type: 'daemon'; status: DaemonStatus; message?: string }
   | { type: 'notice'; severity: 'info' | 'warning' | 'error'; title: string; description?: string };
 
@@ -332,6 +334,12 @@ export function reduce(s: ChatState, e: Event): ChatState {
       s.checkpoints = checkpointsOf(e.checkpoints);
       markCheckpoints(s);
       return s;
+    case 'dropTurn': {
+      const i = s.items.findIndex((it) => it.kind === 'user' && it.checkpointId === e.checkpointId);
+      if (i >= 0) s.items.splice(i);
+      s.plan = [];
+      return s;
+    }
     case 'update':
       if (e.sessionId && s.sessionId && e.sessionId !== s.sessionId) return s;
       return applyUpdate(s, e.update ?? {});

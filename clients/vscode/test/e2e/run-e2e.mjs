@@ -9,6 +9,7 @@
 //   AGENTD     the agentd binary       FAKEMODEL  the fakemodel binary
 //   WORK       scratch folder, wiped   ARTIFACTS  screenshots and logs of failures
 //   SHOT_MIDTURN  where to save the README screenshot (optional); THEME  a workbench.colorTheme
+//   SHOT_REVIEW_DIR  where to save the review screenshots (review-chat.png, review-editor.png, review-deny.png)
 //   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (290), ONLY (a regular expression test names must match)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -206,6 +207,15 @@ async function sendPromptFromPalette(text) {
 async function newChat() {
   await runCommand('agentd: New Chat');
   await chat().locator('.empty').waitFor({ timeout: 15000 });
+}
+// Types a prompt into the chat view and sends it; once more if it did not show (a view still settling after New Chat).
+async function sendInChat(text) {
+  for (let attempt = 1; ; attempt++) {
+    await chat().locator('textarea.input').fill(text);
+    await chat().locator('button.send').click();
+    try { await chat().locator('.msg.user', { hasText: text }).first().waitFor({ timeout: 5000 }); return; } catch (e) { if (attempt >= 2) throw e; }
+    log(`the prompt ${JSON.stringify(text)} did not show; sending again`);
+  }
 }
 async function chatSays(text, ms = 30000) {
   await chat().locator('.messages', { hasText: text }).waitFor({ timeout: ms });
@@ -436,6 +446,99 @@ try {
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 10000);
     await chat().locator('.tool.status-failed').first().waitFor({ timeout: 10000 });
     if ((await editorText()).includes('goodbye')) throw new Error('the edit landed although the turn was stopped');
+  });
+
+  await test('review: a Changes list, Keep and Undo per hunk, restore a checkpoint, deny with feedback', async () => {
+    const R1 = path.join(WS, 'r1.txt'), R2 = path.join(WS, 'r2.txt');
+    const R1_TEXT = 'alpha\nbeta\ngamma\ndelta\nepsilon\n', R2_TEXT = 'one\ntwo\nthree\n';
+    fs.writeFileSync(R1, R1_TEXT);
+    fs.writeFileSync(R2, R2_TEXT);
+    const SHOTS = env0.SHOT_REVIEW_DIR;
+    // README screenshots, small: the side bar made tall enough for the whole turn, the editor's top.
+    const shot = async (loc, name, { height, tall } = {}) => {
+      if (!SHOTS) return;
+      if (tall) { await page.setViewportSize({ width: 1280, height: tall }); await chat().locator('.messages').evaluate((m) => { m.scrollTop = 0; }); }
+      await sleep(500);
+      const box = await loc.boundingBox();
+      await page.screenshot({ path: path.join(SHOTS, name), clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, height ?? box.height) } });
+      if (tall) await page.setViewportSize({ width: 1280, height: 800 });
+      log(`screenshot: ${name}`);
+    };
+    await startFake('review', { turns: [
+      { text: 'I will uppercase a few words.', toolCalls: [{ id: 'call_r1', name: 'edit_file', arguments: { path: 'r1.txt', edits: [{ old_text: 'alpha', new_text: 'ALPHA' }, { old_text: 'epsilon', new_text: 'EPSILON' }] } }], chunkDelayMs: 5 },
+      { toolCalls: [{ id: 'call_r2', name: 'edit_file', arguments: { path: 'r2.txt', edits: [{ old_text: 'two', new_text: 'TWO' }] } }], chunkDelayMs: 5 },
+      { text: 'Done: r1.txt and r2.txt are changed.', chunkDelayMs: 5 },
+      { text: 'Uppercase words' },
+      { toolCalls: [{ id: 'call_r3', name: 'edit_file', arguments: { path: 'r2.txt', edits: [{ old_text: 'three', new_text: 'THREE' }] } }], chunkDelayMs: 5 },
+      { text: 'Understood: I will use a map instead.', chunkDelayMs: 5 },
+    ] });
+    await newChat();
+    await sendInChat('Uppercase some words in r1.txt and r2.txt');
+    for (let k = 1; k <= 2; k++) {
+      await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().waitFor({ timeout: 60000 });
+      await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().click();
+      await waitFor(`permission ${k} answered`, async () => (await chat().locator('.permission.done').count()) >= k, 10000);
+    }
+    // After the turn: the Changes list with each file's lines added and removed, and a checkpoint on the prompt.
+    const changes = chat().locator('.changes');
+    await changes.waitFor({ timeout: 30000 });
+    await changes.locator('.change', { hasText: 'r1.txt' }).locator('.added', { hasText: '+2' }).waitFor({ timeout: 5000 });
+    await changes.locator('.change', { hasText: 'r2.txt' }).locator('.removed', { hasText: '−1' }).waitFor({ timeout: 5000 });
+    const marker = chat().locator('.msg.user[data-checkpoint] .checkpoint button', { hasText: 'Restore checkpoint' });
+    await marker.waitFor({ timeout: 15000 });
+    await shot(page.locator('.part.sidebar'), 'review-chat.png', { tall: 1250 });
+    // Open diff: the file before the turn against the editor's text.
+    await changes.locator('.change', { hasText: 'r1.txt' }).locator('button', { hasText: 'Open diff' }).click();
+    await page.locator('.tab.active', { hasText: "agentd's changes" }).waitFor({ timeout: 15000 });
+    await page.locator('.editor-group-container.active .monaco-diff-editor').first().waitFor({ timeout: 10000 });
+    await page.locator('.tab', { hasText: "agentd's changes" }).locator('.codicon-close').click({ force: true });
+    // In the editor: Keep / Undo on each hunk. Undo the first hunk of r1.txt, keep the second.
+    await openFile('r1.txt');
+    const lens = (re) => page.locator('.editor-group-container.active .codelens-decoration a').filter({ hasText: re });
+    await lens(/^Keep All$/).first().waitFor({ timeout: 15000 });
+    await lens(/^Undo All$/).first().waitFor({ timeout: 5000 });
+    await waitFor('two hunks in r1.txt', async () => (await lens(/^Undo$/).count()) === 2, 10000);
+    await shot(page.locator('.part.editor'), 'review-editor.png', { height: 220 });
+    await lens(/^Undo$/).first().click();
+    await waitFor('the first hunk undone, the second still there', async () => { const t = await editorText(); return t.includes('alpha') && !t.includes('ALPHA') && t.includes('EPSILON'); }, 10000);
+    await waitFor('one hunk left in r1.txt', async () => (await lens(/^Undo$/).count()) === 1, 10000);
+    await lens(/^Keep \(/).first().click();
+    await waitFor('r1.txt reviewed', async () => (await lens(/^(Keep|Undo)/).count()) === 0, 10000);
+    if (!(await editorText()).includes('EPSILON')) throw new Error('Keep removed the kept change');
+    await openFile('r2.txt');
+    await lens(/^Keep \(/).first().waitFor({ timeout: 15000 });
+    await lens(/^Keep \(/).first().click();
+    await waitFor('r2.txt reviewed', async () => (await lens(/^(Keep|Undo)/).count()) === 0, 10000);
+    if (!(await editorText()).includes('TWO')) throw new Error('Keep removed the kept change in r2.txt');
+    if (fs.readFileSync(R1, 'utf8') !== R1_TEXT) throw new Error('the review wrote r1.txt to disk');
+    // Restore checkpoint (files and conversation): both files back to before the turn, the turn gone from the chat.
+    await marker.click();
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Restore files and conversation' }).first().waitFor({ timeout: 10000 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Restore files and conversation' }).first().click();
+    await chat().locator('.notice', { hasText: 'Restored 2 files' }).waitFor({ timeout: 30000 });
+    await waitFor('r2.txt restored in the editor', async () => { const t = await editorText(); return t.includes('two') && !t.includes('TWO'); }, 10000);
+    await openFile('r1.txt');
+    await waitFor('r1.txt restored in the editor', async () => (await editorText()).includes('epsilon'), 10000);
+    if ((await editorText()).includes('EPSILON')) throw new Error('r1.txt was not restored');
+    if (await chat().locator('.msg.user', { hasText: 'Uppercase some words' }).count()) throw new Error('the restored turn is still in the chat');
+    // Deny with feedback: the correction reaches the model and the turn goes on.
+    await sendInChat('Now uppercase three in r2.txt');
+    const deny = chat().locator('.permission:not(.done) button', { hasText: 'Deny with feedback' });
+    await deny.waitFor({ timeout: 60000 });
+    await shot(page.locator('.part.sidebar'), 'review-deny.png');
+    await deny.click();
+    const box = page.locator('.quick-input-widget', { hasText: 'Deny with feedback' });
+    await box.waitFor({ timeout: 10000 });
+    await box.locator('input').fill('No: use a map instead');
+    await page.keyboard.press('Enter');
+    await chat().locator('.permission .answered', { hasText: 'Denied with feedback' }).waitFor({ timeout: 10000 });
+    await chatSays('Understood: I will use a map instead.', 30000);
+    const last = fakeRequests().filter((r) => Array.isArray(r.messages)).slice(-1)[0];
+    const seen = JSON.stringify(last?.messages ?? []);
+    if (!seen.includes('No: use a map instead')) throw new Error(`the feedback did not reach the model: ${seen.slice(-600)}`);
+    const users = (last?.messages ?? []).filter((m) => m.role === 'user').map((m) => JSON.stringify(m.content));
+    if (users.some((u) => u.startsWith('"Uppercase some words'))) throw new Error(`the restored turn is still in the model's history: ${users.join(' | ').slice(0, 400)}`);
+    if ((await editorText()).includes('THREE')) throw new Error('the denied edit was applied');
   });
 
   await test('permission as a notification when the chat view is hidden', async () => {

@@ -304,6 +304,11 @@ test('checkpoints go on the user messages that started their turns', () => {
   // A conversation restore drops checkpoints: the markers go with them.
   const t = reduce(s, { type: 'checkpoints', checkpoints: [{ checkpointId: 'cp1', prompt: 'first edit', files: [] }] });
   assert.deepEqual(t.items.map((i) => (i as any).checkpointId), ['cp1', undefined, undefined]);
+
+  // A conversation restore of cp1 drops its prompt and everything after it.
+  const u = reduce(t, { type: 'dropTurn', checkpointId: 'cp1' });
+  assert.equal(u.items.length, 0);
+  assert.equal(reduce(run([{ type: 'reset', sessionId: 's1' }, { type: 'promptSent', promptId: 'p', text: 'x' }]), { type: 'dropTurn', checkpointId: 'nope' }).items.length, 1, 'an unknown checkpoint drops nothing');
 });
 
 test('the / completion lists the commands that start with what is typed', () => {
