@@ -539,6 +539,9 @@ try {
     const users = (last?.messages ?? []).filter((m) => m.role === 'user').map((m) => JSON.stringify(m.content));
     if (users.some((u) => u.startsWith('"Uppercase some words'))) throw new Error(`the restored turn is still in the model's history: ${users.join(' | ').slice(0, 400)}`);
     if ((await editorText()).includes('THREE')) throw new Error('the denied edit was applied');
+    // agent/x/editor_state: the file open in the editor (r1.txt) reached the model's prompt.
+    await waitFor('agent/x/editor_state in the trace', () => agentdLog().includes("Received request 'agent/x/editor_state"), 5000);
+    if (!seen.includes(`Active file in the editor: ${R1}`)) throw new Error(`the active file did not reach the prompt: ${seen.slice(-800)}`);
   });
 
   await test('permission as a notification when the chat view is hidden', async () => {
