@@ -467,6 +467,8 @@ function M.change_line(c)
   return l
 end
 
+local cached_entry_lines
+
 -- The lines of one entry. fold is true when it should fold (a finished
 -- thought); target is the {path, line} its first line opens.
 local function entry_lines(model, e, prev, is_last)
@@ -568,6 +570,39 @@ local function entry_lines(model, e, prev, is_last)
   return out, fold, target
 end
 
+-- What an entry's lines depend on, as one value that changes when they may:
+-- text entries by their text (Lua strings compare by identity), a tool line
+-- by its fields. nil: not cached.
+local function cache_key(e, prev, is_last, model)
+  local k = e.kind
+  if k == "agent" then
+    return e.text, prev
+  elseif k == "user" then
+    return e.text, e.steer
+  elseif k == "thought" then
+    return e.text, not (is_last and model.busy > 0)
+  elseif k == "tool" then
+    return table.concat({ tostring(e.status), tostring(e.title), tostring(e.raw_output), tostring(e.expanded),
+      tostring(e.output and #e.output), tostring(e.mcp_server), tostring(e.location) }, "\0"), nil
+  end
+  return nil
+end
+
+-- entry_lines, remembered on the entry while its key stays the same, so a
+-- streamed chunk re-renders one entry, not the whole transcript.
+cached_entry_lines = function(model, e, prev, is_last)
+  local k1, k2 = cache_key(e, prev, is_last, model)
+  local c = e._render
+  if k1 ~= nil and c and c.k1 == k1 and c.k2 == k2 then
+    return c.lines, c.fold, c.target
+  end
+  local lines, fold, target = entry_lines(model, e, prev, is_last)
+  if k1 ~= nil then
+    e._render = { k1 = k1, k2 = k2, lines = lines, fold = fold, target = target }
+  end
+  return lines, fold, target
+end
+
 --- Renders the model into lines. Returns lines, a list of {first, last}
 --- 1-based line ranges to fold (finished thinking), a map from line number
 --- to the {path, line} a tool call touched, and a map from line number to
@@ -591,7 +626,7 @@ function M.render(model)
   local count = #model.entries
   for i, e in ipairs(model.entries) do
     local first = n + 1
-    local ls, fold, target = entry_lines(model, e, prev, i == count)
+    local ls, fold, target = cached_entry_lines(model, e, prev, i == count)
     for _, l in ipairs(ls) do
       add(l)
       owners[n] = e
