@@ -35,6 +35,10 @@ type Settings struct {
 	// except a permission question: the tool call that made it fails when the editor does not
 	// answer in time, the turn goes on.
 	EditorTimeoutSeconds int `json:"editorTimeoutSeconds"`
+	// AnswerReview sends an answer that holds code to the model once more, with the evidence the
+	// turn's tools gathered, to check it before the turn ends (session/answer_review.go). Off by
+	// default: it is a second request; only the user's layers may turn it on.
+	AnswerReview bool `json:"answerReview"`
 	// Trace is a file that receives a JSONL agent trace of every run; empty for none.
 	Trace      string            `json:"trace,omitempty"`
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`

@@ -157,6 +157,8 @@ var settings = []setting{
 			return nil
 		}},
 	{path: "trace", class: UserOnly},
+	// A second request per answer holding code costs the user's money and time: theirs to choose.
+	{path: "answerReview", class: UserOnly, def: false},
 	{path: "mcpServers", class: Describe},
 	{path: "trustedProjects", class: UserOnly, check: func(s Settings, _ string) error {
 		for i, p := range s.TrustedProjects {

@@ -55,12 +55,13 @@ var schema = group("",
 		// (edit_file's edits: old_text, new_text, replace_all).
 		&field{key: "fields", kind: kDyn, elem: &field{kind: kDyn, elem: &field{kind: kText}}, optional: true})},
 	texts("context", "mode_auto", "mode_ask", "mode_plan", "instructions_heading", "instructions_cut", "outside", "selection_cut"),
-	texts("loop", "cancelled", "tool_crashed"),
+	texts("loop", "cancelled", "tool_crashed", "unfinished_turn", "required_tool", "truncated", "call_truncated"),
 	texts("approval", "rejected", "plan_refusal", "no_permission_ui", "rejected_always", "request_failed", "dismissed", "unknown_option", "corrected_with_instruction", "timed_out"),
 	texts("review", "restored", "user_changed"),
 	texts("chat_title", "system", "request"),
 	texts("compaction", "system", "instruction", "summary", "acknowledgement"),
 	texts("commands", "init"),
+	texts("answer_review", "system", "request", "approved", "end_marker", "heading"),
 	texts("layout", "system", "context"),
 )
 

@@ -79,6 +79,10 @@ var runNames = map[string]any{
 	"RESTORE_PROMPT":       "Use a map in the parser.",
 	"RESTORED_FILES":       []map[string]any{{"PATH": "/p/b.go", "REASON": "changed since agentd's edit"}, {"PATH": "/p/a.go", "REASON": ""}},
 	"USER_CHANGED_FILES":   []map[string]any{{"PATH": "/p/a.go", "DIFF": "@@ -3 +3 @@\n-x := 1\n+x := 2", "DELETED": false}, {"PATH": "/p/b.go", "DIFF": "", "DELETED": true}},
+	"MAX_TOKENS":           "8192",
+	"CALLS_CUT":            true,
+	"ANSWER":               "Call `strings.Cut(s, \",\")`.",
+	"EVIDENCE":             []map[string]any{{"TOOL": "read_file", "OUTPUT": "1\tpackage main"}, {"TOOL": "search_text", "OUTPUT": "main.go:1: package main"}},
 }
 
 // Load reads agent.yml and its includes from fsys, checks them against the schema and, when cat

@@ -270,13 +270,18 @@ func TestMaxIterationsAndMaxTokens(t *testing.T) {
 		t.Fatalf("model calls = %d", n)
 	}
 
-	h2 := newHarness(t, reply{events: []providers.Event{
+	// A cut response is told so once and may go on; a second cut ends the turn with max_tokens.
+	cut := reply{events: []providers.Event{
 		{Type: providers.EventTextDelta, Text: "cut"},
 		{Type: providers.EventCompleted, StopReason: providers.StopMaxTokens},
-	}})
+	}}
+	h2 := newHarness(t, cut, cut)
 	h2.newSession()
 	if res := h2.prompt("long"); res.StopReason != protocol.StopMaxTokens {
 		t.Fatalf("stopReason = %q", res.StopReason)
+	}
+	if n := len(h2.prov.requests()); n != 2 {
+		t.Fatalf("model calls = %d", n)
 	}
 }
 

@@ -35,6 +35,8 @@ const (
 	recTruncate = "truncate"
 	// recRestore records that Checkpoint's files were restored (restore.go).
 	recRestore = "restore"
+	// recAmend replaces the last history message (an answer review's correction, answer_review.go).
+	recAmend = "amend"
 )
 
 // record is one line of a transcript. Transcripts are append-only JSONL, one file per session;
@@ -240,6 +242,10 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 		case recMessage:
 			if full && r.Message != nil {
 				l.history = append(l.history, *r.Message)
+			}
+		case recAmend:
+			if full && r.Message != nil && len(l.history) > 0 {
+				l.history[len(l.history)-1] = *r.Message
 			}
 		case recUpdate:
 			if full && r.Update != nil {

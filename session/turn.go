@@ -42,6 +42,8 @@ type turn struct {
 	// sent last (sendPlan).
 	planMu    sync.Mutex
 	planIndex int
+	// nudges are the loop's one-shot messages the turn has sent (session/nudge.go).
+	nudges nudges
 	// reg is the turn's tool set, one snapshot from its start to its end (session/mcp.go).
 	reg *tools.Registry
 	// changes are the files the turn's tools changed (session/changes.go).
@@ -110,7 +112,8 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		return t.undoCommand(blocks, announce)
 	}
 	blocks = t.expandCommand(blocks)
-	t.startCheckpoint(blocks, len(s.historySnapshot()))
+	t.nudges.start = len(s.historySnapshot())
+	t.startCheckpoint(blocks, t.nudges.start)
 	t.addUserMessage(blocks, announce)
 	s.m.trace.event(s.id, "prompt", map[string]any{"blocks": len(blocks)})
 
@@ -154,20 +157,31 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 			}
 			switch st.stop {
 			case providers.StopMaxTokens:
+				if t.noticeTruncated(false) {
+					continue
+				}
 				return protocol.PromptResult{StopReason: protocol.StopMaxTokens}
 			case providers.StopRefusal:
 				return protocol.PromptResult{StopReason: protocol.StopRefusal}
 			}
+			if t.nudgeRequiredTool(st) || t.nudgeUnfinished(st) {
+				continue
+			}
+			t.reviewAnswer(st)
 			return protocol.PromptResult{StopReason: protocol.StopEndTurn}
 		}
+		t.nudges.ranTools = true
 		if st.stop == providers.StopMaxTokens {
 			// The response was cut off: its calls may have partial arguments, so none runs.
 			for _, c := range st.calls {
 				if c.invalid == "" {
-					c.invalid = "not run: the response reached the max_tokens limit before this call was complete"
+					c.invalid = t.texts().Render("loop.call_truncated", nil)
 				}
 			}
 			t.runCalls(st.calls)
+			if t.ctx.Err() == nil && t.noticeTruncated(true) {
+				continue
+			}
 			return protocol.PromptResult{StopReason: protocol.StopMaxTokens}
 		}
 		mutated := t.runCalls(st.calls)
