@@ -39,8 +39,8 @@ const (
 	maxEditorPath = 1024
 	// maxModulesShown bounds the modules listed; the rest are counted.
 	maxModulesShown = 30
-	// modulesTTL is how long a session trusts its list of modules before it looks again (a
-	// turn that writes a manifest makes it look at once).
+	// modulesTTL is how long a session trusts its list of modules before it looks again in the
+	// background (a turn that writes a manifest makes it look at once).
 	modulesTTL = time.Minute
 )
 
@@ -172,29 +172,50 @@ func editorRun(st workspace.EditorState, roots *workspace.Roots, run prompts.Run
 	return dropped
 }
 
-// modules are the session's build manifests, looked up again once they are older than
-// modulesTTL (FindModules reads a bounded number of directories, so the lookup is cheap).
+// modules are the session's build manifests. The first look, and one after a turn wrote a
+// manifest, happens now (FindModules reads a bounded number of directories); a list older than
+// modulesTTL is used once more while a new look runs in the background, so the turn never waits
+// for it.
 func (s *Session) modules() []workspace.Module {
 	now := time.Now()
 	s.mu.Lock()
-	if !s.modulesAt.IsZero() && now.Sub(s.modulesAt) < modulesTTL {
-		list := s.moduleList
-		s.mu.Unlock()
-		return list
+	list, at, busy := s.moduleList, s.modulesAt, s.modulesBusy
+	stale := !at.IsZero() && now.Sub(at) >= modulesTTL
+	var done chan struct{}
+	if stale && !busy {
+		done = make(chan struct{})
+		s.modulesBusy, s.modulesDone = true, done
 	}
 	s.mu.Unlock()
-	var dirs []string
-	if s.roots != nil {
-		dirs = s.roots.Dirs()
+	switch {
+	case stale && !busy:
+		go func() {
+			defer close(done)
+			next := workspace.FindModules(s.rootDirs())
+			s.mu.Lock()
+			s.moduleList, s.modulesAt, s.modulesBusy = next, time.Now(), false
+			s.mu.Unlock()
+		}()
+		return list
+	case !at.IsZero():
+		return list
 	}
-	list := workspace.FindModules(dirs)
+	list = workspace.FindModules(s.rootDirs())
 	s.mu.Lock()
 	s.moduleList, s.modulesAt = list, now
 	s.mu.Unlock()
 	return list
 }
 
-// modulesChanged makes the next context look for modules again when the turn wrote a manifest.
+func (s *Session) rootDirs() []string {
+	if s.roots == nil {
+		return nil
+	}
+	return s.roots.Dirs()
+}
+
+// modulesChanged makes the next context look for modules again, at once, when the turn wrote a
+// manifest.
 func (t *turn) modulesChanged() {
 	if t.changes == nil {
 		return

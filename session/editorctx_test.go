@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/prompts"
@@ -93,7 +94,7 @@ func TestEditorStateInContext(t *testing.T) {
 		"Active file in the editor: " + h.path("a.txt") + "\n",
 		"Selected in the editor: " + h.path("a.txt") + " lines 1-1\n<selection>\nalpha\n</selection>",
 		"Other open files: " + h.path("b.txt") + "\n",
-		"Open files (outside the workspace roots: your tools cannot read or change it): /etc/hosts",
+		"Open files (outside the workspace roots, out of your tools' reach): /etc/hosts",
 	} {
 		if !strings.Contains(ctx, want) {
 			t.Errorf("the context lacks %q:\n%s", want, ctx)
@@ -190,7 +191,7 @@ func TestEditorRunAttacker(t *testing.T) {
 // Modules are found once and kept until they are old or a turn writes a manifest.
 func TestModulesCachedAndRefreshed(t *testing.T) {
 	ws := &stateWS{}
-	h := editorHarness(t, ws, reply{events: textReply("one")}, reply{events: textReply("two")}, reply{events: textReply("three")})
+	h := editorHarness(t, ws, reply{events: textReply("one")}, reply{events: textReply("two")}, reply{events: textReply("three")}, reply{events: textReply("four")})
 	if err := os.WriteFile(h.path("go.mod"), []byte("module example.com/first\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -212,8 +213,21 @@ func TestModulesCachedAndRefreshed(t *testing.T) {
 	s.mu.Lock()
 	s.modulesAt = s.modulesAt.Add(-2 * modulesTTL)
 	s.mu.Unlock()
+	// An old list is used once more while a new look runs in the background.
 	h.prompt("three")
-	if ctx := lastContext(t, h.prov.requests()[2]); !strings.Contains(ctx, h.path("web/package.json")+" (npm web)") {
+	if ctx := lastContext(t, h.prov.requests()[2]); strings.Contains(ctx, "package.json") {
+		t.Errorf("the turn waited for the new look:\n%s", ctx)
+	}
+	s.mu.Lock()
+	done := s.modulesDone
+	s.mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the background look never finished")
+	}
+	h.prompt("four")
+	if ctx := lastContext(t, h.prov.requests()[3]); !strings.Contains(ctx, h.path("web/package.json")+" (npm web)") {
 		t.Errorf("an old list was not refreshed:\n%s", ctx)
 	}
 }

@@ -82,6 +82,10 @@ type Session struct {
 	// moduleList are the build manifests found at modulesAt (editorctx.go).
 	moduleList []workspace.Module
 	modulesAt  time.Time
+	// modulesBusy is set while a look for modules runs in the background; modulesDone is
+	// closed when the newest such look ends.
+	modulesBusy bool
+	modulesDone chan struct{}
 	// commands are the session's command files as last read (commands.go), guarded by mu.
 	commands *commandFiles
 }

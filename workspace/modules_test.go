@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,33 @@ func TestFindModulesBounded(t *testing.T) {
 	// 1 + 31 + 901 directories exist; only maxModuleDirs are read, so the last one is not.
 	if len(got) != 0 {
 		t.Errorf("read past the budget: %+v", got)
+	}
+}
+
+// BenchmarkFindModules measures a look over a tree of 30×30 directories with a few manifests,
+// the cost a session pays at most once a minute.
+func BenchmarkFindModules(b *testing.B) {
+	root := b.TempDir()
+	for i := range 30 {
+		for j := range 30 {
+			d := filepath.Join(root, "d"+strconv.Itoa(i), "e"+strconv.Itoa(j))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if j == 0 {
+				if err := os.WriteFile(filepath.Join(d, "package.json"), []byte(`{"name":"p`+strconv.Itoa(i)+`"}`), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/bench\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(FindModules([]string{root})) == 0 {
+			b.Fatal("nothing found")
+		}
 	}
 }
