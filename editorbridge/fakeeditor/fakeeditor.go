@@ -388,10 +388,7 @@ func (e *Editor) editorState() any {
 	if e.state != nil {
 		return *e.state
 	}
-	res := protocol.EditorStateResult{OpenFiles: []string{}}
-	for _, p := range e.opened {
-		res.OpenFiles = append(res.OpenFiles, p)
-	}
+	res := protocol.EditorStateResult{OpenFiles: append([]string{}, e.opened...)}
 	if n := len(e.opened); n > 0 {
 		res.ActiveFile = e.opened[n-1]
 	}
