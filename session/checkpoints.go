@@ -83,8 +83,33 @@ type cpFile struct {
 	BeforeKnown bool   `json:"beforeKnown,omitempty"`
 	Dir         bool   `json:"dir,omitempty"`
 	// After is the blob of the file's text when the turn ended (its post-image), which a
-	// restore reverses the turn's hunks from; written once, by the turn's last save.
-	After int `json:"after,omitempty"`
+	// restore reverses the turn's hunks from; written once, by the turn's last save. With a
+	// pre-image (Blob) it holds only the bytes between the AfterPrefix bytes the post-image
+	// shares with the start of the pre-image and the AfterSuffix bytes it shares with its end.
+	After       int `json:"after,omitempty"`
+	AfterPrefix int `json:"afterPrefix,omitempty"`
+	AfterSuffix int `json:"afterSuffix,omitempty"`
+}
+
+// commonEnds returns how many bytes a and b share at their start, and then at their end (not
+// counting the shared start). Whole chunks are compared with string equality, which is memcmp.
+func commonEnds(a, b string) (prefix, suffix int) {
+	const chunk = 256
+	n := min(len(a), len(b))
+	for prefix+chunk <= n && a[prefix:prefix+chunk] == b[prefix:prefix+chunk] {
+		prefix += chunk
+	}
+	for prefix < n && a[prefix] == b[prefix] {
+		prefix++
+	}
+	n -= prefix
+	for suffix+chunk <= n && a[len(a)-suffix-chunk:len(a)-suffix] == b[len(b)-suffix-chunk:len(b)-suffix] {
+		suffix += chunk
+	}
+	for suffix < n && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
+		suffix++
+	}
+	return prefix, suffix
 }
 
 // saveBefore saves the pre-images an edit about to be applied replaces, and the checkpoint's
@@ -228,15 +253,22 @@ func (t *turn) writeCheckpoint(dir string, cp *checkpoint) error {
 			cf.Blob = n
 		}
 		if t.cpFinal && f.AfterKnown && f.Change != changeDeleted && !f.Dir {
+			// The post-image is saved as what it changed in the pre-image when there is one:
+			// the bytes between the common prefix and suffix (a turn's edits are mostly small).
+			mid := f.After
+			if cf.Blob > 0 {
+				cf.AfterPrefix, cf.AfterSuffix = commonEnds(f.Before, f.After)
+				mid = f.After[cf.AfterPrefix : len(f.After)-cf.AfterSuffix]
+			}
 			key := "\x00after:" + f.Path
 			n, ok := t.blobs[key]
 			if !ok {
 				n = len(t.blobs) + 1
-				head, _ := json.Marshal(cpRecord{Blob: n, Len: len(f.After)})
+				head, _ := json.Marshal(cpRecord{Blob: n, Len: len(mid)})
 				if _, err := t.log.Write(append(head, '\n')); err != nil {
 					return err
 				}
-				if _, err := t.log.WriteString(f.After); err != nil {
+				if _, err := t.log.WriteString(mid); err != nil {
 					return err
 				}
 				t.blobs[key] = n
@@ -367,6 +399,13 @@ func readCheckpoint(path string) (*checkpoint, bool) {
 			text, ok := blobs[cf.After]
 			if !ok {
 				return nil, false
+			}
+			if cf.Blob > 0 {
+				b := f.Before
+				if cf.AfterPrefix < 0 || cf.AfterSuffix < 0 || cf.AfterPrefix+cf.AfterSuffix > len(b) {
+					return nil, false
+				}
+				text = b[:cf.AfterPrefix] + text + b[len(b)-cf.AfterSuffix:]
 			}
 			f.After, f.AfterKnown = text, true
 		}

@@ -581,3 +581,27 @@ func TestTheModelIsToldOfTheUsersChangesOnce(t *testing.T) {
 		t.Fatalf("the change was told again in a later turn: %q", last)
 	}
 }
+
+// The post-image is saved trimmed to what the turn changed; a new daemon rebuilds it and still
+// merges the user's change.
+func TestRestoreAfterAReloadUsesTheSavedPostImage(t *testing.T) {
+	big := strings.Repeat("filler line\n", 500)
+	e := newRestoreEnv(t, fakeeditor.Full(), []call{edit("a.txt", "middle", "MIDDLE"), create("n.txt", "new\n")})
+	e.write("a.txt", big+"middle\n"+big+"end\n")
+	e.newSession()
+	e.prompt("shout")
+	_ = e.m.Shutdown(context.Background())
+	e.m = e.manager(e.state)
+	if _, err := e.m.Resume(context.Background(), protocol.SessionLoadParams{SessionID: e.sid, Cwd: e.root}); err != nil {
+		t.Fatal(err)
+	}
+	e.userTypes("a.txt", "end", "END by the user")
+	res := e.restore(e.checkpoint(0), protocol.RestoreFiles)
+	e.wantFiles(res, protocol.RestoredFile{Path: "a.txt", Restored: true}, protocol.RestoredFile{Path: "n.txt", Restored: true})
+	if got, want := e.text("a.txt"), big+"middle\n"+big+"END by the user\n"; got != want {
+		t.Fatalf("a.txt ends %q", got[len(got)-40:])
+	}
+	if e.text("n.txt") != "<none>" {
+		t.Fatal("n.txt not deleted")
+	}
+}

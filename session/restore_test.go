@@ -119,3 +119,26 @@ func TestUndoRestoresTheNewestTurnsFilesWithoutTheModel(t *testing.T) {
 		t.Fatalf("a third /undo answered %q", last)
 	}
 }
+
+func TestCommonEnds(t *testing.T) {
+	long := strings.Repeat("abcdefgh", 100)
+	for _, c := range []struct {
+		a, b         string
+		prefix, suff int
+	}{
+		{"", "", 0, 0},
+		{"abc", "abc", 3, 0},
+		{"abc", "abXc", 2, 1},
+		{long + "x" + long, long + "yy" + long, 800, 800},
+		{long, long + long, 800, 0},
+		{"aaaa", "aa", 2, 0},
+	} {
+		p, s := commonEnds(c.a, c.b)
+		if p != c.prefix || s != c.suff {
+			t.Errorf("commonEnds(%.10q, %.10q) = %d, %d; want %d, %d", c.a, c.b, p, s, c.prefix, c.suff)
+		}
+		if mid := c.b[p : len(c.b)-s]; c.a[:p]+mid+c.a[len(c.a)-s:] != c.b {
+			t.Errorf("%.10q does not rebuild", c.b)
+		}
+	}
+}
