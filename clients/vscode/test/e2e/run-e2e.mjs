@@ -124,6 +124,8 @@ const userSettings = {
     provider: 'fake',
     providers: { fake: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' } },
     mode: 'ask',
+    // A one-tool MCP server (test/e2e/fake-mcp.mjs): its calls show the server's name.
+    mcpServers: [{ name: 'tracker', command: process.execPath, args: [path.join(path.dirname(new URL(import.meta.url).pathname), 'fake-mcp.mjs')], env: [] }],
   },
 };
 fs.writeFileSync(path.join(WORK, 'ud/User/settings.json'), JSON.stringify(userSettings, null, 2));
@@ -289,7 +291,7 @@ try {
   page.on('pageerror', (e) => log(`pageerror: ${String(e).slice(0, 200)}`));
   await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: URL_BASE }).catch(() => {});
 
-  await page.goto(`${URL_BASE}/?folder=${encodeURIComponent(WS)}`, { waitUntil: 'domcontentloaded' });
+  await page.goto(`${URL_BASE}/?folder=${encodeURIComponent(WS)}`, { waitUntil: 'domcontentloaded', timeout: 120000 }); // a loaded machine serves the first page slowly
   await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
   log('workbench rendered');
   await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
@@ -433,6 +435,23 @@ try {
     if (!JSON.stringify(second?.messages ?? []).includes('use a map instead')) throw new Error('the steer did not reach the model in the running turn');
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
     if (await chat().locator('button.queue').isVisible()) throw new Error('Queue is shown with no turn running');
+  });
+
+  await test('an MCP tool names its server in the permission card and the tool row', async () => {
+    await startFake('mcp', { turns: [
+      { toolCalls: [{ id: 'call_mcp', name: 'lookup', arguments: { id: '42' } }], chunkDelayMs: 5 },
+      { text: 'The tracker says the login button is broken.', chunkDelayMs: 5 },
+      { text: 'Tracker lookup' },
+    ] });
+    await newChat();
+    await sendInChat('Look up issue 42');
+    const card = chat().locator('.permission:not(.done)');
+    await card.locator('.perm-server', { hasText: 'tracker' }).waitFor({ timeout: 60000 });
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    await chatSays('the login button is broken', 30000);
+    await chat().locator('.tool', { hasText: 'lookup' }).locator('.tool-server', { hasText: 'tracker' }).first().waitFor({ timeout: 10000 });
+    const toolMsg = JSON.stringify((fakeRequests()[1]?.messages ?? []).filter((m) => m.role === 'tool'));
+    if (!toolMsg.includes('issue 42: the login button is broken')) throw new Error(`the MCP result did not reach the model: ${toolMsg.slice(0, 300)}`);
   });
 
   await test('Stop during a permission request answers it cancelled', async () => {

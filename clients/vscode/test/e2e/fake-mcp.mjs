@@ -1,0 +1,26 @@
+// A minimal MCP server over stdio (newline-delimited JSON-RPC) for the e2e tests: one tool,
+// `lookup`, that answers with a fixed text. agentd starts it from the user settings' mcpServers.
+import readline from 'node:readline';
+
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+readline.createInterface({ input: process.stdin }).on('line', (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch { return; }
+  if (m.id === undefined) return; // notifications
+  switch (m.method) {
+    case 'initialize':
+      send({ id: m.id, result: { protocolVersion: m.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'tracker', version: '1' } } });
+      return;
+    case 'tools/list':
+      send({ id: m.id, result: { tools: [{ name: 'lookup', description: 'Look an issue up in the tracker', inputSchema: { type: 'object', properties: { id: { type: 'string' } } } }] } });
+      return;
+    case 'tools/call':
+      send({ id: m.id, result: { content: [{ type: 'text', text: `issue ${m.params?.arguments?.id ?? '?'}: the login button is broken` }] } });
+      return;
+    case 'ping':
+      send({ id: m.id, result: {} });
+      return;
+    default:
+      send({ id: m.id, error: { code: -32601, message: `no method ${m.method}` } });
+  }
+});
