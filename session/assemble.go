@@ -3,8 +3,10 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 )
 
@@ -22,6 +24,8 @@ type assembly struct {
 	textOut, thoughtOut strings.Builder
 	byIndex             map[int]*call
 	finished            bool
+	// tooBig is what a call whose arguments grow past maxArgsBytes reads (call.args_too_big).
+	tooBig string
 }
 
 // effectKind is what the stream must do after an event.
@@ -45,6 +49,11 @@ type effect struct {
 
 func newAssembly(msgID string) *assembly {
 	return &assembly{st: &step{msgID: msgID}, byIndex: map[int]*call{}}
+}
+
+// argsTooBig is what a call whose arguments exceed maxArgsBytes reads.
+func argsTooBig(set *prompts.Set) string {
+	return set.Render("call.args_too_big", prompts.Run{"MAX_BYTES": strconv.Itoa(maxArgsBytes)})
 }
 
 func (a *assembly) flushText() {
@@ -116,7 +125,9 @@ func (a *assembly) apply(ev providers.Event, out []effect) []effect {
 		var c *call
 		c, out = a.call(ev, out)
 		if c.args.Len()+len(ev.Text) > maxArgsBytes {
-			c.invalid = fmt.Sprintf("the arguments of this call exceed %d bytes; send smaller calls", maxArgsBytes)
+			if c.invalid = a.tooBig; c.invalid == "" { // an assembly a test built bare
+				c.invalid = argsTooBig(prompts.Default())
+			}
 			return out
 		}
 		c.args.WriteString(ev.Text)

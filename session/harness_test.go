@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
@@ -501,6 +502,8 @@ type harness struct {
 	sid    string
 	// tools, when set, replaces the test tools the manager offers.
 	tools *tools.Registry
+	// texts, when set, is the prompt config instead of the built-in one.
+	texts *prompts.Set
 }
 
 func newHarness(t *testing.T, replies ...reply) *harness {
@@ -530,6 +533,7 @@ func (h *harness) manager() *Manager {
 		Tools:      reg,
 		Settings:   func() config.Settings { return h.set },
 		StateDir:   h.state,
+		Prompts:    h.texts,
 	})
 }
 

@@ -25,12 +25,6 @@ import (
 // each turn as one snapshot, stopped with it. The rules themselves live in package mcp; this file
 // is where a session meets them.
 
-const (
-	mcpPlanRefusal = "Plan mode: this session does not run MCP tools, which act outside the project's files. " +
-		"Describe what you would ask the tool as text, or let the user switch modes."
-	mcpRejectedOnce = "The user rejected this MCP tool call. Do not retry it unchanged; ask the user what they want."
-)
-
 // mcpOptions are the only answers to a contributed tool's request: a server's tool is asked about
 // every time, so there is no "always allow".
 var mcpOptions = []protocol.PermissionOption{
@@ -301,7 +295,7 @@ func (t *turn) specs() []providers.ToolSpec {
 func (t *turn) permitMCP(ctx context.Context, c *call, req tools.PermissionRequest, srv mcpServer) error {
 	s := t.s
 	if s.currentMode() == ModePlan {
-		return &tools.ErrDenied{Reason: mcpPlanRefusal}
+		return &tools.ErrDenied{Reason: s.m.text("call.mcp_plan_refusal", nil)}
 	}
 	pc := policy.Call{Tool: "mcp:" + srv.Server() + ":" + srv.RemoteName(), Effect: tools.EffectExec}
 	if policy.Decide(policy.ModeAsk, s.allGrants(), pc) == policy.Deny {
@@ -328,7 +322,7 @@ func (t *turn) permitMCP(ctx context.Context, c *call, req tools.PermissionReque
 	case protocol.OptionAllowOnce:
 		return nil
 	case protocol.OptionRejectOnce:
-		return &tools.ErrDenied{Reason: mcpRejectedOnce}
+		return &tools.ErrDenied{Reason: s.m.text("call.mcp_rejected", nil)}
 	case protocol.OptionRejectAlways:
 		s.remember(policy.GrantFor(pc, protocol.OptionRejectAlways, policy.ScopeProject))
 		return &tools.ErrDenied{Reason: s.m.text("approval.rejected_always", nil)}

@@ -118,18 +118,18 @@ func (t *turn) readLink(b protocol.ContentBlock) string {
 		p = u.Path
 	}
 	if t.s.ws == nil {
-		return fmt.Sprintf("<file path=%q>(not readable: no workspace)</file>", p)
+		return fmt.Sprintf("<file path=%q>%s</file>", p, t.texts().Render("attachments.no_workspace", nil))
 	}
 	abs, err := t.s.roots.Resolve(p, false)
 	if err != nil {
-		return fmt.Sprintf("<file path=%q>(not readable: %v)</file>", p, err)
+		return fmt.Sprintf("<file path=%q>%s</file>", p, t.texts().Render("attachments.unreadable", prompts.Run{"ERROR": escapeEnvelope(err.Error())}))
 	}
 	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
 	defer cancel()
 	args, _ := json.Marshal(map[string]string{"path": abs})
 	res := tools.ReadFile.Run(ctx, &tools.Env{Roots: t.s.roots, WS: t.s.ws}, args)
 	if res.IsError {
-		return fmt.Sprintf("<file path=%q>(not readable: %s)</file>", abs, escapeEnvelope(res.Output))
+		return fmt.Sprintf("<file path=%q>%s</file>", abs, t.texts().Render("attachments.unreadable", prompts.Run{"ERROR": escapeEnvelope(res.Output)}))
 	}
 	return fmt.Sprintf("<file path=%q>\n%s</file>", abs, escapeEnvelope(res.Output))
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/tools/policy"
@@ -161,9 +162,7 @@ func (t *turn) save(ctx context.Context, c *call, plan []plannedSave, all, shown
 	}
 	var notes []string
 	if len(kept) > 0 {
-		notes = append(notes, "Note: these files you edited also hold the user's own unsaved changes, so they were left unsaved "+
-			"and the program read their older versions on disk, without your edits: "+strings.Join(kept, ", ")+
-			". Ask the user to save them if the program needs them.")
+		notes = append(notes, s.m.text("saves.kept_unsaved", prompts.Run{"FILES": strings.Join(kept, ", ")}))
 	}
 	if len(save) == 0 {
 		return strings.Join(notes, "\n")
@@ -175,7 +174,7 @@ func (t *turn) save(ctx context.Context, c *call, plan []plannedSave, all, shown
 		if errors.Is(err, workspace.ErrUnsupported) {
 			s.notice(protocol.SeverityWarning, "The editor cannot save buffers before a program runs", "The program reads the files on disk, which may lack agentd's unsaved edits.")
 		}
-		return strings.Join(append(notes, fmt.Sprintf("Note: the editor could not save your edited files before this program ran (%v), so it may have read older versions of: %s.", err, strings.Join(save, ", "))), "\n")
+		return strings.Join(append(notes, s.m.text("saves.save_failed", prompts.Run{"ERROR": err.Error(), "FILES": strings.Join(save, ", ")})), "\n")
 	}
 	s.mu.Lock()
 	for _, p := range res.Saved {
@@ -191,7 +190,7 @@ func (t *turn) save(ctx context.Context, c *call, plan []plannedSave, all, shown
 			failed = append(failed, fmt.Sprintf("%s (%s)", p, why))
 		}
 		sort.Strings(failed)
-		notes = append(notes, "Note: these edited files could not be saved before the program ran, so it read their older versions on disk: "+strings.Join(failed, ", ")+".")
+		notes = append(notes, s.m.text("saves.not_saved", prompts.Run{"FILES": strings.Join(failed, ", ")}))
 	}
 	return strings.Join(notes, "\n")
 }

@@ -2,11 +2,11 @@ package session
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
@@ -61,6 +61,7 @@ type step struct {
 func (t *turn) stream(req *providers.Request) *step {
 	s := t.s
 	a := newAssembly(s.nextMessageID())
+	a.tooBig = argsTooBig(t.texts())
 	events := make(chan providers.Event, 32)
 	quit := make(chan struct{})
 	go func() {
@@ -107,7 +108,7 @@ loop:
 	st := a.st
 	t.addUsage(st.usage)
 	for _, c := range dropped {
-		t.finishCall(c, tools.Result{Output: "cancelled", IsError: true}, "")
+		t.finishCall(c, tools.Result{Output: t.texts().Render("call.cancelled", nil), IsError: true}, "")
 	}
 	if len(st.parts) > 0 {
 		s.appendHistory(providers.Message{Role: providers.RoleAssistant, Parts: st.parts})
@@ -197,22 +198,22 @@ func (t *turn) completeCall(c *call) {
 	switch {
 	case c.invalid != "":
 	case c.name == "":
-		c.invalid = "this tool call has no tool name; name one of the available tools"
+		c.invalid = t.texts().Render("call.no_name", nil)
 	case c.tool == nil:
 		if tool, ok := t.reg.Lookup(c.name); ok {
 			c.tool = tool
 			c.kind = tool.Kind()
 		} else {
-			c.invalid = fmt.Sprintf("there is no tool named %q; the available tools are: %s", c.name, strings.Join(t.toolNames(), ", "))
+			c.invalid = t.texts().Render("call.unknown_tool", prompts.Run{"TOOL": c.name, "TOOL_NAMES": strings.Join(t.toolNames(), ", ")})
 		}
 	}
 	if c.invalid == "" {
 		if len(args) > maxArgsBytes {
-			c.invalid = fmt.Sprintf("the arguments of this call exceed %d bytes; send smaller calls", maxArgsBytes)
+			c.invalid = argsTooBig(t.texts())
 		} else if !json.Valid(args) {
-			c.invalid = "the arguments are not valid JSON; send one JSON object matching the tool's schema"
+			c.invalid = t.texts().Render("call.args_not_json", nil)
 		} else if trimmed := strings.TrimSpace(string(args)); !strings.HasPrefix(trimmed, "{") {
-			c.invalid = "the arguments must be a JSON object matching the tool's schema"
+			c.invalid = t.texts().Render("call.args_not_object", nil)
 		}
 	}
 	if c.invalid != "" {

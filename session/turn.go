@@ -293,7 +293,7 @@ func (t *turn) userMessage(blocks []protocol.ContentBlock) providers.Message {
 		case "image":
 			data, err := base64.StdEncoding.DecodeString(b.Data)
 			if err != nil {
-				msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: "[an image that could not be decoded was attached]"})
+				msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: t.texts().Render("attachments.image_undecodable", nil)})
 				continue
 			}
 			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartImage, MimeType: b.MimeType, Data: data})
