@@ -86,10 +86,9 @@ export class Chat implements vscode.Disposable {
       const err = r?._meta?.['agentd/error'];
       const changes = r?._meta?.['agentd/changes'];
       this.dispatch({ type: 'turnEnded', promptId, stopReason: r?.stopReason, error: err ? `${err.message ?? err.kind}` : undefined, changes });
-      if (Array.isArray(changes) && changes.length) {
-        this.review?.track(this.baselines(promptId, changes));
-        void this.refreshCheckpoints();
-      }
+      if (Array.isArray(changes) && changes.length) this.review?.track(this.baselines(promptId, changes));
+      // A turn may add a checkpoint, and /undo marks one restored.
+      void this.refreshCheckpoints();
     } catch (e: any) {
       this.dispatch({ type: 'turnEnded', promptId, stopReason: 'error', error: `agentd: ${e?.message ?? e}` });
     }

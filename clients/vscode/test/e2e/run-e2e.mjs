@@ -437,6 +437,36 @@ try {
     if (await chat().locator('button.queue').isVisible()) throw new Error('Queue is shown with no turn running');
   });
 
+  await test('/undo puts the last turn\'s files back; Fork Conversation continues in a copy', async () => {
+    const R3 = path.join(WS, 'r3.txt');
+    fs.writeFileSync(R3, 'red\ngreen\n');
+    await startFake('undo', { turns: [
+      { toolCalls: [{ id: 'call_r3', name: 'edit_file', arguments: { path: 'r3.txt', edits: [{ old_text: 'green', new_text: 'blue' }] } }], chunkDelayMs: 5 },
+      { text: 'Green is blue now.', chunkDelayMs: 5 },
+      { text: 'Colours' },
+    ] });
+    await newChat();
+    await sendInChat('Make green blue in r3.txt');
+    await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().waitFor({ timeout: 60000 });
+    await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().click();
+    await chatSays('Green is blue now.', 30000);
+    await chat().locator('.changes .change', { hasText: 'r3.txt' }).waitFor({ timeout: 10000 });
+    await openFile('r3.txt');
+    await waitFor('the edit in r3.txt', async () => (await editorText()).includes('blue'), 10000);
+    await runCommand("agentd: Undo Last Turn's File Changes");
+    await chat().locator('.msg.user', { hasText: '/undo' }).first().waitFor({ timeout: 10000 });
+    await waitFor('r3.txt back to green', async () => { const t = await editorText(); return t.includes('green') && !t.includes('blue'); }, 30000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    // /undo is agentd's own: no model call for it.
+    if (fakeRequests().some((r) => JSON.stringify(r.messages ?? []).includes('/undo'))) throw new Error('/undo reached the model');
+    await runCommand('agentd: Fork Conversation');
+    await chat().locator('.notice', { hasText: 'Forked' }).waitFor({ timeout: 15000 });
+    await chat().locator('.msg.user', { hasText: 'Make green blue in r3.txt' }).first().waitFor({ timeout: 15000 });
+    await chat().locator('button[data-act="history"]').click();
+    await waitFor('the original and the fork in the history', async () => (await chat().locator('.history .session', { hasText: 'Colours' }).count()) >= 2, 15000);
+    await chat().locator('button[data-act="history"]').click();
+  });
+
   await test('an MCP tool names its server in the permission card and the tool row', async () => {
     await startFake('mcp', { turns: [
       { toolCalls: [{ id: 'call_mcp', name: 'lookup', arguments: { id: '42' } }], chunkDelayMs: 5 },
