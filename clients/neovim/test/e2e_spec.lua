@@ -706,4 +706,25 @@ cases.add("agentd asks Neovim what the user is looking at", function()
   h.contains(body, "other.txt", "the other open file too")
 end)
 
+cases.add("an MCP tool's server is named in its question and its tool line", function()
+  local dir = project()
+  local mcp = h.need_bin("MCPSERVER_BIN", "the MCP test server")
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "echo", arguments = { word = "hi" } } } },
+    { text = "Echoed." },
+  } })
+  local settings = h.fake_settings(fm.url)
+  settings.mcpServers = { { name = "hostile", command = mcp, args = {}, env = {} } }
+  h.setup_agentd(fm.url, dir, { settings = settings })
+  local asked = h.stub_select(pick_option("allow_once"))
+  vim.cmd("AgentdPrompt echo something")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Echoed.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  h.eq(1, #asked, "the MCP call asked")
+  h.contains(asked[1].prompt, "(MCP server hostile)", "the question names the server")
+  h.truthy(h.transcript_text():find("%[done%] [^\n]*echo[^\n]*%(MCP hostile%)"), "the tool line names it:\n" .. h.transcript_text())
+  h.contains(tool_results(fm.requests()[2]), "echo", "the result reached the model")
+end)
+
 return cases

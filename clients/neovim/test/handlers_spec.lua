@@ -414,9 +414,10 @@ cases.add("with the built-in vim.ui.select the question waits in the command lin
   end
   -- The keys the user types, and the preview's top line before each.
   local keys = { "j", "j", "\4", "x", "3" }
-  local tops, n = {}, 0
+  local tops, n, heights = {}, 0, {}
   vim.fn.getcharstr = function()
     n = n + 1
+    heights[n] = vim.o.cmdheight
     local w = permission.preview_win
     tops[n] = w and vim.api.nvim_win_is_valid(w) and vim.api.nvim_win_call(w, function()
       return vim.fn.line("w0")
@@ -437,6 +438,29 @@ cases.add("with the built-in vim.ui.select the question waits in the command lin
   h.eq(3, tops[3], "j again")
   h.truthy(tops[4] > 3, "<C-d> scrolled half a page: " .. vim.inspect(tops))
   h.eq(tops[4], tops[5], "an unknown key does nothing")
+  h.truthy(heights[1] >= 3, "the command line holds the whole question (no Press ENTER): " .. heights[1])
+  h.eq(1, vim.o.cmdheight, "and shrinks back after")
+end)
+
+cases.add("an MCP tool's permission question names its server", function()
+  local agentd = require("agentd")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "p7"
+  agentd.models.p7 = require("agentd.chat").new_model("p7")
+  agentd.open_chat()
+  local during
+  local calls = h.stub_select(function(items)
+    during = h.transcript_text()
+    return items[1]
+  end)
+  call("agent/session/request_permission", {
+    sessionId = "p7",
+    toolCall = { toolCallId = "t", title = "create_issue", kind = "other", rawInput = { title = "x" },
+      _meta = { ["agentd/mcpServer"] = "github" } },
+    options = { { optionId = "allow_once", name = "Allow once" }, { optionId = "reject_once", name = "Reject" } },
+  })
+  h.contains(calls[1].prompt, "agentd wants to: create_issue (MCP server github)", "the question names the server")
+  h.contains(during, "? permission: create_issue (MCP server github)", "so does the chat")
 end)
 
 cases.add("secrets/get serves by origin only, from the function or the origin's variable", function()

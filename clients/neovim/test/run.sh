@@ -35,6 +35,14 @@ else
   echo "neovim: $FAKEMODEL_BIN_ERROR"
 fi
 
+# A stdio MCP server (mcp's own test server) for the MCP end-to-end case.
+if out=$(cd "$ROOT" && go build -o "$TMP/bin/mcpserver" ./mcp/internal/testserver 2>&1); then
+  export MCPSERVER_BIN="$TMP/bin/mcpserver"
+else
+  export MCPSERVER_BIN_ERROR="go build ./mcp/internal/testserver failed: $(echo "$out" | head -5 | tr '\n' ' ')"
+  echo "neovim: $MCPSERVER_BIN_ERROR"
+fi
+
 passed=0
 failed=0
 failures=()

@@ -538,7 +538,7 @@ local function entry_lines(model, e, prev, is_last)
         end
       end
       for _, d in ipairs(e.diffs) do
-        add("    diff " .. M.visible(d.path))
+        add("    diff " .. M.visible(type(d.path) == "string" and M.display_path(d.path) or d.path))
         for _, l in ipairs(cached_diff_lines(d)) do
           add("    " .. l)
         end

@@ -93,9 +93,9 @@ function M.preview_lines(entry)
     end
   end
   for _, d in ipairs(entry.diffs or {}) do
-    lines[#lines + 1] = "diff " .. chat.visible(d.path)
+    lines[#lines + 1] = "diff " .. chat.visible(type(d.path) == "string" and chat.display_path(d.path) or d.path)
     for _, l in ipairs(chat.diff_lines(d)) do
-      lines[#lines + 1] = chat.visible(l)
+      lines[#lines + 1] = chat.visible((l:gsub("\t", "    ")))
     end
   end
   return lines
@@ -115,23 +115,26 @@ function M.open_preview(entry, title)
   if #entry.diffs > 0 then
     vim.bo[b].filetype = "diff"
   end
-  local cols, rows = vim.o.columns, vim.o.lines - vim.o.cmdheight - 2
-  local width = math.max(20, math.min(cols - 4, 100))
-  local height = math.max(3, math.min(#lines, rows - 8))
-  if rows < 6 or cols < 24 then
-    return nil
+  local want = #lines + (title and 1 or 0)
+  -- Over the window being edited, beside the chat, when it is wide enough;
+  -- else in the middle of the screen.
+  local config
+  local ew = chat.editing_window()
+  if ew and vim.api.nvim_win_get_width(ew) >= 40 and vim.api.nvim_win_get_height(ew) >= 8 then
+    local ww, wh = vim.api.nvim_win_get_width(ew), vim.api.nvim_win_get_height(ew)
+    config = { relative = "win", win = ew, row = 1, col = 0, width = ww - 2, height = math.max(3, math.min(want, wh - 4)) }
+  else
+    local cols, rows = vim.o.columns, vim.o.lines - vim.o.cmdheight - 2
+    if rows < 6 or cols < 24 then
+      return nil
+    end
+    local width = math.max(20, math.min(cols - 4, 100))
+    local height = math.max(3, math.min(want, rows - 8))
+    config = { relative = "editor", row = math.max(0, math.floor((rows - height) / 2) - 2),
+      col = math.max(0, math.floor((cols - width) / 2)), width = width, height = height }
   end
-  local ok, w = pcall(vim.api.nvim_open_win, b, false, {
-    relative = "editor",
-    row = math.max(0, math.floor((rows - height) / 2) - 2),
-    col = math.max(0, math.floor((cols - width) / 2)),
-    width = width,
-    height = height,
-    style = "minimal",
-    border = "rounded",
-    focusable = true,
-    zindex = 60,
-  })
+  config.style, config.border, config.focusable, config.zindex = "minimal", "rounded", true, 60
+  local ok, w = pcall(vim.api.nvim_open_win, b, false, config)
   if not ok then
     return nil
   end
@@ -142,7 +145,6 @@ function M.open_preview(entry, title)
     vim.bo[b].modifiable = true
     vim.api.nvim_buf_set_lines(b, 0, 0, false, { title })
     vim.bo[b].modifiable = false
-    pcall(vim.api.nvim_win_set_height, w, math.max(3, math.min(#lines + 1, rows - 8)))
   end
   return w
 end
@@ -166,18 +168,34 @@ function M.ask_builtin(items, prompt, preview)
     labels[#labels + 1] = string.format("%d: %s", i, label(it))
   end
   local hint = preview and "  (j/k, <C-d>/<C-u> scroll the change; <Esc> cancels)" or "  (<Esc> cancels)"
+  local text = prompt .. "\n" .. table.concat(labels, "   ") .. hint .. "\n> "
+  -- Room for the whole question, so it never turns into a "Press ENTER"
+  -- prompt that scrolls the screen (and the diff) away.
+  local rows = 0
+  for _, l in ipairs(vim.split(text, "\n", true)) do
+    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / math.max(1, vim.o.columns - 1)))
+  end
+  local cmdheight = vim.o.cmdheight
+  vim.o.cmdheight = math.max(cmdheight, math.min(rows, math.floor(vim.o.lines / 3)))
+  local function done(v)
+    vim.o.cmdheight = cmdheight
+    vim.api.nvim_echo({ { "" } }, false, {})
+    return v
+  end
+  local first = true
   while true do
-    vim.cmd("redraw")
+    -- The first time, everything: the transcript changed under a question
+    -- asked from a callback, which a plain :redraw may leave stale.
+    vim.cmd(first and "redraw!" or "redraw")
+    first = false
     vim.api.nvim_echo({ { prompt, "Question" }, { "\n" .. table.concat(labels, "   ") .. hint .. "\n> ", "Normal" } }, false, {})
     local ok, key = pcall(vim.fn.getcharstr)
     if not ok or key == "\27" or key == "q" or key == "\3" then
-      vim.api.nvim_echo({ { "" } }, false, {})
-      return nil
+      return done(nil)
     end
     local n = tonumber(key)
     if n and items[n] then
-      vim.api.nvim_echo({ { "" } }, false, {})
-      return items[n]
+      return done(items[n])
     end
     if preview and vim.api.nvim_win_is_valid(preview) and SCROLL[key] then
       pcall(vim.api.nvim_win_call, preview, function()
