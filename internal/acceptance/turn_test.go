@@ -132,7 +132,8 @@ func TestStopReasons(t *testing.T) {
 		want     string
 	}{
 		{"end_turn", responses(map[string]any{"text": "done"}), nil, "end_turn"},
-		{"max_tokens", responses(map[string]any{"text": "cut o", "stopReason": "max_tokens"}), nil, "max_tokens"},
+		// A cut response is continued once (the truncation notice); cut again, the turn ends so.
+		{"max_tokens", responses(map[string]any{"text": "cut o", "stopReason": "max_tokens"}, map[string]any{"text": "ff again", "stopReason": "max_tokens"}), nil, "max_tokens"},
 		{"refusal", responses(map[string]any{"text": "I can't.", "stopReason": "refusal"}), nil, "refusal"},
 		{"max_turn_requests", responses(
 			map[string]any{"toolCalls": []any{map[string]any{"name": "list_dir", "args": map[string]any{"path": "."}}}},
