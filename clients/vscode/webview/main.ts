@@ -109,7 +109,9 @@ function send(how: 'default' | 'queue' = 'default') {
   if (!text) return;
   input.value = '';
   closeSlash();
-  vscode.postMessage({ type: state.running && how === 'default' ? 'steer' : 'prompt', text });
+  // A / command is a prompt of its own (agentd runs it or expands it), so it waits its turn.
+  const steer = state.running && how === 'default' && !text.startsWith('/');
+  vscode.postMessage({ type: steer ? 'steer' : 'prompt', text });
 }
 $('.send').addEventListener('click', () => send());
 $('.queue').addEventListener('click', () => send('queue'));
