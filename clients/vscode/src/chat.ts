@@ -6,7 +6,7 @@ import * as path from 'path';
 import { randomUUID } from 'crypto';
 import { Daemon } from './daemon';
 import { ContentBlock, ToDaemon, ToDaemonNote } from './pure/protocol';
-import { ChatState, Event, initialState, reduce, ConfigOption, changesOf } from './pure/viewmodel';
+import { ChatState, Event, initialState, reduce, ConfigOption, turnBaselines } from './pure/viewmodel';
 import { Review } from './review';
 
 export class Chat implements vscode.Disposable {
@@ -86,7 +86,7 @@ export class Chat implements vscode.Disposable {
       const err = r?._meta?.['agentd/error'];
       const changes = r?._meta?.['agentd/changes'];
       this.dispatch({ type: 'turnEnded', promptId, stopReason: r?.stopReason, error: err ? `${err.message ?? err.kind}` : undefined, changes });
-      if (Array.isArray(changes) && changes.length) this.review?.track(this.baselines(promptId, changes));
+      if (Array.isArray(changes) && changes.length) this.review?.track(turnBaselines(this.state.items, promptId, changes, (p) => path.resolve(this.cwd(), p)));
       // A turn may add a checkpoint, and /undo marks one restored.
       void this.refreshCheckpoints();
     } catch (e: any) {
@@ -110,25 +110,6 @@ export class Chat implements vscode.Disposable {
       }
     }
     await this.prompt(text);
-  }
-
-  /**
-   * The text each changed file had before turn `promptId`: the old side of the first diff the
-   * turn's completed tool calls made to it. Only files modified or created (still there to review).
-   */
-  private baselines(promptId: string, changes: unknown): Array<{ path: string; baseline: string; created: boolean }> {
-    const want = new Set(changesOf(changes).filter((c) => c.change === 'modified' || c.change === 'created').map((c) => path.resolve(this.cwd(), c.path)));
-    const items = this.state.items;
-    const start = items.findIndex((it) => it.kind === 'user' && it.id === promptId);
-    const out = new Map<string, { path: string; baseline: string; created: boolean }>();
-    for (const it of items.slice(Math.max(0, start))) {
-      if (it.kind !== 'tool' || it.status !== 'completed') continue;
-      for (const d of it.diffs) {
-        const p = path.resolve(this.cwd(), d.path);
-        if (want.has(p) && !out.has(p)) out.set(p, { path: p, baseline: d.oldText ?? '', created: d.oldText === null });
-      }
-    }
-    return [...out.values()];
   }
 
   /** Asks agentd for the session's checkpoints; they mark the user messages that can be restored. */

@@ -171,6 +171,26 @@ export function changesOf(v: unknown): Change[] {
   }));
 }
 
+/**
+ * The text each file turn `promptId` modified or created had before the turn: the old side of
+ * the first diff the turn's completed tool calls made to it (what the editor's review compares
+ * with). `abs` makes a path absolute; files deleted or renamed away have nothing to review.
+ */
+export function turnBaselines(items: Item[], promptId: string, changes: unknown, abs: (p: string) => string): Array<{ path: string; baseline: string; created: boolean }> {
+  const start = items.findIndex((it) => it.kind === 'user' && it.id === promptId);
+  if (start < 0 || !Array.isArray(changes)) return [];
+  const want = new Set(changes.filter((c: any) => typeof c?.path === 'string' && (c.change === 'modified' || c.change === 'created')).map((c: any) => abs(c.path)));
+  const out = new Map<string, { path: string; baseline: string; created: boolean }>();
+  for (const it of items.slice(start)) {
+    if (it.kind !== 'tool' || it.status !== 'completed') continue;
+    for (const d of it.diffs) {
+      const p = abs(d.path);
+      if (want.has(p) && !out.has(p)) out.set(p, { path: p, baseline: d.oldText ?? '', created: d.oldText === null });
+    }
+  }
+  return [...out.values()];
+}
+
 /** The well-formed checkpoints of an `agent/x/checkpoints/list` answer. */
 export function checkpointsOf(v: unknown): Checkpoint[] {
   if (!Array.isArray(v)) return [];

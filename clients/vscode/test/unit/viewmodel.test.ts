@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buttonsFor, ChatState, Event, feedbackOption, feedbackOutcome, initialState, optionForButton, quoteArgv, reduce, savesText, slashMatches, usageText, visible } from '../../src/pure/viewmodel';
+import { buttonsFor, ChatState, Event, feedbackOption, feedbackOutcome, initialState, optionForButton, quoteArgv, reduce, savesText, slashMatches, turnBaselines, usageText, visible } from '../../src/pure/viewmodel';
 
 const run = (events: Event[], s: ChatState = initialState()) => events.reduce(reduce, s);
 const up = (update: any): Event => ({ type: 'update', sessionId: 's1', update });
@@ -319,4 +319,29 @@ test('the / completion lists the commands that start with what is typed', () => 
   assert.deepEqual(slashMatches(cmds, '/undo now'), [], 'not once arguments are typed');
   assert.deepEqual(slashMatches(cmds, 'say /u'), [], 'only at the start');
   assert.deepEqual(slashMatches(cmds, '/x'), []);
+});
+
+test('the review compares each changed file with its text before the turn, from the first completed diff', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p0', text: 'earlier' },
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c0', title: 'edit', status: 'completed', content: [{ type: 'diff', path: '/w/a.txt', oldText: 'ancient', newText: 'old' }] }),
+    { type: 'turnEnded', promptId: 'p0', stopReason: 'end_turn' },
+    { type: 'promptSent', promptId: 'p1', text: 'edit' },
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'edit', status: 'completed', content: [{ type: 'diff', path: 'a.txt', oldText: 'old', newText: 'mid' }] }),
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c2', title: 'edit', status: 'failed', content: [{ type: 'diff', path: '/w/b.txt', oldText: 'denied', newText: 'x' }] }),
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c3', title: 'edit', status: 'completed', content: [{ type: 'diff', path: '/w/a.txt', oldText: 'mid', newText: 'new' }] }),
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c4', title: 'create', status: 'completed', content: [{ type: 'diff', path: '/w/n.txt', oldText: null, newText: 'hi' }] }),
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c5', title: 'delete', status: 'completed', content: [{ type: 'diff', path: '/w/d.txt', oldText: 'gone', newText: '' }] }),
+  ]);
+  const abs = (p: string) => (p.startsWith('/') ? p : `/w/${p}`);
+  const changes = [
+    { path: '/w/a.txt', change: 'modified', added: 1, removed: 1 }, { path: '/w/b.txt', change: 'modified', added: 1, removed: 1 },
+    { path: '/w/n.txt', change: 'created', added: 1, removed: 0 }, { path: '/w/d.txt', change: 'deleted', added: 0, removed: 1 },
+  ];
+  assert.deepEqual(turnBaselines(s.items, 'p1', changes, abs), [
+    { path: '/w/a.txt', baseline: 'old', created: false },
+    { path: '/w/n.txt', baseline: '', created: true },
+  ]);
+  assert.deepEqual(turnBaselines(s.items, 'gone', changes, abs), [], 'a turn no longer in the chat has nothing to review');
 });
