@@ -293,6 +293,11 @@ func TestACPWithTheGoSDK(t *testing.T) {
 	if !notice {
 		t.Errorf("no _agentd/session/update notice named the MCP server that could not start: %q", client.extensions)
 	}
+	for _, e := range client.extensions {
+		if strings.Contains(e, "editor_state") {
+			t.Errorf("the ACP door asked for the editor's state, which ACP has no request for: %s", e)
+		}
+	}
 	client.mu.Unlock()
 
 	// A new process lists the session and replays it.
