@@ -131,6 +131,7 @@ func (t *turn) exec(c *call) {
 			return nil
 		},
 		AllowShell:      t.set.AllowShell,
+		Semantic:        t.semanticIndex(),
 		DiagnosticsWait: diagnosticsWait,
 		Progress: func(text string) {
 			c.mu.Lock()

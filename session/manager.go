@@ -71,6 +71,8 @@ type Manager struct {
 	// variants are the tool sets the settings may offer (session/offered.go); the three above
 	// are the current settings' variant's.
 	variants variants
+	// sem holds the semantic indexes (session/semantic.go).
+	sem semantic
 	// now is the clock that paces what a turn sends and saves while it streams; tests replace
 	// it to count bytes without waiting.
 	now func() time.Time
@@ -191,6 +193,7 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	s.refreshInstructions()
 	loaded := s.instructionsMeta()
 	AfterAnswer(ctx, func() {
+		s.refreshIndexes(m.settings(), 0, true)
 		s.announceCommands()
 		s.noticeInstructions(loaded)
 		if n := m.settings().ProjectNotice; n != "" {

@@ -8,6 +8,7 @@ func Default() *Registry {
 		ReadFile,
 		ListDir,
 		SearchText,
+		SemanticSearch,
 		FindSymbol,
 		GetDiagnostics,
 		ProjectOverview,

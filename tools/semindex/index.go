@@ -1,0 +1,390 @@
+// Package semindex is the project's semantic index for semantic_search: the text files of one
+// root (the walk of the other tools: .gitignore honoured, .git and symlinks left out) cut into
+// chunks of lines that overlap, each chunk embedded by the configured embedding model, the
+// vectors normalized at insert and searched by brute-force cosine (a dot product) over float32.
+// It is pure Go: no cgo, no vector database. The index is kept on disk under the state directory
+// (one file per root and model) and updated incrementally: a file whose content hash has not
+// changed keeps its vectors. It is built in the background and answers searches while partial.
+package semindex
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd-dev/agentd/tools"
+)
+
+// Embed turns texts into vectors, one per text, in order (a providers.Embedder bound to its
+// model).
+type Embed func(ctx context.Context, texts []string) ([][]float32, error)
+
+// Chunking: a chunk is ChunkLines lines, the next one starting ChunkLines-OverlapLines further,
+// so a function cut at a chunk's edge is whole in its neighbour; a chunk is also cut at
+// ChunkBytes, so minified lines do not make one huge text.
+const (
+	ChunkLines   = 60
+	OverlapLines = 10
+	ChunkBytes   = 4 << 10
+	// MaxFileBytes: larger files are data or generated, not worth embedding.
+	MaxFileBytes = 1 << 20
+	// embedBatch is how many chunks one Embed call carries (the provider batches again).
+	embedBatch = 64
+	// saveEvery is how many newly embedded files pass between saves of a partial index.
+	saveEvery = 200
+)
+
+// Progress is how far a build is: Done of Total files looked at (unchanged ones count at once).
+type Progress struct {
+	Done, Total int
+	// Embedded is the number of files whose chunks were embedded in this build.
+	Embedded int
+	Err      error
+	Finished bool
+}
+
+// Index is one root's index. Its methods are safe for concurrent use; Search runs while Build
+// goes on, over what is indexed so far.
+type Index struct {
+	root  string
+	file  string
+	embed Embed
+
+	mu      sync.RWMutex
+	files   map[string]*fileEntry // by path relative to root
+	pending int
+	dirty   bool
+	flat    *matrix // built from files on the first search after a change
+
+	build sync.Mutex // one build at a time
+}
+
+type fileEntry struct {
+	hash   [32]byte
+	chunks []chunk
+}
+
+type chunk struct {
+	start, end int // 1-based lines, inclusive
+	vec        []float32
+}
+
+// Open returns the index of root kept in file (created on first save), loading what is there;
+// file "" keeps the index in memory only. A file that cannot be read is started over, not an
+// error: the index is a cache.
+func Open(root, file string, embed Embed) *Index {
+	ix := &Index{root: root, file: file, embed: embed, files: map[string]*fileEntry{}, dirty: true}
+	if file == "" {
+		return ix
+	}
+	if files, err := load(file); err == nil {
+		ix.files = files
+	}
+	return ix
+}
+
+// Stats says how many files and chunks the index holds and how many files wait to be looked at.
+func (ix *Index) Stats() (files, chunks, pending int) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for _, f := range ix.files {
+		chunks += len(f.chunks)
+	}
+	return len(ix.files), chunks, ix.pending
+}
+
+// Build brings the index up to date with the files on disk: new and changed files are chunked
+// and embedded, deleted ones dropped, unchanged ones kept. progress, if not nil, is called as it
+// goes (from Build's goroutine) and once at the end. An embedding failure ends the build with
+// what was done so far saved and the error reported.
+func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
+	ix.build.Lock()
+	defer ix.build.Unlock()
+	report := func(p Progress) {
+		if progress != nil {
+			progress(p)
+		}
+	}
+	var paths []string
+	err := tools.WalkProject(ctx, ix.root, func(abs string, d fs.DirEntry) error {
+		if info, err := d.Info(); err == nil && info.Size() <= MaxFileBytes && info.Size() > 0 {
+			if rel, err := filepath.Rel(ix.root, abs); err == nil {
+				paths = append(paths, filepath.ToSlash(rel))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		seen[p] = true
+	}
+	ix.mu.Lock()
+	for p := range ix.files {
+		if !seen[p] {
+			delete(ix.files, p)
+			ix.dirty = true
+		}
+	}
+	ix.pending = len(paths)
+	ix.mu.Unlock()
+
+	prog := Progress{Total: len(paths)}
+	var batch []pendingChunk
+	var batchFiles []pendingFile
+	sinceSave := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		texts := make([]string, len(batch))
+		for i, c := range batch {
+			texts[i] = c.text
+		}
+		vecs, err := ix.embed(ctx, texts)
+		if err == nil && len(vecs) != len(texts) {
+			err = fmt.Errorf("the embedding model returned %d vectors for %d texts", len(vecs), len(texts))
+		}
+		if err != nil {
+			return err
+		}
+		for i := range batch {
+			normalize(vecs[i])
+			batch[i].file.entry.chunks[batch[i].idx].vec = vecs[i]
+		}
+		ix.mu.Lock()
+		for _, f := range batchFiles {
+			ix.files[f.rel] = f.entry
+			ix.pending--
+			prog.Done++
+			prog.Embedded++
+		}
+		ix.dirty = true
+		ix.mu.Unlock()
+		sinceSave += len(batchFiles)
+		batch, batchFiles = batch[:0], batchFiles[:0]
+		if sinceSave >= saveEvery {
+			sinceSave = 0
+			_ = ix.Save()
+		}
+		report(prog)
+		return nil
+	}
+	var buildErr error
+	for _, rel := range paths {
+		if err := ctx.Err(); err != nil {
+			buildErr = err
+			break
+		}
+		data, err := os.ReadFile(filepath.Join(ix.root, filepath.FromSlash(rel)))
+		if err != nil || !isText(data) {
+			ix.mu.Lock()
+			if _, ok := ix.files[rel]; ok {
+				delete(ix.files, rel)
+				ix.dirty = true
+			}
+			ix.pending--
+			ix.mu.Unlock()
+			prog.Done++
+			continue
+		}
+		sum := sha256.Sum256(data)
+		ix.mu.RLock()
+		old := ix.files[rel]
+		ix.mu.RUnlock()
+		if old != nil && old.hash == sum {
+			ix.mu.Lock()
+			ix.pending--
+			ix.mu.Unlock()
+			prog.Done++
+			continue
+		}
+		spans := Chunks(string(data))
+		pf := pendingFile{rel: rel, entry: &fileEntry{hash: sum, chunks: make([]chunk, len(spans))}}
+		for i, sp := range spans {
+			pf.entry.chunks[i] = chunk{start: sp.Start, end: sp.End}
+			batch = append(batch, pendingChunk{file: &pf, idx: i, text: "File: " + rel + "\n" + sp.Text})
+		}
+		batchFiles = append(batchFiles, pf)
+		// The batch's pointers to pf stay valid: each pf is its own variable.
+		if len(batch) >= embedBatch {
+			if buildErr = flush(); buildErr != nil {
+				break
+			}
+		}
+	}
+	if buildErr == nil {
+		buildErr = flush()
+	}
+	ix.mu.Lock()
+	ix.pending = 0
+	ix.mu.Unlock()
+	saveErr := ix.Save()
+	prog.Finished, prog.Err = true, buildErr
+	report(prog)
+	if buildErr != nil {
+		return buildErr
+	}
+	return saveErr
+}
+
+type pendingFile struct {
+	rel   string
+	entry *fileEntry
+}
+
+type pendingChunk struct {
+	file *pendingFile
+	idx  int
+	text string
+}
+
+// isText: no NUL in the first 8 KB and valid enough UTF-8 to be worth embedding.
+func isText(b []byte) bool {
+	head := b[:min(len(b), 8<<10)]
+	return bytes.IndexByte(head, 0) < 0
+}
+
+// Span is one chunk of a file: its 1-based first and last line and its text.
+type Span struct {
+	Start, End int
+	Text       string
+}
+
+// Chunks cuts text into overlapping spans of at most ChunkLines lines and ChunkBytes bytes.
+func Chunks(text string) []Span {
+	lines := strings.SplitAfter(text, "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	var out []Span
+	for start := 0; start < len(lines); {
+		end, size := start, 0
+		for end < len(lines) && end-start < ChunkLines && (end == start || size+len(lines[end]) <= ChunkBytes) {
+			size += len(lines[end])
+			end++
+		}
+		var b strings.Builder
+		for _, l := range lines[start:end] {
+			b.WriteString(l)
+		}
+		t := b.String()
+		if len(t) > ChunkBytes {
+			t = t[:ChunkBytes] // one very long line
+		}
+		if strings.TrimSpace(t) != "" {
+			out = append(out, Span{Start: start + 1, End: end, Text: t})
+		}
+		if end >= len(lines) {
+			break
+		}
+		next := end - OverlapLines
+		if next <= start {
+			next = end
+		}
+		start = next
+	}
+	return out
+}
+
+// Hit is one search result: a chunk of a file (path relative to the root, slashes).
+type Hit struct {
+	Path       string
+	Start, End int
+	Score      float32
+}
+
+// ErrEmpty is returned by Search when nothing is indexed yet.
+var ErrEmpty = errors.New("nothing is indexed yet")
+
+// Search embeds query and returns the k chunks most similar to it, best first, among what is
+// indexed now.
+func (ix *Index) Search(ctx context.Context, query string, k int) ([]Hit, error) {
+	vecs, err := ix.embed(ctx, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs) != 1 || len(vecs[0]) == 0 {
+		return nil, errors.New("the embedding model returned no vector for the query")
+	}
+	q := vecs[0]
+	normalize(q)
+	m := ix.matrix()
+	if m.n == 0 {
+		return nil, ErrEmpty
+	}
+	if m.dim != len(q) {
+		return nil, fmt.Errorf("the query vector has %d dimensions and the index %d: the embedding model changed; the index is rebuilt on the next start", len(q), m.dim)
+	}
+	top := m.top(q, k)
+	out := make([]Hit, len(top))
+	for i, t := range top {
+		r := m.refs[t.i]
+		out[i] = Hit{Path: r.path, Start: r.start, End: r.end, Score: t.score}
+	}
+	return out, nil
+}
+
+// matrix is the flat search structure, rebuilt after a change.
+func (ix *Index) matrix() *matrix {
+	ix.mu.RLock()
+	if !ix.dirty && ix.flat != nil {
+		m := ix.flat
+		ix.mu.RUnlock()
+		return m
+	}
+	ix.mu.RUnlock()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.dirty || ix.flat == nil {
+		ix.flat = buildMatrix(ix.files)
+		ix.dirty = false
+	}
+	return ix.flat
+}
+
+// Save writes the index to its file atomically (a temporary file renamed over it); an index
+// opened without a file keeps nothing.
+func (ix *Index) Save() error {
+	if ix.file == "" {
+		return nil
+	}
+	ix.mu.RLock()
+	data := encode(ix.files)
+	ix.mu.RUnlock()
+	if err := os.MkdirAll(filepath.Dir(ix.file), 0o700); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", ix.file, time.Now().UnixNano())
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, ix.file); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// Root is the directory the index covers.
+func (ix *Index) Root() string { return ix.root }
+
+func sortedKeys(m map[string]*fileEntry) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
