@@ -727,4 +727,36 @@ cases.add("an MCP tool's server is named in its question and its tool line", fun
   h.contains(tool_results(fm.requests()[2]), "echo", "the result reached the model")
 end)
 
+cases.add("#buffer, #selection, #file: and @path in a chat message send that context", function()
+  local dir, _, b = project()
+  h.write(dir .. "/notes.md", "remember the milk\n")
+  vim.api.nvim_buf_set_lines(b, -1, -1, false, { "third line" })
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.api.nvim_feedkeys("Vj\27", "x", false)
+  local fm = h.fakemodel({ turns = { { text = "Got it." }, { text = "Again." } } })
+  h.setup_agentd(fm.url, dir)
+  vim.cmd("AgentdChat")
+  local chat = require("agentd.chat")
+  vim.api.nvim_buf_set_lines(chat.ui.input, 0, -1, false, { "look at #buffer and #selection and @notes.md" })
+  vim.api.nvim_set_current_win(chat.ui.iwin)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Got it.", 1, true)
+  end, "the turn", 30000, h.report)
+  local body = vim.json.encode(fm.requests()[1].messages)
+  h.contains(body, "hello unsaved world", "#buffer sent the unsaved buffer")
+  h.contains(body, "second line\\nthird line", "#selection sent the selected lines")
+  h.contains(body, "remember the milk", "@notes.md was read")
+  h.contains(h.transcript_text(), "[a.txt, a.txt:2-3, notes.md]", "the chat names the context")
+  -- A reference to nothing is refused before anything is sent.
+  h.eq(false, require("agentd").prompt("see #file:nope.txt"), "refused")
+  h.contains(h.errors()[#h.errors()], "#file:nope.txt: no such file", "and said why")
+  h.eq(1, #fm.requests(), "nothing sent")
+  -- Completion offers the files for @ and #file:.
+  local words = vim.tbl_map(function(i)
+    return i.word
+  end, chat.complete_items("@no"))
+  h.truthy(vim.tbl_contains(words, "@notes.md"), "@ completes paths: " .. vim.inspect(words))
+end)
+
 return cases

@@ -349,6 +349,38 @@ cases.add("a steer shows in place; / completes the session's commands in the inp
   end, chat.complete_items("#")), "context words")
 end)
 
+cases.add("replies are highlighted as Markdown; the chat keeps its width on resize", function()
+  local sid = "md"
+  local model = fresh(sid)
+  require("agentd.chat").add_prompt(model, "q")
+  update(sid, { sessionUpdate = "agent_message_chunk", messageId = "m", content = { type = "text", text = "Some **bold** words\n\n# A heading" } })
+  local chat = require("agentd.chat")
+  local t = h.transcript()
+  local lnum
+  for i, l in ipairs(t) do
+    if l:find("**bold**", 1, true) then
+      lnum = i
+    end
+  end
+  vim.api.nvim_win_call(chat.ui.twin, function()
+    vim.cmd("syntax sync fromstart")
+    local col = t[lnum]:find("bold", 1, true)
+    local names = {}
+    for _, id in ipairs(vim.fn.synstack(lnum, col)) do
+      names[#names + 1] = vim.fn.synIDattr(id, "name")
+    end
+    h.truthy(vim.tbl_contains(names, "markdownBold"), "bold text is markdownBold: " .. vim.inspect(names))
+  end)
+  -- Resizing Neovim keeps the configured 0.4 of the columns.
+  vim.o.columns = 120
+  vim.cmd("doautocmd VimResized")
+  h.eq(48, vim.api.nvim_win_get_width(chat.ui.twin), "width after growing")
+  vim.api.nvim_win_set_width(chat.ui.twin, 20)
+  vim.o.columns = 100
+  vim.cmd("doautocmd VimResized")
+  h.eq(40, vim.api.nvim_win_get_width(chat.ui.twin), "width after shrinking")
+end)
+
 cases.add("updates for another session do not disturb the shown one", function()
   fresh("mine")
   update("other", { sessionUpdate = "agent_message_chunk", messageId = "x", content = { type = "text", text = "not mine" } })

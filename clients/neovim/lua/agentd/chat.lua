@@ -806,6 +806,20 @@ end
 
 -- Completion in the input window --------------------------------------------
 
+-- Files and directories completing base, relative to the session's
+-- directory (as #file: and @ paths are read) unless base is absolute.
+local function complete_paths(base)
+  if base:sub(1, 1) == "/" or base:sub(1, 1) == "~" then
+    return vim.fn.getcompletion(base, "file")
+  end
+  local root = config.cwd() .. "/"
+  local out = {}
+  for _, f in ipairs(vim.fn.getcompletion(root .. base, "file")) do
+    out[#out + 1] = f:sub(1, #root) == root and f:sub(#root + 1) or f
+  end
+  return out
+end
+
 --- Completion items for base at the start of the input: `/` commands from
 --- the session's available_commands_update, `#buffer` `#selection`
 --- `#file:`, and `@` paths.
@@ -827,12 +841,12 @@ function M.complete_items(base)
       end
     end
     if base:sub(1, 6) == "#file:" then
-      for _, f in ipairs(vim.fn.getcompletion(base:sub(7), "file")) do
+      for _, f in ipairs(complete_paths(base:sub(7))) do
         items[#items + 1] = { word = "#file:" .. f, kind = "file" }
       end
     end
   elseif base:sub(1, 1) == "@" then
-    for _, f in ipairs(vim.fn.getcompletion(base:sub(2), "file")) do
+    for _, f in ipairs(complete_paths(base:sub(2))) do
       items[#items + 1] = { word = "@" .. f, kind = "file" }
     end
   end

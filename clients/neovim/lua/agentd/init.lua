@@ -541,6 +541,7 @@ end
 --- Loads a stored session by id (then adds the entry after, when given, to
 --- its chat).
 function M.load(id, after)
+  M.resume_id = nil -- a load replaces any resume pending after a crash
   M.models[id] = chat.new_model(id)
   local prev = M.session_id
   M.session_id = id
