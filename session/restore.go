@@ -207,7 +207,7 @@ func (s *Session) restoreFiles(ctx context.Context, cp *checkpoint) ([]protocol.
 	if len(cps) == 0 {
 		return nil, &ParamError{Field: "checkpointId", Message: "the checkpoint was dropped"}
 	}
-	pl := planRestore(ctx, s.ws, cps)
+	pl := planRestore(ctx, s.ws, s.roots, cps)
 	files := pl.report()
 	if len(pl.changes) > 0 {
 		if err := s.ws.ApplyEdit(ctx, "Restore checkpoint", pl.changes); err != nil {
@@ -265,8 +265,9 @@ type restorePlan struct {
 }
 
 // planRestore models undoing cps (oldest first) from the workspace as it is now and returns
-// the edit that does it.
-func planRestore(ctx context.Context, ws workspace.Workspace, cps []*checkpoint) *restorePlan {
+// the edit that does it. A path outside roots (a session resumed with another cwd) is neither
+// read nor written: the workspace port trusts that every path it is given was contained.
+func planRestore(ctx context.Context, ws workspace.Workspace, roots *workspace.Roots, cps []*checkpoint) *restorePlan {
 	pl := &restorePlan{}
 	v := map[string]*vfile{}
 	read := func(p string) *vfile {
@@ -326,6 +327,12 @@ func planRestore(ctx context.Context, ws workspace.Workspace, cps []*checkpoint)
 	for i := len(cps) - 1; i >= 0; i-- {
 		for _, c := range undoOrder(cps[i].Files) {
 			path, overwritten := strings.CutSuffix(c.Path, "\x00overwritten")
+			if reason := outside(roots, path, c.From); reason != "" {
+				l := &lineage{path: path}
+				pl.lins = append(pl.lins, l)
+				conflict(l, reason)
+				continue
+			}
 			switch {
 			case c.Dir:
 				f := read(path)
@@ -391,6 +398,19 @@ func planRestore(ctx context.Context, ws workspace.Workspace, cps []*checkpoint)
 	}
 	pl.build()
 	return pl
+}
+
+// outside says which of paths is outside roots now, or "".
+func outside(roots *workspace.Roots, paths ...string) string {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if got, err := roots.Resolve(p, true); err != nil || got != p {
+			return p + " is outside this session's workspace roots"
+		}
+	}
+	return ""
 }
 
 // undoOrder sorts a turn's files for undoing: what it created and what it moved go first, so

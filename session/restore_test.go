@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -140,5 +141,54 @@ func TestCommonEnds(t *testing.T) {
 		if mid := c.b[p : len(c.b)-s]; c.a[:p]+mid+c.a[len(c.a)-s:] != c.b {
 			t.Errorf("%.10q does not rebuild", c.b)
 		}
+	}
+}
+
+// A session resumed with another cwd has checkpoints of files outside its roots now: a restore
+// must not write there (the workspace port trusts that every path it gets was contained).
+func TestRestoreLeavesFilesOutsideTheRootsAlone(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("done")})
+	h.set.Mode = ModeAuto
+	sid := h.newSession()
+	h.prompt("make it loud")
+	list, _ := h.m.Checkpoints(context.Background(), protocol.SessionIDParams{SessionID: sid})
+	_ = h.m.Shutdown(context.Background())
+	h.m = h.manager()
+	other := t.TempDir()
+	if _, err := h.m.Resume(context.Background(), protocol.SessionLoadParams{SessionID: sid, Cwd: other}); err != nil {
+		t.Fatal(err)
+	}
+	edits := h.ws.edits
+	res, err := h.m.RestoreCheckpoint(context.Background(), protocol.CheckpointRestoreParams{SessionID: sid, CheckpointID: list.Checkpoints[0].CheckpointID, Restore: protocol.RestoreFiles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 1 || res.Files[0].Restored || !strings.Contains(res.Files[0].Reason, "outside") {
+		t.Fatalf("restore %+v", res)
+	}
+	if h.ws.edits != edits || h.ws.file(h.path("a.txt")) != "ALPHA\n" {
+		t.Fatalf("a file outside the roots was written: %d edits, a.txt %q", h.ws.edits-edits, h.ws.file(h.path("a.txt")))
+	}
+}
+
+// Nor is the model told of a user's change to a file outside the roots it now has.
+func TestUserChangesOutsideTheRootsAreNotShown(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("done")}, reply{events: textReply("next")})
+	h.set.Mode = ModeAuto
+	sid := h.newSession()
+	h.prompt("make it loud")
+	_ = h.m.Shutdown(context.Background())
+	h.m = h.manager()
+	other, _ := filepath.EvalSymlinks(t.TempDir())
+	if _, err := h.m.Resume(context.Background(), protocol.SessionLoadParams{SessionID: sid, Cwd: other}); err != nil {
+		t.Fatal(err)
+	}
+	h.ws.mu.Lock()
+	h.ws.files[h.path("a.txt")] = "ALPHA\nsecret the user typed\n"
+	h.ws.mu.Unlock()
+	h.prompt("next")
+	reqs := h.prov.requests()
+	if got := texts(reqs[len(reqs)-1].Messages); strings.Contains(got, "secret") || strings.Contains(got, "The user changed") {
+		t.Fatalf("the model saw %q", got)
 	}
 }

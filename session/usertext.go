@@ -138,6 +138,9 @@ func (t *turn) userChanges(tracked map[string]string) []map[string]any {
 	now := map[string]result{}
 	var wg sync.WaitGroup
 	for p := range tracked {
+		if outside(s.roots, p) != "" {
+			continue // a session resumed with another cwd: never shown to the model
+		}
 		wg.Go(func() {
 			doc, err := s.ws.ReadFile(ctx, p)
 			r := result{text: doc.Text, ok: err == nil}
