@@ -424,7 +424,8 @@ cases.add("with the built-in vim.ui.select the question waits in the command lin
     end) or -1
     return keys[n] or "\27"
   end
-  local res = call("agent/session/request_permission", {
+  local res
+  res = call("agent/session/request_permission", {
     sessionId = "p6",
     toolCall = { toolCallId = "t", title = "Edit big.txt", content = { { type = "diff", path = "/w/big.txt",
       oldText = table.concat(old, "\n") .. "\n", newText = table.concat(new, "\n") .. "\n" } } },
@@ -440,6 +441,24 @@ cases.add("with the built-in vim.ui.select the question waits in the command lin
   h.eq(tops[4], tops[5], "an unknown key does nothing")
   h.truthy(heights[1] >= 3, "the command line holds the whole question (no Press ENTER): " .. heights[1])
   h.eq(1, vim.o.cmdheight, "and shrinks back after")
+  -- After "Show diff" the same keys scroll the side-by-side diff.
+  keys = { "1", "j", "j", "2" }
+  n, tops = 0, {}
+  vim.fn.getcharstr = function()
+    n = n + 1
+    tops[n] = vim.wo.diff and vim.fn.line("w0") or -1
+    return keys[n] or "\27"
+  end
+  res = call("agent/session/request_permission", {
+    sessionId = "p6",
+    toolCall = { toolCallId = "t2", title = "Edit big.txt", content = { { type = "diff", path = "/w/big.txt",
+      oldText = table.concat(old, "\n") .. "\n", newText = table.concat(new, "\n") .. "\n" } } },
+    options = { { optionId = "allow_once", name = "Allow once" }, { optionId = "reject_once", name = "Reject" } },
+  })
+  h.eq({ outcome = { outcome = "selected", optionId = "allow_once" } }, res, "allowed after looking")
+  h.eq(-1, tops[1], "asked first without the diff tab")
+  h.truthy(tops[2] >= 1 and tops[3] == tops[2] + 1 and tops[4] == tops[3] + 1, "j scrolled the diff tab: " .. vim.inspect(tops))
+  h.eq(1, #vim.api.nvim_list_tabpages(), "the diff tab closed after")
 end)
 
 cases.add("an MCP tool's permission question names its server", function()

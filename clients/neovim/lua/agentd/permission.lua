@@ -182,12 +182,8 @@ function M.ask_builtin(items, prompt, preview)
     vim.api.nvim_echo({ { "" } }, false, {})
     return v
   end
-  local first = true
   while true do
-    -- The first time, everything: the transcript changed under a question
-    -- asked from a callback, which a plain :redraw may leave stale.
-    vim.cmd(first and "redraw!" or "redraw")
-    first = false
+    vim.cmd("redraw")
     vim.api.nvim_echo({ { prompt, "Question" }, { "\n" .. table.concat(labels, "   ") .. hint .. "\n> ", "Normal" } }, false, {})
     local ok, key = pcall(vim.fn.getcharstr)
     if not ok or key == "\27" or key == "q" or key == "\3" then
@@ -197,8 +193,15 @@ function M.ask_builtin(items, prompt, preview)
     if n and items[n] then
       return done(items[n])
     end
-    if preview and vim.api.nvim_win_is_valid(preview) and SCROLL[key] then
-      pcall(vim.api.nvim_win_call, preview, function()
+    -- The keys scroll the preview, or, after "Show diff", the diff tab's
+    -- windows (scroll-bound in diff mode).
+    local target = preview
+    if not (target and vim.api.nvim_win_is_valid(target)
+      and vim.api.nvim_win_get_tabpage(target) == vim.api.nvim_get_current_tabpage()) then
+      target = vim.wo.diff and vim.api.nvim_get_current_win() or nil
+    end
+    if target and SCROLL[key] then
+      pcall(vim.api.nvim_win_call, target, function()
         vim.cmd("normal! " .. SCROLL[key])
       end)
     end
