@@ -250,6 +250,9 @@ type Server struct {
 	srv *http.Server
 	ln  net.Listener
 
+	// embedInputs counts the texts /v1/embeddings was asked to embed.
+	embedInputs int
+
 	// streamEnded, when set (by tests), learns how each stream ended.
 	streamEnded func(complete bool)
 }
@@ -271,6 +274,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	return mux
 }
 

@@ -508,3 +508,32 @@ func TestOnToolError(t *testing.T) {
 		}
 	}
 }
+
+func TestEmbeddingsAnswerOutOfOrderWithIndexes(t *testing.T) {
+	s := New(Script{Turns: []Turn{{Text: "kept"}}})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/v1/embeddings", "application/json", strings.NewReader(`{"model":"e","input":["alpha words","bravo words"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data []struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		} `json:"data"`
+	}
+	json.NewDecoder(resp.Body).Decode(&out)
+	if len(out.Data) != 2 || out.Data[0].Index != 1 || out.Data[1].Index != 0 || len(out.Data[0].Embedding) != EmbeddingDim {
+		t.Fatalf("data %+v", out.Data)
+	}
+	if s.EmbeddedTexts() != 2 || len(s.Requests()) != 0 {
+		t.Fatalf("embedded %d, chat requests %d: embeddings must not use up turns", s.EmbeddedTexts(), len(s.Requests()))
+	}
+	resp2, _ := http.Post(srv.URL+"/v1/embeddings", "application/json", strings.NewReader(`{"input":"x"}`))
+	if resp2.StatusCode != 400 {
+		t.Fatalf("status %d for a bad request", resp2.StatusCode)
+	}
+	resp2.Body.Close()
+}
