@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -235,5 +236,43 @@ func TestInitCommand(t *testing.T) {
 	}
 	if len(h.client.permissions()) != 1 {
 		t.Errorf("the edit did not ask: %d permission requests", len(h.client.permissions()))
+	}
+}
+
+// The client and a replay show the command as typed; the model reads its expansion, also after
+// the session is loaded in a new daemon.
+func TestCommandShownAsTyped(t *testing.T) {
+	commandEnv(t)
+	h := newHarness(t, reply{events: textReply("one")}, reply{events: textReply("two")})
+	writeFile(t, filepath.Join(h.dir, ".agentd", "commands", "hello.md"), "Say hello to $ARGUMENTS.")
+	h.newSession()
+	h.prompt("/hello Ada")
+	sid := h.sid
+	if err := h.m.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.client = newFakeClient()
+	h.m = h.manager()
+	if _, err := h.m.Load(context.Background(), protocol.SessionLoadParams{SessionID: sid, Cwd: h.dir}); err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, u := range kinds(h.client.snapshot(), protocol.UpdateUserMessageChunk) {
+		shown = append(shown, u.Content.Text)
+	}
+	if strings.Join(shown, "|") != "/hello Ada" {
+		t.Errorf("the replay shows %q", shown)
+	}
+	h.sid = sid
+	h.prompt("again")
+	reqs := h.prov.requests()
+	var texts []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		for _, p := range m.Parts {
+			texts = append(texts, p.Text)
+		}
+	}
+	if all := strings.Join(texts, "\n"); !strings.Contains(all, "Say hello to Ada.") || strings.Contains(all, "/hello Ada") {
+		t.Errorf("the loaded history holds:\n%s", all)
 	}
 }

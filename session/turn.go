@@ -111,10 +111,11 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 	if isCommand(blocks, "/undo") {
 		return t.undoCommand(blocks, announce)
 	}
+	typed := blocks
 	blocks = t.expandCommand(blocks)
 	t.nudges.start = len(s.historySnapshot())
-	t.startCheckpoint(blocks, t.nudges.start)
-	t.addUserMessage(blocks, announce)
+	t.startCheckpoint(typed, t.nudges.start)
+	t.addUserMessageShown(typed, blocks, announce)
 	s.m.trace.event(s.id, "prompt", map[string]any{"blocks": len(blocks)})
 
 	s.mu.Lock()
@@ -201,10 +202,16 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 // replays: the contract's user_message_chunk is {messageId, content}, and chunks of one message
 // share it.
 func (t *turn) addUserMessage(blocks []protocol.ContentBlock, announce bool) {
+	t.addUserMessageShown(blocks, blocks, announce)
+}
+
+// addUserMessageShown is addUserMessage for a prompt the user typed as shown (a slash command)
+// and the model reads as blocks (its expansion): the client and a replay show what was typed.
+func (t *turn) addUserMessageShown(shown, blocks []protocol.ContentBlock, announce bool) {
 	s := t.s
 	userMsgID := s.nextMessageID()
 	if announce {
-		for _, b := range blocks {
+		for _, b := range shown {
 			b := b
 			s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b})
 		}
@@ -215,7 +222,7 @@ func (t *turn) addUserMessage(blocks []protocol.ContentBlock, announce bool) {
 	msg := t.userMessage(blocks)
 	msg.Parts = append(msg.Parts, t.reviewNotes()...)
 	s.appendHistory(msg)
-	for _, b := range blocks {
+	for _, b := range shown {
 		b := b
 		if b.Type == "image" {
 			b.Data = "" // the transcript keeps the fact of an image, not its bytes
