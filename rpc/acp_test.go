@@ -4,13 +4,18 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"go.lsp.dev/jsonrpc2"
+
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/session"
 )
 
 func TestACPTranslateNames(t *testing.T) {
@@ -22,6 +27,7 @@ func TestACPTranslateNames(t *testing.T) {
 		{true, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`, "agent/session/cancel"},
 		{true, `{"jsonrpc":"2.0","id":2,"method":"_agentd/session/steer","params":{}}`, "agent/x/session/steer"},
 		{true, `{"jsonrpc":"2.0","id":3,"method":"_agentd/providers/list"}`, "agent/providers/list"},
+		{true, `{"jsonrpc":"2.0","id":6,"method":"_agentd/checkpoints/restore","params":{}}`, protocol.MethodCheckpointsRestore},
 		{true, `{"jsonrpc":"2.0","id":4,"method":"initialize","params":{}}`, "initialize"},
 		{true, `{"jsonrpc":"2.0","id":5,"method":"authenticate","params":{}}`, "authenticate"},
 		{false, `{"jsonrpc":"2.0","id":1,"method":"agent/session/request_permission","params":{}}`, "session/request_permission"},
@@ -278,4 +284,13 @@ func TestACPUpdatesAreRenamedLines(t *testing.T) {
 		t.Errorf("update = %v", update)
 	}
 	_ = protocol.MethodSessionUpdate
+}
+
+func TestRestoreDuringATurnIsRequestFailed(t *testing.T) {
+	var s Server
+	err := s.wireError(protocol.MethodCheckpointsRestore, fmt.Errorf("session x: %w", session.ErrBusy))
+	var we *jsonrpc2.Error
+	if !errors.As(err, &we) || int(we.Code) != protocol.CodeRequestFailed || !strings.Contains(we.Message, "turn is running") {
+		t.Fatalf("wire error %v", err)
+	}
 }
