@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,13 +67,9 @@ func (m *Manager) RestoreCheckpoint(ctx context.Context, p protocol.CheckpointRe
 	if err != nil {
 		return protocol.CheckpointRestoreResult{}, err
 	}
-	s.mu.Lock()
-	if s.running || s.closed {
-		s.mu.Unlock()
-		return protocol.CheckpointRestoreResult{}, ErrBusy
+	if err := s.takeTurnSlot(ctx); err != nil {
+		return protocol.CheckpointRestoreResult{}, err
 	}
-	s.running = true
-	s.mu.Unlock()
 	defer s.startNext()
 	cp := s.checkpoint(p.CheckpointID)
 	if cp == nil {
@@ -98,6 +95,45 @@ func (m *Manager) RestoreCheckpoint(ctx context.Context, p protocol.CheckpointRe
 		}
 	}
 	return res, nil
+}
+
+// takeTurnSlot makes the caller the session's one running turn, or says why not. A turn whose
+// answer is on its way (ending) hands the slot over once it is sent, so a restore a client
+// sends as soon as it reads a prompt's answer is not refused for the moment between the two.
+func (s *Session) takeTurnSlot(ctx context.Context) error {
+	s.mu.Lock()
+	switch {
+	case s.closed, s.running && (!s.ending || len(s.queue) > 0):
+		s.mu.Unlock()
+		return ErrBusy
+	case !s.running:
+		s.running = true
+		s.mu.Unlock()
+		return nil
+	}
+	tk := &ticket{ready: make(chan struct{})}
+	s.queue = append(s.queue, tk)
+	s.mu.Unlock()
+	select {
+	case <-tk.ready:
+	case <-ctx.Done():
+		s.mu.Lock()
+		if i := slices.Index(s.queue, tk); i >= 0 {
+			s.queue = slices.Delete(s.queue, i, i+1)
+			s.mu.Unlock()
+			return ctx.Err()
+		}
+		s.mu.Unlock()
+		<-tk.ready // handed over meanwhile (or cancelled): take it and pass it on
+		if !tk.cancelled {
+			s.startNext()
+		}
+		return ctx.Err()
+	}
+	if tk.cancelled {
+		return ErrBusy
+	}
+	return nil
 }
 
 // checkpoint returns the session's checkpoint id, or nil.

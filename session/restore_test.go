@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -190,5 +191,58 @@ func TestUserChangesOutsideTheRootsAreNotShown(t *testing.T) {
 	reqs := h.prov.requests()
 	if got := texts(reqs[len(reqs)-1].Messages); strings.Contains(got, "secret") || strings.Contains(got, "The user changed") {
 		t.Fatalf("the model saw %q", got)
+	}
+}
+
+// A restore sent in the moment between a turn's answer and the session going idle waits for
+// that moment to pass instead of being refused; one sent while the turn still runs is refused.
+func TestRestoreRightAfterTheAnswerWaitsForTheSlot(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("done")})
+	h.set.Mode = ModeAuto
+	sid := h.newSession()
+	h.prompt("make it loud")
+	list, _ := h.m.Checkpoints(context.Background(), protocol.SessionIDParams{SessionID: sid})
+	p := protocol.CheckpointRestoreParams{SessionID: sid, CheckpointID: list.Checkpoints[0].CheckpointID, Restore: protocol.RestoreFiles}
+	s, _ := h.m.get(sid)
+
+	s.mu.Lock()
+	s.running = true // a turn runs
+	s.mu.Unlock()
+	if _, err := h.m.RestoreCheckpoint(context.Background(), p); !errors.Is(err, ErrBusy) {
+		t.Fatalf("restore during a turn: %v", err)
+	}
+
+	s.mu.Lock()
+	s.ending = true // its answer is on the wire; startNext has not run yet
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.m.RestoreCheckpoint(context.Background(), p)
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for { // wait until the restore is queued behind the ending turn
+		s.mu.Lock()
+		n := len(s.queue)
+		s.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the restore was not queued")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.startNext()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := h.ws.file(h.path("a.txt")); got != "alpha\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		t.Fatal("the session stayed busy after the restore")
 	}
 }
