@@ -8,6 +8,7 @@ func BenchmarkRenderTurn(b *testing.B) {
 	s := Default()
 	run := Run(runNames)
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		_ = s.Render("layout.system", run)
 		_ = s.Render("layout.context", run)
@@ -18,6 +19,7 @@ func BenchmarkRenderTurn(b *testing.B) {
 // (the budget is 1 ms; start-up itself does not load it).
 func BenchmarkLoadBuiltin(b *testing.B) {
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		if _, err := Load(Builtin(), nil); err != nil {
 			b.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 //go:embed builtin/*.yml
@@ -138,7 +139,17 @@ func LoadDir(dir string, cat Catalog) (*Set, error) {
 	return s, nil
 }
 
-var builtinOnce = sync.OnceValues(func() (*Set, error) { return Load(Builtin(), nil) })
+var (
+	builtinOnce = sync.OnceValues(func() (*Set, error) {
+		builtinLoaded.Store(true)
+		return Load(Builtin(), nil)
+	})
+	builtinLoaded atomic.Bool
+)
+
+// BuiltinLoaded reports whether the built-in set has been parsed in this process: start-up must
+// not do it (the first request does), which a test of the daemon checks.
+func BuiltinLoaded() bool { return builtinLoaded.Load() }
 
 // Default is the built-in set, loaded on first use. The built-in set is checked against the real
 // tools by a test, so Default does not check it again.
