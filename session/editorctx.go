@@ -47,22 +47,36 @@ const (
 // editorState asks the editor, once per turn, what the user is looking at. A client without
 // the request, a failing or a slow one (the live context's timeout) costs only this part of the
 // context, with a log line.
+//
+// A client that lets the request time out twice in a row is not asked again in this session:
+// each time costs the turn the live context's whole timeout before its first model call.
 func (t *turn) editorState(ctx context.Context) (workspace.EditorState, bool) {
 	es, ok := t.s.ws.(editorStater)
-	if !ok {
+	if !ok || t.s.editorTimeouts.Load() >= maxEditorTimeouts {
 		return workspace.EditorState{}, false
 	}
 	st, err := es.EditorState(ctx)
 	if errors.Is(err, workspace.ErrUnsupported) {
 		return workspace.EditorState{}, false
 	}
+	if err != nil && ctx.Err() != nil {
+		if t.s.editorTimeouts.Add(1) == maxEditorTimeouts {
+			t.s.m.log.Warn("the editor did not answer agent/x/editor_state in time twice in a row; not asked again in this session", zap.String("session", t.s.id))
+		}
+		return workspace.EditorState{}, false
+	}
+	t.s.editorTimeouts.Store(0)
 	if err != nil {
 		t.s.m.log.Warn("the editor's state is left out of the context", zap.String("session", t.s.id), zap.Error(err))
 		// A malformed field costs only itself: what could be read is kept.
-		return st, ctx.Err() == nil
+		return st, true
 	}
 	return st, true
 }
+
+// maxEditorTimeouts is how many editor_state requests in a row may time out before a session
+// stops asking.
+const maxEditorTimeouts = 2
 
 // shownPath checks a path the editor sent before the model reads it: absolute, one line of
 // printable characters, not too long. It returns the cleaned path.

@@ -125,6 +125,23 @@ func TestEditorStateSlowOrFailingClient(t *testing.T) {
 	}
 }
 
+// A client that lets editor_state time out twice in a row is not asked again in the session, so
+// a hung client does not cost every turn the live context's timeout.
+func TestEditorStateHungClientNotAskedAgain(t *testing.T) {
+	ws := &stateWS{block: true}
+	h := editorHarness(t, ws, reply{events: textReply("1")}, reply{events: textReply("2")}, reply{events: textReply("3")})
+	for _, p := range []string{"one", "two", "three"} {
+		if res := h.prompt(p); res.StopReason != "end_turn" {
+			t.Fatalf("%s: stop %q", p, res.StopReason)
+		}
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.calls != 2 {
+		t.Errorf("editor_state asked %d times over three turns of a hung client, want 2", ws.calls)
+	}
+}
+
 // What the editor sends is data from the client: a path that would start a line of its own,
 // hide text or is not absolute is dropped; huge lists and selections are capped; a selection
 // cannot close its envelope or the context's.
