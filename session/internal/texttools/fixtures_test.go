@@ -82,4 +82,3 @@ func TestSmallModelStreams(t *testing.T) {
 		})
 	}
 }
-
