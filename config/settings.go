@@ -78,6 +78,30 @@ type ProviderSettings struct {
 	// FirstByteTimeout is how many seconds a request waits for the server to start answering
 	// (a local model loading its weights can take minutes); 0 means the transport's default.
 	FirstByteTimeout float64 `json:"firstByteTimeout,omitempty"`
+	// ToolCalling is how the model calls tools: ToolCallingNative (the API's tools), ToolCallingText
+	// (the text protocol: <tool_call> envelopes in the model's text) or ToolCallingNone. Empty
+	// means native unless the model's capabilities say it has no tools or its server refused
+	// them, and then text.
+	ToolCalling string `json:"toolCalling,omitempty"`
+	// Capabilities overrides what the built-in table of model families says the provider's
+	// model can do; a field left out keeps the table's value.
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+}
+
+// The values of ProviderSettings.ToolCalling.
+const (
+	ToolCallingNative = "native"
+	ToolCallingText   = "text"
+	ToolCallingNone   = "none"
+)
+
+// Capabilities is what a model can do, as the settings override it: native tool calling, reading
+// images, visible reasoning, and its context window in tokens (0: the table's).
+type Capabilities struct {
+	Tools         *bool `json:"tools,omitempty"`
+	Images        *bool `json:"images,omitempty"`
+	Thinking      *bool `json:"thinking,omitempty"`
+	ContextWindow int   `json:"contextWindow,omitempty"`
 }
 
 // Web is the web setting.

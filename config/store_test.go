@@ -80,6 +80,10 @@ func TestValidationNamesTheKey(t *testing.T) {
 		`{"providers":{"x":{"model":"m"}}}`:                          "providers.x.apiType: required",
 		`[1]`:                                                        "settings must be a JSON object",
 		`{"maxIterations":0}`:                                        "maxIterations: must be positive",
+		`{"providers":{"x":{"apiType":"openai","toolCalling":"json"}}}`:                `providers.x.toolCalling: "json" is not one of "native", "text", "none"`,
+		`{"providers":{"x":{"apiType":"openai","capabilities":{"vision":true}}}}`:      "providers.x.capabilities.vision: unknown key",
+		`{"providers":{"x":{"apiType":"openai","capabilities":{"images":"yes"}}}}`:     "providers.x.capabilities.images: expected boolean, got string",
+		`{"providers":{"x":{"apiType":"openai","capabilities":{"contextWindow":-1}}}}`: "providers.x.capabilities.contextWindow: must not be negative",
 	}
 	for in, want := range cases {
 		s := NewStore()

@@ -94,6 +94,25 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	// How the model calls tools and what it can do describe the model; none of it widens what
+	// a tool may do (every call still passes the same permissions).
+	{path: "providers.*.toolCalling", class: Describe, check: func(s Settings, id string) error {
+		switch s.Providers[id].ToolCalling {
+		case "", ToolCallingNative, ToolCallingText, ToolCallingNone:
+			return nil
+		}
+		return &KeyError{Key: "providers." + id + ".toolCalling", Msg: fmt.Sprintf("%q is not one of \"native\", \"text\", \"none\"", s.Providers[id].ToolCalling)}
+	}},
+	{path: "providers.*.capabilities", class: Describe, object: true},
+	{path: "providers.*.capabilities.tools", class: Describe},
+	{path: "providers.*.capabilities.images", class: Describe},
+	{path: "providers.*.capabilities.thinking", class: Describe},
+	{path: "providers.*.capabilities.contextWindow", class: Describe, check: func(s Settings, id string) error {
+		if c := s.Providers[id].Capabilities; c != nil && c.ContextWindow < 0 {
+			return &KeyError{Key: "providers." + id + ".capabilities.contextWindow", Msg: "must not be negative"}
+		}
+		return nil
+	}},
 	{path: "mode", class: Tighten, def: ModeAsk,
 		stricter: func(v any, _ Settings) bool { return v == ModeAsk || v == ModePlan },
 		check: func(s Settings, _ string) error {

@@ -452,3 +452,34 @@ func paren(s string) string {
 	}
 	return ": " + s
 }
+
+// RefusesTools reports whether an error says the server (or model) does not take tools: a 400,
+// 404 or 422 (or llama-server's 500) whose message names tools together with a refusal.
+func RefusesTools(e *Error) bool {
+	switch e.Status {
+	case 400, 404, 422, 500:
+	default:
+		return false
+	}
+	if e.Param == "tools" || e.Param == "tool_choice" {
+		return true
+	}
+	return ToolsRefusalText(e.Detail + " " + e.Message)
+}
+
+// ToolsRefusalText recognizes the known wordings: Ollama's "… does not support tools",
+// llama-server's "tools param requires --jinja flag", OpenRouter's "No endpoints found that
+// support tool use", validators' "extra fields not permitted" on tools. A complaint about a
+// tool's schema is the request's fault and does not count.
+func ToolsRefusalText(msg string) bool {
+	msg = strings.ToLower(msg)
+	if !strings.Contains(msg, "tool") || strings.Contains(msg, "schema") {
+		return false
+	}
+	for _, w := range []string{"not support", "unsupported", "unrecognized", "unknown", "not allowed", "not permitted", "--jinja", "no endpoints found", "extra"} {
+		if strings.Contains(msg, w) {
+			return true
+		}
+	}
+	return false
+}

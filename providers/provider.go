@@ -243,6 +243,10 @@ type Error struct {
 	RetryAfter time.Duration
 	// Param names the request parameter a 400 complained about, when the body says so.
 	Param string
+	// ToolsRefused is set by a dialect when the server (or the model behind it) refused the
+	// request's native tools declaration; the agent loop then goes on with the text tool-call
+	// protocol, which needs no tools declaration, and remembers it for the origin and model.
+	ToolsRefused bool
 }
 
 func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }

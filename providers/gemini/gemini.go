@@ -117,6 +117,8 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 			s, perr = p.open(ctx, req, model, "", em)
 		}
 		if perr != nil {
+			// A gateway that strips or refuses tools: the loop goes on with the text protocol.
+			perr.ToolsRefused = len(req.Tools) > 0 && providers.RefusesTools(perr)
 			em.Fail(perr)
 			return
 		}

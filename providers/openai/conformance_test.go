@@ -162,10 +162,10 @@ func TestOwnFixtures(t *testing.T) {
 		{File: "error_500_server.http", Want: providertest.Expect{ErrKind: providers.ErrServer, Notices: 3}},
 		{File: "error_502_html_proxy.http", Want: providertest.Expect{ErrKind: providers.ErrServer, ErrContains: "HTML page", Notices: 3}},
 		{File: "error_200_json_body.http", Want: providertest.Expect{ErrKind: providers.ErrAuth}},
-		// The tools fallback: one notice, the turn goes again without tools and the recording
-		// refuses once more, which is then the user's error.
+		// A server refusing tools is reported as such (ToolsRefused, TestServerRefusingTools):
+		// the loop goes on with the text tool-call protocol.
 		{File: "ollama_no_tools_400.http", Want: providertest.Expect{
-			ErrKind: providers.ErrInvalidRequest, ErrContains: "does not support tools", Notices: 1}},
+			ErrKind: providers.ErrInvalidRequest, ErrContains: "does not support tools"}},
 	})
 }
 

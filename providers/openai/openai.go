@@ -3,8 +3,8 @@
 // llama.cpp's llama-server, OpenRouter, DeepSeek, vLLM, Groq and the like. It builds the request
 // body from the neutral history, decodes the SSE chunks into neutral events (text, reasoning in
 // its three dialects, tool calls assembled by index, usage, refusal), adapts to picky servers
-// (reasoning models' parameters, a 400 naming an unsupported parameter, a server that refuses
-// tools) and lists models for the connection test. The transport, retries and error classes are
+// (reasoning models' parameters, a 400 naming an unsupported parameter; a server that refuses
+// tools is reported as such, for the loop's text tool-call protocol) and lists models for the connection test. The transport, retries and error classes are
 // the shared ones in providers/httpsse and providers.
 package openai
 
@@ -181,13 +181,13 @@ func isLoopbackOrigin(origin string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
-// serverMemo is what agentd learned about the server and a model: parameters it refuses and
-// whether it refuses tools. It lives on the provider, which the registry keeps for as long as its
-// configuration holds, so only the first turn pays for the discovery.
+// serverMemo is what agentd learned about the server and a model: the parameters it refuses.
+// It lives on the provider, which the registry keeps for as long as its configuration holds, so
+// only the first turn pays for the discovery. (A refused tools declaration is the agent loop's
+// to remember: it switches to the text tool-call protocol, per origin and model.)
 type serverMemo struct {
-	mu      sync.Mutex
-	drop    map[string]bool
-	noTools bool
+	mu   sync.Mutex
+	drop map[string]bool
 }
 
 func (p *Provider) memoFor(model string) *serverMemo {
@@ -195,14 +195,14 @@ func (p *Provider) memoFor(model string) *serverMemo {
 	return m.(*serverMemo)
 }
 
-func (m *serverMemo) snapshot() (map[string]bool, bool) {
+func (m *serverMemo) snapshot() map[string]bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := make(map[string]bool, len(m.drop))
 	for k, v := range m.drop {
 		d[k] = v
 	}
-	return d, m.noTools
+	return d
 }
 
 // Stream sends one chat-completions request and yields its events.
@@ -227,8 +227,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 			return
 		}
 		memo := p.memoFor(model)
-		drop, noTools := memo.snapshot()
-		opt := options{drop: drop, noTools: noTools, openRouter: p.openRouter, openAIHost: p.official}
+		opt := options{drop: memo.snapshot(), openRouter: p.openRouter, openAIHost: p.official}
 		var stream *httpsse.Stream
 		for {
 			body := buildRequest(req, model, opt)
@@ -257,16 +256,11 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 				memo.mu.Unlock()
 				continue
 			}
-			if len(req.Tools) > 0 && !opt.noTools && refusesTools(perr) {
-				opt.noTools = true
-				memo.mu.Lock()
-				memo.noTools = true
-				memo.mu.Unlock()
-				if !em.Notice(p.who + " refused the tools declaration for model " + model +
-					", so the agent cannot use tools (read files, edit, run commands) there; continuing without tools. Pick a model or server with tool support to use them.") {
-					return
-				}
-				continue
+			if len(req.Tools) > 0 && providers.RefusesTools(perr) {
+				// The loop answers this by going on with the text tool-call protocol.
+				perr.ToolsRefused = true
+				perr.Kind = providers.ErrInvalidRequest
+				perr.Message = p.who + " refused the tools declaration for model " + model + " (" + clip.String(perr.Detail, 200, "…") + ")."
 			}
 			em.Fail(perr)
 			return
@@ -381,42 +375,11 @@ func refusedParam(e *providers.Error, body *chatRequest) string {
 	return ""
 }
 
-// refusesTools reports whether an error says the server (or model) does not take tools: a 400,
-// 404 or 422 (or llama-server's 500) whose message names tools together with a refusal.
-func refusesTools(e *providers.Error) bool {
-	switch e.Status {
-	case 400, 404, 422, 500:
-	default:
-		return false
-	}
-	if e.Param == "tools" || e.Param == "tool_choice" {
-		return true
-	}
-	return toolsRefusalText(e.Detail + " " + e.Message)
-}
-
-// toolsRefusalText recognizes the known wordings: Ollama's "… does not support tools",
-// llama-server's "tools param requires --jinja flag", OpenRouter's "No endpoints found that
-// support tool use", validators' "extra fields not permitted" on tools. A complaint about a
-// tool's schema is the request's fault and does not count.
-func toolsRefusalText(msg string) bool {
-	msg = strings.ToLower(msg)
-	if !strings.Contains(msg, "tool") || strings.Contains(msg, "schema") {
-		return false
-	}
-	for _, w := range []string{"not support", "unsupported", "unrecognized", "unknown", "not allowed", "not permitted", "--jinja", "no endpoints found", "extra"} {
-		if strings.Contains(msg, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // classify is the transport's classifier with one correction: llama-server answers a tools
 // declaration it cannot honour with a 500, which is not worth retrying.
 func (p *Provider) classify(status int, h http.Header, body []byte) *providers.Error {
 	e := providers.ClassifyResponse(p.who, status, h, body)
-	if e.Kind == providers.ErrServer && toolsRefusalText(e.Detail) {
+	if e.Kind == providers.ErrServer && providers.ToolsRefusalText(e.Detail) {
 		e.Kind = providers.ErrInvalidRequest
 	}
 	return e

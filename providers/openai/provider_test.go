@@ -259,9 +259,10 @@ func TestReasoningModelParameters(t *testing.T) {
 	}
 }
 
-// TestServerRefusingToolsFallsBackOnce: Ollama's "does not support tools" 400 makes the turn go
-// again without tools, with one notice; the next turn skips the tools at once.
-func TestServerRefusingToolsFallsBackOnce(t *testing.T) {
+// TestServerRefusingTools: Ollama's "does not support tools" 400 (and the other servers'
+// wordings) fails the request with ToolsRefused set, after one request: the agent loop goes on
+// with the text tool-call protocol and remembers it, not the dialect.
+func TestServerRefusingTools(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		refusal http.HandlerFunc
@@ -275,34 +276,18 @@ func TestServerRefusingToolsFallsBackOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newScripted(t, tc.refusal, okStream)
 			p := provider(t, providers.Config{Model: "gemma:2b"}, srv.URL)
+			o := stream(t, p, testRequest())
+			if o.Err == nil || !o.Err.ToolsRefused || o.ErrKind() != providers.ErrInvalidRequest {
+				t.Fatalf("outcome %+v", o.Err)
+			}
+			if n := len(srv.all()); n != 1 {
+				t.Fatalf("%d requests, want 1", n)
+			}
+			// Without tools in the request the same refusal is not about tools.
 			req := testRequest()
-			req.Messages = append([]providers.Message{
-				{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "list files"}}},
-				{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartToolCall, ToolCallID: "c1", ToolName: "ls", Args: json.RawMessage(`{}`)}}},
-				{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: "c1", ToolName: "ls", Text: "a.txt"}}},
-			}, req.Messages...)
-			o := stream(t, p, req)
-			if o.Err != nil || o.Text != "ok" {
-				t.Fatalf("outcome %+v", o)
-			}
-			if len(o.Notices) != 1 || !strings.Contains(o.Notices[0], "cannot use tools") {
-				t.Fatalf("notices %q", o.Notices)
-			}
-			o2 := stream(t, p, req)
-			if o2.Err != nil || len(o2.Notices) != 0 {
-				t.Fatalf("second turn %+v", o2)
-			}
-			rs := srv.all()
-			if len(rs) != 3 {
-				t.Fatalf("%d requests, want 3", len(rs))
-			}
-			if rs[0].body["tools"] == nil || rs[1].body["tools"] != nil || rs[2].body["tools"] != nil {
-				t.Fatalf("tools sent: %v / %v / %v", rs[0].body["tools"] != nil, rs[1].body["tools"] != nil, rs[2].body["tools"] != nil)
-			}
-			// Without tools the history's calls and results travel as text, no tool role.
-			b, _ := json.Marshal(rs[1].body["messages"])
-			if strings.Contains(string(b), `"tool"`) || strings.Contains(string(b), "tool_calls") || !strings.Contains(string(b), "a.txt") {
-				t.Fatalf("messages without tools: %s", b)
+			req.Tools = nil
+			if o2 := stream(t, p, req); o2.Err != nil && o2.Err.ToolsRefused {
+				t.Fatalf("a request without tools reported as refusing them")
 			}
 		})
 	}

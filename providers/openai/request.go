@@ -87,9 +87,6 @@ type reasoningDetail struct {
 
 // options are the per-server decisions the body depends on.
 type options struct {
-	// noTools: the server refused the tools declaration; tools are left out and the history's
-	// tool calls and results are rendered as text, since such a server has no tool role either.
-	noTools bool
 	// drop names parameters the server refused (from a 400 naming them).
 	drop map[string]bool
 	// openRouter enables OpenRouter's reasoning parameter and reasoning_details in history.
@@ -139,14 +136,12 @@ func buildRequest(req *providers.Request, model string, opt options) chatRequest
 			body.ReasoningEffort = effort(req.Thinking.BudgetTokens)
 		}
 	}
-	if !opt.noTools {
-		for _, t := range req.Tools {
-			schema := t.Schema
-			if len(bytes.TrimSpace(schema)) == 0 || string(bytes.TrimSpace(schema)) == "null" {
-				schema = json.RawMessage(`{"type":"object","properties":{}}`)
-			}
-			body.Tools = append(body.Tools, chatTool{Type: "function", Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: schema}})
+	for _, t := range req.Tools {
+		schema := t.Schema
+		if len(bytes.TrimSpace(schema)) == 0 || string(bytes.TrimSpace(schema)) == "null" {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
+		body.Tools = append(body.Tools, chatTool{Type: "function", Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: schema}})
 	}
 	body.Messages = buildMessages(req, opt)
 	applyDrops(&body, opt.drop)
@@ -321,13 +316,6 @@ func assistantMessage(m providers.Message, opt options) (chatMessage, bool) {
 			if args == "" {
 				args = "{}"
 			}
-			if opt.noTools {
-				if text.Len() > 0 {
-					text.WriteString("\n\n")
-				}
-				text.WriteString("[called tool " + p.ToolName + " with " + args + "]")
-				continue
-			}
 			out.ToolCalls = append(out.ToolCalls, chatToolCall{ID: p.ToolCallID, Type: "function", Function: chatCallFunction{Name: p.ToolName, Arguments: args}})
 		}
 	}
@@ -355,10 +343,6 @@ func userMessages(m providers.Message, opt options) []chatMessage {
 			text := p.Text
 			if p.IsError {
 				text = "Error: " + text
-			}
-			if opt.noTools {
-				parts = append(parts, contentPart{Type: "text", Text: "[result of tool " + p.ToolName + "]\n" + text})
-				continue
 			}
 			out = append(out, chatMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: text})
 		case providers.PartText:

@@ -65,8 +65,6 @@ func TestRequestGoldens(t *testing.T) {
 		{name: "openrouter_reasoning_history", model: "anthropic/claude-haiku-4.5", opt: options{openRouter: true}, req: providers.Request{
 			System: "You are agentd.", Messages: history(), Tools: tools(), MaxTokens: 2048,
 			Thinking: providers.Thinking{Enabled: true, BudgetTokens: 1024}}},
-		{name: "no_tools_history_as_text", model: "gemma:2b", opt: options{noTools: true}, req: providers.Request{
-			System: "You are agentd.", Messages: history(), Tools: tools(), MaxTokens: 1024}},
 		// A call left without a result (a cancelled turn) gets one; a result answering no call
 		// travels as user text.
 		{name: "unpaired_tool_messages", model: "gpt-4o", opt: options{openAIHost: true}, req: providers.Request{
