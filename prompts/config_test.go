@@ -155,7 +155,7 @@ func TestToolEntriesChecked(t *testing.T) {
       end_lines: "Last line."
   raed_file:
     description: "Typo."
-`)}
+` + toolsYAMLRest(t))}
 	_, err := Load(m, cat)
 	if err == nil {
 		t.Fatal("loaded")
@@ -169,7 +169,7 @@ func TestToolEntriesChecked(t *testing.T) {
 			t.Errorf("error:\n%v\nlacks %q", err, want)
 		}
 	}
-	m["tools.yml"] = &fstest.MapFile{Data: []byte("tools:\n  read_file:\n    description: \"Read.\"\n    arguments: {path: a, start_line: b, end_line: c}\n")}
+	m["tools.yml"] = &fstest.MapFile{Data: []byte("tools:\n  read_file:\n    description: \"Read.\"\n    arguments: {path: a, start_line: b, end_line: c}\n" + toolsYAMLRest(t))}
 	s, err := Load(m, cat)
 	if err != nil {
 		t.Fatal(err)
@@ -180,12 +180,12 @@ func TestToolEntriesChecked(t *testing.T) {
 	}
 	// A member of a list argument is described under fields, keyed as the catalog names it.
 	cat = Catalog{"edit": {"edits", "edits.old_text"}}
-	m["tools.yml"] = &fstest.MapFile{Data: []byte("tools:\n  edit:\n    description: \"Edit.\"\n    arguments: {edits: e}\n    fields:\n      edits: {old_txt: o}\n")}
+	m["tools.yml"] = &fstest.MapFile{Data: []byte("tools:\n  edit:\n    description: \"Edit.\"\n    arguments: {edits: e}\n    fields:\n      edits: {old_txt: o}\n" + toolsYAMLRest(t))}
 	_, err = Load(m, cat)
 	if err == nil || !strings.Contains(err.Error(), "tools.edit.fields.edits.old_text is missing") || !strings.Contains(err.Error(), "tools.edit.fields.edits.old_txt names no argument of edit") {
 		t.Fatalf("error %v", err)
 	}
-	m["tools.yml"] = &fstest.MapFile{Data: []byte("tools:\n  edit:\n    description: \"Edit.\"\n    arguments: {edits: e}\n    fields:\n      edits: {old_text: o}\n")}
+	m["tools.yml"] = &fstest.MapFile{Data: []byte("tools:\n  edit:\n    description: \"Edit.\"\n    arguments: {edits: e}\n    fields:\n      edits: {old_text: o}\n" + toolsYAMLRest(t))}
 	if s, err = Load(m, cat); err != nil {
 		t.Fatal(err)
 	}
@@ -201,4 +201,25 @@ func TestRunValuesVerbatim(t *testing.T) {
 	if !strings.Contains(got, "Working directory: /p/{{IDENTITY}}\n") || !strings.Contains(got, "editor: {{#RULES}}x{{/RULES}}\n") {
 		t.Fatalf("got %q", got)
 	}
+}
+
+// toolsYAMLRest is the built-in tools.yml without its tools map: the other keys it defines (the
+// text tool-call protocol's), for tests that replace the tools map alone.
+func toolsYAMLRest(t *testing.T) string {
+	t.Helper()
+	data, err := fs.ReadFile(Builtin(), "tools.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	keep := false
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if line != "" && line[0] != ' ' && line[0] != '#' && line[0] != '\n' {
+			keep = !strings.HasPrefix(line, "tools:")
+		}
+		if keep {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
 }

@@ -59,13 +59,16 @@ var schema = group("",
 	texts("call", "no_name", "unknown_tool", "args_too_big", "args_not_json", "args_not_object", "cancelled", "mcp_plan_refusal", "mcp_rejected"),
 	texts("saves", "kept_unsaved", "save_failed", "not_saved"),
 	texts("attachments", "unreadable", "no_workspace", "image_undecodable"),
+	text("tool_call_syntax"),
+	text("tool_call_error"),
+	text("tool_call_unfinished"),
 	texts("approval", "rejected", "plan_refusal", "no_permission_ui", "rejected_always", "request_failed", "dismissed", "unknown_option", "corrected_with_instruction", "timed_out"),
 	texts("review", "restored", "user_changed"),
 	texts("chat_title", "system", "request"),
 	texts("compaction", "system", "instruction", "summary", "acknowledgement"),
 	texts("commands", "init"),
 	texts("answer_review", "system", "request", "approved", "end_marker", "heading"),
-	texts("layout", "system", "context"),
+	texts("layout", "system", "context", "tool_results"),
 )
 
 // agentOnly are the keys only agent.yml may hold.

@@ -49,7 +49,9 @@ type Run map[string]any
 // runNames declares every run value a text may name, each with a full sample: activation
 // renders every text with these (every section opened) and with none (every section closed).
 var runNames = map[string]any{
-	"TOOLS":        []map[string]any{{"NAME": "read_file", "EFFECT": "read", "SUMMARY": "Read a file.", "DESCRIPTION": "Read a file."}, {"NAME": "edit_file", "EFFECT": "write", "SUMMARY": "Edit.", "DESCRIPTION": "Edit."}},
+	"TOOLS":        []map[string]any{{"NAME": "read_file", "EFFECT": "read", "SUMMARY": "Read a file.", "DESCRIPTION": "Read a file.", "SCHEMA": `{"type":"object"}`}, {"NAME": "edit_file", "EFFECT": "write", "SUMMARY": "Edit.", "DESCRIPTION": "Edit.", "SCHEMA": `{"type":"object"}`}},
+	"TEXT_TOOLS":   true,
+	"RESULTS":      []map[string]any{{"NAME": "read_file", "OUTPUT": "1\tpackage main", "IS_ERROR": false}, {"NAME": "edit_file", "OUTPUT": "Error: stale", "IS_ERROR": true}},
 	"CURRENT_TIME": "2026-12-01 16:00 UTC",
 	"CURRENT_FILE": "/p/main.go",
 	// Editor context (session/editorctx.go): the active file, the selection, the other open

@@ -223,7 +223,7 @@ func (s *Server) acpInitialize(ctx context.Context, raw jsonrpc2.RawMessage) (an
 			SessionCapabilities: protocol.SessionCapabilities{
 				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{},
 			},
-			PromptCapabilities: protocol.PromptCapabilities{Image: true, EmbeddedContext: true},
+			PromptCapabilities: protocol.PromptCapabilities{Image: s.provs.ImagesAccepted(), EmbeddedContext: true},
 		},
 		AuthMethods: []acpAuthMethod{{
 			ID: AuthMethodKey, Name: "API key",

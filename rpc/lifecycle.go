@@ -132,7 +132,7 @@ func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, 
 			SessionCapabilities: protocol.SessionCapabilities{
 				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{},
 			},
-			PromptCapabilities: protocol.PromptCapabilities{Image: true, EmbeddedContext: true},
+			PromptCapabilities: protocol.PromptCapabilities{Image: s.provs.ImagesAccepted(), EmbeddedContext: true},
 			// MCP servers over stdio and Streamable HTTP (package mcp); the old HTTP+SSE
 			// transport is not offered.
 			MCPCapabilities: protocol.MCPCapabilities{HTTP: true},

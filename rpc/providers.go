@@ -122,6 +122,13 @@ func keyStatus(s keys.Status) string {
 	return protocol.KeyMissing
 }
 
+// ImagesAccepted reports whether the default provider's model reads images, for the
+// promptCapabilities.image of initialize (a session says it again for its own model).
+func (p *ProviderSource) ImagesAccepted() bool {
+	st := p.Settings.Get()
+	return providers.CapabilitiesOf(st.Providers[st.Provider]).Images
+}
+
 // List describes every configured provider without asking the client anything (it runs inside
 // initialize, before the client can answer requests).
 func (p *ProviderSource) List(ctx context.Context) []protocol.ProviderInfo {

@@ -111,10 +111,7 @@ func summaryMessages(set *prompts.Set, summary string) []providers.Message {
 func (t *turn) summarize(msgs []providers.Message) (string, error) {
 	window := t.window
 	if window <= 0 { // /compact runs outside the loop that sets it
-		window = defaultContextWindow
-		if ps, ok := t.set.Providers[t.pcfg.ID]; ok && ps.ContextWindow > 0 {
-			window = ps.ContextWindow
-		}
+		window = capabilitiesOf(t.set, t.pcfg).ContextWindow
 	}
 	// A tenth is left for what messageSize does not count (JSON escapes, each dialect's framing).
 	summarizeSystem, summarizeInstruction := t.texts().Render("compaction.system", nil), t.texts().Render("compaction.instruction", nil)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,6 +37,9 @@ type instructions struct {
 	system string // the session's system prompt with them
 	// tools is the tool variant the system prompt lists.
 	tools *toolVariant
+	// run is what they add to the system prompt's run values (the text tool-call protocol's
+	// system prompt renders it again with its catalog).
+	run prompts.Run
 }
 
 // instructionCandidates lists, in order, the files that may hold instructions for cwd, each
@@ -137,7 +141,7 @@ func (s *Session) refreshInstructions() bool {
 		return false
 	}
 	files, run := readInstructions(files)
-	in := &instructions{files: files, system: s.m.systemWith(run), tools: tv}
+	in := &instructions{files: files, system: s.m.systemWith(maps.Clone(run)), tools: tv, run: run}
 	s.mu.Lock()
 	s.instr = in
 	s.mu.Unlock()
@@ -152,6 +156,17 @@ func (s *Session) systemPrompt() string {
 		return s.m.system()
 	}
 	return s.instr.system
+}
+
+// instructionsRun is a copy of the run values the session's instructions add to the system
+// prompt (empty without instructions).
+func (s *Session) instructionsRun() prompts.Run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.instr == nil || len(s.instr.files) == 0 {
+		return prompts.Run{}
+	}
+	return maps.Clone(s.instr.run)
 }
 
 // instructionsMeta is what session/new reports of the instructions it loaded.

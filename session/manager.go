@@ -48,8 +48,9 @@ type Deps struct {
 }
 
 const (
-	// defaultContextWindow is the context window of a model whose settings name none.
-	defaultContextWindow = 128000
+	// defaultContextWindow is the context window of a model neither the table of model
+	// families nor the settings know.
+	defaultContextWindow = providers.DefaultContextWindow
 	listPageSize         = 100
 )
 
@@ -61,7 +62,9 @@ type Manager struct {
 	store    *store
 	projects *projects
 	trace    *tracer
-	mcp      *mcp.Pool
+	// toolModes remembers the servers that refused native tools (session/textmode.go).
+	toolModes *toolModes
+	mcp       *mcp.Pool
 	// system is systemPrompt(d.Tools), built on first use; specs the tools' specs as the model
 	// reads them.
 	system func() string
@@ -105,6 +108,7 @@ func NewManager(d Deps) *Manager {
 		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger, texts: m.texts}
 	}
 	m.projects = newProjects(d.StateDir, d.Logger)
+	m.toolModes = newToolModes(d.StateDir, d.Logger)
 	if m.mcp = d.MCP; m.mcp == nil {
 		m.mcp = mcp.NewPool(d.Logger)
 		m.mcp.HideEnv = func() []string { return d.KeyEnvNames(m.settings()) }
@@ -421,6 +425,9 @@ func (m *Manager) Prompt(ctx context.Context, p protocol.PromptParams) (protocol
 	}
 	s, err := m.get(p.SessionID)
 	if err != nil {
+		return protocol.PromptResult{}, err
+	}
+	if err := s.checkImages(p.Prompt); err != nil {
 		return protocol.PromptResult{}, err
 	}
 	return s.prompt(ctx, p.Prompt), nil

@@ -315,7 +315,7 @@ func (s *Session) configOptions() []protocol.ConfigOption {
 	}
 	opts := []protocol.ConfigOption{
 		{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: mode, Options: modeValues},
-		{ID: "model", Name: "Model", Category: "model", Type: "select", CurrentValue: prov, Options: models},
+		{ID: "model", Name: "Model", Category: "model", Type: "select", CurrentValue: prov, Options: models, Meta: s.promptCapabilitiesMeta(set)},
 	}
 	if set.Thinking.Enabled {
 		s.mu.Lock()

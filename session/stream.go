@@ -6,9 +6,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/session/internal/texttools"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -35,6 +37,9 @@ type call struct {
 	// invalid says why the call cannot run (unknown tool, bad arguments); it becomes the error
 	// result the model reads.
 	invalid string
+	// respond marks the text protocol's terminal tool: not announced as a tool call, its text
+	// is shown as the answer (session/textmode.go).
+	respond bool
 
 	mu       sync.Mutex
 	finished bool
@@ -66,7 +71,11 @@ func (t *turn) stream(req *providers.Request) *step {
 	quit := make(chan struct{})
 	go func() {
 		defer close(events)
-		for ev := range t.prov.Stream(t.ctx, req) {
+		seq := t.prov.Stream(t.ctx, req)
+		if t.mode == config.ToolCallingText {
+			seq = texttools.Events(seq, "text_"+a.st.msgID, t.invalidCall)
+		}
+		for ev := range seq {
 			select {
 			case events <- ev:
 			case <-quit:
@@ -139,6 +148,10 @@ func (t *turn) do(msgID string, e effect) {
 			t.previewArgs(e.c, now)
 		}
 	case effCallComplete:
+		if e.c.respond {
+			t.completeRespond(msgID, e.c)
+			return
+		}
 		t.completeCall(e.c)
 	case effNotice:
 		t.s.notice(protocol.SeverityWarning, e.text, "")
@@ -147,6 +160,10 @@ func (t *turn) do(msgID string, e effect) {
 
 // startCall announces a call as soon as the model starts it.
 func (t *turn) startCall(c *call) {
+	if t.mode == config.ToolCallingText && c.name == respondTool {
+		c.respond = true // shown as the answer once complete, not as a call
+		return
+	}
 	c.kind = protocol.KindOther
 	if tool, ok := t.reg.Lookup(c.name); ok {
 		c.tool = tool

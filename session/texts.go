@@ -29,14 +29,16 @@ func (t *turn) texts() *prompts.Set {
 	return t.s.m.texts()
 }
 
-// Catalog lists the registry's tools and their arguments, for checking a prompt config's tool
-// entries against the tools that exist. A member of an argument that is an object or a list of
-// objects is listed as ARGUMENT.MEMBER.
+// Catalog lists the registry's tools and their arguments, and respond's, for checking a prompt
+// config's tool entries against the tools that exist. A member of an argument that is an object
+// or a list of objects is listed as ARGUMENT.MEMBER.
 func Catalog(reg *tools.Registry) prompts.Catalog {
 	cat := prompts.Catalog{}
 	for _, t := range reg.List() {
 		cat[t.Name()] = schemaArgs(t.Schema())
 	}
+	// respond is the text tool-call protocol's own (session/textmode.go), no registry tool.
+	cat[respondTool] = schemaArgs(json.RawMessage(respondSchema))
 	return cat
 }
 

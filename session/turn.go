@@ -15,6 +15,7 @@ import (
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/session/internal/texttools"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -33,6 +34,13 @@ type turn struct {
 	usage  protocol.Usage
 	used   int // context tokens after the last model call
 	live   string
+	// caps is what the turn's model can do; mode how it calls tools (config.ToolCalling*: the
+	// text protocol is session/textmode.go), nudged whether the unfinished-turn nudge was sent,
+	// textSys the text protocol's system prompt once built.
+	caps    providers.Capabilities
+	mode    string
+	nudged  bool
+	textSys string
 	// overflowed is set once a context_overflow made the turn compact and retry.
 	overflowed bool
 	// switchAsked is set once the user declined to leave plan mode in this turn, so the
@@ -126,10 +134,9 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		return t.fail(err)
 	}
 	t.prov, t.pcfg = prov, pcfg
-	t.window = defaultContextWindow
-	if ps, ok := t.set.Providers[pcfg.ID]; ok && ps.ContextWindow > 0 {
-		t.window = ps.ContextWindow
-	}
+	t.caps = capabilitiesOf(t.set, pcfg)
+	t.window = t.caps.ContextWindow
+	t.mode = s.m.toolMode(t.set, pcfg, t.caps)
 	t.live = t.liveContext()
 
 	for range t.set.MaxIterations {
@@ -138,6 +145,11 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		}
 		t.maybeAutoCompact()
 		st := t.stream(t.request())
+		if st.err != nil && st.err.ToolsRefused && t.mode == config.ToolCallingNative && t.ctx.Err() == nil {
+			// The server takes no tools declaration: go on with the text protocol.
+			t.fallBackToText()
+			st = t.stream(t.request())
+		}
 		if st.err != nil && st.err.Kind == providers.ErrContextOverflow && !t.overflowed && t.ctx.Err() == nil {
 			// The history no longer fits: summarize the turns before this one and retry once.
 			t.overflowed = true
@@ -152,6 +164,24 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		if st.err != nil {
 			return t.fail(st.err)
 		}
+		if t.mode == config.ToolCallingText && st.err == nil && !st.cancelled {
+			if t.textStep(st) {
+				// The model answered through respond: the turn is over, unless the user
+				// steered meanwhile.
+				if t.ctx.Err() != nil {
+					return t.cancelled()
+				}
+				if t.steer() {
+					continue
+				}
+				return protocol.PromptResult{StopReason: protocol.StopEndTurn}
+			}
+			if len(st.calls) == 0 && st.stop == providers.StopEndTurn {
+				if t.steer() || t.unfinishedNudge() {
+					continue
+				}
+			}
+		}
 		if len(st.calls) == 0 {
 			if st.stop != providers.StopMaxTokens && st.stop != providers.StopRefusal && t.steerOrEnd() {
 				continue // a steering message arrived while the model answered: it answers that too
@@ -165,7 +195,9 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 			case providers.StopRefusal:
 				return protocol.PromptResult{StopReason: protocol.StopRefusal}
 			}
-			if t.nudgeRequiredTool(st) || t.nudgeUnfinished(st) {
+			// Under the text protocol a call written out is a call: required_tool's advice (use
+			// the tool-calling interface) does not apply.
+			if (t.mode != config.ToolCallingText && t.nudgeRequiredTool(st)) || t.nudgeUnfinished(st) {
 				continue
 			}
 			t.reviewAnswer(st)
@@ -279,14 +311,27 @@ func (t *turn) request() *providers.Request {
 	if !s.noElide {
 		msgs = elideToolResults(msgs, keepToolResults, elideHead, elideBlock)
 	}
-	return &providers.Request{
+	if !t.caps.Thinking {
+		th = providers.Thinking{} // asked only of models that reason
+	}
+	req := &providers.Request{
 		Model:     t.pcfg.Model,
 		System:    s.systemPrompt(),
-		Messages:  t.placeContext(msgs),
-		Tools:     t.specs(),
 		MaxTokens: t.set.MaxTokens,
 		Thinking:  th,
 	}
+	switch t.mode {
+	case config.ToolCallingText:
+		req.System = t.textSystem()
+		msgs = texttools.Render(msgs, t.textResults)
+	case config.ToolCallingNone:
+		msgs = texttools.Render(respondAsText(msgs), t.textResults)
+	default:
+		msgs = respondAsText(msgs)
+		req.Tools = t.specs()
+	}
+	req.Messages = t.placeContext(msgs)
+	return req
 }
 
 // userMessage turns the prompt's content blocks into a model message. Resource links are read

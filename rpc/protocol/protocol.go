@@ -343,7 +343,14 @@ type ConfigOption struct {
 	Type         string              `json:"type"`               // "select"
 	CurrentValue string              `json:"currentValue"`
 	Options      []ConfigOptionValue `json:"options"`
+	// Meta on the model option carries MetaPromptCapabilities for the current model.
+	Meta Meta `json:"_meta,omitempty"`
 }
+
+// MetaPromptCapabilities is the model option's _meta key holding the promptCapabilities of the
+// session's current model ({image, audio, embeddedContext}): what initialize says for the
+// default model, said again for the model the session uses.
+const MetaPromptCapabilities = "agentd/promptCapabilities"
 
 type ConfigOptionValue struct {
 	Value       string `json:"value"`

@@ -295,6 +295,10 @@ func appendConfigOptions(dst []byte, opts []ConfigOption) []byte {
 			}
 			dst = append(dst, ']')
 		}
+		if len(o.Meta) > 0 {
+			dst = append(dst, `,"_meta":`...)
+			dst = appendAny(dst, o.Meta)
+		}
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')

@@ -26,7 +26,7 @@ func appendCases() []SessionNotification {
 		}{Hint: "h"}}}},
 		{SessionUpdate: UpdateCurrentModeUpdate, ModeID: "auto"},
 		{SessionUpdate: UpdateConfigOptionUpdate, ConfigOptions: []ConfigOption{{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: "ask",
-			Options: []ConfigOptionValue{{Value: "ask", Name: "Ask"}, {Value: "auto", Name: "Auto", Description: "go"}}}, {ID: "m", Name: "M", Type: "select", Description: "dd"}}},
+			Options: []ConfigOptionValue{{Value: "ask", Name: "Ask"}, {Value: "auto", Name: "Auto", Description: "go"}}}, {ID: "m", Name: "M", Type: "select", Description: "dd", Meta: Meta{MetaPromptCapabilities: PromptCapabilities{Image: true}}}}},
 		{SessionUpdate: UpdateSessionInfoUpdate, SessionTitle: "Fix bug", UpdatedAt: "2026-01-01T00:00:00Z", Title: "ignored"},
 		{SessionUpdate: UpdateUsageUpdate, Used: ptr(1200), Size: ptr(200000), Cost: ptr(0.0123)},
 		{SessionUpdate: UpdateUsageUpdate, Used: ptr(0), Size: ptr(-1), Cost: ptr(1e-9)},

@@ -7,7 +7,7 @@
 // What counts as an envelope, decided once here:
 //
 //   - `<tool_call>` … `</tool_call>` anywhere in the text, tag names case-insensitive, with
-//     optional spaces before the `>`. Envelopes inside a Markdown code fence count too: small
+//     optional blanks or attributes before the `>`. Envelopes inside a Markdown code fence count too: small
 //     models often fence their calls (```json … ```), and a model that merely quotes the syntax
 //     to the user is rarer than one that fences a real call. A fence that holds nothing but
 //     envelopes is dropped with them, so the user is not shown an empty code block.
@@ -378,8 +378,9 @@ func (x *Extractor) closing(s string) (int, int) {
 	}
 }
 
-// matchTag reports whether s starts with the tag <name> (name case-insensitive, blanks allowed
-// before '>'): its length, or, when s ends before it could be decided, partial.
+// matchTag reports whether s starts with the tag <name> (name case-insensitive; blanks or
+// attributes allowed before the '>' on the same line): its length, or, when s ends before it
+// could be decided, partial.
 func matchTag(s, name string) (n int, partial bool) {
 	if len(s) == 0 || s[0] != '<' {
 		return 0, false
@@ -398,17 +399,31 @@ func matchTag(s, name string) (n int, partial bool) {
 		}
 		i++
 	}
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
 	if i >= len(s) {
 		return 0, true
 	}
-	if s[i] != '>' {
-		return 0, false
+	switch s[i] {
+	case '>':
+		return i + 1, false
+	case ' ', '\t':
+		// Blanks, or attributes (<tool_response name="x">), up to the '>' on the same line.
+		for j := i; j < len(s) && j < i+maxAttrs; j++ {
+			switch s[j] {
+			case '>':
+				return j + 1, false
+			case '<', '\n':
+				return 0, false
+			}
+		}
+		if len(s) < i+maxAttrs {
+			return 0, true
+		}
 	}
-	return i + 1, false
+	return 0, false
 }
+
+// maxAttrs bounds what may sit between a tag's name and its '>'.
+const maxAttrs = 256
 
 func appendCalls(dst []Piece, calls []Call) []Piece {
 	for i := range calls {

@@ -69,6 +69,8 @@ func TestExtractor(t *testing.T) {
 		{name: "inline backticks stay", deltas: []string{"use `x` and ``y``"}, prose: "use `x` and ``y``"},
 		{name: "imitated response is cut", deltas: []string{`<tool_call>{"name":"a"}</tool_call>`, "\n<tool_res", `ponse>{"fake": true}</tool_response> secret`},
 			calls: []string{`a {}`}, cut: true},
+		{name: "imitated response with attributes is cut", deltas: []string{"ok\n<tool_response name=\"read_file\">made up"}, prose: "ok\n", cut: true},
+		{name: "a tag-like word with attributes on another line is prose", deltas: []string{"<tool_call x\n>"}, prose: "<tool_call x\n>"},
 		{name: "response inside an envelope cuts after its call", deltas: []string{`<tool_call>{"name":"a"}<tool_response>x`}, calls: []string{`a {}`}, cut: true},
 		{name: "closing tag inside a JSON string ends the envelope", deltas: []string{`<tool_call>{"name":"w","arguments":{"t":"</tool_call>"}}</tool_call>`},
 			prose: `"}}</tool_call>`, calls: []string{`!w: its body is not one JSON object (unexpected EOF)`}},
