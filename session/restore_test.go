@@ -246,3 +246,29 @@ func TestRestoreRightAfterTheAnswerWaitsForTheSlot(t *testing.T) {
 		t.Fatal("the session stayed busy after the restore")
 	}
 }
+
+// A steering message mid-turn does not report the turn's own edit of a file an earlier turn
+// edited as the user's.
+func TestSteerDoesNotReportTheTurnsOwnEditAsTheUsers(t *testing.T) {
+	h := newHarness(t, editReply("e1", "alpha", "ALPHA"), reply{events: textReply("one")},
+		editReply("e2", "ALPHA", "LOUD"), reply{events: textReply("two")})
+	h.client.answer = answerWith(protocol.OptionAllowOnce)
+	h.newSession()
+	h.prompt("first")
+	h.client.answer = nil // the second edit's permission waits for the test
+	ch := h.promptAsync(context.Background(), "second")
+	h.client.waitPermission(t, 2)
+	if res, err := h.m.Steer(context.Background(), steerParams(h.sid, "and be quick")); err != nil || !res.Accepted {
+		t.Fatalf("steer = %+v, %v", res, err)
+	}
+	s, _ := h.m.get(h.sid)
+	s.remember(grant{Tool: "edit_file", Allow: true, Scope: "session"})
+	<-ch
+	if h.ws.file(h.path("a.txt")) != "LOUD\n" {
+		t.Fatalf("a.txt = %q", h.ws.file(h.path("a.txt")))
+	}
+	reqs := h.prov.requests()
+	if got := texts(reqs[len(reqs)-1].Messages); !strings.Contains(got, "and be quick") || strings.Contains(got, "The user changed") {
+		t.Fatalf("the model saw %q", got)
+	}
+}

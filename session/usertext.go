@@ -141,6 +141,9 @@ func (t *turn) userChanges(tracked map[string]string) []map[string]any {
 		if outside(s.roots, p) != "" {
 			continue // a session resumed with another cwd: never shown to the model
 		}
+		if t.changes != nil && t.changes.tracked(p) {
+			continue // changed by this turn (a steering message comes mid-turn): not the user's
+		}
 		wg.Go(func() {
 			doc, err := s.ws.ReadFile(ctx, p)
 			r := result{text: doc.Text, ok: err == nil}
