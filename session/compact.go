@@ -96,6 +96,34 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 	return out
 }
 
+// withoutImages replaces every image of msgs by a note that it was left out, for a model that
+// cannot read images; msgs itself is not changed.
+func withoutImages(msgs []providers.Message) []providers.Message {
+	var out []providers.Message
+	for i, m := range msgs {
+		var parts []providers.Part
+		for j, p := range m.Parts {
+			if p.Type != providers.PartImage {
+				continue
+			}
+			if parts == nil {
+				parts = append([]providers.Part(nil), m.Parts...)
+			}
+			parts[j] = providers.Part{Type: providers.PartText, Text: fmt.Sprintf("[an image (%s, %d bytes) was left out: this model cannot read images]", p.MimeType, len(p.Data))}
+		}
+		if parts != nil {
+			if out == nil {
+				out = append([]providers.Message(nil), msgs...)
+			}
+			out[i] = providers.Message{Role: m.Role, Parts: parts}
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
+
 func summaryMessages(set *prompts.Set, summary string) []providers.Message {
 	if set == nil {
 		set = prompts.Default()

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -133,6 +134,36 @@ func TestMCPImageResultsReachTheModel(t *testing.T) {
 	if r, img := last.Parts[0], last.Parts[1]; !strings.Contains(r.Text, "the page") || !strings.Contains(r.Text, "[image 1 of this result (image/png) follows]") ||
 		img.MimeType != "image/png" || string(img.Data) != "\x89PNG shot" {
 		t.Errorf("result %q, image %s %q", r.Text, img.MimeType, img.Data)
+	}
+}
+
+// A model without vision gets a note in place of a tool's image, never the image (its server
+// would refuse the whole request); the history keeps the image for a model that can read it.
+func TestMCPImageResultsLeftOutForAModelWithoutVision(t *testing.T) {
+	h := newHarness(t, reply{events: callsReply(tc{"c1", "shot", `{}`})}, reply{events: textReply("ok")})
+	no, yes := false, true
+	h.set.Providers["fake"] = config.ProviderSettings{APIType: "fake", Model: "fake-model", Capabilities: &config.Capabilities{Images: &no, Tools: &yes}}
+	entry := mcpDocsServer(t)
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	h.newSessionWith(entry)
+	h.client.answer = answerWith(protocol.OptionAllowOnce)
+	h.prompt("look at the page")
+	reqs := h.prov.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	for _, p := range last.Parts {
+		if p.Type == providers.PartImage {
+			t.Fatalf("an image reached a model without vision: %+v", last.Parts)
+		}
+	}
+	if p := last.Parts[len(last.Parts)-1]; p.Type != providers.PartText || !strings.Contains(p.Text, "cannot read images") {
+		t.Errorf("the image's place holds %+v, want a note that it was left out", p)
+	}
+	hist := h.m.sessions[h.sid].historySnapshot()
+	if p := hist[len(hist)-2].Parts; p[len(p)-1].Type != providers.PartImage {
+		t.Errorf("the history lost the image: %+v", p)
 	}
 }
 

@@ -314,6 +314,11 @@ func (t *turn) request() *providers.Request {
 	if !t.caps.Thinking {
 		th = providers.Thinking{} // asked only of models that reason
 	}
+	if !t.caps.Images {
+		// A tool's images, or a prompt's from before the session switched models, would fail
+		// the whole request at a server without vision.
+		msgs = withoutImages(msgs)
+	}
 	req := &providers.Request{
 		Model:     t.pcfg.Model,
 		System:    s.systemPrompt(),
