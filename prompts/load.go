@@ -68,6 +68,7 @@ var schema = group("",
 	texts("compaction", "system", "instruction", "summary", "acknowledgement"),
 	texts("commands", "init"),
 	texts("answer_review", "system", "request", "approved", "end_marker", "heading"),
+	texts("web_search", "system", "request"),
 	texts("layout", "system", "context", "tool_results"),
 )
 

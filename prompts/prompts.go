@@ -76,6 +76,7 @@ var runNames = map[string]any{
 	"OPTION":               "maybe",
 	"SUMMARY":              "We fixed the parser.",
 	"REQUEST":              "Fix the build.",
+	"QUERY":                "latest stable Go release",
 	"INSTRUCTION":          "Use a map instead of a switch.",
 	"INSTRUCTIONS":         []map[string]any{{"PATH": "/home/u/.config/agentd/AGENTS.md", "TEXT": "Answer in English."}, {"PATH": "/p/AGENTS.md", "TEXT": "Run make test."}},
 	"INSTRUCTIONS_CUT":     true,

@@ -25,6 +25,10 @@ func Redact(p Provider, secrets ...string) Provider {
 		return p
 	}
 	r := redacting{p: p, r: redactor(keep)}
+	if ws, ok := p.(WebSearcher); ok {
+		// Every dialect that searches also lists and embeds or streams; its wrapper carries all.
+		return redactingSearcher{p: Redact(unsearching{p}, keep...), ws: ws, r: r.r}
+	}
 	l, lists := p.(ModelLister)
 	e, embeds := p.(Embedder)
 	switch {
@@ -124,4 +128,52 @@ func redactEmbed(ctx context.Context, r redactor, e Embedder, model string, text
 		return nil, r.err(pe)
 	}
 	return nil, errors.New(r.text(err.Error()))
+}
+
+// unsearching hides a provider's WebSearcher, so Redact wraps the rest of it as usual.
+type unsearching struct{ Provider }
+
+func (u unsearching) ListModels(ctx context.Context) ([]string, error) {
+	if l, ok := u.Provider.(ModelLister); ok {
+		return l.ListModels(ctx)
+	}
+	return nil, errors.New("this provider cannot list models")
+}
+
+func (u unsearching) Embed(ctx context.Context, model string, texts []string) ([][]float32, error) {
+	if e, ok := u.Provider.(Embedder); ok {
+		return e.Embed(ctx, model, texts)
+	}
+	return nil, &Error{Kind: ErrInvalidRequest, Message: "this provider's dialect has no embeddings endpoint; set embeddingModel on an openai or gemini provider"}
+}
+
+// redactingSearcher is a redacted provider that can also search the web.
+type redactingSearcher struct {
+	p  Provider
+	ws WebSearcher
+	r  redactor
+}
+
+func (w redactingSearcher) Stream(ctx context.Context, req *Request) iter.Seq[Event] {
+	return w.p.Stream(ctx, req)
+}
+
+func (w redactingSearcher) ListModels(ctx context.Context) ([]string, error) {
+	return w.p.(ModelLister).ListModels(ctx)
+}
+
+func (w redactingSearcher) Embed(ctx context.Context, model string, texts []string) ([][]float32, error) {
+	return w.p.(Embedder).Embed(ctx, model, texts)
+}
+
+func (w redactingSearcher) WebSearch(ctx context.Context, req WebSearchRequest) (WebSearchResult, error) {
+	res, err := w.ws.WebSearch(ctx, req)
+	if err == nil {
+		return res, nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return res, w.r.err(pe)
+	}
+	return res, errors.New(w.r.text(err.Error()))
 }

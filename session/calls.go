@@ -132,6 +132,7 @@ func (t *turn) exec(c *call) {
 		},
 		AllowShell:      t.set.AllowShell,
 		Semantic:        t.semanticIndex(),
+		SearchWeb:       t.webSearcher(),
 		DiagnosticsWait: diagnosticsWait,
 		Progress: func(text string) {
 			c.mu.Lock()

@@ -1,12 +1,15 @@
 package session
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 func offeredNames(req *providers.Request) []string {
@@ -53,5 +56,52 @@ func TestWebToolsOfferedOnlyWhenEnabled(t *testing.T) {
 	}
 	if reqs[0].System != reqs[2].System {
 		t.Error("the system prompt changed with the web turned off again: the prompt cache misses")
+	}
+}
+
+// searchingProvider is the fake chat provider that can also search the web.
+type searchingProvider struct {
+	*fakeProvider
+	reqs []providers.WebSearchRequest
+}
+
+func (p *searchingProvider) WebSearch(ctx context.Context, req providers.WebSearchRequest) (providers.WebSearchResult, error) {
+	p.reqs = append(p.reqs, req)
+	return providers.WebSearchResult{Text: "Go 1.26 is current.", Sources: []providers.WebSource{{Title: "Go", URL: "https://go.dev/"}}}, nil
+}
+
+// TestWebSearchNeedsTheWebAndAProvider: web_search is offered only with web.enabled and
+// webSearch.provider both set; its one request carries the prompt config's web_search texts
+// with the current time, and the answer and its sources reach the model.
+func TestWebSearchNeedsTheWebAndAProvider(t *testing.T) {
+	h := newHarness(t,
+		reply{events: textReply("one")},
+		reply{events: callsReply(tc{"c1", "web_search", `{"query":"latest go"}`})},
+		reply{events: textReply("done")})
+	prov := &searchingProvider{fakeProvider: h.prov}
+	h.tools = tools.Default()
+	h.set.Mode = ModeAuto
+	h.set.Web.Enabled = true
+	h.m = NewManager(Deps{Client: h.client, Workspaces: func(string, *workspace.Roots) workspace.Workspace { return h.ws },
+		Providers: fakeSource{p: prov}, Tools: h.tools, Settings: func() config.Settings { return h.set }, StateDir: h.state})
+	h.newSession()
+	h.prompt("first")
+	h.set.WebSearch.Provider = "fake"
+	h.prompt("second")
+	var turns []*providers.Request
+	for _, r := range h.prov.requests() {
+		if len(r.Tools) > 0 {
+			turns = append(turns, r)
+		}
+	}
+	if slices.Contains(offeredNames(turns[0]), "web_search") || !slices.Contains(offeredNames(turns[1]), "web_search") {
+		t.Fatalf("offered %v then %v", offeredNames(turns[0]), offeredNames(turns[1]))
+	}
+	if len(prov.reqs) != 1 || prov.reqs[0].Query != "latest go" || !strings.Contains(prov.reqs[0].System, "Current time: ") || !strings.Contains(prov.reqs[0].System, "web search of a coding agent") {
+		t.Fatalf("search requests %+v", prov.reqs)
+	}
+	res := toolResults(h.m.sessions[h.sid].historySnapshot())
+	if len(res) != 1 || res[0].IsError || !strings.Contains(res[0].Text, "Go 1.26 is current.") || !strings.Contains(res[0].Text, "- Go [https://go.dev/]") {
+		t.Fatalf("results %+v", res)
 	}
 }

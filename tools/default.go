@@ -23,5 +23,6 @@ func Default() *Registry {
 		EditModuleConfig,
 		UpdatePlan,
 		WebFetch,
+		WebSearch,
 	)
 }

@@ -125,7 +125,11 @@ func TestEmbedNeedsAKeyAtOpenAI(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Kind != providers.ErrAuth {
 		t.Fatalf("err = %v", err)
 	}
-	if _, ok := providers.Redact(prov, "sk-secret-key").(providers.Embedder); !ok {
-		t.Fatal("Redact hid the Embedder")
+	red := providers.Redact(prov, "sk-secret-key")
+	_, embeds := red.(providers.Embedder)
+	_, searches := red.(providers.WebSearcher)
+	_, lists := red.(providers.ModelLister)
+	if !embeds || !searches || !lists {
+		t.Fatalf("Redact hid an interface: embeds %v searches %v lists %v", embeds, searches, lists)
 	}
 }
