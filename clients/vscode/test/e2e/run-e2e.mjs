@@ -10,7 +10,7 @@
 //   WORK       scratch folder, wiped   ARTIFACTS  screenshots and logs of failures
 //   SHOT_MIDTURN  where to save the README screenshot (optional); THEME  a workbench.colorTheme
 //   SHOT_REVIEW_DIR  where to save the review screenshots (review-chat.png, review-editor.png, review-deny.png)
-//   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (290), ONLY (a regular expression test names must match)
+//   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (600), ONLY (a regular expression test names must match)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,7 +29,7 @@ const ARTIFACTS = path.resolve(env0.ARTIFACTS || path.join(WORK, 'artifacts'));
 const PORT = Number(env0.PORT || 18080);
 const FAKE_PORT = Number(env0.FAKE_PORT || 18181);
 const CHROMIUM = env0.CHROMIUM || '/usr/bin/chromium';
-const TIMEOUT_S = Number(env0.TIMEOUT_S || 290);
+const TIMEOUT_S = Number(env0.TIMEOUT_S || 600);
 const CS_BIN = path.join(CS_ROOT, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const URL_BASE = `http://127.0.0.1:${PORT}`;
 const WS = path.join(WORK, 'ws');
@@ -95,6 +95,8 @@ for (const d of ['ud/User', 'ext', 'xdg', 'chrome', 'ws']) fs.mkdirSync(path.joi
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 fs.writeFileSync(A_TXT, A_TEXT);
 fs.writeFileSync(path.join(WS, 'bad.json'), '{\n  "name": "demo",,\n  "version": \n}\n');
+// The review tests' files, there from the start so that quick open has indexed them.
+for (const f of ['r1.txt', 'r2.txt', 'r3.txt']) fs.writeFileSync(path.join(WS, f), '\n');
 const userSettings = {
   'workbench.startupEditor': 'none',
   'telemetry.telemetryLevel': 'off',
@@ -362,7 +364,7 @@ try {
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+A');
     await sendPromptFromPalette('Change hello to goodbye in a.txt');
-    const deny = chat().locator('.permission button', { hasText: 'Deny' });
+    const deny = chat().locator('.permission button', { hasText: /^Deny$/ });
     await deny.waitFor({ timeout: 60000 });
     for (const b of ['Allow once', 'Allow for session', 'Always allow', 'Deny']) {
       await chat().locator('.permission button', { hasText: b }).first().waitFor({ timeout: 2000 });
@@ -437,53 +439,6 @@ try {
     if (await chat().locator('button.queue').isVisible()) throw new Error('Queue is shown with no turn running');
   });
 
-  await test('/undo puts the last turn\'s files back; Fork Conversation continues in a copy', async () => {
-    const R3 = path.join(WS, 'r3.txt');
-    fs.writeFileSync(R3, 'red\ngreen\n');
-    await startFake('undo', { turns: [
-      { toolCalls: [{ id: 'call_r3', name: 'edit_file', arguments: { path: 'r3.txt', edits: [{ old_text: 'green', new_text: 'blue' }] } }], chunkDelayMs: 5 },
-      { text: 'Green is blue now.', chunkDelayMs: 5 },
-      { text: 'Colours' },
-    ] });
-    await newChat();
-    await sendInChat('Make green blue in r3.txt');
-    await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().waitFor({ timeout: 60000 });
-    await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().click();
-    await chatSays('Green is blue now.', 30000);
-    await chat().locator('.changes .change', { hasText: 'r3.txt' }).waitFor({ timeout: 10000 });
-    await openFile('r3.txt');
-    await waitFor('the edit in r3.txt', async () => (await editorText()).includes('blue'), 10000);
-    await runCommand("agentd: Undo Last Turn's File Changes");
-    await chat().locator('.msg.user', { hasText: '/undo' }).first().waitFor({ timeout: 10000 });
-    await waitFor('r3.txt back to green', async () => { const t = await editorText(); return t.includes('green') && !t.includes('blue'); }, 30000);
-    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
-    // /undo is agentd's own: no model call for it.
-    if (fakeRequests().some((r) => JSON.stringify(r.messages ?? []).includes('/undo'))) throw new Error('/undo reached the model');
-    await runCommand('agentd: Fork Conversation');
-    await chat().locator('.notice', { hasText: 'Forked' }).waitFor({ timeout: 15000 });
-    await chat().locator('.msg.user', { hasText: 'Make green blue in r3.txt' }).first().waitFor({ timeout: 15000 });
-    await chat().locator('button[data-act="history"]').click();
-    await waitFor('the original and the fork in the history', async () => (await chat().locator('.history .session', { hasText: 'Colours' }).count()) >= 2, 15000);
-    await chat().locator('button[data-act="history"]').click();
-  });
-
-  await test('an MCP tool names its server in the permission card and the tool row', async () => {
-    await startFake('mcp', { turns: [
-      { toolCalls: [{ id: 'call_mcp', name: 'lookup', arguments: { id: '42' } }], chunkDelayMs: 5 },
-      { text: 'The tracker says the login button is broken.', chunkDelayMs: 5 },
-      { text: 'Tracker lookup' },
-    ] });
-    await newChat();
-    await sendInChat('Look up issue 42');
-    const card = chat().locator('.permission:not(.done)');
-    await card.locator('.perm-server', { hasText: 'tracker' }).waitFor({ timeout: 60000 });
-    await card.locator('button', { hasText: 'Allow once' }).click();
-    await chatSays('the login button is broken', 30000);
-    await chat().locator('.tool', { hasText: 'lookup' }).locator('.tool-server', { hasText: 'tracker' }).first().waitFor({ timeout: 10000 });
-    const toolMsg = JSON.stringify((fakeRequests()[1]?.messages ?? []).filter((m) => m.role === 'tool'));
-    if (!toolMsg.includes('issue 42: the login button is broken')) throw new Error(`the MCP result did not reach the model: ${toolMsg.slice(0, 300)}`);
-  });
-
   await test('Stop during a permission request answers it cancelled', async () => {
     await startFake('stop-permission', readScript(true));
     await newChat();
@@ -495,6 +450,40 @@ try {
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 10000);
     await chat().locator('.tool.status-failed').first().waitFor({ timeout: 10000 });
     if ((await editorText()).includes('goodbye')) throw new Error('the edit landed although the turn was stopped');
+  });
+
+  await test('permission as a notification when the chat view is hidden', async () => {
+    const script = readScript(true);
+    // Slow thinking first, so there is time to hide the side bar before agentd asks.
+    script.turns[0] = { ...script.turns[0], reasoning: 'Let me think about this for a moment before reading a.txt, slowly.', chunkDelayMs: 200 };
+    await startFake('notify', script);
+    await newChat();
+    await sendPromptFromPalette('Change hello to goodbye in a.txt');
+    await runCommand('View: Close Primary Side Bar');
+    const allow = page.locator('.notifications-toasts .monaco-button', { hasText: 'Allow once' });
+    await allow.waitFor({ timeout: 60000 });
+    for (const b of ['Allow for session', 'Always allow', 'Deny']) {
+      await page.locator('.notifications-toasts .monaco-button', { hasText: b }).first().waitFor({ timeout: 2000 });
+    }
+    await allow.click();
+    await waitFor('the edit in the editor buffer', async () => (await editorText()).includes('goodbye world'), 30000);
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Z');
+    await waitFor('undo of the agent edit', async () => (await editorText()).includes('hello world'), 10000);
+    await runCommand('agentd: Open Chat');
+    await chat().locator('.permission .answered', { hasText: 'Allowed once' }).waitFor({ timeout: 10000 });
+  });
+
+  await test('session history lists earlier chats and loads one', async () => {
+    await chat().locator('button[data-act="history"]').click();
+    const entry = chat().locator('.history .session', { hasText: 'Change the greeting' }).first();
+    await entry.waitFor({ timeout: 15000 });
+    await newChat();
+    await chat().locator('button[data-act="history"]').click();
+    await entry.click();
+    // The replay shows the old conversation.
+    await chat().locator('.msg.user', { hasText: 'Change hello to goodbye in a.txt' }).first().waitFor({ timeout: 15000 });
+    await chat().locator('.tool', { hasText: 'a.txt' }).first().waitFor({ timeout: 15000 });
   });
 
   await test('review: a Changes list, Keep and Undo per hunk, restore a checkpoint, deny with feedback', async () => {
@@ -593,38 +582,51 @@ try {
     if (!seen.includes(`Active file in the editor: ${R1}`)) throw new Error(`the active file did not reach the prompt: ${seen.slice(-800)}`);
   });
 
-  await test('permission as a notification when the chat view is hidden', async () => {
-    const script = readScript(true);
-    // Slow thinking first, so there is time to hide the side bar before agentd asks.
-    script.turns[0] = { ...script.turns[0], reasoning: 'Let me think about this for a moment before reading a.txt, slowly.', chunkDelayMs: 200 };
-    await startFake('notify', script);
+  await test('/undo puts the last turn\'s files back; Fork Conversation continues in a copy', async () => {
+    const R3 = path.join(WS, 'r3.txt');
+    fs.writeFileSync(R3, 'red\ngreen\n');
+    await startFake('undo', { turns: [
+      { toolCalls: [{ id: 'call_r3', name: 'edit_file', arguments: { path: 'r3.txt', edits: [{ old_text: 'green', new_text: 'blue' }] } }], chunkDelayMs: 5 },
+      { text: 'Green is blue now.', chunkDelayMs: 5 },
+      { text: 'Colours' },
+    ] });
     await newChat();
-    await sendPromptFromPalette('Change hello to goodbye in a.txt');
-    await runCommand('View: Close Primary Side Bar');
-    const allow = page.locator('.notifications-toasts .monaco-button', { hasText: 'Allow once' });
-    await allow.waitFor({ timeout: 60000 });
-    for (const b of ['Allow for session', 'Always allow', 'Deny']) {
-      await page.locator('.notifications-toasts .monaco-button', { hasText: b }).first().waitFor({ timeout: 2000 });
-    }
-    await allow.click();
-    await waitFor('the edit in the editor buffer', async () => (await editorText()).includes('goodbye world'), 30000);
-    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
-    await page.keyboard.press('Control+Z');
-    await waitFor('undo of the agent edit', async () => (await editorText()).includes('hello world'), 10000);
-    await runCommand('agentd: Open Chat');
-    await chat().locator('.permission .answered', { hasText: 'Allowed once' }).waitFor({ timeout: 10000 });
+    await sendInChat('Make green blue in r3.txt');
+    await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().waitFor({ timeout: 60000 });
+    await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().click();
+    await chatSays('Green is blue now.', 30000);
+    await chat().locator('.changes .change', { hasText: 'r3.txt' }).waitFor({ timeout: 10000 });
+    await openFile('r3.txt');
+    await waitFor('the edit in r3.txt', async () => (await editorText()).includes('blue'), 10000);
+    await runCommand("agentd: Undo Last Turn's File Changes");
+    await chat().locator('.msg.user', { hasText: '/undo' }).first().waitFor({ timeout: 10000 });
+    await waitFor('r3.txt back to green', async () => { const t = await editorText(); return t.includes('green') && !t.includes('blue'); }, 30000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    // /undo is agentd's own: no model call for it.
+    if (fakeRequests().some((r) => JSON.stringify(r.messages ?? []).includes('/undo'))) throw new Error('/undo reached the model');
+    await runCommand('agentd: Fork Conversation');
+    await chat().locator('.notice', { hasText: 'Forked' }).waitFor({ timeout: 15000 });
+    await chat().locator('.msg.user', { hasText: 'Make green blue in r3.txt' }).first().waitFor({ timeout: 15000 });
+    await chat().locator('button[data-act="history"]').click();
+    await waitFor('the original and the fork in the history', async () => (await chat().locator('.history .session', { hasText: 'Colours' }).count()) >= 2, 15000);
+    await chat().locator('button[data-act="history"]').click();
   });
 
-  await test('session history lists earlier chats and loads one', async () => {
-    await chat().locator('button[data-act="history"]').click();
-    const entry = chat().locator('.history .session', { hasText: 'Change the greeting' }).first();
-    await entry.waitFor({ timeout: 15000 });
+  await test('an MCP tool names its server in the permission card and the tool row', async () => {
+    await startFake('mcp', { turns: [
+      { toolCalls: [{ id: 'call_mcp', name: 'lookup', arguments: { id: '42' } }], chunkDelayMs: 5 },
+      { text: 'The tracker says the login button is broken.', chunkDelayMs: 5 },
+      { text: 'Tracker lookup' },
+    ] });
     await newChat();
-    await chat().locator('button[data-act="history"]').click();
-    await entry.click();
-    // The replay shows the old conversation.
-    await chat().locator('.msg.user', { hasText: 'Change hello to goodbye in a.txt' }).first().waitFor({ timeout: 15000 });
-    await chat().locator('.tool', { hasText: 'a.txt' }).first().waitFor({ timeout: 15000 });
+    await sendInChat('Look up issue 42');
+    const card = chat().locator('.permission:not(.done)');
+    await card.locator('.perm-server', { hasText: 'tracker' }).waitFor({ timeout: 60000 });
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    await chatSays('the login button is broken', 30000);
+    await chat().locator('.tool', { hasText: 'lookup' }).locator('.tool-server', { hasText: 'tracker' }).first().waitFor({ timeout: 10000 });
+    const toolMsg = JSON.stringify((fakeRequests()[1]?.messages ?? []).filter((m) => m.role === 'tool'));
+    if (!toolMsg.includes('issue 42: the login button is broken')) throw new Error(`the MCP result did not reach the model: ${toolMsg.slice(0, 300)}`);
   });
 
   await test('diagnostics come from VS Code; a missing file is a clean not-found', async () => {
@@ -803,7 +805,7 @@ try {
       const save = open.locator('.saves li', { hasText: 'b.txt' });
       await save.waitFor({ timeout: 5000 });
       if ((await save.getAttribute('data-user-changes')) !== 'false') throw new Error('b.txt holds only agentd\'s change but is marked');
-      await open.locator('button', { hasText: 'Deny' }).click();
+      await open.locator('button', { hasText: /^Deny$/ }).click();
       await chatSays('Project turn done.', 30000);
       // A denied program saves nothing.
       if (fs.readFileSync(B_TXT, 'utf8') !== 'bee\n') throw new Error('b.txt was saved although the program was denied');
