@@ -255,3 +255,27 @@ func TestRespondInHistoryForNativeModel(t *testing.T) {
 		t.Fatal("the history itself was changed")
 	}
 }
+
+// TestTextProtocolSamePermissions: a write written as an envelope asks permission like a native
+// call, and a refusal is the result the model reads; the file is untouched.
+func TestTextProtocolSamePermissions(t *testing.T) {
+	h := textHarness(t,
+		reply{events: textDeltas(`<tool_call>{"name": "edit_file", "arguments": {"path": "a.txt", "old": "alpha", "new": "omega"}}</tool_call>`)},
+		reply{events: textDeltas(`<tool_call>{"name": "respond", "arguments": {"text": "Not changed."}}</tool_call>`)},
+	)
+	h.client.answer = answerWith(protocol.OptionRejectOnce)
+	if res := h.prompt("change a.txt"); res.StopReason != protocol.StopEndTurn {
+		t.Fatalf("result %+v", res)
+	}
+	if n := len(h.client.permissions()); n != 1 {
+		t.Fatalf("%d permission requests, want 1", n)
+	}
+	if got := h.ws.file(h.path("a.txt")); got != "alpha\n" {
+		t.Fatalf("a.txt = %q after a refused edit", got)
+	}
+	reqs := h.prov.requests()
+	last := reqs[1].Messages[len(reqs[1].Messages)-1].Parts[0].Text
+	if !strings.Contains(last, `<tool_response name="edit_file" error="true">`) || !strings.Contains(last, h.m.text("approval.rejected", nil)) {
+		t.Fatalf("the refusal as the model reads it: %q", last)
+	}
+}

@@ -35,11 +35,9 @@ type turn struct {
 	used   int // context tokens after the last model call
 	live   string
 	// caps is what the turn's model can do; mode how it calls tools (config.ToolCalling*: the
-	// text protocol is session/textmode.go), nudged whether the unfinished-turn nudge was sent,
-	// textSys the text protocol's system prompt once built.
+	// text protocol is session/textmode.go); textSys the text protocol's system prompt once built.
 	caps    providers.Capabilities
 	mode    string
-	nudged  bool
 	textSys string
 	// overflowed is set once a context_overflow made the turn compact and retry.
 	overflowed bool
@@ -167,11 +165,11 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 		if t.mode == config.ToolCallingText && st.err == nil && !st.cancelled {
 			if t.textStep(st) {
 				// The model answered through respond: the turn is over, unless the user
-				// steered meanwhile.
+				// steered meanwhile (steerOrEnd: a later steer is refused, not dropped).
 				if t.ctx.Err() != nil {
 					return t.cancelled()
 				}
-				if t.steer() {
+				if t.steerOrEnd() {
 					continue
 				}
 				return protocol.PromptResult{StopReason: protocol.StopEndTurn}
