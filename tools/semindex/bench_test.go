@@ -8,7 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
+
+// reportCPU adds cpu-ms/op, the process CPU per operation since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
 
 // benchDim is the vector size the benchmarks use: nomic-embed-text's and Gemini's truncated
 // size; OpenAI's text-embedding-3-small is 1536, all-minilm 384.
@@ -52,6 +58,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 	const files = 1000
 	root, size := benchProject(b, files)
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	var indexSize int64
 	for range b.N {
 		file := filepath.Join(b.TempDir(), "index.bin")
@@ -63,6 +70,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 			indexSize = st.Size()
 		}
 	}
+	reportCPU(b, cpu0)
 	secs := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(files/secs, "files/s")
 	b.ReportMetric(float64(size)/(1<<20)/secs, "MB/s")
@@ -78,11 +86,13 @@ func BenchmarkIndexRebuildUnchanged(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for range b.N {
 		if err := ix.Build(context.Background(), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 	b.ReportMetric(files/(b.Elapsed().Seconds()/float64(b.N)), "files/s")
 }
 
@@ -109,11 +119,13 @@ func BenchmarkSearch(b *testing.B) {
 				m := randomMatrix(n, dim)
 				q := append([]float32(nil), m.data[:dim]...)
 				b.ResetTimer()
+				cpu0 := cpuTime()
 				for range b.N {
 					if top := m.top(q, 10); top[0].i != 0 {
 						b.Fatal("the query's own row is not first")
 					}
 				}
+				reportCPU(b, cpu0)
 			})
 		}
 	}
