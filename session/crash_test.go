@@ -155,9 +155,9 @@ func TestRepairAnswersCallsInterruptedByACrash(t *testing.T) {
 		{Role: providers.RoleUser, Parts: []providers.Part{result("a")}},
 		{Role: providers.RoleAssistant, Parts: []providers.Part{call("c")}},
 	}
-	out := repairHistory(h)
+	out := repairHistory(h, nil)
 	checkWellFormed(t, out)
-	if len(out) != 5 || out[2].Parts[0].Text != "ok" || out[2].Parts[1].Text != interruptedOutput || out[4].Parts[0].ToolCallID != "c" {
+	if len(out) != 5 || out[2].Parts[0].Text != "ok" || out[2].Parts[1].Text != interruptedOutput(nil) || !strings.HasPrefix(out[2].Parts[1].Text, "agentd stopped before this call finished") || out[4].Parts[0].ToolCallID != "c" {
 		t.Fatalf("repaired: %+v", out)
 	}
 }

@@ -179,6 +179,9 @@ type loaded struct {
 	cut *interrupted
 	// rewinds are the compactions, truncations and restores read, in order (restore.go).
 	rewinds []rewind
+	// texts renders call.interrupted for a call whose result was never written (nil: the
+	// built-in set).
+	texts *prompts.Set
 }
 
 func (st *store) load(id string) (*loaded, error) {
@@ -199,7 +202,7 @@ func (st *store) load(id string) (*loaded, error) {
 
 // readTranscript reads a transcript; texts renders a compaction's summary (nil: the built-in set).
 func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) {
-	l := &loaded{}
+	l := &loaded{texts: texts}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
 	haveHeader := false
@@ -276,7 +279,7 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 		return nil, errors.New("transcript has no header")
 	}
 	l.streamed(nil)
-	l.history = repairHistory(l.history)
+	l.history = repairHistory(l.history, l.texts)
 	return l, nil
 }
 
@@ -284,7 +287,7 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 // (which had the history repaired when it was loaded), and the replay from the first chunk of
 // user message msgID on.
 func (l *loaded) truncate(keep int, msgID string) {
-	l.history = repairHistory(l.history)
+	l.history = repairHistory(l.history, l.texts)
 	if keep >= 0 && keep < len(l.history) {
 		l.history = l.history[:keep:keep]
 	}
@@ -300,12 +303,17 @@ func (l *loaded) truncate(keep int, msgID string) {
 }
 
 // interruptedOutput answers tool calls whose results were never written (the daemon died
-// mid-step).
-const interruptedOutput = "agentd stopped before this call finished; it may not have taken effect. Check before relying on it."
+// mid-step): call.interrupted.
+func interruptedOutput(texts *prompts.Set) string {
+	if texts == nil {
+		texts = prompts.Default()
+	}
+	return texts.Render("call.interrupted", nil)
+}
 
 // repairHistory makes a history read back after a crash valid for every provider: each
 // assistant message's tool calls are answered by the next message, in order.
-func repairHistory(h []providers.Message) []providers.Message {
+func repairHistory(h []providers.Message, texts *prompts.Set) []providers.Message {
 	var out []providers.Message
 	for i := 0; i < len(h); i++ {
 		m := h[i]
@@ -340,7 +348,7 @@ func repairHistory(h []providers.Message) []providers.Message {
 				}
 				continue
 			}
-			res.Parts = append(res.Parts, providers.Part{Type: providers.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Text: interruptedOutput, IsError: true})
+			res.Parts = append(res.Parts, providers.Part{Type: providers.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Text: interruptedOutput(texts), IsError: true})
 		}
 		out = append(out, res)
 		if len(answered) > 0 {
