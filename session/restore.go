@@ -267,9 +267,11 @@ func (s *Session) restoreFiles(ctx context.Context, cp *checkpoint) ([]protocol.
 	now := time.Now().UTC()
 	s.noteRewind(rewind{at: now, kind: recRestore, checkpoint: cp.ID})
 	s.record(record{T: recRestore, At: now, Checkpoint: cp.ID})
-	s.restore.mu.Lock()
-	s.restore.notes = append(s.restore.notes, restoreNote{prompt: cp.Prompt, files: files})
-	s.restore.mu.Unlock()
+	if len(pl.changes) > 0 { // the model is told only when a file changed under it
+		s.restore.mu.Lock()
+		s.restore.notes = append(s.restore.notes, restoreNote{prompt: cp.Prompt, files: files})
+		s.restore.mu.Unlock()
+	}
 	s.trackRestored(pl)
 	return files, nil
 }
