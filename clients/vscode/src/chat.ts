@@ -6,6 +6,7 @@ import * as path from 'path';
 import { randomUUID } from 'crypto';
 import { Daemon } from './daemon';
 import { ContentBlock, ToDaemon, ToDaemonNote } from './pure/protocol';
+import { requestError, turnError } from './pure/errors';
 import { ChatState, Event, initialState, reduce, ConfigOption, turnBaselines } from './pure/viewmodel';
 import { Review } from './review';
 
@@ -50,7 +51,8 @@ export class Chat implements vscode.Disposable {
     try {
       await this.ensureSession(true);
     } catch (e: any) {
-      this.dispatch({ type: 'notice', severity: 'error', title: `Could not start a chat: ${e?.message ?? e}` });
+      const u = requestError(e, 'start a chat');
+      this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
     }
   }
 
@@ -74,8 +76,9 @@ export class Chat implements vscode.Disposable {
     try {
       sessionId = await this.ensureSession();
     } catch (e: any) {
-      this.dispatch({ type: 'notice', severity: 'error', title: `Could not send the prompt: ${e?.message ?? e}` });
-      void vscode.window.showErrorMessage(`agentd: ${e?.message ?? e}`);
+      const u = requestError(e, 'send the prompt');
+      this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
+      void vscode.window.showErrorMessage(`agentd: ${u.title}`);
       return;
     }
     const promptId = randomUUID();
@@ -85,12 +88,14 @@ export class Chat implements vscode.Disposable {
       const r = await this.daemon.request(ToDaemon.sessionPrompt, { sessionId, prompt: [{ type: 'text', text }, ...extra] });
       const err = r?._meta?.['agentd/error'];
       const changes = r?._meta?.['agentd/changes'];
-      this.dispatch({ type: 'turnEnded', promptId, stopReason: r?.stopReason, error: err ? `${err.message ?? err.kind}` : undefined, changes });
+      const u = turnError(err);
+      this.dispatch({ type: 'turnEnded', promptId, stopReason: r?.stopReason, error: u?.title, errorDetail: u?.detail, changes });
       if (Array.isArray(changes) && changes.length) this.review?.track(turnBaselines(this.state.items, promptId, changes, (p) => path.resolve(this.cwd(), p)));
       // A turn may add a checkpoint, and /undo marks one restored.
       void this.refreshCheckpoints();
     } catch (e: any) {
-      this.dispatch({ type: 'turnEnded', promptId, stopReason: 'error', error: `agentd: ${e?.message ?? e}` });
+      const u = requestError(e, 'finish the turn');
+      this.dispatch({ type: 'turnEnded', promptId, stopReason: 'error', error: u.title, errorDetail: u.detail });
     }
   }
 
@@ -154,7 +159,8 @@ export class Chat implements vscode.Disposable {
     try {
       r = await this.daemon.request(ToDaemon.checkpointsRestore, { sessionId, checkpointId, restore: how.restore });
     } catch (e: any) {
-      this.dispatch({ type: 'notice', severity: 'error', title: `Could not restore the checkpoint: ${e?.message ?? e}` });
+      const u = requestError(e, 'restore the checkpoint');
+      this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
       return;
     }
     const files: any[] = Array.isArray(r?.files) ? r.files : [];
@@ -181,7 +187,8 @@ export class Chat implements vscode.Disposable {
       await this.loadSession(String(r.sessionId), title);
       this.dispatch({ type: 'notice', severity: 'info', title: 'Forked: you are in a copy of the conversation; the original is in the chat history.' });
     } catch (e: any) {
-      this.dispatch({ type: 'notice', severity: 'error', title: `Could not fork the conversation: ${e?.message ?? e}` });
+      const u = requestError(e, 'fork the conversation');
+      this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
     }
   }
 
@@ -206,7 +213,8 @@ export class Chat implements vscode.Disposable {
     try {
       await this.ensureSession(true);
     } catch (e: any) {
-      this.dispatch({ type: 'notice', severity: 'error', title: `Could not start a chat: ${e?.message ?? e}` });
+      const u = requestError(e, 'start a chat');
+      this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
     }
   }
 
@@ -221,7 +229,7 @@ export class Chat implements vscode.Disposable {
       const r = await this.daemon.request(ToDaemon.sessionSetConfigOption, { sessionId, configId, value });
       if (Array.isArray(r?.configOptions)) this.dispatch({ type: 'configOptions', configOptions: r.configOptions });
     } catch (e: any) {
-      void vscode.window.showErrorMessage(`agentd: could not set ${configId}: ${e?.message ?? e}`);
+      void vscode.window.showErrorMessage(`agentd: ${requestError(e, `set ${configId}`).title}`);
     }
   }
 
@@ -241,7 +249,8 @@ export class Chat implements vscode.Disposable {
       this.dispatch({ type: 'configOptions', configOptions: r?.configOptions ?? [] });
       void this.refreshCheckpoints();
     } catch (e: any) {
-      this.dispatch({ type: 'notice', severity: 'error', title: `Could not load the chat: ${e?.message ?? e}` });
+      const u = requestError(e, 'load the chat');
+      this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
     }
   }
 

@@ -3,6 +3,10 @@
 import * as vscode from 'vscode';
 import { randomBytes } from 'crypto';
 import { Chat } from './chat';
+import { requestError } from './pure/errors';
+import { ComposerContext } from './context';
+import { Chip } from './pure/mentions';
+import { ContentBlock } from './pure/protocol';
 import { DiffContent } from './diff';
 import { Permissions } from './permissions';
 import { PermissionButton } from './pure/viewmodel';
@@ -24,6 +28,22 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     this.disposables.push(chat.onEvent((event) => {
       if (this.ready) void this.view?.webview.postMessage({ type: 'event', event });
     }));
+  }
+
+  private readonly context = new ComposerContext((m) => this.post(m));
+
+  /** A message to the webview, dropped when it is not there. */
+  post(m: unknown) {
+    if (this.ready) void this.view?.webview.postMessage(m);
+  }
+
+  /** Adds a chip (a selection, a file) to the input and focuses it. */
+  async attach(chip: Chip) {
+    await this.reveal(false);
+    // A freshly created view is ready only after its script ran.
+    for (let i = 0; i < 50 && !this.ready; i++) await new Promise((r) => setTimeout(r, 100));
+    this.post({ type: 'attach', chip });
+    this.post({ type: 'focusInput' });
   }
 
   get visible(): boolean {
@@ -60,7 +80,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 <script nonce="${nonce}" src="${script}"></script></body></html>`;
     view.onDidDispose(() => { if (this.view === view) { this.view = undefined; this.ready = false; } });
     view.webview.onDidReceiveMessage((m) => this.onMessage(m).catch((e) => {
-      void vscode.window.showErrorMessage(`agentd: ${e?.message ?? e}`);
+      void vscode.window.showErrorMessage(`agentd: ${requestError(e, 'do that').title}`);
     }));
   }
 
@@ -69,10 +89,16 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'ready':
         this.ready = true;
         await this.view?.webview.postMessage({ type: 'snapshot', state: this.chat.state });
+        this.context.send();
         return;
       case 'prompt':
-        if (typeof m.text === 'string' && m.text.trim()) await this.chat.prompt(m.text.trim());
+        if (typeof m.text === 'string' && m.text.trim()) await this.chat.prompt(m.text.trim(), contextBlocks(m.context));
         return;
+      case 'mentionQuery': {
+        const items = await this.context.mentions(String(m.query ?? ''), String(m.sigil ?? '@')).catch(() => []);
+        this.post({ type: 'mentions', token: m.token, items });
+        return;
+      }
       case 'cancel':
         this.chat.cancel();
         return;
@@ -81,6 +107,12 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         return;
       case 'setConfig':
         await this.chat.setConfig(String(m.configId), String(m.value));
+        return;
+      case 'permissionShown':
+        this.permissions?.shownInView(String(m.requestId), m.visible === true);
+        return;
+      case 'code':
+        if (typeof m.code === 'string' && (m.action === 'insert' || m.action === 'apply')) await insertCode(m.code, m.action);
         return;
       case 'permission':
         this.permissions?.answer(String(m.requestId), m.button as PermissionButton);
@@ -112,7 +144,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'listSessions': {
         let sessions: any[] = [];
         let error: string | undefined;
-        try { sessions = await this.chat.listSessions(); } catch (e: any) { error = String(e?.message ?? e); }
+        try { sessions = await this.chat.listSessions(); } catch (e: any) { error = requestError(e, 'list the chats').title; }
         await this.view?.webview.postMessage({ type: 'sessions', sessions, error });
         return;
       }
@@ -127,5 +159,30 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  dispose() { this.disposables.forEach((d) => d.dispose()); }
+  dispose() { this.context.dispose(); this.disposables.forEach((d) => d.dispose()); }
+}
+
+/**
+ * A code block's Insert (at the cursor, or over the selection) and Apply (over the selection, or
+ * the whole file when nothing is selected) into the active editor: one edit, undoable, unsaved.
+ */
+async function insertCode(code: string, action: 'insert' | 'apply') {
+  const ed = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!ed) {
+    void vscode.window.showInformationMessage('agentd: open a file to insert the code into.');
+    return;
+  }
+  const doc = ed.document;
+  const whole = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
+  const target = action === 'apply' && ed.selection.isEmpty ? whole : ed.selection;
+  const ok = await ed.edit((b) => b.replace(target, code));
+  if (!ok) void vscode.window.showWarningMessage('agentd: the editor refused the change (it may be read-only).');
+  else await vscode.window.showTextDocument(doc, ed.viewColumn);
+}
+
+/** The content blocks of the chips the webview sent, only of the kinds a chip makes. */
+function contextBlocks(v: unknown): ContentBlock[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((b: any) => (b?.type === 'resource_link' && typeof b.uri === 'string')
+    || (b?.type === 'resource' && typeof b.resource?.uri === 'string' && typeof b.resource?.text === 'string'));
 }

@@ -10,6 +10,8 @@ import { configureProvider } from './provider';
 import { Keys, removeKey } from './keys';
 import { ContentBlock } from './pure/protocol';
 import { Review } from './review';
+import { PermissionButton } from './pure/viewmodel';
+import { documentChip, selectionChip } from './context';
 
 let daemon: Daemon | undefined;
 
@@ -94,6 +96,19 @@ export async function activate(context: vscode.ExtensionContext) {
     await view.reveal(false);
     void chat!.prompt(text.trim(), extra);
   });
+  reg('agentd.askAboutSelection', async () => {
+    const ed = vscode.window.activeTextEditor;
+    const chip = ed && (selectionChip(ed) ?? documentChip(ed.document));
+    if (chip) await view.attach(chip);
+    else await view.reveal(true);
+  });
+  const answerLatest = (button: PermissionButton) => {
+    const id = permissions?.latest();
+    if (id) permissions!.answer(id, button);
+    else void vscode.window.showInformationMessage('agentd: no permission request is waiting.');
+  };
+  reg('agentd.allowPermission', () => answerLatest('Allow once'));
+  reg('agentd.denyPermission', () => answerLatest('Deny'));
   reg('agentd.cancel', () => chat!.cancel());
   reg('agentd.undo', async () => { await view.reveal(false); await chat!.prompt('/undo'); });
   reg('agentd.fork', async () => { await chat!.fork(); await view.reveal(false); });

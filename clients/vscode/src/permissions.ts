@@ -9,6 +9,8 @@ import { buttonsFor, DENY_WITH_FEEDBACK, feedbackOption, feedbackOutcome, option
 interface Pending {
   sessionId: string;
   options: PermissionOption[];
+  params: any;
+  notified?: boolean;
   resolve: (r: any) => void;
 }
 
@@ -24,14 +26,40 @@ export class Permissions {
     const options: PermissionOption[] = Array.isArray(params?.options) ? params.options : [];
     const sessionId = String(params?.sessionId ?? '');
     return new Promise((resolve) => {
-      this.pending.set(requestId, { sessionId, options, resolve });
+      this.pending.set(requestId, { sessionId, options, params, resolve });
+      this.publish();
       token.onCancellationRequested(() => this.finish(requestId, { outcome: { outcome: 'cancelled' } }, 'withdrawn'));
       this.chat.dispatch({ type: 'permissionAsked', requestId, params });
       if (!this.viewVisible()) void this.notify(requestId, params, options);
+      else setTimeout(() => this.shownInView(requestId, false, 'no answer from the chat view'), 3000);
     });
   }
 
+  /**
+   * The chat view says whether it could bring the request's card into sight. A card the user
+   * cannot see (or a view that never answered) gets the notification, even though the view is open.
+   */
+  shownInView(requestId: string, visible: boolean, _why = '') {
+    const p = this.pending.get(requestId);
+    if (!p) return;
+    if (visible) { p.notified = true; return; }
+    if (p.notified) return;
+    void this.notify(requestId, p.params, p.options);
+  }
+
+  /** The `agentd.permissionPending` context key, for the accept/deny keybindings. */
+  private publish() {
+    void vscode.commands.executeCommand('setContext', 'agentd.permissionPending', this.pending.size > 0);
+  }
+
+  /** The newest request still waiting, for the accept/deny keybindings. */
+  latest(): string | undefined {
+    return [...this.pending.keys()].pop();
+  }
+
   private async notify(requestId: string, params: any, options: PermissionOption[]) {
+    const p = this.pending.get(requestId);
+    if (p) p.notified = true;
     const tc = params?.toolCall ?? {};
     const { command, cwd } = commandOf(tc.rawInput);
     const files = Array.isArray(tc.content) ? tc.content.filter((c: any) => c?.type === 'diff').map((c: any) => c.path) : [];
@@ -76,6 +104,7 @@ export class Permissions {
     const p = this.pending.get(requestId);
     if (!p) return;
     this.pending.delete(requestId);
+    this.publish();
     p.resolve(result);
     this.chat.dispatch({ type: 'permissionAnswered', requestId, answer: label, feedback });
   }

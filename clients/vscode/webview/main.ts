@@ -22,6 +22,7 @@ import yaml from 'highlight.js/lib/languages/yaml';
 import {
   buttonsFor, ChatState, ConfigOption, DENY_WITH_FEEDBACK, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff,
 } from '../src/pure/viewmodel';
+import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -53,7 +54,7 @@ md.use({
       try {
         body = lang && hljs.getLanguage(lang) ? hljs.highlight(token.text, { language: lang, ignoreIllegals: true }).value : esc(token.text);
       } catch { body = esc(token.text); }
-      return `<div class="code"><div class="code-head"><span>${esc(lang || 'text')}</span><button class="copy" data-copy>Copy</button></div><pre><code class="hljs">${body}</code></pre></div>`;
+      return `<div class="code"><div class="code-head"><span>${esc(lang || 'text')}</span><span class="code-actions"><button class="copy" data-copy title="Copy to the clipboard">Copy</button><button class="copy" data-code-act="insert" title="Insert at the cursor in the active editor">Insert</button><button class="copy" data-code-act="apply" title="Replace the active editor's selection (or, with nothing selected, the whole file) in one undoable edit">Apply</button></span></div><pre><code class="hljs">${body}</code></pre></div>`;
     },
     link(token: Tokens.Link) { return `<a title="${esc(token.href)}">${esc(token.text)}</a>`; },
     image(token: Tokens.Image) { return `<span class="img-alt">[image: ${esc(token.text || token.href)}]</span>`; },
@@ -75,7 +76,6 @@ const app = document.getElementById('app')!;
 app.innerHTML = `
 <header class="toolbar">
   <div class="modes" role="radiogroup" aria-label="Mode"></div>
-  <select class="model" aria-label="Model" title="Model"></select>
   <span class="spacer"></span>
   <button class="icon-btn" data-act="history" title="Chat history" aria-label="Chat history"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="8" cy="8" r="6"/><path d="M8 4.5V8l2.5 1.5"/></svg></button>
   <button class="icon-btn" data-act="cmd" data-command="agentd.fork" title="Fork conversation: continue in a copy, the original stays as it is" aria-label="Fork conversation"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="4.5" cy="3.5" r="1.5"/><circle cx="11.5" cy="3.5" r="1.5"/><circle cx="8" cy="12.5" r="1.5"/><path d="M4.5 5v1.5c0 1.5 1 2.5 3.5 2.5s3.5-1 3.5-2.5V5M8 9v2"/></svg></button>
@@ -84,14 +84,18 @@ app.innerHTML = `
 </header>
 <div class="banner" hidden></div>
 <div class="history" hidden></div>
-<main class="messages" aria-live="polite"></main>
+<main class="messages" aria-label="Conversation"></main>
+<div class="sr-only announcer" role="status" aria-live="polite" aria-atomic="true"></div>
 <section class="plan" hidden></section>
 <section class="queued" hidden></section>
 <footer class="composer">
-  <div class="meter" hidden><div class="meter-bar"><div class="meter-fill"></div></div><span class="meter-text"></span></div>
+  <div class="meter" hidden><div class="meter-bar"><div class="meter-fill"></div></div><span class="meter-text"></span><button class="link-btn compact" data-act="compact" title="Summarise the earlier conversation to free context (/compact)">Compact</button></div>
   <div class="slash-menu" role="listbox" aria-label="Commands" hidden></div>
+  <div class="mention-menu" role="listbox" aria-label="Files and symbols" hidden></div>
+  <div class="chips" aria-label="Context sent with the prompt"></div>
   <textarea class="input" rows="3" placeholder="Ask agentd… (Enter to send, Shift+Enter for a new line, / for commands)" aria-label="Prompt"></textarea>
   <div class="actions">
+    <select class="model" aria-label="Model" title="Model"></select>
     <span class="state-text"></span>
     <button class="stop secondary" hidden>Stop</button>
     <button class="queue secondary" hidden title="Send after the current turn ends">Queue</button>
@@ -109,13 +113,88 @@ function send(how: 'default' | 'queue' = 'default') {
   if (!text) return;
   input.value = '';
   closeSlash();
+  closeMentions();
   // A / command is a prompt of its own (agentd runs it or expands it), so it waits its turn.
   const steer = state.running && how === 'default' && !text.startsWith('/');
-  vscode.postMessage({ type: steer ? 'steer' : 'prompt', text });
+  // Chips go with a prompt; a steer is text only, so they wait for the next prompt.
+  vscode.postMessage(steer ? { type: 'steer', text } : { type: 'prompt', text, context: blocksOf(pinned) });
+  if (!steer) { pinned = []; renderChips(); }
 }
 $('.send').addEventListener('click', () => send());
 $('.queue').addEventListener('click', () => send('queue'));
 $('.stop').addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
+
+// ---------- context chips (active file, selection, mentions) and @/# completion
+let pinned: Chip[] = [];
+let editorCtx: { file: Chip | null; selection: Chip | null } = { file: null, selection: null };
+const chipsEl = $('.chips');
+function chipHtml(c: Chip, on: boolean): string {
+  const icon = c.kind === 'file' ? '📄' : c.kind === 'symbol' ? '#' : '✂';
+  return on
+    ? `<span class="chip on" data-kind="${c.kind}" title="${esc(c.id)}">${icon} ${esc(c.label)}<button class="chip-x" data-chip-remove="${esc(c.id)}" aria-label="Remove ${esc(c.label)}">×</button></span>`
+    : `<button class="chip off" data-kind="${c.kind}" data-chip-add="${esc(c.id)}" title="Add to the prompt: ${esc(c.id)}">+ ${icon} ${esc(c.label)}</button>`;
+}
+function renderChips() {
+  const offers = [editorCtx.selection, editorCtx.file].filter((c): c is Chip => !!c && !pinned.some((p) => p.id === c.id));
+  chipsEl.innerHTML = pinned.map((c) => chipHtml(c, true)).join('') + offers.map((c) => chipHtml(c, false)).join('');
+  chipsEl.hidden = !pinned.length && !offers.length;
+}
+chipsEl.addEventListener('click', (e) => {
+  const t = (e.target as HTMLElement).closest('[data-chip-add], [data-chip-remove]') as HTMLElement | null;
+  if (!t) return;
+  if (t.dataset.chipRemove) pinned = pinned.filter((c) => c.id !== t.dataset.chipRemove);
+  else {
+    const c = [editorCtx.selection, editorCtx.file].find((x) => x?.id === t.dataset.chipAdd);
+    if (c) pinned = addChip(pinned, c);
+  }
+  renderChips();
+  input.focus();
+});
+
+const mentionMenu = $('.mention-menu');
+let mentionItems: Array<{ chip: Chip; detail: string }> = [];
+let mentionIndex = 0;
+let mentionToken = 0;
+function closeMentions() { mentionItems = []; mentionMenu.hidden = true; mentionToken++; }
+function queryMentions() {
+  const m = mentionAt(input.value, input.selectionStart ?? input.value.length);
+  if (!m) { closeMentions(); return; }
+  vscode.postMessage({ type: 'mentionQuery', query: m.query, sigil: m.sigil, token: ++mentionToken });
+}
+function renderMentions() {
+  if (!mentionItems.length) { mentionMenu.hidden = true; return; }
+  mentionIndex = Math.min(mentionIndex, mentionItems.length - 1);
+  mentionMenu.innerHTML = mentionItems.map((x, k) => `<div class="mention-item${k === mentionIndex ? ' on' : ''}" role="option" aria-selected="${k === mentionIndex}" data-mention="${k}"><span class="mention-name">${esc(x.chip.label)}</span><span class="mention-desc">${esc(x.detail)}</span></div>`).join('');
+  mentionMenu.hidden = false;
+}
+function acceptMention(k: number) {
+  const x = mentionItems[k];
+  if (!x) return;
+  const r = applyMention(input.value, input.selectionStart ?? input.value.length, x.chip.label);
+  if (r) { input.value = r.text; input.setSelectionRange(r.caret, r.caret); }
+  pinned = addChip(pinned, x.chip);
+  closeMentions();
+  renderChips();
+  input.focus();
+}
+input.addEventListener('input', queryMentions);
+mentionMenu.addEventListener('mousedown', (e) => {
+  const el = (e.target as HTMLElement).closest('[data-mention]') as HTMLElement | null;
+  if (el) { e.preventDefault(); acceptMention(Number(el.dataset.mention)); }
+});
+input.addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== input) closeMentions(); }, 150));
+// Registered before the "/" handler: while the mention list is open it owns the arrow keys.
+input.addEventListener('keydown', (e) => {
+  if (!mentionItems.length || mentionMenu.hidden) return;
+  if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    mentionIndex = (mentionIndex + (e.key === 'ArrowDown' ? 1 : mentionItems.length - 1)) % mentionItems.length;
+    renderMentions();
+  } else if (e.key === 'Tab' || (e.key === 'Enter' && !e.shiftKey && !e.isComposing)) acceptMention(mentionIndex);
+  else if (e.key === 'Escape') closeMentions();
+  else return;
+  e.preventDefault();
+  e.stopImmediatePropagation();
+});
 
 // ---------- "/" completion from available_commands_update
 const slashMenu = $('.slash-menu');
@@ -156,6 +235,13 @@ input.addEventListener('keydown', (e) => {
   }
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
 });
+// A thought block is open while it streams and closed once finished, unless the user chose.
+const thoughtChoice = new Map<string, boolean>();
+app.addEventListener('click', (e) => {
+  const sum = (e.target as HTMLElement).closest('details.thought > summary');
+  const det = sum?.parentElement as HTMLDetailsElement | undefined;
+  if (det?.dataset.id) thoughtChoice.set(det.dataset.id, !det.open);
+});
 app.addEventListener('click', (e) => {
   const t = (e.target as HTMLElement).closest('button, [data-session], a') as HTMLElement | null;
   if (!t) return;
@@ -193,6 +279,11 @@ app.addEventListener('click', (e) => {
   } else if (t.dataset.session) {
     $('.history').hidden = true;
     vscode.postMessage({ type: 'loadSession', sessionId: t.dataset.session, title: t.dataset.title });
+  } else if (act === 'compact') {
+    vscode.postMessage({ type: 'prompt', text: '/compact' });
+  } else if (t.dataset.codeAct) {
+    const code = t.closest('.code')?.querySelector('code')?.textContent ?? '';
+    vscode.postMessage({ type: 'code', action: t.dataset.codeAct, code });
   } else if (t.hasAttribute('data-copy')) {
     const code = t.closest('.code')?.querySelector('code')?.textContent ?? '';
     void navigator.clipboard?.writeText(code).catch(() => undefined);
@@ -226,27 +317,29 @@ function miniDiff(d: Diff): string {
   let j = 0;
   while (j < a.length - i && j < b.length - i && a[a.length - 1 - j] === b[b.length - 1 - j]) j++;
   const lines: string[] = [];
-  if (i > 0) lines.push(`<div class="ctx">${esc(a[i - 1])}</div>`);
+  if (i > 0) lines.push(`<div class="ctx">  ${esc(a[i - 1])}</div>`);
   for (const l of a.slice(i, a.length - j).slice(0, 40)) lines.push(`<div class="del">- ${esc(l)}</div>`);
   for (const l of b.slice(i, b.length - j).slice(0, 40)) lines.push(`<div class="add">+ ${esc(l)}</div>`);
-  if (j > 0) lines.push(`<div class="ctx">${esc(b[b.length - j])}</div>`);
+  if (j > 0) lines.push(`<div class="ctx">  ${esc(b[b.length - j])}</div>`);
   return `<div class="minidiff"><div class="minidiff-head">${esc(shortPath(d.path))}${d.oldText === null ? ' (new file)' : ''}</div>${lines.join('')}</div>`;
 }
 
 function itemHtml(it: Item, index: number): string {
   switch (it.kind) {
     case 'user':
-      return `<div class="msg user"${it.checkpointId ? ` data-checkpoint="${esc(it.checkpointId)}"` : ''}><div class="bubble">${esc(it.text).replace(/\n/g, '<br>')}</div>${it.checkpointId ? `<div class="checkpoint"><span class="checkpoint-line" aria-hidden="true"></span><button class="link-btn" data-act="restore" data-checkpoint="${esc(it.checkpointId)}" title="Put the files, the conversation or both back to how they were before this prompt">Restore checkpoint</button></div>` : ''}</div>`;
+      return `<div class="msg user" role="article" aria-label="You"${it.checkpointId ? ` data-checkpoint="${esc(it.checkpointId)}"` : ''}><div class="bubble">${esc(it.text).replace(/\n/g, '<br>')}</div>${it.checkpointId ? `<div class="checkpoint"><span class="checkpoint-line" aria-hidden="true"></span><button class="link-btn" data-act="restore" data-checkpoint="${esc(it.checkpointId)}" title="Put the files, the conversation or both back to how they were before this prompt">Restore checkpoint</button></div>` : ''}</div>`;
     case 'agent': {
       const n = revealed.get(index) ?? 0;
       const caret = it.streaming || n < it.text.length ? '<span class="caret"></span>' : '';
-      return `<div class="msg agent${it.streaming ? ' streaming' : ''}"><div class="md">${renderMarkdown(it.text.slice(0, n))}${caret}</div></div>`;
+      return `<div class="msg agent${it.streaming ? ' streaming' : ''}" role="article" aria-label="agentd"${it.streaming || caret ? ' aria-busy="true"' : ''}><div class="md">${renderMarkdown(it.text.slice(0, n))}${caret}</div></div>`;
     }
     case 'thought':
-      return `<details class="thought${it.streaming ? ' streaming' : ''}"${it.streaming ? ' open' : ''}><summary><span class="shimmer">${it.streaming ? 'Thinking…' : 'Thought'}</span></summary><div class="md">${renderMarkdown(it.text)}</div></details>`;
+      return `<details class="thought${it.streaming ? ' streaming' : ''}" data-id="${esc(it.id)}" aria-label="agentd's thinking"${(it.streaming ? thoughtChoice.get(it.id) ?? true : thoughtChoice.get(it.id) ?? false) ? ' open' : ''}><summary><span class="shimmer">${it.streaming ? 'Thinking…' : 'Thought'}</span></summary><div class="md">${renderMarkdown(it.text)}</div></details>`;
     case 'tool': {
       const diffs = diffButtons(index, it.diffs);
-      const out = it.output ? `<details class="tool-out"><summary>output</summary><pre>${esc(it.output.slice(0, 20000))}</pre></details>` : '';
+      // A running program's output shows as it comes (the tail, open); a finished one folds.
+      const live = it.status === 'in_progress' || it.status === 'pending';
+      const out = it.output ? `<details class="tool-out${live ? ' live' : ''}"${live ? ' open' : ''}><summary>${live ? 'output (live)' : 'output'}</summary><pre>${esc(live ? it.output.slice(-20000) : it.output.slice(0, 20000))}</pre></details>` : '';
       return `<div class="tool status-${it.status}" data-tool-status="${STATUS_TEXT[it.status] ?? esc(it.status)}"><div class="tool-row"><span class="tool-icon" aria-hidden="true">${STATUS_ICON[it.status] ?? '•'}</span>${it.server ? `<span class="tool-server" title="From the MCP server ${esc(it.server)}">${esc(it.server)}</span>` : ''}<span class="tool-title">${esc(it.title || it.toolKind || 'tool')}</span><span class="tool-status">${STATUS_TEXT[it.status] ?? esc(it.status)}</span></div>${diffs ? `<div class="tool-diffs">${diffs}</div>` : ''}${out}</div>`;
     }
     case 'changes': {
@@ -256,7 +349,7 @@ function itemHtml(it: Item, index: number): string {
       return `<div class="changes"><div class="changes-head"><span class="section-title">Changes</span><span class="muted">${n} file${n === 1 ? '' : 's'}</span><span class="spacer"></span><button class="secondary" data-act="cmd" data-command="agentd.keepAll" title="Keep every change still under review">Keep All</button><button class="secondary" data-act="cmd" data-command="agentd.undoAll" title="Undo every change still under review">Undo All</button></div><ul>${rows}</ul></div>`;
     }
     case 'notice':
-      return `<div class="notice ${it.severity}"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;
+      return `<div class="notice ${it.severity}" role="note"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;
     case 'permission': {
       const saves = it.saves?.length
         ? `<div class="saves"><div>Saves first:</div><ul>${it.saves.map((f) => `<li data-user-changes="${f.userChanges}"><code>${esc(f.path)}</code>${f.userChanges ? ' <span class="user-changes">(with your unsaved changes)</span>' : ''}</li>`).join('')}</ul></div>`
@@ -269,7 +362,7 @@ function itemHtml(it: Item, index: number): string {
         ? `<div class="answered">${esc(answerText(it.answer))}${it.feedback ? `: <q class="feedback">${esc(it.feedback)}</q>` : ''}</div>`
         : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}">${esc(b)}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="Deny, and tell agentd what to do instead">${esc(DENY_WITH_FEEDBACK)}</button>` : ''}</div>`;
       const server = it.server ? `<div class="perm-server">MCP server: <code>${esc(it.server)}</code></div>` : '';
-      return `<div class="permission${it.answer ? ' done' : ''}"><div class="perm-title">${esc(it.title)}</div>${server}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
+      return `<div class="permission${it.answer ? ' done' : ''}" role="group" aria-label="Permission request: ${esc(it.title)}" data-req="${esc(it.id)}"><div class="perm-title">${esc(it.title)}</div>${server}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
     }
   }
 }
@@ -304,13 +397,14 @@ function renderItems() {
     wrap.innerHTML = itemHtml(it, i);
     const el = wrap;
     if (r) {
-      // Keep a thought block's open/closed choice.
-      const oldDetails = r.el.querySelector('details.thought') as HTMLDetailsElement | null;
-      const newDetails = el.querySelector('details.thought') as HTMLDetailsElement | null;
-      if (oldDetails && newDetails && !(it.kind === 'thought' && it.streaming)) newDetails.open = oldDetails.open;
+      // Keep the scroll position of a live program output that the user is reading.
+      const oldPre = r.el.querySelector('.tool-out.live pre') as HTMLElement | null;
       r.el.replaceWith(el);
+      const newPre = el.querySelector('.tool-out.live pre') as HTMLElement | null;
+      if (newPre && (!oldPre || oldPre.scrollHeight - oldPre.scrollTop - oldPre.clientHeight < 20)) newPre.scrollTop = newPre.scrollHeight;
     } else messages.appendChild(el);
     rendered.set(i, { el, key });
+    announceIfDone(it, i, el);
   });
   if (!state.items.length) {
     messages.innerHTML = '';
@@ -322,6 +416,52 @@ function renderItems() {
     rendered.set(-1, { el: e, key: 'empty' });
   } else if (rendered.has(-1)) { rendered.get(-1)!.el.remove(); rendered.delete(-1); }
   if (atBottom) messages.scrollTop = messages.scrollHeight;
+  showPendingPermission();
+}
+
+// ---------- screen readers: the transcript is not a live region (it changes on every streamed
+// token); finished replies and permission requests are announced once, through one status node.
+const announced = new Set<string>();
+const announcer = $('.announcer');
+function announce(text: string) {
+  announcer.textContent = '';
+  // A fresh text node after a tick, so the same words twice are read twice.
+  setTimeout(() => { announcer.textContent = text; }, 50);
+}
+function announceIfDone(it: Item, index: number, el: HTMLElement) {
+  const key = `${it.kind}:${it.id}`;
+  if (announced.has(key)) return;
+  if (it.kind === 'agent' && !it.streaming && (revealed.get(index) ?? 0) >= it.text.length) {
+    announced.add(key);
+    announce(`agentd: ${(el.querySelector('.md')?.textContent ?? it.text).trim()}`);
+  } else if (it.kind === 'permission' && !it.answer) {
+    announced.add(key);
+    announce(`agentd asks for permission: ${it.title}. ${buttonsFor(it.options).join(', ')}.`);
+  }
+}
+function markAllAnnounced() {
+  for (const it of state.items) announced.add(`${it.kind}:${it.id}`);
+}
+
+// ---------- a permission request is brought into view and focused once; if it still cannot be
+// seen, the extension raises a notification.
+const shownPermissions = new Set<string>();
+function showPendingPermission() {
+  for (const it of state.items) {
+    if (it.kind !== 'permission' || it.answer || shownPermissions.has(it.id)) continue;
+    shownPermissions.add(it.id);
+    const card = messages.querySelector(`.permission[data-req="${CSS.escape(it.id)}"]`) as HTMLElement | null;
+    if (!card) continue;
+    card.scrollIntoView({ block: 'nearest' });
+    (card.querySelector('.perm-buttons button') as HTMLElement | null)?.focus({ preventScroll: true });
+    // Measured after layout: the card must be inside the transcript's visible box.
+    requestAnimationFrame(() => {
+      const c = card.getBoundingClientRect();
+      const v = messages.getBoundingClientRect();
+      const visible = c.height > 0 && c.top < v.bottom && c.bottom > v.top && document.visibilityState === 'visible';
+      vscode.postMessage({ type: 'permissionShown', requestId: it.id, visible });
+    });
+  }
 }
 
 function modeChoices(): { configId: string; values: { value: string; name: string }[] } {
@@ -431,11 +571,17 @@ window.addEventListener('message', (e) => {
     rendered.clear();
     revealed.clear();
     state.items.forEach((it, i) => { if (it.kind === 'agent') revealed.set(i, it.text.length); });
+    markAllAnnounced();
     schedule();
   } else if (m.type === 'event') {
     const ev = m.event as Event;
     if (ev.type === 'reset') { messages.innerHTML = ''; rendered.clear(); revealed.clear(); $('.history').hidden = true; }
     state = reduce(state, ev);
+    // A queued prompt that a Stop did not send comes back into the input, unless it holds text.
+    if (ev.type === 'turnEnded' && state.restored && !input.value.trim()) {
+      input.value = state.restored;
+      input.focus();
+    }
     schedule();
   } else if (m.type === 'sessions') {
     sessions = m.sessions ?? [];
@@ -443,9 +589,21 @@ window.addEventListener('message', (e) => {
     renderHistory();
   } else if (m.type === 'focusInput') {
     input.focus();
+  } else if (m.type === 'attach' && m.chip) {
+    pinned = addChip(pinned, m.chip as Chip);
+    renderChips();
+  } else if (m.type === 'editorContext') {
+    editorCtx = { file: m.file ?? null, selection: m.selection ?? null };
+    renderChips();
+  } else if (m.type === 'mentions') {
+    if (m.token !== mentionToken || !mentionAt(input.value, input.selectionStart ?? input.value.length)) return;
+    mentionItems = Array.isArray(m.items) ? m.items : [];
+    mentionIndex = 0;
+    renderMentions();
   }
 });
 
 renderItems();
 renderChrome();
+renderChips();
 vscode.postMessage({ type: 'ready' });

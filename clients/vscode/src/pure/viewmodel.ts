@@ -62,6 +62,8 @@ export interface ChatState {
   /** The session's checkpoints, newest first (`agent/x/checkpoints/list`). */
   checkpoints: Checkpoint[];
   daemon: { status: DaemonStatus; message?: string };
+  /** Prompts queued behind a stopped turn, given back to the input (cleared by the next prompt). */
+  restored?: string;
   /** Texts of prompts shown locally whose `user_message_chunk` echo is still to come. */
   echoes: string[];
   seq: number;
@@ -74,7 +76,7 @@ export type Event =
   /** The chat goes on in another agentd session (or in none yet), transcript kept. */
   | { type: 'session'; sessionId?: string; configOptions?: ConfigOption[] }
   | { type: 'promptSent'; promptId: string; text: string }
-  | { type: 'turnEnded'; promptId: string; stopReason?: string; error?: string; changes?: unknown }
+  | { type: 'turnEnded'; promptId: string; stopReason?: string; error?: string; errorDetail?: string; changes?: unknown }
   | { type: 'permissionAsked'; requestId: string; params: Record<string, any> }
   | { type: 'permissionAnswered'; requestId: string; answer: string; feedback?: string }
   | { type: 'checkpoints'; checkpoints: unknown }
@@ -227,6 +229,14 @@ export function slashMatches(commands: ChatState['commands'], text: string): Cha
   return commands.filter((c) => typeof c?.name === 'string' && c.name.replace(/^\//, '').toLowerCase().startsWith(typed));
 }
 
+/** Gives unsent queued prompts back to the input, with one notice saying so. */
+function restore(s: ChatState, texts: string[]) {
+  if (!texts.length) return;
+  const had = s.restored !== undefined;
+  s.restored = [s.restored, ...texts].filter((t) => t !== undefined).join('\n\n');
+  if (!had) s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'info', title: 'Your queued prompt was not sent; it is back in the input.' });
+}
+
 /** Starts a prompt's turn: its text is shown now, and agentd's echo of it is expected. */
 function startTurn(s: ChatState, promptId: string, text: string) {
   s.running = true;
@@ -305,6 +315,7 @@ export function reduce(s: ChatState, e: Event): ChatState {
       s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: e.severity, title: e.title, description: e.description });
       return s;
     case 'promptSent':
+      s.restored = undefined;
       if (s.running) {
         s.queued.push({ id: e.promptId, text: e.text });
       } else {
@@ -313,7 +324,13 @@ export function reduce(s: ChatState, e: Event): ChatState {
       return s;
     case 'turnEnded': {
       const q = s.queued.findIndex((x) => x.id === e.promptId);
-      if (q >= 0) { s.queued.splice(q, 1); return s; }
+      if (q >= 0) {
+        const [x] = s.queued.splice(q, 1);
+        // agentd cancels the prompts queued behind a stopped turn (possibly before it answers the
+        // stopped one): their text goes back to the input instead of vanishing.
+        if (e.stopReason === 'cancelled') restore(s, [x.text]);
+        return s;
+      }
       if (s.activePromptId !== e.promptId) return s;
       stopStreaming(s);
       for (const it of s.items) {
@@ -322,13 +339,16 @@ export function reduce(s: ChatState, e: Event): ChatState {
       }
       const changes = changesOf(e.changes);
       if (changes.length) s.items.push({ kind: 'changes', id: `changes-${e.promptId}`, files: changes });
-      if (e.error) s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'error', title: e.error });
+      if (e.error) s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'error', title: e.error, description: e.errorDetail });
       else if (e.stopReason && e.stopReason !== 'end_turn') {
         s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: e.stopReason === 'cancelled' ? 'info' : 'warning', title: stopReasonText(e.stopReason) });
       }
       s.running = false;
       s.activePromptId = undefined;
-      if (e.stopReason === 'cancelled') s.queued = [];
+      if (e.stopReason === 'cancelled' && s.queued.length) {
+        restore(s, s.queued.map((x) => x.text));
+        s.queued = [];
+      }
       const next = s.queued.shift();
       if (next) startTurn(s, next.id, next.text);
       return s;
@@ -448,7 +468,8 @@ function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
       if (typeof u.title === 'string') s.title = u.title;
       return s;
     case 'usage_update':
-      if (typeof u.used === 'number') s.usage = { used: u.used, size: Number(u.size) || 0, cost: u.cost };
+      // A model call that reported no usage (a stopped stream) says nothing about the context.
+      if (typeof u.used === 'number' && !(u.used === 0 && s.usage?.used)) s.usage = { used: u.used, size: Number(u.size) || 0, cost: u.cost };
       return s;
     case 'notice':
       s.items.push({

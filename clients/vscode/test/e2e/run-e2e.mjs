@@ -390,10 +390,12 @@ try {
     // A prompt sent during the turn waits in the queue...
     await chat().locator('textarea.input').fill('queued question');
     await chat().locator('button.queue', { hasText: 'Queue' }).click();
-    await chat().locator('.queued', { hasText: 'queued question' }).waitFor({ timeout: 5000 });
+    await chat().locator('.queued', { hasText: 'queued question' }).waitFor({ timeout: 15000 });
     await chat().locator('button.stop').click();
-    // ...and is dropped with the stopped turn, never sent to the model.
+    // ...is not sent after the stopped turn, and comes back into the input rather than vanishing.
     await chat().locator('.queued').waitFor({ state: 'hidden', timeout: 5000 });
+    await waitFor('queued prompt back in the input', async () => (await chat().locator('textarea.input').inputValue()) === 'queued question', 5000);
+    await chatSays('it is back in the input', 5000);
     await chatSays('Stopped.', 5000);
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 5000);
     const len1 = (await chat().locator('.msg.agent').last().innerText()).length;
@@ -610,6 +612,147 @@ try {
     await chat().locator('button[data-act="history"]').click();
     await waitFor('the original and the fork in the history', async () => (await chat().locator('.history .session', { hasText: 'Colours' }).count()) >= 2, 15000);
     await chat().locator('button[data-act="history"]').click();
+  });
+
+  await test('a permission card below the fold is scrolled into view and focused; only finished messages are announced', async () => {
+    const long = Array.from({ length: 80 }, (_, i) => `Line ${i + 1} of a tall reply.`).join('\n\n');
+    const wide = 'goodbye world ' + 'with a very long line that goes on and on '.repeat(8) + 'END_OF_LONG_LINE';
+    await startFake('fold', { turns: [
+      { text: long, toolCalls: [{ id: 'call_read', name: 'read_file', arguments: { path: 'a.txt' } }], chunkDelayMs: 2, chunkSize: 40 },
+      { reasoning: 'Now I will think slowly before I change the greeting in a.txt, step by step, so that the user has time to scroll up. '.repeat(4), toolCalls: [{ id: 'call_edit', name: 'edit_file', arguments: { path: 'a.txt', edits: [{ old_text: 'hello world', new_text: wide }] } }], chunkDelayMs: 120, chunkSize: 4 },
+      { text: 'Left **a.txt** alone as you asked.', chunkDelayMs: 10 },
+      { text: 'Tall reply' },
+    ] });
+    await newChat();
+    // What the status node says, sampled while the turn streams.
+    const heard = [];
+    await chat().locator('textarea.input').fill('Write a tall reply, then change a.txt');
+    await chat().locator('button.send').click();
+    await chatSays('Line 80 of a tall reply.', 30000);
+    // Thinking streams open...
+    await chat().locator('details.thought[open]').first().waitFor({ timeout: 15000 });
+    // ...while the user scrolls up to read.
+    await chat().locator('.messages').evaluate((el) => { el.scrollTop = 0; });
+    if (await chat().locator('.permission').count()) throw new Error('the permission request came before the test scrolled up (machine too slow for this script)');
+    const sample = setInterval(async () => { try { const t = await chat().locator('.announcer').textContent({ timeout: 500 }); if (t && heard[heard.length - 1] !== t) heard.push(t); } catch {} }, 100);
+    try {
+      const card = chat().locator('.permission').last();
+      await card.locator('button', { hasText: 'Allow once' }).waitFor({ timeout: 60000 });
+      // The card was brought into view and its first button has the focus.
+      await waitFor('card in view', () => card.evaluate((el) => {
+        const c = el.getBoundingClientRect(); const v = el.closest('.messages').getBoundingClientRect();
+        return c.top >= v.top - 1 && c.top < v.bottom;
+      }), 5000);
+      await waitFor('Allow once focused', () => chat().locator('.permission button', { hasText: 'Allow once' }).last().evaluate((b) => document.activeElement === b), 5000);
+      // The mini diff wraps the long line instead of clipping it.
+      const clipped = await chat().locator('.permission .minidiff').last().evaluate((d) => [d, ...d.querySelectorAll('div')].filter((x) => x.scrollWidth > x.clientWidth + 1).length);
+      if (clipped) throw new Error(`${clipped} mini diff lines are clipped`);
+      await chat().locator('.permission .minidiff', { hasText: 'END_OF_LONG_LINE' }).last().waitFor({ timeout: 2000 });
+      // The thought finished: its block folded.
+      if (await chat().locator('details.thought[open]').count()) throw new Error('a finished thought block stayed open');
+      // The request was announced.
+      await waitFor('permission announced', () => heard.some((t) => t.startsWith('agentd asks for permission')), 5000);
+      await chat().locator('.permission button[data-button="Deny"]').last().click();
+      await chatSays('Left a.txt alone', 30000);
+      await waitFor('final reply announced', () => heard.some((t) => t.startsWith('agentd: Left a.txt alone')), 10000);
+    } finally { clearInterval(sample); }
+    // Nothing half-streamed was read out: every announcement is a whole reply or a request.
+    const partial = heard.filter((t) => t && !t.startsWith('agentd asks for permission') && !t.startsWith('agentd: Left a.txt alone') && !t.includes('Line 80 of a tall reply.'));
+    if (partial.length) throw new Error(`partial text was announced: ${JSON.stringify(partial.map((t) => t.slice(0, 60)))}`);
+    // The transcript is not a live region; messages carry their speaker.
+    if (await chat().locator('.messages[aria-live], .messages [aria-live]').count()) throw new Error('the transcript is a live region');
+    const tree = await chat().locator('.messages').ariaSnapshot();
+    if (!/article "You"/.test(tree) || !/article "agentd"/.test(tree)) throw new Error(`no speaker labels in the accessibility tree:\n${tree.slice(0, 600)}`);
+    if (!/group "Permission request: /.test(tree)) throw new Error(`the permission card has no name in the accessibility tree:\n${tree.slice(0, 600)}`);
+    // The toolbar takes one row at the default sidebar width.
+    const rows = await chat().locator('header.toolbar').evaluate((h) => {
+      const tops = [...h.children].filter((c) => c.offsetParent !== null).map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2));
+      return { spread: Math.max(...tops) - Math.min(...tops), overflow: h.scrollWidth - h.clientWidth, width: h.clientWidth };
+    });
+    if (rows.spread > 4 || rows.overflow > 0) throw new Error(`the toolbar is cramped at ${rows.width}px: ${JSON.stringify(rows)}`);
+  });
+
+  await test('code blocks are highlighted and Insert/Apply put them into the editor', async () => {
+    await startFake('code', { turns: [
+      { text: 'Here:\n\n```go\nfunc main() { return }\n```\n', chunkDelayMs: 5 },
+      { text: 'Code sample' },
+    ] });
+    await newChat();
+    await openFile('a.txt');
+    await chat().locator('textarea.input').fill('Show me Go code');
+    await chat().locator('button.send').click();
+    const kw = chat().locator('.code .hljs-keyword', { hasText: 'func' }).first();
+    await kw.waitFor({ timeout: 30000 });
+    const colours = await kw.evaluate((k) => [getComputedStyle(k).color, getComputedStyle(k.closest('pre')).color]);
+    if (colours[0] === colours[1]) throw new Error(`keywords have the text colour (${colours[0]})`);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    // Apply with nothing selected replaces the file, in the buffer, undoably.
+    await chat().locator('.code button', { hasText: 'Apply' }).first().click();
+    await waitFor('code applied', async () => { const t = await editorText(); return t.includes('func main()') && !t.includes('hello world'); }, 10000);
+    if (!(await tabDirty('a.txt'))) throw new Error('Apply saved the file');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Z');
+    await waitFor('apply undone', async () => (await editorText()).includes('hello world'), 10000);
+    // Insert puts it at the cursor and keeps the rest.
+    await page.keyboard.press('Control+Home');
+    await chat().locator('.code button', { hasText: 'Insert' }).first().click();
+    await waitFor('code inserted', async () => { const t = await editorText(); return t.includes('func main()') && t.includes('hello world'); }, 10000);
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Z');
+    await waitFor('insert undone', async () => !(await editorText()).includes('func main()'), 10000);
+  });
+
+  await test('@ mentions complete files into chips; Ask about Selection attaches the selection', async () => {
+    await startFake('mention', { turns: [{ text: 'Read it.', chunkDelayMs: 5 }, { text: 'Mentions' }, { text: 'Selection seen.', chunkDelayMs: 5 }] });
+    await newChat();
+    const box = chat().locator('textarea.input');
+    await box.click();
+    await box.pressSequentially('what is in @a.t');
+    await chat().locator('.mention-menu .mention-item', { hasText: 'a.txt' }).first().waitFor({ timeout: 15000 });
+    await box.press('Tab');
+    if ((await box.inputValue()) !== 'what is in @a.txt ') throw new Error(`Tab did not complete the mention: ${JSON.stringify(await box.inputValue())}`);
+    await chat().locator('.chips .chip.on', { hasText: 'a.txt' }).waitFor({ timeout: 5000 });
+    await box.press('Enter');
+    await chatSays('Read it.', 30000);
+    // The file went along and agentd read it through the editor: the model saw its text.
+    if (!JSON.stringify(fakeRequests()[0]?.messages ?? []).includes('hello world')) throw new Error('the mentioned file did not reach the model');
+    if (await chat().locator('.chips .chip.on').count()) throw new Error('chips stayed after the prompt was sent');
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    // The editor context menu offers "agentd: Ask about Selection", which attaches the selection.
+    await openFile('a.txt');
+    const lines = page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
+    await lines.click();
+    await page.keyboard.press('Control+A');
+    await lines.click({ button: 'right' });
+    await page.locator('.context-view .action-label', { hasText: 'agentd: Ask about Selection' }).first().click({ timeout: 10000 });
+    await chat().locator('.chips .chip.on', { hasText: 'a.txt:1-2' }).waitFor({ timeout: 10000 });
+    await waitFor('input focused', () => box.evaluate((b) => document.activeElement === b), 5000);
+    await box.fill('explain this');
+    await box.press('Enter');
+    await chatSays('Selection seen.', 30000);
+    const last = fakeRequests().filter((r) => JSON.stringify(r.messages ?? []).includes('explain this')).pop();
+    if (!JSON.stringify(last?.messages ?? []).includes('a.txt#L1-2')) throw new Error('the selection did not go with the prompt');
+  });
+
+  await test('keybindings answer a permission request; Compact sends /compact', async () => {
+    await startFake('keys', readScript(false));
+    await newChat();
+    await sendPromptFromPalette('Change hello to goodbye in a.txt');
+    await chat().locator('.permission button[data-button="Deny"]').waitFor({ timeout: 60000 });
+    await openFile('a.txt');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Alt+N');
+    await chat().locator('.permission .answered', { hasText: 'Denied' }).waitFor({ timeout: 10000 });
+    await chatSays('left', 30000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    // Ctrl+Alt+A focuses the chat input from the editor.
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Alt+A');
+    await waitFor('chat input focused', () => chat().locator('textarea.input').evaluate((b) => document.activeElement === b), 10000);
+    // The context meter's Compact runs /compact.
+    await chat().locator('.meter .compact').waitFor({ timeout: 10000 });
+    await chat().locator('.meter .compact').click();
+    await waitFor('/compact sent', () => /"text": "\/compact"/.test(agentdLog()), 10000);
   });
 
   await test('an MCP tool names its server in the permission card and the tool row', async () => {

@@ -92,10 +92,59 @@ test('a cancelled turn clears the queue, fails running tools and closes permissi
   assert.deepEqual(s.queued, []);
   assert.equal((s.items.find((i) => i.kind === 'tool') as any).status, 'failed');
   assert.equal((s.items.find((i) => i.kind === 'permission') as any).answer, 'cancelled');
-  assert.equal((s.items[s.items.length - 1] as any).title, 'Stopped.');
+  const titles = s.items.filter((i) => i.kind === 'notice').map((i: any) => i.title);
+  assert.deepEqual(titles, ['Stopped.', 'Your queued prompt was not sent; it is back in the input.']);
+  // The queued prompt is not dropped silently: its text goes back to the input.
+  assert.equal(s.restored, 'two');
   // The queued prompt's own cancelled answer changes nothing.
   s = reduce(s, { type: 'turnEnded', promptId: 'p2', stopReason: 'cancelled' });
   assert.equal(s.running, false);
+  assert.equal(s.restored, 'two');
+  // Sending it again clears it.
+  s = reduce(s, { type: 'promptSent', promptId: 'p3', text: 'two' });
+  assert.equal(s.restored, undefined);
+});
+
+test('a queued prompt cancelled before the stopped turn answers also comes back, once', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'one' },
+    { type: 'promptSent', promptId: 'p2', text: 'two' },
+    { type: 'promptSent', promptId: 'p3', text: 'three' },
+    { type: 'turnEnded', promptId: 'p2', stopReason: 'cancelled' },
+    { type: 'turnEnded', promptId: 'p1', stopReason: 'cancelled' },
+    { type: 'turnEnded', promptId: 'p3', stopReason: 'cancelled' },
+  ]);
+  assert.equal(s.restored, 'two\n\nthree');
+  assert.deepEqual(s.queued, []);
+  assert.equal(s.items.filter((i: any) => i.kind === 'notice' && /queued/.test(i.title)).length, 1);
+});
+
+test('a stop with nothing queued gives nothing back', () => {
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'one' },
+    { type: 'turnEnded', promptId: 'p1', stopReason: 'cancelled' },
+  ]);
+  assert.equal(s.restored, undefined);
+  assert.equal(s.items.filter((i) => i.kind === 'notice').length, 1);
+});
+
+test('the context meter keeps its value when a stopped model call reports no usage', () => {
+  let s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'one' },
+    up({ sessionUpdate: 'usage_update', used: 12000, size: 200000 }),
+    { type: 'turnEnded', promptId: 'p1', stopReason: 'end_turn' },
+    { type: 'promptSent', promptId: 'p2', text: 'two' },
+    up({ sessionUpdate: 'usage_update', used: 0, size: 200000 }),
+    { type: 'turnEnded', promptId: 'p2', stopReason: 'cancelled' },
+  ]);
+  assert.deepEqual(s.usage && [s.usage.used, s.usage.size], [12000, 200000]);
+  s = reduce(s, up({ sessionUpdate: 'usage_update', used: 15000, size: 200000 }));
+  assert.equal(s.usage?.used, 15000);
+  // Before any real measurement a zero is shown as it is.
+  assert.equal(run([{ type: 'reset', sessionId: 's1' }, up({ sessionUpdate: 'usage_update', used: 0, size: 1000 })]).usage?.used, 0);
 });
 
 test('replayed history (session/load) shows user messages', () => {
