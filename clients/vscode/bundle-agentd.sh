@@ -16,4 +16,4 @@ for t in "${targets[@]}"; do
   (cd "$ROOT" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -o "clients/vscode/bin/$platform-$arch/$exe" ./cmd/agentd)
   echo "bin/$platform-$arch/$exe"
 done
-npx vsce package --no-dependencies -o agentd.vsix
+npm run package

@@ -7,8 +7,9 @@ const watch = process.argv.includes('--watch');
 
 const common = { bundle: true, minify: production, sourcemap: !production, logLevel: 'info' };
 const builds = [
+  // The banner stamps when the bundle starts loading, so activation can report its code-loading time.
   { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', platform: 'node',
-    format: 'cjs', target: 'node20', external: ['vscode'] },
+    format: 'cjs', target: 'node20', external: ['vscode'], banner: { js: 'globalThis.__agentdLoadStart = performance.now();' } },
   { ...common, entryPoints: ['webview/main.ts'], outfile: 'dist/webview.js', platform: 'browser',
     format: 'iife', target: 'es2022' },
   { ...common, entryPoints: ['webview/style.css'], outfile: 'dist/webview.css', loader: { '.css': 'css' } },

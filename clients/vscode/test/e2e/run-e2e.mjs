@@ -316,6 +316,17 @@ try {
     await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor();
   });
 
+  await test('activation time is measured and recorded', async () => {
+    // The extension reports what activation cost the host (docs/benchmarks.md records it). Not an
+    // assertion on time: the shared test machine's load decides the number.
+    const line = await waitFor('the activation line in the agentd log', () => agentdLog().match(/\[agentd\] activation: code loading ([\d.]+) ms, activate call ([\d.]+) ms, activate resolved ([\d.]+) ms/), 10000);
+    const [codeLoading, activateCall, activateResolved] = line.slice(1, 4).map(Number);
+    if (![codeLoading, activateCall, activateResolved].every(Number.isFinite)) throw new Error(`unreadable activation line: ${line[0]}`);
+    const rec = { codeLoading, activateCall, activateResolved, addedToStartup: codeLoading + activateCall };
+    fs.writeFileSync(path.join(ARTIFACTS, 'activation.json'), JSON.stringify(rec, null, 2));
+    log(`activation: ${JSON.stringify(rec)} ms`);
+  });
+
   await test('edit approved with Allow once lands in the dirty buffer and undoes', async () => {
     await startFake('allow', readScript(true));
     await openFile('a.txt');
