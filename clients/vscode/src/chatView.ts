@@ -169,14 +169,14 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 async function insertCode(code: string, action: 'insert' | 'apply') {
   const ed = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
   if (!ed) {
-    void vscode.window.showInformationMessage('agentd: open a file to insert the code into.');
+    void vscode.window.showInformationMessage(vscode.l10n.t('agentd: open a file to insert the code into.'));
     return;
   }
   const doc = ed.document;
   const whole = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
   const target = action === 'apply' && ed.selection.isEmpty ? whole : ed.selection;
   const ok = await ed.edit((b) => b.replace(target, code));
-  if (!ok) void vscode.window.showWarningMessage('agentd: the editor refused the change (it may be read-only).');
+  if (!ok) void vscode.window.showWarningMessage(vscode.l10n.t('agentd: the editor refused the change (it may be read-only).'));
   else await vscode.window.showTextDocument(doc, ed.viewColumn);
 }
 

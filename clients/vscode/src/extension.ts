@@ -93,9 +93,9 @@ export async function activate(context: vscode.ExtensionContext) {
     }
     if (text === undefined) {
       text = await vscode.window.showInputBox({
-        title: 'agentd: Send Prompt',
-        prompt: extra.length ? 'Ask agentd (the selection goes along)' : 'Ask agentd',
-        placeHolder: 'e.g. Explain this function',
+        title: vscode.l10n.t('agentd: Send Prompt'),
+        prompt: extra.length ? vscode.l10n.t('Ask agentd (the selection goes along)') : vscode.l10n.t('Ask agentd'),
+        placeHolder: vscode.l10n.t('e.g. Explain this function'),
         ignoreFocusOut: true,
       });
     }
@@ -112,7 +112,7 @@ export async function activate(context: vscode.ExtensionContext) {
   const answerLatest = (button: PermissionButton) => {
     const id = permissions?.latest();
     if (id) permissions!.answer(id, button);
-    else void vscode.window.showInformationMessage('agentd: no permission request is waiting.');
+    else void vscode.window.showInformationMessage(vscode.l10n.t('agentd: no permission request is waiting.'));
   };
   reg('agentd.allowPermission', () => answerLatest('Allow once'));
   reg('agentd.denyPermission', () => answerLatest('Deny'));
@@ -125,10 +125,10 @@ export async function activate(context: vscode.ExtensionContext) {
     let mode = typeof arg === 'string' ? arg : undefined;
     if (!mode) {
       const pick = await vscode.window.showQuickPick([
-        { label: 'Ask', description: 'ask before every change and program run', mode: 'ask' },
-        { label: 'Auto', description: 'apply edits and run programs without asking', mode: 'auto' },
-        { label: 'Plan', description: 'read and plan only, no changes', mode: 'plan' },
-      ], { title: 'agentd: Set Mode', placeHolder: `Current: ${chat!.state.mode ?? 'ask'}` });
+        { label: vscode.l10n.t('Ask'), description: vscode.l10n.t('ask before every change and program run'), mode: 'ask' },
+        { label: vscode.l10n.t('Auto'), description: vscode.l10n.t('apply edits and run programs without asking'), mode: 'auto' },
+        { label: vscode.l10n.t('Plan'), description: vscode.l10n.t('read and plan only, no changes'), mode: 'plan' },
+      ], { title: vscode.l10n.t('agentd: Set Mode'), placeHolder: vscode.l10n.t('Current: {0}', chat!.state.mode ?? 'ask') });
       mode = pick?.mode;
     }
     if (mode) await chat!.setMode(mode);

@@ -62,10 +62,10 @@ export class Keys {
   async removable(): Promise<{ label: string; description: string; storageKey: string }[]> {
     const out = [];
     for (const o of this.origins()) {
-      if (await this.has(o)) out.push({ label: o, description: 'sent only to this server', storageKey: secretStorageKey(o) });
+      if (await this.has(o)) out.push({ label: o, description: vscode.l10n.t('sent only to this server'), storageKey: secretStorageKey(o) });
     }
     for (const k of legacyUnusedKeys()) {
-      if (await this.secrets.get(k)) out.push({ label: k.slice('agentd.apiKey.'.length), description: 'old key saved by provider name; no longer used', storageKey: k });
+      if (await this.secrets.get(k)) out.push({ label: k.slice('agentd.apiKey.'.length), description: vscode.l10n.t('old key saved by provider name; no longer used'), storageKey: k });
     }
     return out;
   }
@@ -74,11 +74,11 @@ export class Keys {
 export async function removeKey(keys: Keys) {
   const items = await keys.removable();
   if (!items.length) {
-    void vscode.window.showInformationMessage('agentd: no API keys are stored.');
+    void vscode.window.showInformationMessage(vscode.l10n.t('agentd: no API keys are stored.'));
     return;
   }
-  const pick = await vscode.window.showQuickPick(items, { title: 'agentd: Remove Key', placeHolder: 'Which server\'s key should be removed?' });
+  const pick = await vscode.window.showQuickPick(items, { title: vscode.l10n.t('agentd: Remove Key'), placeHolder: vscode.l10n.t("Which server's key should be removed?") });
   if (!pick) return;
   await keys.remove(pick.storageKey);
-  void vscode.window.showInformationMessage(`agentd: the key for ${pick.label} was removed.`);
+  void vscode.window.showInformationMessage(vscode.l10n.t('agentd: the key for {0} was removed.', pick.label));
 }

@@ -83,9 +83,9 @@ export class Permissions {
     const optionId = p && feedbackOption(p.options);
     if (!optionId) return;
     const text = await vscode.window.showInputBox({
-      title: 'agentd: Deny with feedback',
-      prompt: 'Tell agentd what to do instead; it reads this and goes on',
-      placeHolder: 'e.g. No, use a map instead',
+      title: vscode.l10n.t('agentd: Deny with feedback'),
+      prompt: vscode.l10n.t('Tell agentd what to do instead; it reads this and goes on'),
+      placeHolder: vscode.l10n.t('e.g. No, use a map instead'),
       ignoreFocusOut: true,
     });
     if (text === undefined) return; // dismissed: the question stays open

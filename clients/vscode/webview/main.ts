@@ -129,7 +129,8 @@ let pinned: Chip[] = [];
 let editorCtx: { file: Chip | null; selection: Chip | null } = { file: null, selection: null };
 const chipsEl = $('.chips');
 function chipHtml(c: Chip, on: boolean): string {
-  const icon = c.kind === 'file' ? '📄' : c.kind === 'symbol' ? '#' : '✂';
+  // Plain text marks: the webview's fonts may have no emoji.
+  const icon = c.kind === 'symbol' ? '#' : c.kind === 'selection' ? '§' : '@';
   return on
     ? `<span class="chip on" data-kind="${c.kind}" title="${esc(c.id)}">${icon} ${esc(c.label)}<button class="chip-x" data-chip-remove="${esc(c.id)}" aria-label="Remove ${esc(c.label)}">×</button></span>`
     : `<button class="chip off" data-kind="${c.kind}" data-chip-add="${esc(c.id)}" title="Add to the prompt: ${esc(c.id)}">+ ${icon} ${esc(c.label)}</button>`;

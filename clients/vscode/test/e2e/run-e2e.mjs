@@ -94,6 +94,8 @@ fs.rmSync(WORK, { recursive: true, force: true });
 for (const d of ['ud/User', 'ext', 'xdg', 'chrome', 'ws']) fs.mkdirSync(path.join(WORK, d), { recursive: true });
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 fs.writeFileSync(A_TXT, A_TEXT);
+// Files of their own for the tests that must not depend on what earlier tests left in a.txt.
+for (const f of ['fold.txt', 'code.txt', 'mention.txt']) fs.writeFileSync(path.join(WS, f), f === 'mention.txt' ? 'the mentioned body 42\n' : 'hello world\nsecond line\n');
 fs.writeFileSync(path.join(WS, 'bad.json'), '{\n  "name": "demo",,\n  "version": \n}\n');
 // The review tests' files, there from the start so that quick open has indexed them.
 for (const f of ['r1.txt', 'r2.txt', 'r3.txt']) fs.writeFileSync(path.join(WS, f), '\n');
@@ -629,15 +631,15 @@ try {
     const long = Array.from({ length: 80 }, (_, i) => `Line ${i + 1} of a tall reply.`).join('\n\n');
     const wide = 'goodbye world ' + 'with a very long line that goes on and on '.repeat(8) + 'END_OF_LONG_LINE';
     await startFake('fold', { turns: [
-      { text: long, toolCalls: [{ id: 'call_read', name: 'read_file', arguments: { path: 'a.txt' } }], chunkDelayMs: 2, chunkSize: 40 },
-      { reasoning: 'Now I will think slowly before I change the greeting in a.txt, step by step, so that the user has time to scroll up. '.repeat(4), toolCalls: [{ id: 'call_edit', name: 'edit_file', arguments: { path: 'a.txt', edits: [{ old_text: 'hello world', new_text: wide }] } }], chunkDelayMs: 120, chunkSize: 4 },
-      { text: 'Left **a.txt** alone as you asked.', chunkDelayMs: 10 },
+      { text: long, toolCalls: [{ id: 'call_read', name: 'read_file', arguments: { path: 'fold.txt' } }], chunkDelayMs: 2, chunkSize: 40 },
+      { reasoning: 'Now I will think slowly before I change the greeting in a.txt, step by step, so that the user has time to scroll up. '.repeat(4), toolCalls: [{ id: 'call_edit', name: 'edit_file', arguments: { path: 'fold.txt', edits: [{ old_text: 'hello world', new_text: wide }] } }], chunkDelayMs: 120, chunkSize: 4 },
+      { text: 'Left **fold.txt** alone as you asked.', chunkDelayMs: 10 },
       { text: 'Tall reply' },
     ] });
     await newChat();
     // What the status node says, sampled while the turn streams.
     const heard = [];
-    await chat().locator('textarea.input').fill('Write a tall reply, then change a.txt');
+    await chat().locator('textarea.input').fill('Write a tall reply, then change fold.txt');
     await chat().locator('button.send').click();
     await chatSays('Line 80 of a tall reply.', 30000);
     // Thinking streams open...
@@ -664,11 +666,11 @@ try {
       // The request was announced.
       await waitFor('permission announced', () => heard.some((t) => t.startsWith('agentd asks for permission')), 5000);
       await chat().locator('.permission button[data-button="Deny"]').last().click();
-      await chatSays('Left a.txt alone', 30000);
-      await waitFor('final reply announced', () => heard.some((t) => t.startsWith('agentd: Left a.txt alone')), 10000);
+      await chatSays('Left fold.txt alone', 30000);
+      await waitFor('final reply announced', () => heard.some((t) => t.startsWith('agentd: Left fold.txt alone')), 10000);
     } finally { clearInterval(sample); }
     // Nothing half-streamed was read out: every announcement is a whole reply or a request.
-    const partial = heard.filter((t) => t && !t.startsWith('agentd asks for permission') && !t.startsWith('agentd: Left a.txt alone') && !t.includes('Line 80 of a tall reply.'));
+    const partial = heard.filter((t) => t && !t.startsWith('agentd asks for permission') && !t.startsWith('agentd: Left fold.txt alone') && !t.includes('Line 80 of a tall reply.'));
     if (partial.length) throw new Error(`partial text was announced: ${JSON.stringify(partial.map((t) => t.slice(0, 60)))}`);
     // The transcript is not a live region; messages carry their speaker.
     if (await chat().locator('.messages[aria-live], .messages [aria-live]').count()) throw new Error('the transcript is a live region');
@@ -689,7 +691,7 @@ try {
       { text: 'Code sample' },
     ] });
     await newChat();
-    await openFile('a.txt');
+    await openFile('code.txt');
     await chat().locator('textarea.input').fill('Show me Go code');
     await chat().locator('button.send').click();
     const kw = chat().locator('.code .hljs-keyword', { hasText: 'func' }).first();
@@ -700,7 +702,7 @@ try {
     // Apply with nothing selected replaces the file, in the buffer, undoably.
     await chat().locator('.code button', { hasText: 'Apply' }).first().click();
     await waitFor('code applied', async () => { const t = await editorText(); return t.includes('func main()') && !t.includes('hello world'); }, 10000);
-    if (!(await tabDirty('a.txt'))) throw new Error('Apply saved the file');
+    if (!(await tabDirty('code.txt'))) throw new Error('Apply saved code.txt');
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+Z');
     await waitFor('apply undone', async () => (await editorText()).includes('hello world'), 10000);
@@ -718,31 +720,31 @@ try {
     await newChat();
     const box = chat().locator('textarea.input');
     await box.click();
-    await box.pressSequentially('what is in @a.t');
-    await chat().locator('.mention-menu .mention-item', { hasText: 'a.txt' }).first().waitFor({ timeout: 15000 });
+    await box.pressSequentially('what is in @mention.t');
+    await chat().locator('.mention-menu .mention-item', { hasText: 'mention.txt' }).first().waitFor({ timeout: 15000 });
     await box.press('Tab');
-    if ((await box.inputValue()) !== 'what is in @a.txt ') throw new Error(`Tab did not complete the mention: ${JSON.stringify(await box.inputValue())}`);
-    await chat().locator('.chips .chip.on', { hasText: 'a.txt' }).waitFor({ timeout: 5000 });
+    if ((await box.inputValue()) !== 'what is in @mention.txt ') throw new Error(`Tab did not complete the mention: ${JSON.stringify(await box.inputValue())}`);
+    await chat().locator('.chips .chip.on', { hasText: 'mention.txt' }).waitFor({ timeout: 5000 });
     await box.press('Enter');
     await chatSays('Read it.', 30000);
     // The file went along and agentd read it through the editor: the model saw its text.
-    if (!JSON.stringify(fakeRequests()[0]?.messages ?? []).includes('hello world')) throw new Error('the mentioned file did not reach the model');
+    if (!JSON.stringify(fakeRequests()[0]?.messages ?? []).includes('the mentioned body 42')) throw new Error('the mentioned file did not reach the model');
     if (await chat().locator('.chips .chip.on').count()) throw new Error('chips stayed after the prompt was sent');
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
     // The editor context menu offers "agentd: Ask about Selection", which attaches the selection.
-    await openFile('a.txt');
+    await openFile('mention.txt');
     const lines = page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
     await lines.click();
     await page.keyboard.press('Control+A');
     await lines.click({ button: 'right' });
     await page.locator('.context-view .action-label', { hasText: 'agentd: Ask about Selection' }).first().click({ timeout: 10000 });
-    await chat().locator('.chips .chip.on', { hasText: 'a.txt:1-2' }).waitFor({ timeout: 10000 });
+    await chat().locator('.chips .chip.on', { hasText: 'mention.txt:1' }).waitFor({ timeout: 10000 });
     await waitFor('input focused', () => box.evaluate((b) => document.activeElement === b), 5000);
     await box.fill('explain this');
     await box.press('Enter');
     await chatSays('Selection seen.', 30000);
     const last = fakeRequests().filter((r) => JSON.stringify(r.messages ?? []).includes('explain this')).pop();
-    if (!JSON.stringify(last?.messages ?? []).includes('a.txt#L1-2')) throw new Error('the selection did not go with the prompt');
+    if (!JSON.stringify(last?.messages ?? []).includes('mention.txt#L1-')) throw new Error('the selection did not go with the prompt');
   });
 
   await test('keybindings answer a permission request; Compact sends /compact', async () => {
