@@ -696,9 +696,11 @@ try {
     await chat().locator('button.send').click();
     const kw = chat().locator('.code .hljs-keyword', { hasText: 'func' }).first();
     await kw.waitFor({ timeout: 30000 });
-    const colours = await kw.evaluate((k) => [getComputedStyle(k).color, getComputedStyle(k.closest('pre')).color]);
-    if (colours[0] === colours[1]) throw new Error(`keywords have the text colour (${colours[0]})`);
+    // Once the reply is whole, its block is no longer re-rendered under our feet.
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    await chat().locator('.msg.agent:not([aria-busy])').last().waitFor({ timeout: 10000 });
+    const colours = await kw.evaluate((k) => [getComputedStyle(k).color, getComputedStyle(k.closest('pre')).color]);
+    if (!colours[0] || colours[0] === colours[1]) throw new Error(`keywords have the text colour (${colours[0]} on ${colours[1]})`);
     // Apply with nothing selected replaces the file, in the buffer, undoably.
     await chat().locator('.code button', { hasText: 'Apply' }).first().click();
     await waitFor('code applied', async () => { const t = await editorText(); return t.includes('func main()') && !t.includes('hello world'); }, 10000);
@@ -737,7 +739,12 @@ try {
     await lines.click();
     await page.keyboard.press('Control+A');
     await lines.click({ button: 'right' });
-    await page.locator('.context-view .action-label', { hasText: 'agentd: Ask about Selection' }).first().click({ timeout: 10000 });
+    const item = page.locator('.context-view .action-label', { hasText: 'agentd: Ask about Selection' }).first();
+    await item.hover({ timeout: 10000 });
+    await item.click({ timeout: 10000 });
+    // A click that lands while the menu is still opening is lost; the item is then highlighted.
+    await sleep(500);
+    if (await page.locator('.context-view .action-label', { hasText: 'agentd: Ask about Selection' }).count()) await page.keyboard.press('Enter');
     await chat().locator('.chips .chip.on', { hasText: 'mention.txt:1' }).waitFor({ timeout: 10000 });
     await waitFor('input focused', () => box.evaluate((b) => document.activeElement === b), 5000);
     await box.fill('explain this');
