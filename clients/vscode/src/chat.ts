@@ -41,10 +41,10 @@ export class Chat implements vscode.Disposable {
       try {
         const r = await this.daemon.request(ToDaemon.sessionResume, { sessionId: old, cwd: this.cwd(), mcpServers: [] });
         if (r?.configOptions) this.dispatch({ type: 'configOptions', configOptions: r.configOptions });
-        this.dispatch({ type: 'notice', severity: 'warning', title: 'agentd restarted; the chat was resumed.' });
+        this.dispatch({ type: 'notice', severity: 'warning', title: vscode.l10n.t('agentd restarted; the chat was resumed.') });
         return;
       } catch {
-        this.dispatch({ type: 'notice', severity: 'warning', title: 'agentd restarted; the previous chat could not be resumed, so a new one was started.' });
+        this.dispatch({ type: 'notice', severity: 'warning', title: vscode.l10n.t('agentd restarted; the previous chat could not be resumed, so a new one was started.') });
       }
     }
     this.dispatch({ type: 'session', sessionId: undefined });
@@ -135,7 +135,7 @@ export class Chat implements vscode.Disposable {
       const cp = await vscode.window.showQuickPick(this.state.checkpoints.map((c) => ({
         label: c.prompt || '(no text)', description: c.createdAt ? new Date(c.createdAt).toLocaleString() : '',
         detail: c.files.map((f) => path.basename(f.path)).join(', '), id: c.checkpointId,
-      })), { title: 'agentd: Restore Checkpoint', placeHolder: this.state.checkpoints.length ? 'The turn to go back to (before it ran)' : 'No checkpoints in this chat yet' });
+      })), { title: vscode.l10n.t('agentd: Restore Checkpoint'), placeHolder: this.state.checkpoints.length ? vscode.l10n.t('The turn to go back to (before it ran)') : vscode.l10n.t('No checkpoints in this chat yet') });
       if (!cp) return;
       checkpointId = cp.id;
     }
@@ -144,7 +144,7 @@ export class Chat implements vscode.Disposable {
       { label: 'Restore files and conversation', description: 'both', restore: 'both' as const },
       { label: 'Restore files only', description: 'files', restore: 'files' as const },
       { label: 'Restore conversation only', description: 'conversation', restore: 'conversation' as const },
-    ], { title: 'agentd: Restore Checkpoint', placeHolder: `Back to before "${cp?.prompt ?? checkpointId}"` });
+    ], { title: vscode.l10n.t('agentd: Restore Checkpoint'), placeHolder: vscode.l10n.t('Back to before "{0}"', cp?.prompt ?? checkpointId) });
     if (!how) return;
     // agentd refuses a restore while a turn runs: stop it and wait for its end.
     if (this.state.running) {
@@ -185,7 +185,7 @@ export class Chat implements vscode.Disposable {
       const r = await this.daemon.request(ToDaemon.sessionFork, { sessionId });
       const title = this.state.title ? `Fork of ${this.state.title}` : 'Fork';
       await this.loadSession(String(r.sessionId), title);
-      this.dispatch({ type: 'notice', severity: 'info', title: 'Forked: you are in a copy of the conversation; the original is in the chat history.' });
+      this.dispatch({ type: 'notice', severity: 'info', title: vscode.l10n.t('Forked: you are in a copy of the conversation; the original is in the chat history.') });
     } catch (e: any) {
       const u = requestError(e, 'fork the conversation');
       this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });

@@ -174,7 +174,7 @@ export class Daemon implements vscode.Disposable {
           this.protocolErrors = this.protocolErrors.filter((t) => now - t < RESTART_WINDOW_MS);
           this.protocolErrors.push(now);
           if (this.protocolErrors.length >= 3 && !this.gaveUp) {
-            const message = `agentd sent data that is not valid JSON-RPC (${err?.message ?? err}), so it was stopped. See "agentd: Show Logs", then run "agentd: Restart Daemon".`;
+            const message = vscode.l10n.t('agentd sent data that is not valid JSON-RPC ({0}), so it was stopped. See "agentd: Show Logs", then run "agentd: Restart Daemon".', String(err?.message ?? err));
             this.gaveUp = true;
             this.setState({ status: 'error', message });
             void vscode.window.showErrorMessage(message, 'Show Logs').then((c) => c && this.output.show(true));
@@ -191,7 +191,7 @@ export class Daemon implements vscode.Disposable {
           this.crashes.push(now);
           if (this.crashes.length > MAX_RESTARTS) {
             this.gaveUp = true;
-            const message = `agentd stopped ${this.crashes.length} times in a few minutes and will not be restarted. See "agentd: Show Logs", then run "agentd: Restart Daemon".`;
+            const message = vscode.l10n.t('agentd stopped {0} times in a few minutes and will not be restarted. See "agentd: Show Logs", then run "agentd: Restart Daemon".', this.crashes.length);
             this.setState({ status: 'stopped', message });
             return { action: CloseAction.DoNotRestart, message };
           }
