@@ -90,6 +90,13 @@ func TestCancelWhileStreaming(t *testing.T) {
 	})
 	h.cancelAndExpect(ch)
 	h.waitProviderClosed()
+	// The stream ended before the model said what it used: no usage_update of 0 empties the
+	// client's meter.
+	for _, u := range kinds(h.client.snapshot(), protocol.UpdateUsageUpdate) {
+		if u.Used != nil && *u.Used == 0 {
+			t.Errorf("a cancelled stream sent usage_update used 0: %+v", u)
+		}
+	}
 	// The partial answer is kept in the history; the next request carries it.
 	reqs := h.prov.requests()
 	msgs := reqs[len(reqs)-1].Messages

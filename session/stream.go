@@ -115,7 +115,11 @@ loop:
 	}
 	dropped := a.end(cancelled || t.ctx.Err() != nil)
 	st := a.st
-	t.addUsage(st.usage)
+	// A stream cut short (cancelled, failed) often ends before the provider says what it used:
+	// its zero is no measurement, and a usage_update of 0 would empty the client's meter.
+	if st.usage != (providers.Usage{}) || (!cancelled && t.ctx.Err() == nil && st.err == nil) {
+		t.addUsage(st.usage)
+	}
 	for _, c := range dropped {
 		t.finishCall(c, tools.Result{Output: t.texts().Render("call.cancelled", nil), IsError: true}, "")
 	}
