@@ -78,16 +78,16 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
     const p = doc.uri.fsPath;
     const top = new vscode.Range(0, 0, 0, 0);
     const lenses = [
-      new vscode.CodeLens(top, { title: `agentd: ${hs.length} change${hs.length === 1 ? '' : 's'} to review`, command: '' }),
-      new vscode.CodeLens(top, { title: 'Keep All', command: 'agentd.keepAll', tooltip: "Keep every change of agentd's turn in every file" }),
-      new vscode.CodeLens(top, { title: 'Undo All', command: 'agentd.undoAll', tooltip: "Undo every change of agentd's turn in every file" }),
+      new vscode.CodeLens(top, { title: hs.length === 1 ? vscode.l10n.t('agentd: 1 change to review') : vscode.l10n.t('agentd: {0} changes to review', hs.length), command: '' }),
+      new vscode.CodeLens(top, { title: vscode.l10n.t('Keep All'), command: 'agentd.keepAll', tooltip: vscode.l10n.t("Keep every change of agentd's turn in every file") }),
+      new vscode.CodeLens(top, { title: vscode.l10n.t('Undo All'), command: 'agentd.undoAll', tooltip: vscode.l10n.t("Undo every change of agentd's turn in every file") }),
     ];
     for (const h of hs) {
       const line = Math.min(h.newStart, Math.max(0, doc.lineCount - 1));
       const at = new vscode.Range(line, 0, line, 0);
       lenses.push(
-        new vscode.CodeLens(at, { title: `Keep (${hunkStat(h)})`, command: 'agentd.review.keep', arguments: [p, h.oldStart, h.newStart], tooltip: 'Keep this change' }),
-        new vscode.CodeLens(at, { title: 'Undo', command: 'agentd.review.undo', arguments: [p, h.oldStart, h.newStart], tooltip: "Put this hunk's old lines back" }),
+        new vscode.CodeLens(at, { title: vscode.l10n.t('Keep ({0})', hunkStat(h)), command: 'agentd.review.keep', arguments: [p, h.oldStart, h.newStart], tooltip: vscode.l10n.t('Keep this change') }),
+        new vscode.CodeLens(at, { title: vscode.l10n.t('Undo'), command: 'agentd.review.undo', arguments: [p, h.oldStart, h.newStart], tooltip: vscode.l10n.t("Put this hunk's old lines back") }),
       );
     }
     return lenses;
@@ -129,7 +129,7 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
     const edit = new vscode.WorkspaceEdit();
     edit.replace(f.doc.uri, new vscode.Range(from, to), f.h.oldLines.join(''));
     if (!(await vscode.workspace.applyEdit(edit))) {
-      void vscode.window.showWarningMessage('agentd: VS Code did not apply the undo (the file changed meanwhile?).');
+      void vscode.window.showWarningMessage(vscode.l10n.t('agentd: VS Code did not apply the undo (the file changed meanwhile?).'));
       return;
     }
     this.settle(f.doc);
@@ -158,7 +158,7 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
       edit.replace(doc.uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), r.baseline);
     }
     if (!(await vscode.workspace.applyEdit(edit))) {
-      void vscode.window.showWarningMessage('agentd: VS Code did not apply the undo.');
+      void vscode.window.showWarningMessage(vscode.l10n.t('agentd: VS Code did not apply the undo.'));
       return;
     }
     this.files.clear();
@@ -170,7 +170,7 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
     const r = this.files.get(path.normalize(p));
     if (!r) return false;
     const left = this.diffs.put(`${path.basename(p)}.before`, p, r.baseline);
-    await vscode.commands.executeCommand('vscode.diff', left, vscode.Uri.file(p), `${path.basename(p)} (agentd's changes)`, { preview: true });
+    await vscode.commands.executeCommand('vscode.diff', left, vscode.Uri.file(p), vscode.l10n.t("{0} (agentd's changes)", path.basename(p)), { preview: true });
     return true;
   }
 
