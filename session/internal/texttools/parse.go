@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Parse reads one envelope's body. It is tolerant in what it accepts, because small models write
@@ -39,7 +40,7 @@ func Parse(body string) []Call {
 	if err != nil {
 		// The name, when it is readable, still names the call for the user.
 		c := Call{Raw: raw, Err: "its body is not one JSON object (" + err.Error() + ")"}
-		if m := nameRE.FindStringSubmatch(b); m != nil {
+		if m := nameRE().FindStringSubmatch(b); m != nil && len(m[1]) <= 128 {
 			c.Name = m[1]
 		}
 		return []Call{c}
@@ -65,7 +66,12 @@ func Parse(body string) []Call {
 	return []Call{{Raw: raw, Err: "its body must be a JSON object {\"name\": …, \"arguments\": {…}}"}}
 }
 
-var nameRE = regexp.MustCompile(`["']name["']\s*:\s*["']([A-Za-z0-9_.:-]{1,128})["']`)
+// nameRE finds the tool's name in a call whose body could not be parsed, so the user still sees
+// which tool it was. It is compiled at first use, with `+` and a length check where `{1,128}`
+// would unroll into 128 copies of the class (60 KB and 2 ms at every start of agentd).
+var nameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`["']name["']\s*:\s*["']([A-Za-z0-9_.:-]+)["']`)
+})
 
 // decodeOne decodes the first JSON value of s and refuses anything but blank space after it.
 func decodeOne(s string) (json.RawMessage, error) {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentd-dev/agentd/providers"
 )
@@ -155,7 +156,7 @@ func Envelope(name string, args json.RawMessage) string {
 
 // responseTag matches what could open or close a <tool_response> envelope (or open a call) in a
 // tool's output: in any case, with space before the '>'.
-var responseTag = regexp.MustCompile(`(?i)<(/?)\s*(tool_response|tool_call)\b`)
+var responseTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<(/?)\s*(tool_response|tool_call)\b`) })
 
 // EscapeResponse keeps a tool's output from ending its <tool_response> envelope or passing for a
 // call: <tool_response and </tool_response become <\tool_response and <\/tool_response, which
@@ -164,5 +165,5 @@ func EscapeResponse(s string) string {
 	if !strings.Contains(s, "<") {
 		return s
 	}
-	return responseTag.ReplaceAllStringFunc(s, func(m string) string { return "<\\" + m[1:] })
+	return responseTag().ReplaceAllStringFunc(s, func(m string) string { return "<\\" + m[1:] })
 }
