@@ -22,6 +22,7 @@ import (
 type embedServer struct {
 	mu      sync.Mutex
 	batches [][]string
+	dims    []int // the dimensions each batch asked for
 	auth    []string
 	failed  bool
 }
@@ -45,6 +46,7 @@ func (s *embedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.batches = append(s.batches, req.Input)
+	s.dims = append(s.dims, req.Dimensions)
 	s.auth = append(s.auth, r.Header.Get("Authorization"))
 	s.mu.Unlock()
 	var data []string
@@ -91,6 +93,26 @@ func TestEmbedBatchesReordersAndRetries(t *testing.T) {
 	}
 	if len(sleeps.All()) != 1 {
 		t.Fatalf("slept %v: the 503 was not retried once", sleeps.All())
+	}
+	// text-embedding-3 vectors are asked at 768 dimensions (embedDimensions).
+	for i, d := range srv.dims {
+		if d != 768 {
+			t.Fatalf("batch %d asked for %d dimensions, want 768", i, d)
+		}
+	}
+}
+
+// Only OpenAI's text-embedding-3 models are asked to shorten their vectors; another model (a
+// local server's) is sent no dimensions parameter, which some servers refuse.
+func TestEmbedDimensionsOnlyForTextEmbedding3(t *testing.T) {
+	for model, want := range map[string]int{"text-embedding-3-small": 768, "text-embedding-3-large": 768, "nomic-embed-text": 0, "text-embedding-ada-002": 0} {
+		if got := embedDimensions(model); got != want {
+			t.Errorf("%s: %d dimensions, want %d", model, got, want)
+		}
+		b, _ := json.Marshal(embedRequest{Model: model, Input: []string{"x"}, Dimensions: embedDimensions(model)})
+		if has := strings.Contains(string(b), `"dimensions"`); has != (want != 0) {
+			t.Errorf("%s: request %s", model, b)
+		}
 	}
 }
 
