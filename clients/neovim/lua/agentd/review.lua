@@ -165,17 +165,26 @@ local function splice(list, first, count, repl)
   return out
 end
 
---- Keeps the hunk under the cursor: it becomes part of the base, so it
---- leaves the review. Returns true when there was one.
-function M.keep()
+--- The buffer, the hunk under the cursor and its file's review state, or nil (with a word to the
+--- user) when the cursor is on no change of the last turn.
+local function cursor_hunk()
   local b = vim.api.nvim_get_current_buf()
   local path = path_of(b)
   local h = path and M.hunk_at(path, vim.api.nvim_win_get_cursor(0)[1])
   if not h then
     vim.notify("agentd: no change of the last turn under the cursor", vim.log.levels.INFO)
+    return nil
+  end
+  return b, h, M.files[path]
+end
+
+--- Keeps the hunk under the cursor: it becomes part of the base, so it
+--- leaves the review. Returns true when there was one.
+function M.keep()
+  local b, h, f = cursor_hunk()
+  if not b then
     return false
   end
-  local f = M.files[path]
   local base = split_lines(f.base)
   local now = vim.api.nvim_buf_get_lines(b, h[3] - 1 + (h[4] == 0 and 1 or 0), h[3] - 1 + h[4] + (h[4] == 0 and 1 or 0), false)
   local first = h[2] == 0 and h[1] + 1 or h[1]
@@ -188,14 +197,10 @@ end
 --- Undoes the hunk under the cursor: the buffer gets the text from before
 --- the turn back there. Returns true when there was one.
 function M.undo()
-  local b = vim.api.nvim_get_current_buf()
-  local path = path_of(b)
-  local h = path and M.hunk_at(path, vim.api.nvim_win_get_cursor(0)[1])
-  if not h then
-    vim.notify("agentd: no change of the last turn under the cursor", vim.log.levels.INFO)
+  local b, h, f = cursor_hunk()
+  if not b then
     return false
   end
-  local f = M.files[path]
   local base = split_lines(f.base)
   local old = {}
   for l = h[1], h[1] + h[2] - 1 do
