@@ -71,6 +71,8 @@ var (
 	// sessionUpdate fails their schema validation.
 	extUpdatePrefix = []byte(`{"jsonrpc":"2.0","method":"_agentd/session/update",`)
 	updateKindKey   = []byte(`"sessionUpdate":"`)
+	// agentdKinds are the kinds that take the extension, each with its closing quote.
+	agentdKinds = [][]byte{[]byte(protocol.UpdateNotice + `"`), []byte(protocol.UpdateCompactionUpdate + `"`)}
 )
 
 // acpOwnUpdate says whether an agent/session/update's params (the bytes after its method) hold a
@@ -82,7 +84,12 @@ func acpOwnUpdate(rest []byte) bool {
 		return true
 	}
 	kind := head[i+len(updateKindKey):]
-	return !bytes.HasPrefix(kind, []byte(protocol.UpdateNotice+`"`)) && !bytes.HasPrefix(kind, []byte(protocol.UpdateCompactionUpdate+`"`))
+	for _, k := range agentdKinds {
+		if bytes.HasPrefix(kind, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // acpTranslate is the ACP door's codec (jsonrpc.Options.Translate): it renames the methods of
