@@ -110,10 +110,15 @@ func TestMCPCallAsksInAutoMode(t *testing.T) {
 	}
 }
 
-// A contributed tool's image reaches the model with its result: an image part tied to the call,
-// after the results.
-func TestMCPImageResultsReachTheModel(t *testing.T) {
-	h := newHarness(t, reply{events: callsReply(tc{"c1", "shot", `{}`})}, reply{events: textReply("I see the page")})
+// shotTurn runs a turn whose model calls the docs server's shot tool (a text and a PNG), with the
+// model's capabilities set when caps is not nil, and returns the harness and the last message of
+// the second request: the results.
+func shotTurn(t *testing.T, caps *config.Capabilities) (*harness, providers.Message) {
+	t.Helper()
+	h := newHarness(t, reply{events: callsReply(tc{"c1", "shot", `{}`})}, reply{events: textReply("ok")})
+	if caps != nil {
+		h.set.Providers["fake"] = config.ProviderSettings{APIType: "fake", Model: "fake-model", Capabilities: caps}
+	}
 	entry := mcpDocsServer(t)
 	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
 	h.newSessionWith(entry)
@@ -123,7 +128,13 @@ func TestMCPImageResultsReachTheModel(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
-	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	return h, reqs[1].Messages[len(reqs[1].Messages)-1]
+}
+
+// A contributed tool's image reaches the model with its result: an image part tied to the call,
+// after the results.
+func TestMCPImageResultsReachTheModel(t *testing.T) {
+	_, last := shotTurn(t, nil)
 	var kinds []string
 	for _, p := range last.Parts {
 		kinds = append(kinds, string(p.Type)+":"+p.ToolCallID)
@@ -140,19 +151,8 @@ func TestMCPImageResultsReachTheModel(t *testing.T) {
 // A model without vision gets a note in place of a tool's image, never the image (its server
 // would refuse the whole request); the history keeps the image for a model that can read it.
 func TestMCPImageResultsLeftOutForAModelWithoutVision(t *testing.T) {
-	h := newHarness(t, reply{events: callsReply(tc{"c1", "shot", `{}`})}, reply{events: textReply("ok")})
 	no, yes := false, true
-	h.set.Providers["fake"] = config.ProviderSettings{APIType: "fake", Model: "fake-model", Capabilities: &config.Capabilities{Images: &no, Tools: &yes}}
-	entry := mcpDocsServer(t)
-	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
-	h.newSessionWith(entry)
-	h.client.answer = answerWith(protocol.OptionAllowOnce)
-	h.prompt("look at the page")
-	reqs := h.prov.requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
-	}
-	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	h, last := shotTurn(t, &config.Capabilities{Images: &no, Tools: &yes})
 	for _, p := range last.Parts {
 		if p.Type == providers.PartImage {
 			t.Fatalf("an image reached a model without vision: %+v", last.Parts)

@@ -113,41 +113,12 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
-	root := filepath.Join(home, "project")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(p, text string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(root, "a.txt"), "one\n")
-	write(filepath.Join(root, "notes.txt"), "the text on disk\n")
 	slow := 300
-	script, _ := json.Marshal(map[string]any{"title": "ACP", "summary": "Summary.", "responses": []any{
-		map[string]any{"toolCalls": []any{map[string]any{"id": "r1", "name": "read_file", "args": map[string]any{"path": "notes.txt"}}}},
-		map[string]any{"toolCalls": []any{map[string]any{"id": "e1", "name": "edit_file", "args": map[string]any{"path": "a.txt", "edits": []any{map[string]any{"old_text": "one", "new_text": "two"}}}}}},
-		map[string]any{"toolCalls": []any{map[string]any{"id": "p1", "name": "run_program", "args": map[string]any{"command": []string{"echo", "ran in a terminal"}}}}},
-		map[string]any{"text": "Done.", "stopReason": "end_turn"},
-		map[string]any{"text": strings.Repeat("slowly ", 100), "chunkDelayMs": slow, "stopReason": "end_turn"},
-	}})
-	write(filepath.Join(home, "replay.json"), string(script))
-	settings, _ := json.Marshal(map[string]any{
-		"provider":  "r",
-		"providers": map[string]any{"r": map[string]any{"apiType": "replay", "baseUrl": filepath.Join(home, "replay.json"), "model": "replay-model"}},
-	})
-	write(filepath.Join(home, "config", "agentd", "config.json"), string(settings))
+	root, env := scriptedProject(t, "ACP", "ran in a terminal",
+		map[string]any{"text": strings.Repeat("slowly ", 100), "chunkDelayMs": slow, "stopReason": "end_turn"})
 
 	cmd := exec.Command(node, filepath.Join("testdata", "client.mjs"))
-	cmd.Env = append(os.Environ(), "ACP_SDK="+sdk, "AGENTD_BIN="+bin, "ROOT="+root,
-		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"),
-		"XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"), "AGENTD_LOG=debug")
+	cmd.Env = append(env, "ACP_SDK="+sdk, "AGENTD_BIN="+bin, "ROOT="+root)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -190,33 +190,7 @@ func TestACPWithTheGoSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
-	root := filepath.Join(home, "project")
-	write := func(p, text string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(root, "a.txt"), "one\n")
-	write(filepath.Join(root, "notes.txt"), "the text on disk\n")
-	script, _ := json.Marshal(map[string]any{"title": "Go SDK", "summary": "Summary.", "responses": []any{
-		map[string]any{"toolCalls": []any{map[string]any{"id": "r1", "name": "read_file", "args": map[string]any{"path": "notes.txt"}}}},
-		map[string]any{"toolCalls": []any{map[string]any{"id": "e1", "name": "edit_file", "args": map[string]any{"path": "a.txt", "edits": []any{map[string]any{"old_text": "one", "new_text": "two"}}}}}},
-		map[string]any{"toolCalls": []any{map[string]any{"id": "p1", "name": "run_program", "args": map[string]any{"command": []string{"echo", "ran in a Go terminal"}}}}},
-		map[string]any{"text": "Done.", "stopReason": "end_turn"},
-	}})
-	write(filepath.Join(home, "replay.json"), string(script))
-	settings, _ := json.Marshal(map[string]any{
-		"provider":  "r",
-		"providers": map[string]any{"r": map[string]any{"apiType": "replay", "baseUrl": filepath.Join(home, "replay.json"), "model": "replay-model"}},
-	})
-	write(filepath.Join(home, "config", "agentd", "config.json"), string(settings))
-	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"),
-		"XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"), "AGENTD_LOG=debug")
+	root, env := scriptedProject(t, "Go SDK", "ran in a Go terminal")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -238,7 +212,7 @@ func TestACPWithTheGoSDK(t *testing.T) {
 		t.Errorf("authenticate with a provider that needs no key: %v", err)
 	}
 
-	broken := acp.McpServer{Stdio: &acp.McpServerStdio{Name: "broken", Command: filepath.Join(home, "no-such-server"), Args: []string{}, Env: []acp.EnvVariable{}}}
+	broken := acp.McpServer{Stdio: &acp.McpServerStdio{Name: "broken", Command: filepath.Join(root, "no-such-server"), Args: []string{}, Env: []acp.EnvVariable{}}}
 	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: root, McpServers: []acp.McpServer{broken}})
 	if err != nil {
 		t.Fatal(err)
