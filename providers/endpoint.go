@@ -43,10 +43,11 @@ type Endpoint struct {
 	// scheme's default (the web's serialization: https://api.openai.com). A stored key is bound
 	// to it.
 	Origin string
-	// Local is true for loopback and private address literals only: 127.0.0.0/8, ::1, RFC 1918,
-	// link-local, IPv6 ULA (fc00::/7). A name is never local, not even localhost, *.internal or
-	// a bare LAN name: what it resolves to is up to DNS, /etc/hosts or whoever answers on the
-	// network, so it cannot vouch for where the key and the code go.
+	// Local is true for loopback and private address literals: 127.0.0.0/8, ::1, RFC 1918,
+	// link-local, IPv6 ULA (fc00::/7); and for the name "localhost", which HTTPTransport dials at
+	// the loopback address itself and never looks up. Any other name is never local, not
+	// *.localhost, *.internal or a bare LAN name: what it resolves to is up to DNS, /etc/hosts or
+	// whoever answers on the network, so it cannot vouch for where the key and the code go.
 	Local   bool
 	KeyNeed KeyNeed
 	// PlainHTTP is true when the scheme is http (allowed only when Local); callers tell the user
@@ -84,7 +85,7 @@ func CheckEndpoint(baseURL string) (Endpoint, error) {
 	if ep.PlainHTTP && !ep.Local {
 		hint := ""
 		if _, err := netip.ParseAddr(host); err != nil {
-			hint = " (agentd counts a host as local only by its address: write 127.0.0.1 or the server's private IP instead of a name)"
+			hint = " (agentd counts a host as local only by its address or the name localhost: write 127.0.0.1, localhost or the server's private IP instead)"
 		}
 		return ep, &EndpointError{URL: baseURL, Msg: fmt.Sprintf("agentd refuses plain http to %s: prompts, code and any key would cross the network unencrypted; use https, or plain http only to a loopback or private address%s", host, hint)}
 	}
@@ -166,8 +167,12 @@ func CheckRedirect(req *http.Request, via []*http.Request) error {
 }
 
 // isLocalHost reports whether host (lowercase, without brackets or port) is a loopback,
-// RFC 1918, link-local or unique-local address literal. Names are never local (see Endpoint).
+// RFC 1918, link-local or unique-local address literal, or "localhost" (pinned to loopback by
+// HTTPTransport). Other names are never local (see Endpoint).
 func isLocalHost(host string) bool {
+	if isLocalhostName(host) {
+		return true
+	}
 	a, err := netip.ParseAddr(host)
 	if err != nil || a.Zone() != "" {
 		return false

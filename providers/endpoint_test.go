@@ -37,9 +37,11 @@ func TestCheckEndpoint(t *testing.T) {
 		{url: "http://[::ffff:192.168.0.1]:80/v1", origin: "http://[::ffff:192.168.0.1]", local: true, need: KeyNotNeeded, plainHTTP: true},
 		// A name is never local, whatever it looks like: only an address literal is.
 		{url: "https://llm.home.arpa/v1", origin: "https://llm.home.arpa", need: KeyExpected},
-		{url: "https://localhost:8443/v1", origin: "https://localhost:8443", need: KeyExpected},
 		{url: "https://gpu.internal/v1", origin: "https://gpu.internal", need: KeyExpected},
-		{url: "http://localhost:11434/v1", wantErr: "only by its address"},
+		// localhost is the one name that is local: HTTPTransport dials it at the loopback
+		// address and never looks it up (TestLocalhostIsDialledAtLoopback).
+		{url: "http://localhost:11434/v1", origin: "http://localhost:11434", local: true, need: KeyNotNeeded, plainHTTP: true},
+		{url: "https://LocalHost.:8443/v1", origin: "https://localhost:8443", local: true, need: KeyNotNeeded},
 		{url: "http://gpu-box:8080/v1", wantErr: "only by its address"},
 		{url: "http://studio.local:1234/v1", wantErr: "only by its address"},
 		{url: "http://ollama.localhost:11434/v1", wantErr: "only by its address"},

@@ -79,7 +79,7 @@ func TestSettingsCheckEndpointsWhenRead(t *testing.T) {
 	bad := map[string]string{
 		`{"providers":{"x":{"apiType":"nope"}}}`:                                            `providers.x.apiType: unknown apiType "nope"`,
 		`{"providers":{"x":{"apiType":"openai","baseUrl":"http://gpu.example/v1"}}}`:        "providers.x.baseUrl: agentd refuses plain http to gpu.example",
-		`{"providers":{"x":{"apiType":"openai","baseUrl":"http://localhost:11434/v1"}}}`:    "only by its address",
+		`{"providers":{"x":{"apiType":"openai","baseUrl":"http://gpu-box:11434/v1"}}}`:      "only by its address",
 		`{"providers":{"x":{"apiType":"openai","baseUrl":"https://u:sk-1@gw.example/v1"}}}`: "providers.x.baseUrl: the base URL",
 		`{"providers":{"x":{"apiType":"openai","baseUrl":"gw.example/v1"}}}`:                "must start with https://",
 		`{"providers":{"r":{"apiType":"replay","baseUrl":"https://example.com/s.json"}}}`:   "providers.r.baseUrl: a replay provider reads a local file",

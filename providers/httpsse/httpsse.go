@@ -98,7 +98,7 @@ type Transport struct {
 }
 
 // New returns a Transport with the default policy over a fresh *http.Client.
-func New() *Transport { return &Transport{Doer: &http.Client{}} }
+func New() *Transport { return &Transport{Doer: &http.Client{Transport: providers.HTTPTransport}} }
 
 // Configured returns a copy of t with the settings of cfg that concern the transport applied (the
 // first-byte limit, when cfg sets one); t itself is not changed. A nil t stays nil.
@@ -358,8 +358,10 @@ func (t *Transport) doer() Doer {
 	if t.Doer != nil {
 		return t.Doer
 	}
-	return http.DefaultClient
+	return defaultClient
 }
+
+var defaultClient = &http.Client{Transport: providers.HTTPTransport}
 
 // send performs one exchange. It waits for the server to start answering (see awaitFirstByte)
 // and returns a 2xx response with its body buffered in the returned reader and watched for

@@ -29,7 +29,7 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 
 // Dialect is everything the registry knows of this dialect: one line in cmd/agentd registers it.
 // The presets are the servers agentd knows by provider id; local ones are named by address (a
-// host is local only by its address) and need no key; each remote one names its own variable,
+// host is local only by its address, or as localhost) and need no key; each remote one names its own variable,
 // which is sent only to its origin.
 var Dialect = providers.Dialect{
 	APIType:        "openai",
@@ -70,7 +70,7 @@ type Provider struct {
 
 // sharedClient keeps connections alive across turns and refuses cross-origin redirects, so a key
 // never follows a redirect to another origin.
-var sharedClient = &http.Client{CheckRedirect: providers.CheckRedirect}
+var sharedClient = &http.Client{Transport: providers.HTTPTransport, CheckRedirect: providers.CheckRedirect}
 
 // New is the registry Factory for apiType "openai".
 func New(cfg providers.Config) (providers.Provider, error) {

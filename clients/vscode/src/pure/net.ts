@@ -1,6 +1,7 @@
 // Which provider URLs need no API key: loopback and private-network servers (Ollama,
 // LM Studio, llama-server on this machine or the LAN), as agentd itself decides: by the address
-// alone, never by a name ("localhost", "*.internal"), which anyone's DNS may point anywhere.
+// and "localhost" (which agentd dials at the loopback address without looking it up), never by
+// another name ("*.localhost", "*.internal"), which anyone's DNS may point anywhere.
 
 function ipv4(host: string): number[] | null {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
@@ -9,9 +10,10 @@ function ipv4(host: string): number[] | null {
   return parts.every((n) => n <= 255) ? parts : null;
 }
 
-/** True for the address literals 127/8, ::1, 10/8, 172.16/12, 192.168/16, 169.254/16, fc00::/7, fe80::/10. */
+/** True for localhost and the address literals 127/8, ::1, 10/8, 172.16/12, 192.168/16, 169.254/16, fc00::/7, fe80::/10. */
 export function isLoopbackOrPrivateHost(hostname: string): boolean {
   let h = hostname.trim().toLowerCase();
+  if (h === 'localhost' || h === 'localhost.') return true;
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
   const v4 = ipv4(h);
   if (v4) {

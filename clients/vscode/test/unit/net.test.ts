@@ -4,13 +4,13 @@ import { isLoopbackOrPrivateHost, needsNoKey } from '../../src/pure/net';
 
 test('loopback and private hosts need no key', () => {
   for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', '10.0.0.5', '172.16.0.1',
-    '172.31.255.255', '192.168.1.20', '169.254.1.1', 'fd12:3456::1', 'fe80::1', '::ffff:192.168.0.1']) {
+    '172.31.255.255', '192.168.1.20', '169.254.1.1', 'fd12:3456::1', 'fe80::1', '::ffff:192.168.0.1', 'localhost', 'LocalHost']) {
     assert.equal(isLoopbackOrPrivateHost(h), true, h);
   }
 });
 
 test('public hosts and look-alikes need a key', () => {
-  for (const h of ['api.openai.com', '8.8.8.8', '172.15.0.1', '172.32.0.1', '192.169.0.1', '11.0.0.1', 'localhost.evil.com', 'localhost', 'api.localhost', 'box.internal',
+  for (const h of ['api.openai.com', '8.8.8.8', '172.15.0.1', '172.32.0.1', '192.169.0.1', '11.0.0.1', 'localhost.evil.com', 'api.localhost', 'box.internal',
     '127.0.0.1.nip.io', '2001:db8::1', '256.1.1.1']) {
     assert.equal(isLoopbackOrPrivateHost(h), false, h);
   }

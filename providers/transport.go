@@ -1,0 +1,53 @@
+package providers
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// HTTPTransport carries every provider request. It is http.DefaultTransport's policy (proxy from
+// the environment, keep-alives, HTTP/2) with one difference: the host name "localhost" is never
+// looked up. It is dialled at the loopback address itself, 127.0.0.1 and then ::1, so the trust a
+// localhost base URL gets (plain http allowed, no key expected: see CheckEndpoint) cannot be moved
+// to another machine by /etc/hosts, a DNS search domain or a resolver that answers for it.
+// (Requests to localhost never go through a proxy: net/http's ProxyFromEnvironment exempts it.)
+var HTTPTransport http.RoundTripper = newHTTPTransport()
+
+func newHTTPTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return dialPinned(ctx, d.DialContext, network, addr)
+	}
+	return t
+}
+
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// dialPinned dials addr, except that a "localhost" host is dialled at 127.0.0.1, or at ::1 when
+// nothing listens on the IPv4 loopback (servers that bind only [::1]).
+func dialPinned(ctx context.Context, dial dialFunc, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !isLocalhostName(host) {
+		return dial(ctx, network, addr)
+	}
+	c, err4 := dial(ctx, "tcp4", net.JoinHostPort("127.0.0.1", port))
+	if err4 == nil {
+		return c, nil
+	}
+	c, err6 := dial(ctx, "tcp6", net.JoinHostPort("::1", port))
+	if err6 == nil {
+		return c, nil
+	}
+	return nil, err4
+}
+
+// isLocalhostName reports whether host is "localhost", the one name agentd resolves itself (in
+// any case, with or without its root dot). Its subdomains (ollama.localhost) are names like any
+// other (see Endpoint).
+func isLocalhostName(host string) bool {
+	return strings.EqualFold(strings.TrimSuffix(host, "."), "localhost")
+}
