@@ -181,6 +181,17 @@ func isLocalHost(host string) bool {
 	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast()
 }
 
+// IsLoopbackHost reports whether host (without brackets or port) is a loopback address literal or
+// localhost, which HTTPTransport dials at the loopback address: traffic to it never leaves the
+// machine.
+func IsLoopbackHost(host string) bool {
+	if isLocalhostName(host) {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
 // normalizeHost writes IPv6 literals in their canonical form so two spellings of one address
 // give one origin.
 func normalizeHost(host string) string {

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -177,8 +176,7 @@ func isLoopbackOrigin(origin string) bool {
 	if err != nil {
 		return false
 	}
-	a, err := netip.ParseAddr(u.Hostname())
-	return err == nil && a.Unmap().IsLoopback()
+	return providers.IsLoopbackHost(u.Hostname())
 }
 
 // serverMemo is what agentd learned about the server and a model: the parameters it refuses.

@@ -446,7 +446,7 @@ func TestPlainHTTPNoticeOncePerPrivateOrigin(t *testing.T) {
 	if n := lan.plainHTTPNotice(); n != "" {
 		t.Fatalf("second notice = %q, want none", n)
 	}
-	for _, base := range []string{"http://127.0.0.1:11434/v1", "http://127.0.0.1:8080/v1", "http://[::1]:1234/v1", "https://10.0.0.5/v1"} {
+	for _, base := range []string{"http://127.0.0.1:11434/v1", "http://127.0.0.1:8080/v1", "http://[::1]:1234/v1", "http://localhost:11434/v1", "https://10.0.0.5/v1"} {
 		p, err := newProvider(providers.Config{Model: "m", BaseURL: base}, nil)
 		if err != nil {
 			t.Fatal(err)
