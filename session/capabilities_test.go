@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,4 +97,39 @@ func TestThinkingAndWindowFollowTheModel(t *testing.T) {
 		}
 	}
 	_ = providers.DefaultContextWindow
+}
+
+// TestThoughtLevelOnlyForAModelThatThinks: with thinking on in the settings, the thought_level
+// option is offered for a model that reasons visibly and not for one that does not, follows a
+// model switch, and cannot be set for the latter.
+func TestThoughtLevelOnlyForAModelThatThinks(t *testing.T) {
+	h := newHarness(t)
+	h.set.Thinking = config.Thinking{Enabled: true}
+	h.set.Providers["fake"] = config.ProviderSettings{APIType: "fake", Model: "gpt-4o", ToolCalling: config.ToolCallingNative}
+	h.set.Providers["deep"] = config.ProviderSettings{APIType: "fake", Model: "claude-sonnet-4-5", ToolCalling: config.ToolCallingNative}
+	h.newSession()
+	has := func(opts []protocol.ConfigOption) bool {
+		return slices.ContainsFunc(opts, func(o protocol.ConfigOption) bool { return o.ID == "thought_level" })
+	}
+	if has(h.m.sessions[h.sid].configOptions()) {
+		t.Error("thought_level offered for gpt-4o, which does not reason visibly")
+	}
+	_, err := h.m.SetConfigOption(context.Background(), protocol.SetConfigOptionParams{SessionID: h.sid, ConfigID: "thought_level", Value: "high"})
+	if err == nil || !strings.Contains(err.Error(), `"gpt-4o" does not reason visibly`) {
+		t.Errorf("setting thought_level for gpt-4o: %v", err)
+	}
+	res, err := h.m.SetConfigOption(context.Background(), protocol.SetConfigOptionParams{SessionID: h.sid, ConfigID: "model", Value: "deep"})
+	if err != nil || !has(res.ConfigOptions) {
+		t.Errorf("after switching to claude-sonnet-4-5: %+v, %v; want thought_level offered", res.ConfigOptions, err)
+	}
+	if _, err := h.m.SetConfigOption(context.Background(), protocol.SetConfigOptionParams{SessionID: h.sid, ConfigID: "thought_level", Value: "high"}); err != nil {
+		t.Error(err)
+	}
+	// The provider's capabilities setting has the last word.
+	yes := true
+	h.set.Providers["fake"] = config.ProviderSettings{APIType: "fake", Model: "gpt-4o", Capabilities: &config.Capabilities{Thinking: &yes}}
+	h.m.SetConfigOption(context.Background(), protocol.SetConfigOptionParams{SessionID: h.sid, ConfigID: "model", Value: "fake"})
+	if !has(h.m.sessions[h.sid].configOptions()) {
+		t.Error("thought_level not offered for a model whose capabilities setting says it thinks")
+	}
 }

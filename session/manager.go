@@ -471,6 +471,10 @@ func (m *Manager) SetConfigOption(ctx context.Context, p protocol.SetConfigOptio
 		if !m.settings().Thinking.Enabled {
 			return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: "thinking is disabled in the settings, so there is no thought_level"}
 		}
+		if set := m.settings(); !s.modelThinks(set) {
+			_, ps := s.model(set)
+			return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: fmt.Sprintf("the model %q does not reason visibly, so there is no thought_level (if it does, say so in its provider's capabilities setting)", ps.Model)}
+		}
 		switch p.Value {
 		case "off", "low", "medium", "high":
 		default:

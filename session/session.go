@@ -317,7 +317,7 @@ func (s *Session) configOptions() []protocol.ConfigOption {
 		{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: mode, Options: modeValues},
 		{ID: "model", Name: "Model", Category: "model", Type: "select", CurrentValue: prov, Options: models, Meta: s.promptCapabilitiesMeta(set)},
 	}
-	if set.Thinking.Enabled {
+	if set.Thinking.Enabled && s.modelThinks(set) {
 		s.mu.Lock()
 		level := s.thought
 		s.mu.Unlock()
@@ -334,6 +334,14 @@ var thoughtValues = []protocol.ConfigOptionValue{
 	{Value: "low", Name: "Low", Description: "A short reasoning budget"},
 	{Value: "medium", Name: "Medium", Description: "The configured or the provider's default budget"},
 	{Value: "high", Name: "High", Description: "A large reasoning budget"},
+}
+
+// modelThinks reports whether the session's model reasons visibly (its capabilities: the built-in
+// table, then the provider's settings). A model that does not is never asked to (turn.go), so it
+// is offered no thought_level either.
+func (s *Session) modelThinks(set config.Settings) bool {
+	_, ps := s.model(set)
+	return providers.CapabilitiesOf(ps).Thinking
 }
 
 // thinking is the request's reasoning setting for the session's thought level.
