@@ -107,6 +107,7 @@ func (s *Session) refreshIndexes(set config.Settings, age time.Duration, report 
 			continue
 		}
 		e.building = true
+		told := e.err // the last build's failure, which a session was told of already
 		m.sem.mu.Unlock()
 		m.bg.Add(1)
 		go func() {
@@ -118,6 +119,9 @@ func (s *Session) refreshIndexes(set config.Settings, age time.Duration, report 
 				}
 				switch {
 				case p.Finished && p.Err != nil:
+					if told != nil && told.Error() == p.Err.Error() {
+						return // the same failure as last time (a missing key, say): said once, not per session
+					}
 					s.notice(protocol.SeverityWarning, "Semantic index incomplete",
 						fmt.Sprintf("%s: %d of %d files indexed; semantic_search covers only those. %v", root, p.Done, p.Total, p.Err))
 				case p.Finished:

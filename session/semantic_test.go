@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -44,6 +45,45 @@ func (p *embeddingProvider) Embed(ctx context.Context, model string, texts []str
 		out[i] = v
 	}
 	return out, nil
+}
+
+// failingEmbedder is an embedding provider whose every call fails the same way.
+type failingEmbedder struct{ *fakeProvider }
+
+func (failingEmbedder) Embed(context.Context, string, []string) ([][]float32, error) {
+	return nil, errors.New("no API key for https://api.openai.com")
+}
+
+// TestIndexFailureIsToldOnce: a build that fails the same way for every new session (no key for
+// the embedding model) warns once, not at every session/new.
+func TestIndexFailureIsToldOnce(t *testing.T) {
+	h := newHarness(t)
+	os.WriteFile(filepath.Join(h.dir, "a.go"), []byte("package a\n\n// A does something worth finding.\nfunc A() {}\n"), 0o644)
+	h.set.Providers = map[string]config.ProviderSettings{"fake": {APIType: "fake", Model: "fake-model", EmbeddingModel: "embed-small"}}
+	h.m = NewManager(Deps{
+		Client:     h.client,
+		Workspaces: func(string, *workspace.Roots) workspace.Workspace { return h.ws },
+		Providers:  fakeSource{p: failingEmbedder{h.prov}},
+		Tools:      tools.Default(),
+		Settings:   func() config.Settings { return h.set },
+		StateDir:   h.state,
+	})
+	warned := func() int {
+		n := 0
+		for _, u := range h.client.snapshot() {
+			if u.NoticeTitle == "Semantic index incomplete" {
+				n++
+			}
+		}
+		return n
+	}
+	for range 3 {
+		h.newSession()
+		h.m.bg.Wait() // this session's build has finished (and failed)
+	}
+	if n := warned(); n != 1 {
+		t.Fatalf("%d warnings about the failed index over three sessions, want 1", n)
+	}
 }
 
 // TestSemanticSearchThroughTheSession: with an embeddingModel the session indexes the project in
