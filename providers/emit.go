@@ -5,9 +5,10 @@ package providers
 // yielded, and exactly one Completed or Failed event ends the stream. Dialects call Complete or
 // Fail where they know the outcome and Finish on the way out, which fails a stream that forgot.
 type Emitter struct {
-	yield   func(Event) bool
-	stopped bool
-	ended   bool
+	yield     func(Event) bool
+	stopped   bool
+	ended     bool
+	completed bool
 }
 
 // NewEmitter wraps yield.
@@ -36,7 +37,12 @@ func (e *Emitter) Complete(stop StopReason) {
 	}
 	e.Emit(Event{Type: EventCompleted, StopReason: stop})
 	e.ended = true
+	e.completed = true
 }
+
+// Completed reports whether the stream ended with a Completed event: the dialect read the whole
+// answer (httpsse.Stream.Release keeps the connection then).
+func (e *Emitter) Completed() bool { return e.completed }
 
 // Fail ends the stream with a Failed event.
 func (e *Emitter) Fail(err *Error) {

@@ -104,7 +104,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 			em.Fail(perr)
 			return
 		}
-		defer s.Close()
+		defer s.Release(em)
 		d := decoder{em: em}
 		for ev := range s.Events() {
 			if !d.event(ev.Type, httpsse.Bytes(ev.Data)) {

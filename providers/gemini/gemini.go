@@ -122,7 +122,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 			em.Fail(perr)
 			return
 		}
-		defer s.Close()
+		defer s.Release(em)
 		d := decoder{em: em, idPrefix: syntheticIDPrefix + randomID() + "-"}
 		for ev := range s.Events() {
 			if !d.data(httpsse.Bytes(ev.Data)) {

@@ -150,6 +150,30 @@ func (s *Stream) Close() error {
 	return err
 }
 
+// Bounds of the read that Release does after a completed answer: what may be left after a
+// dialect's end marker is the chunked encoding's last chunk (5 bytes) and perhaps a final event.
+const (
+	maxDrain  = 64 << 10
+	drainWait = 250 * time.Millisecond
+)
+
+// Release closes the stream as its dialect leaves it. When em completed (the dialect read the
+// answer's end marker, so the server has sent all of it), it first reads the rest of the body,
+// bounded in bytes and time: net/http keeps a connection for the next call only when its body
+// was read to EOF, and a dialect stops at its marker, a read before that EOF. Without this every
+// call after a completed one dialled a new connection. A stream left early (the consumer went,
+// an error) is closed at once, which hangs up on a server still sending.
+func (s *Stream) Release(em *providers.Emitter) {
+	if em != nil && em.Completed() && s.ctx.Err() == nil {
+		// Past the wait the call's context ends, which ends the read and drops the connection:
+		// what Close did before.
+		t := time.AfterFunc(drainWait, s.wd.cancel)
+		io.CopyN(io.Discard, s.br, maxDrain)
+		t.Stop()
+	}
+	s.Close()
+}
+
 // Events yields the stream's SSE events. Iteration stops at EOF without an error (the dialect
 // decides whether its end marker was seen) or at the first read error, which Err then returns
 // classified: cancelled when ctx ended, a protocol error for an oversized event, network otherwise.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -537,5 +538,81 @@ func TestSteadyTrickleIsNotIdle(t *testing.T) {
 	}
 	if len(got) != 6 || s.Err() != nil {
 		t.Fatalf("got %q err %+v", got, s.Err())
+	}
+}
+
+// completed is an emitter whose stream ended with Completed, as a dialect's is once it has read
+// its end marker.
+func completed() *providers.Emitter {
+	em := providers.NewEmitter(func(providers.Event) bool { return true })
+	em.Complete(providers.StopEndTurn)
+	return em
+}
+
+func TestReleaseAfterACompletedAnswerKeepsTheConnection(t *testing.T) {
+	var conns atomic.Int32
+	finish := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: one\n\n")
+		io.WriteString(w, "data: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		// The chunked encoding's end leaves once the client has read the end marker, as from a
+		// server that flushes each event: the dialect's last read is not the one that sees EOF.
+		<-finish
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	tr := &httpsse.Transport{Doer: &http.Client{Transport: &http.Transport{}}}
+	for i := range 3 {
+		s, err := tr.Open(context.Background(), &httpsse.Call{URL: srv.URL, Body: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for ev := range s.Events() {
+			got = append(got, ev.Data)
+			if ev.Data == "[DONE]" {
+				break // as a dialect stops at its end marker
+			}
+		}
+		if fmt.Sprint(got) != "[one [DONE]]" {
+			t.Fatalf("call %d: events %q", i, got)
+		}
+		finish <- struct{}{}
+		s.Release(completed())
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("three calls in a row dialled %d connections, want 1", n)
+	}
+}
+
+func TestReleaseOfAStreamLeftEarlyHangsUp(t *testing.T) {
+	for name, em := range map[string]*providers.Emitter{
+		// The consumer went (or the stream failed): nothing is read, the connection is closed.
+		"not completed": providers.NewEmitter(func(providers.Event) bool { return true }),
+		// A server that goes on sending after the end marker: the bounded read gives up on it.
+		"completed, server still sending": completed(),
+		"no emitter":                      nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			hangUp := providertest.NewHangUp()
+			srv := httptest.NewServer(hangUp.Handler("data: one\n\n"))
+			defer srv.Close()
+			s, err := (&httpsse.Transport{}).Open(context.Background(), &httpsse.Call{URL: srv.URL, Body: []byte(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range s.Events() {
+				break
+			}
+			s.Release(em)
+			hangUp.Wait(t)
+		})
 	}
 }

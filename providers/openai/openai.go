@@ -263,7 +263,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 			em.Fail(perr)
 			return
 		}
-		defer stream.Close()
+		defer stream.Release(em)
 		p.decode(ctx, stream, em)
 	}
 }

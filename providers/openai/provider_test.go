@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -568,5 +570,45 @@ func TestConcurrentStreams(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Errorf("a stream ended with %s", e)
+	}
+}
+
+// TestCallsReuseTheConnection: a completed answer leaves its connection to the next call. The
+// server flushes each event and ends the chunked body only after the consumer has seen the
+// end, so the dialect's last read is never the one that meets EOF.
+func TestCallsReuseTheConnection(t *testing.T) {
+	var conns atomic.Int32
+	finish := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, f := range []string{`{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, `[DONE]`} {
+			io.WriteString(w, "data: "+f+"\n\n")
+			w.(http.Flusher).Flush()
+		}
+		<-finish
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	p := provider(t, providers.Config{Model: "m"}, srv.URL)
+	for i := range 3 {
+		var last providers.Event
+		for ev := range p.Stream(context.Background(), testRequest()) {
+			if ev.Type == providers.EventCompleted {
+				finish <- struct{}{}
+			}
+			last = ev
+		}
+		if last.Type != providers.EventCompleted {
+			t.Fatalf("call %d ended with %+v", i, last)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("three calls dialled %d connections, want 1", n)
 	}
 }
