@@ -88,6 +88,9 @@ func main() {
 	if only["spawn"] {
 		spawnBench(bins)
 	}
+	if only["turn"] {
+		run("turn", func() error { return turnBench(bins) })
+	}
 	for i, b := range bins {
 		label = ""
 		if len(bins) > 1 {
@@ -95,9 +98,6 @@ func main() {
 		}
 		if only["idle"] {
 			run("idle", func() error { return idleBench(b) })
-		}
-		if only["turn"] {
-			run("turn", func() error { return turnBench(b) })
 		}
 		if only["delta"] {
 			run("delta", func() error { return deltaBench(b) })
@@ -487,6 +487,49 @@ func status(pid int, field string) float64 {
 	return 0
 }
 
+// switches is the number of context switches of every thread of pid so far, voluntary (a thread
+// that parks: a goroutine hand-off that found no work) and not.
+func switches(pid int) int {
+	dirs, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	n := 0
+	for _, d := range dirs {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, d.Name()))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && strings.HasSuffix(f[0], "ctxt_switches:") {
+				v, _ := strconv.Atoi(f[1])
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+// syscalls is the number of read and write system calls pid has made (syscr + syscw of
+// /proc/PID/io: read, write and their vector forms on files, pipes and sockets).
+func syscalls(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && (f[0] == "syscr:" || f[0] == "syscw:") {
+			v, _ := strconv.Atoi(f[1])
+			n += v
+		}
+	}
+	return n
+}
+
+func medianInt(xs []int) int {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
 
 func median(ds []time.Duration) time.Duration {
@@ -576,74 +619,161 @@ func turnRoot() (string, error) {
 	return root, os.WriteFile(filepath.Join(root, "a.txt"), []byte(strings.Repeat("hello, world\n", 200)), 0o644)
 }
 
-func turnBench(bin string) error {
+// turnBench measures the two-call turn for every binary: cold turns alternate between the
+// binaries' fresh processes, and warm turns between one process per binary, so that a shared
+// machine's load falls on each alike.
+func turnBench(bins []string) error {
 	root, err := turnRoot()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(root)
-	var coldWall, coldCPU []time.Duration
+	coldWall := make([][]time.Duration, len(bins))
+	coldCPU := make([][]time.Duration, len(bins))
 	for range *colds {
-		fm := fakemodel.New(twoCallScript(1))
+		for j, bin := range bins {
+			fm := fakemodel.New(twoCallScript(1))
+			url, err := fm.Start("127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			c, sid, err := session(bin, url, root)
+			if err != nil {
+				fm.Close()
+				return err
+			}
+			w, cp, err := turn(c, sid, "read a.txt")
+			c.close()
+			fm.Close()
+			if err != nil {
+				return err
+			}
+			coldWall[j], coldCPU[j] = append(coldWall[j], w), append(coldCPU[j], cp)
+		}
+	}
+	type warm struct {
+		c        *child
+		rec      *perfRec
+		wall     []time.Duration
+		cpu      []time.Duration
+		switches []int
+		syscalls []int
+	}
+	ws := make([]*warm, len(bins))
+	for j, bin := range bins {
+		fm := fakemodel.New(twoCallScript(*turns + 1))
 		url, err := fm.Start("127.0.0.1:0")
 		if err != nil {
 			return err
 		}
+		defer fm.Close()
 		c, sid, err := session(bin, url, root)
 		if err != nil {
-			fm.Close()
 			return err
 		}
-		w, cp, err := turn(c, sid, "read a.txt")
-		c.close()
-		fm.Close()
-		if err != nil {
+		defer c.close()
+		if _, _, err := turn(c, sid, "read a.txt"); err != nil {
 			return err
 		}
-		coldWall, coldCPU = append(coldWall, w), append(coldCPU, cp)
-	}
-	fm := fakemodel.New(twoCallScript(*turns + 1))
-	url, err := fm.Start("127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	defer fm.Close()
-	c, sid, err := session(bin, url, root)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	if _, _, err := turn(c, sid, "read a.txt"); err != nil {
-		return err
-	}
-	var warmWall, warmCPU []time.Duration
-	if *perfOut != "" {
-		rec := exec.Command("perf", "record", "-F", "4999", "-g", "-p", strconv.Itoa(c.pid()), "-o", *perfOut)
-		rec.Stderr = os.Stderr
-		if err := rec.Start(); err != nil {
-			return err
+		w := &warm{c: c}
+		ws[j] = w
+		if *perfOut != "" {
+			out := *perfOut
+			if len(bins) > 1 {
+				out = fmt.Sprintf("%s.%d", out, j+1)
+			}
+			if w.rec, err = startPerf(c.pid(), out); err != nil {
+				return err
+			}
+			defer w.rec.stop()
 		}
-		time.Sleep(500 * time.Millisecond) // perf attaches
-		defer func() {
-			rec.Process.Signal(os.Interrupt)
-			rec.Wait()
-		}()
 	}
 	for range *turns {
-		// Each warm turn starts a new session, as BenchmarkTwoCallTurn starts from an empty
-		// history, so that the cost does not grow with the number of turns.
-		if sid, err = newSession(c, root); err != nil {
-			return err
+		for _, w := range ws {
+			// Each warm turn starts a new session, as BenchmarkTwoCallTurn starts from an empty
+			// history, so that the cost does not grow with the number of turns. The session's
+			// creation is outside the measured window (and the profile's).
+			sid, err := newSession(w.c, root)
+			if err != nil {
+				return err
+			}
+			w.rec.enable()
+			sw0, sc0 := switches(w.c.pid()), syscalls(w.c.pid())
+			wall, cp, err := turn(w.c, sid, "read a.txt")
+			sw1, sc1 := switches(w.c.pid()), syscalls(w.c.pid())
+			w.rec.disable()
+			if err != nil {
+				return err
+			}
+			w.wall, w.cpu = append(w.wall, wall), append(w.cpu, cp)
+			w.switches, w.syscalls = append(w.switches, sw1-sw0), append(w.syscalls, sc1-sc0)
 		}
-		w, cp, err := turn(c, sid, "read a.txt")
-		if err != nil {
-			return err
-		}
-		warmWall, warmCPU = append(warmWall, w), append(warmCPU, cp)
 	}
-	report("two-call turn, cold (first of a fresh process, %d processes): wall %s, CPU %s\n", *colds, quartiles(coldWall), quartiles(coldCPU))
-	report("two-call turn, warm (%d turns, each in a new session): wall %s, CPU %s\n", *turns, quartiles(warmWall), quartiles(warmCPU))
+	for j, w := range ws {
+		label = ""
+		if len(bins) > 1 {
+			label = fmt.Sprintf("[%d] ", j+1)
+		}
+		report("two-call turn, cold (first of a fresh process, %d processes): wall %s, CPU %s\n", *colds, quartiles(coldWall[j]), quartiles(coldCPU[j]))
+		report("two-call turn, warm (%d turns, each in a new session): wall %s, CPU %s\n", *turns, quartiles(w.wall), quartiles(w.cpu))
+		report("  per warm turn, medians: %d context switches (every thread's), %d read and write system calls (/proc/PID/io)\n", medianInt(w.switches), medianInt(w.syscalls))
+	}
+	label = ""
 	return nil
+}
+
+// perfRec is a `perf record -g` of one process whose events are enabled only between enable
+// and disable (perf's control FIFO), so that the profile holds the measured turns alone.
+type perfRec struct {
+	cmd      *exec.Cmd
+	ctl, ack *os.File
+	dir      string
+}
+
+func startPerf(pid int, out string) (*perfRec, error) {
+	dir, err := os.MkdirTemp("", "agentd-e2e-perf-")
+	if err != nil {
+		return nil, err
+	}
+	ctl, ack := filepath.Join(dir, "ctl"), filepath.Join(dir, "ack")
+	if out, err := exec.Command("mkfifo", "-m", "600", ctl, ack).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("mkfifo: %v: %s", err, out)
+	}
+	cmd := exec.Command("perf", "record", "-F", "4999", "-g", "-D", "-1", "--control", "fifo:"+ctl+","+ack,
+		"-p", strconv.Itoa(pid), "-o", out)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	r := &perfRec{cmd: cmd, dir: dir}
+	// Opening a FIFO blocks until perf opens the other end, so these return once it listens.
+	if r.ctl, err = os.OpenFile(ctl, os.O_WRONLY, 0); err != nil {
+		return nil, err
+	}
+	if r.ack, err = os.Open(ack); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *perfRec) command(c string) {
+	if r == nil {
+		return
+	}
+	fmt.Fprintln(r.ctl, c)
+	buf := make([]byte, 16)
+	r.ack.Read(buf) // "ack\n" once perf has done it
+}
+
+func (r *perfRec) enable()  { r.command("enable") }
+func (r *perfRec) disable() { r.command("disable") }
+
+func (r *perfRec) stop() {
+	r.cmd.Process.Signal(os.Interrupt)
+	r.cmd.Wait()
+	r.ctl.Close()
+	r.ack.Close()
+	os.RemoveAll(r.dir)
 }
 
 func deltaBench(bin string) error {
