@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,26 @@ var permissionOptions = []protocol.PermissionOption{
 	{OptionID: protocol.OptionAllowAlways, Name: "Always allow in this project", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "project"}},
 	{OptionID: protocol.OptionRejectOnce, Name: "Reject", Kind: "reject_once"},
 	{OptionID: protocol.OptionRejectAlways, Name: "Always reject in this project", Kind: "reject_always"},
+}
+
+// optionsFor is the options of a permission request: the standard ones, whose lasting answers name
+// the host for a fetch (they cover that host only, see policy.GrantFor).
+func optionsFor(req tools.PermissionRequest) []protocol.PermissionOption {
+	if req.Host == "" {
+		return permissionOptions
+	}
+	opts := slices.Clone(permissionOptions)
+	for i := range opts {
+		switch opts[i].OptionID {
+		case protocol.OptionAllowSession:
+			opts[i].Name = "Allow " + req.Host + " for this session"
+		case protocol.OptionAllowAlways:
+			opts[i].Name = "Always allow " + req.Host + " in this project"
+		case protocol.OptionRejectAlways:
+			opts[i].Name = "Always reject " + req.Host + " in this project"
+		}
+	}
+	return opts
 }
 
 var switchOptions = []protocol.PermissionOption{
@@ -78,7 +99,7 @@ func (t *turn) permit(ctx context.Context, c *call, req tools.PermissionRequest)
 	if c.tool != nil {
 		effect = c.tool.Effect()
 	}
-	pc := policy.Call{Tool: c.name, Effect: effect, Paths: req.Paths, Command: req.Command}
+	pc := policy.Call{Tool: c.name, Effect: effect, Paths: req.Paths, Command: req.Command, Host: req.Host}
 	switch policy.Decide(policy.Mode(s.currentMode()), s.allGrants(), pc) {
 	case policy.Allow:
 		return nil
@@ -152,7 +173,7 @@ func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc
 	timedOut := make(chan struct{})
 	stopTimer := s.m.afterFunc(permissionTimeout, func() { close(timedOut) })
 	defer stopTimer()
-	params := protocol.RequestPermissionParams{SessionID: s.id, ToolCall: t.toolCallShape(c, req), Options: permissionOptions}
+	params := protocol.RequestPermissionParams{SessionID: s.id, ToolCall: t.toolCallShape(c, req), Options: optionsFor(req)}
 	go func() {
 		res, err := s.m.d.Client.RequestPermission(rctx, params)
 		got <- reply{res, err}

@@ -317,3 +317,27 @@ func TestProgramsSeeNoProviderKeys(t *testing.T) {
 		}
 	}
 }
+
+// A fetch's lasting answers name its host, since they cover that host only; other requests keep
+// the standard names.
+func TestFetchOptionsNameTheHost(t *testing.T) {
+	names := map[string]string{}
+	for _, o := range optionsFor(tools.PermissionRequest{Kind: "fetch", Host: "pkg.go.dev"}) {
+		names[o.OptionID] = o.Name
+	}
+	want := map[string]string{
+		protocol.OptionAllowOnce:    "Allow once",
+		protocol.OptionAllowSession: "Allow pkg.go.dev for this session",
+		protocol.OptionAllowAlways:  "Always allow pkg.go.dev in this project",
+		protocol.OptionRejectOnce:   "Reject",
+		protocol.OptionRejectAlways: "Always reject pkg.go.dev in this project",
+	}
+	for id, name := range want {
+		if names[id] != name {
+			t.Errorf("%s: %q, want %q", id, names[id], name)
+		}
+	}
+	if got := optionsFor(tools.PermissionRequest{Kind: "edit"}); got[2].Name != "Always allow in this project" || permissionOptions[2].Name != got[2].Name {
+		t.Errorf("an edit's options: %+v", got)
+	}
+}

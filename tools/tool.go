@@ -126,7 +126,10 @@ type PermissionRequest struct {
 	Title string
 	Kind  string
 	// Paths are the files or directories the call touches; grants are keyed by them.
-	Paths   []string
+	Paths []string
+	// Host is the host a fetch sends the model's request to (lowercase, no port); a fetch's
+	// grants are keyed by it, so allowing one site does not allow every site.
+	Host    string
 	Diffs   []Diff
 	Command []string
 	Cwd     string

@@ -39,7 +39,8 @@ func webFetch(ctx context.Context, env *Env, in webFetchIn) Result {
 	if err := f.CheckURL(raw); err != nil {
 		return Errorf("refused %s: %v", clip.String(raw, 200, "…"), err)
 	}
-	if err := env.Permit(ctx, PermissionRequest{Title: "Fetch " + clip.String(raw, 200, "…"), Kind: "fetch"}); err != nil {
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if err := env.Permit(ctx, PermissionRequest{Title: "Fetch " + clip.String(raw, 200, "…"), Kind: "fetch", Host: host}); err != nil {
 		return Errorf("%v", err)
 	}
 	page, err := f.Fetch(ctx, raw)

@@ -46,8 +46,10 @@ type Grant struct {
 	Tool    string   `json:"tool"`
 	Pattern string   `json:"pattern,omitempty"`
 	Command []string `json:"command,omitempty"`
-	Allow   bool     `json:"allow"`
-	Scope   Scope    `json:"scope"`
+	// Host limits a fetch tool's grant to requests to that host (see Call.Host).
+	Host  string `json:"host,omitempty"`
+	Allow bool   `json:"allow"`
+	Scope Scope  `json:"scope"`
 }
 
 // Call is what the policy knows of a tool call.
@@ -56,6 +58,9 @@ type Call struct {
 	Effect  tools.Effect
 	Paths   []string
 	Command []string
+	// Host is where a fetch sends its request (lowercase, no port), "" when the tool does not say
+	// (web_search goes to the configured search provider).
+	Host string
 }
 
 // Decision is the policy's answer.
@@ -136,6 +141,9 @@ func Matches(g Grant, call Call) bool {
 	if g.Command != nil {
 		return call.Effect == tools.EffectExec && hasPrefix(call.Command, g.Command)
 	}
+	if g.Host != "" {
+		return call.Effect == tools.EffectFetch && call.Host == g.Host
+	}
 	if g.Pattern == "" {
 		return true
 	}
@@ -176,7 +184,8 @@ func hasPrefix(argv, prefix []string) bool {
 // callers should not store (see Grant.IsZero). Allowing a write tool covers that tool anywhere in
 // the roots (the roots already contain it); allowing or rejecting a program covers that exact
 // command line and any that extend it; rejecting a write covers the paths of this call (one
-// path exactly, several by their common directory).
+// path exactly, several by their common directory); allowing or rejecting a fetch covers its
+// host (a grant saved before hosts were recorded covers the whole tool, as it did).
 func GrantFor(call Call, optionID string, scope Scope) Grant {
 	g := Grant{Tool: call.Tool, Scope: scope}
 	switch optionID {
@@ -201,6 +210,8 @@ func GrantFor(call Call, optionID string, scope Scope) Grant {
 		if !g.Allow {
 			g.Pattern = pathPattern(call.Paths)
 		}
+	case tools.EffectFetch:
+		g.Host = call.Host
 	}
 	return g
 }
@@ -210,7 +221,7 @@ func (g Grant) IsZero() bool { return g.Equal(Grant{}) }
 
 // Equal reports whether g and o are the same grant.
 func (g Grant) Equal(o Grant) bool {
-	return g.Tool == o.Tool && g.Pattern == o.Pattern && g.Allow == o.Allow && g.Scope == o.Scope &&
+	return g.Tool == o.Tool && g.Pattern == o.Pattern && g.Host == o.Host && g.Allow == o.Allow && g.Scope == o.Scope &&
 		slices.Equal(g.Command, o.Command)
 }
 

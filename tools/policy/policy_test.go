@@ -219,3 +219,38 @@ func TestFetchAsksInAskAndPlanMode(t *testing.T) {
 		t.Errorf("plan mode no longer refuses a write: %s", got)
 	}
 }
+
+// TestFetchGrantsAreKeyedByHost: allowing a fetch of one site does not allow the model to send
+// the next request, with whatever it puts in the URL, to any other site; rejecting one site
+// rejects only that site. A grant saved before hosts were recorded still covers the whole tool.
+func TestFetchGrantsAreKeyedByHost(t *testing.T) {
+	docs := Call{Tool: "web_fetch", Effect: tools.EffectFetch, Host: "pkg.go.dev"}
+	evil := Call{Tool: "web_fetch", Effect: tools.EffectFetch, Host: "attacker.example"}
+	allow := GrantFor(docs, OptionAllowAlways, ScopeProject)
+	if want := (Grant{Tool: "web_fetch", Host: "pkg.go.dev", Allow: true, Scope: ScopeProject}); !allow.Equal(want) {
+		t.Fatalf("GrantFor = %+v, want %+v", allow, want)
+	}
+	if got := Decide(ModeAsk, []Grant{allow}, docs); got != Allow {
+		t.Errorf("the allowed host: %s", got)
+	}
+	if got := Decide(ModeAsk, []Grant{allow}, evil); got != Ask {
+		t.Errorf("another host under the first host's grant: %s, want ask", got)
+	}
+	// A host grant never covers a write, a program or another fetch tool's call without a host.
+	for _, c := range []Call{{Tool: "web_fetch", Effect: tools.EffectWrite, Paths: []string{"/p/x"}}, {Tool: "web_fetch", Effect: tools.EffectFetch}} {
+		if got := Decide(ModeAsk, []Grant{allow}, c); got != Ask {
+			t.Errorf("%+v: %s, want ask", c, got)
+		}
+	}
+	reject := GrantFor(evil, OptionRejectAlways, ScopeProject)
+	if got := Decide(ModeAuto, []Grant{reject, allow}, evil); got != Deny {
+		t.Errorf("the rejected host in auto mode: %s", got)
+	}
+	if got := Decide(ModeAuto, []Grant{reject}, docs); got != Allow {
+		t.Errorf("another host under a reject of the first: %s", got)
+	}
+	legacy := Grant{Tool: "web_fetch", Allow: true, Scope: ScopeProject}
+	if got := Decide(ModeAsk, []Grant{legacy}, evil); got != Allow {
+		t.Errorf("a saved whole-tool grant: %s", got)
+	}
+}
