@@ -11,6 +11,7 @@ import { DiffContent } from './diff';
 import { Permissions } from './permissions';
 import { PermissionButton } from './pure/viewmodel';
 import { Review } from './review';
+import { bundleScript } from './pure/l10n';
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly id = 'agentd.chat';
@@ -77,6 +78,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 <link rel="stylesheet" href="${style}">
 <title>agentd</title></head>
 <body><div id="app"></div>
+${bundleScript(vscode.l10n.bundle)}
 <script nonce="${nonce}" src="${script}"></script></body></html>`;
     view.onDidDispose(() => { if (this.view === view) { this.view = undefined; this.ready = false; } });
     view.webview.onDidReceiveMessage((m) => this.onMessage(m).catch((e) => {

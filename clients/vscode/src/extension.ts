@@ -12,11 +12,13 @@ import { ContentBlock } from './pure/protocol';
 import { Review } from './review';
 import { PermissionButton } from './pure/viewmodel';
 import { documentChip, selectionChip } from './context';
+import { configureHost } from './pure/l10n';
 
 let daemon: Daemon | undefined;
 
 export async function activate(context: vscode.ExtensionContext) {
   const t0 = performance.now();
+  configureHost(vscode.l10n.bundle);
   const output = vscode.window.createOutputChannel('agentd');
   context.subscriptions.push(output);
   // What activation costs the extension host, as VS Code splits it: loading the code, the
@@ -114,8 +116,8 @@ export async function activate(context: vscode.ExtensionContext) {
     if (id) permissions!.answer(id, button);
     else void vscode.window.showInformationMessage(vscode.l10n.t('agentd: no permission request is waiting.'));
   };
-  reg('agentd.allowPermission', () => answerLatest('Allow once'));
-  reg('agentd.denyPermission', () => answerLatest('Deny'));
+  reg('agentd.allowPermission', () => answerLatest('allow_once'));
+  reg('agentd.denyPermission', () => answerLatest('deny'));
   reg('agentd.cancel', () => chat!.cancel());
   reg('agentd.undo', async () => { await view.reveal(false); await chat!.prompt('/undo'); });
   reg('agentd.fork', async () => { await chat!.fork(); await view.reveal(false); });

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { randomUUID } from 'crypto';
 import { Chat } from './chat';
-import { buttonsFor, DENY_WITH_FEEDBACK, feedbackOption, feedbackOutcome, optionForButton, PermissionButton, PermissionOption, commandOf, savesOf, savesText, serverOf, visible } from './pure/viewmodel';
+import { buttonLabel, buttonsFor, denyWithFeedbackLabel, feedbackOption, feedbackOutcome, optionForButton, PermissionButton, PermissionOption, commandOf, savesOf, savesText, serverOf, visible } from './pure/viewmodel';
 
 interface Pending {
   sessionId: string;
@@ -63,18 +63,19 @@ export class Permissions {
     const tc = params?.toolCall ?? {};
     const { command, cwd } = commandOf(tc.rawInput);
     const files = Array.isArray(tc.content) ? tc.content.filter((c: any) => c?.type === 'diff').map((c: any) => c.path) : [];
-    let detail = visible(String(tc.title ?? 'agentd asks for permission'));
+    let detail = visible(String(tc.title ?? vscode.l10n.t('agentd asks for permission')));
     const server = serverOf(tc._meta);
-    if (server) detail = `[MCP server ${server}] ${detail}`;
-    if (command) detail += ` — ${command}${cwd ? ` (in ${cwd})` : ''}`;
-    else if (files.length) detail += ` — ${files.map((f: unknown) => visible(String(f))).join(', ')}`;
+    if (server) detail = vscode.l10n.t('[MCP server {0}] {1}', server, detail);
+    if (command) detail = cwd ? vscode.l10n.t('{0} — {1} (in {2})', detail, command, cwd) : vscode.l10n.t('{0} — {1}', detail, command);
+    else if (files.length) detail = vscode.l10n.t('{0} — {1}', detail, files.map((f: unknown) => visible(String(f))).join(', '));
     const saves = savesText(savesOf(tc._meta?.['agentd/saves']));
-    if (saves) detail += `. ${saves}`;
-    const buttons: string[] = buttonsFor(options);
-    if (feedbackOption(options)) buttons.push(DENY_WITH_FEEDBACK);
-    const choice = await vscode.window.showWarningMessage(`agentd: ${detail}`, ...buttons);
-    if (choice === DENY_WITH_FEEDBACK) await this.denyWithFeedback(requestId);
-    else if (choice) this.answer(requestId, choice as PermissionButton);
+    if (saves) detail = vscode.l10n.t('{0}. {1}', detail, saves);
+    // The answer is the very item clicked, known by its id: labels are in the display language.
+    const items: Array<vscode.MessageItem & { id: PermissionButton | 'feedback' }> = buttonsFor(options).map((id) => ({ title: buttonLabel(id), id }));
+    if (feedbackOption(options)) items.push({ title: denyWithFeedbackLabel(), id: 'feedback' });
+    const choice = await vscode.window.showWarningMessage(vscode.l10n.t('agentd: {0}', detail), ...items);
+    if (choice?.id === 'feedback') await this.denyWithFeedback(requestId);
+    else if (choice) this.answer(requestId, choice.id);
   }
 
   /** "Deny with feedback…": asks for the correction, then denies once carrying it to the model. */
@@ -89,7 +90,7 @@ export class Permissions {
       ignoreFocusOut: true,
     });
     if (text === undefined) return; // dismissed: the question stays open
-    this.finish(requestId, feedbackOutcome(optionId, text), text.trim() ? 'feedback' : 'Deny', text.trim() || undefined);
+    this.finish(requestId, feedbackOutcome(optionId, text), text.trim() ? 'feedback' : 'deny', text.trim() || undefined);
   }
 
   answer(requestId: string, button: PermissionButton) {
@@ -100,13 +101,14 @@ export class Permissions {
     this.finish(requestId, { outcome: { outcome: 'selected', optionId } }, button);
   }
 
-  private finish(requestId: string, result: any, label: string, feedback?: string) {
+  /** `answer` is what the transcript records: a button id, 'feedback', 'withdrawn' or 'cancelled'. */
+  private finish(requestId: string, result: any, answer: string, feedback?: string) {
     const p = this.pending.get(requestId);
     if (!p) return;
     this.pending.delete(requestId);
     this.publish();
     p.resolve(result);
-    this.chat.dispatch({ type: 'permissionAnswered', requestId, answer: label, feedback });
+    this.chat.dispatch({ type: 'permissionAnswered', requestId, answer, feedback });
   }
 
   cancelAll(sessionId?: string) {

@@ -1,6 +1,9 @@
 // The chat view's script. It reduces the host's events with the shared reducer and renders
 // them: streamed Markdown revealed token by token, highlighted code, collapsible thinking,
 // one status row per tool call, permission cards, plan, usage meter, queue, mode and model.
+// Every string it shows goes through l10n.t (src/pure/l10n.ts says how; ./l10n loads the bundle).
+import './l10n';
+import * as l10n from '@vscode/l10n';
 import { Marked, Tokens } from 'marked';
 import hljs from 'highlight.js/lib/core';
 import bash from 'highlight.js/lib/languages/bash';
@@ -20,7 +23,7 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import {
-  buttonsFor, ChatState, ConfigOption, DENY_WITH_FEEDBACK, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff,
+  buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff,
 } from '../src/pure/viewmodel';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
 
@@ -54,10 +57,10 @@ md.use({
       try {
         body = lang && hljs.getLanguage(lang) ? hljs.highlight(token.text, { language: lang, ignoreIllegals: true }).value : esc(token.text);
       } catch { body = esc(token.text); }
-      return `<div class="code"><div class="code-head"><span>${esc(lang || 'text')}</span><span class="code-actions"><button class="copy" data-copy title="Copy to the clipboard">Copy</button><button class="copy" data-code-act="insert" title="Insert at the cursor in the active editor">Insert</button><button class="copy" data-code-act="apply" title="Replace the active editor's selection (or, with nothing selected, the whole file) in one undoable edit">Apply</button></span></div><pre><code class="hljs">${body}</code></pre></div>`;
+      return `<div class="code"><div class="code-head"><span>${esc(lang || 'text')}</span><span class="code-actions"><button class="copy" data-copy title="${esc(l10n.t('Copy to the clipboard'))}">${esc(l10n.t('Copy'))}</button><button class="copy" data-code-act="insert" title="${esc(l10n.t('Insert at the cursor in the active editor'))}">${esc(l10n.t('Insert'))}</button><button class="copy" data-code-act="apply" title="${esc(l10n.t("Replace the active editor's selection (or, with nothing selected, the whole file) in one undoable edit"))}">${esc(l10n.t('Apply'))}</button></span></div><pre><code class="hljs">${body}</code></pre></div>`;
     },
     link(token: Tokens.Link) { return `<a title="${esc(token.href)}">${esc(token.text)}</a>`; },
-    image(token: Tokens.Image) { return `<span class="img-alt">[image: ${esc(token.text || token.href)}]</span>`; },
+    image(token: Tokens.Image) { return `<span class="img-alt">${esc(l10n.t('[image: {0}]', token.text || token.href))}</span>`; },
   },
 });
 
@@ -75,31 +78,31 @@ const rendered = new Map<number, { el: HTMLElement; key: string }>();
 const app = document.getElementById('app')!;
 app.innerHTML = `
 <header class="toolbar">
-  <div class="modes" role="radiogroup" aria-label="Mode"></div>
+  <div class="modes" role="radiogroup" aria-label="${esc(l10n.t('Mode'))}"></div>
   <span class="spacer"></span>
-  <button class="icon-btn" data-act="history" title="Chat history" aria-label="Chat history"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="8" cy="8" r="6"/><path d="M8 4.5V8l2.5 1.5"/></svg></button>
-  <button class="icon-btn" data-act="cmd" data-command="agentd.fork" title="Fork conversation: continue in a copy, the original stays as it is" aria-label="Fork conversation"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="4.5" cy="3.5" r="1.5"/><circle cx="11.5" cy="3.5" r="1.5"/><circle cx="8" cy="12.5" r="1.5"/><path d="M4.5 5v1.5c0 1.5 1 2.5 3.5 2.5s3.5-1 3.5-2.5V5M8 9v2"/></svg></button>
-  <button class="icon-btn" data-act="new" title="New chat" aria-label="New chat"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M8 3v10M3 8h10"/></svg></button>
-  <button class="icon-btn" data-act="provider" title="Configure provider" aria-label="Configure provider"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M2 4h7M12 4h2M2 8h2M7 8h7M2 12h8M13 12h1"/><circle cx="10.5" cy="4" r="1.5"/><circle cx="5.5" cy="8" r="1.5"/><circle cx="11.5" cy="12" r="1.5"/></svg></button>
+  <button class="icon-btn" data-act="history" title="${esc(l10n.t('Chat history'))}" aria-label="${esc(l10n.t('Chat history'))}"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="8" cy="8" r="6"/><path d="M8 4.5V8l2.5 1.5"/></svg></button>
+  <button class="icon-btn" data-act="cmd" data-command="agentd.fork" title="${esc(l10n.t('Fork conversation: continue in a copy, the original stays as it is'))}" aria-label="${esc(l10n.t('Fork conversation'))}"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="4.5" cy="3.5" r="1.5"/><circle cx="11.5" cy="3.5" r="1.5"/><circle cx="8" cy="12.5" r="1.5"/><path d="M4.5 5v1.5c0 1.5 1 2.5 3.5 2.5s3.5-1 3.5-2.5V5M8 9v2"/></svg></button>
+  <button class="icon-btn" data-act="new" title="${esc(l10n.t('New chat'))}" aria-label="${esc(l10n.t('New chat'))}"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M8 3v10M3 8h10"/></svg></button>
+  <button class="icon-btn" data-act="provider" title="${esc(l10n.t('Configure provider'))}" aria-label="${esc(l10n.t('Configure provider'))}"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M2 4h7M12 4h2M2 8h2M7 8h7M2 12h8M13 12h1"/><circle cx="10.5" cy="4" r="1.5"/><circle cx="5.5" cy="8" r="1.5"/><circle cx="11.5" cy="12" r="1.5"/></svg></button>
 </header>
 <div class="banner" hidden></div>
 <div class="history" hidden></div>
-<main class="messages" aria-label="Conversation"></main>
+<main class="messages" aria-label="${esc(l10n.t('Conversation'))}"></main>
 <div class="sr-only announcer" role="status" aria-live="polite" aria-atomic="true"></div>
 <section class="plan" hidden></section>
 <section class="queued" hidden></section>
 <footer class="composer">
-  <div class="meter" hidden><div class="meter-bar"><div class="meter-fill"></div></div><span class="meter-text"></span><button class="link-btn compact" data-act="compact" title="Summarise the earlier conversation to free context (/compact)">Compact</button></div>
-  <div class="slash-menu" role="listbox" aria-label="Commands" hidden></div>
-  <div class="mention-menu" role="listbox" aria-label="Files and symbols" hidden></div>
-  <div class="chips" aria-label="Context sent with the prompt"></div>
-  <textarea class="input" rows="3" placeholder="Ask agentd… (Enter to send, Shift+Enter for a new line, / for commands)" aria-label="Prompt"></textarea>
+  <div class="meter" hidden><div class="meter-bar"><div class="meter-fill"></div></div><span class="meter-text"></span><button class="link-btn compact" data-act="compact" title="${esc(l10n.t('Summarise the earlier conversation to free context (/compact)'))}">${esc(l10n.t('Compact'))}</button></div>
+  <div class="slash-menu" role="listbox" aria-label="${esc(l10n.t('Commands'))}" hidden></div>
+  <div class="mention-menu" role="listbox" aria-label="${esc(l10n.t('Files and symbols'))}" hidden></div>
+  <div class="chips" aria-label="${esc(l10n.t('Context sent with the prompt'))}"></div>
+  <textarea class="input" rows="3" placeholder="${esc(l10n.t('Ask agentd… (Enter to send, Shift+Enter for a new line, / for commands)'))}" aria-label="${esc(l10n.t('Prompt'))}"></textarea>
   <div class="actions">
-    <select class="model" aria-label="Model" title="Model"></select>
+    <select class="model" aria-label="${esc(l10n.t('Model'))}" title="${esc(l10n.t('Model'))}"></select>
     <span class="state-text"></span>
-    <button class="stop secondary" hidden>Stop</button>
-    <button class="queue secondary" hidden title="Send after the current turn ends">Queue</button>
-    <button class="send">Send</button>
+    <button class="stop secondary" hidden>${esc(l10n.t('Stop'))}</button>
+    <button class="queue secondary" hidden title="${esc(l10n.t('Send after the current turn ends'))}">${esc(l10n.t('Queue'))}</button>
+    <button class="send">${esc(l10n.t('Send'))}</button>
   </div>
 </footer>`;
 const $ = <T extends HTMLElement>(sel: string) => app.querySelector(sel) as T;
@@ -132,8 +135,8 @@ function chipHtml(c: Chip, on: boolean): string {
   // Plain text marks: the webview's fonts may have no emoji.
   const icon = c.kind === 'symbol' ? '#' : c.kind === 'selection' ? '§' : '@';
   return on
-    ? `<span class="chip on" data-kind="${c.kind}" title="${esc(c.id)}">${icon} ${esc(c.label)}<button class="chip-x" data-chip-remove="${esc(c.id)}" aria-label="Remove ${esc(c.label)}">×</button></span>`
-    : `<button class="chip off" data-kind="${c.kind}" data-chip-add="${esc(c.id)}" title="Add to the prompt: ${esc(c.id)}">+ ${icon} ${esc(c.label)}</button>`;
+    ? `<span class="chip on" data-kind="${c.kind}" title="${esc(c.id)}">${icon} ${esc(c.label)}<button class="chip-x" data-chip-remove="${esc(c.id)}" aria-label="${esc(l10n.t('Remove {0}', c.label))}">×</button></span>`
+    : `<button class="chip off" data-kind="${c.kind}" data-chip-add="${esc(c.id)}" title="${esc(l10n.t('Add to the prompt: {0}', c.id))}">+ ${icon} ${esc(c.label)}</button>`;
 }
 function renderChips() {
   const offers = [editorCtx.selection, editorCtx.file].filter((c): c is Chip => !!c && !pinned.some((p) => p.id === c.id));
@@ -297,7 +300,15 @@ $<HTMLSelectElement>('.model').addEventListener('change', (e) => {
 
 // ---------- rendering
 const STATUS_ICON: Record<string, string> = { pending: '○', in_progress: '◐', completed: '✓', failed: '✗' };
-const STATUS_TEXT: Record<string, string> = { pending: 'pending', in_progress: 'running', completed: 'done', failed: 'failed' };
+function statusText(status: string): string {
+  switch (status) {
+    case 'pending': return l10n.t('pending');
+    case 'in_progress': return l10n.t('running');
+    case 'completed': return l10n.t('done');
+    case 'failed': return l10n.t('failed');
+    default: return status;
+  }
+}
 
 function shortPath(p: string): string {
   const parts = p.split(/[\\/]/);
@@ -306,7 +317,7 @@ function shortPath(p: string): string {
 
 /** One "Open diff" button per file change of transcript item `index`. */
 function diffButtons(index: number, diffs: Diff[]): string {
-  return diffs.map((d, k) => `<button class="link-btn" data-act="diff" data-index="${index}" data-diff="${k}" title="Open in the diff editor">Open diff: ${esc(shortPath(d.path))}</button>`).join('');
+  return diffs.map((d, k) => `<button class="link-btn" data-act="diff" data-index="${index}" data-diff="${k}" title="${esc(l10n.t('Open in the diff editor'))}">${esc(l10n.t('Open diff: {0}', shortPath(d.path)))}</button>`).join('');
 }
 
 /** A compact line diff: common head and tail trimmed, the rest as removed/added lines. */
@@ -322,61 +333,76 @@ function miniDiff(d: Diff): string {
   for (const l of a.slice(i, a.length - j).slice(0, 40)) lines.push(`<div class="del">- ${esc(l)}</div>`);
   for (const l of b.slice(i, b.length - j).slice(0, 40)) lines.push(`<div class="add">+ ${esc(l)}</div>`);
   if (j > 0) lines.push(`<div class="ctx">  ${esc(b[b.length - j])}</div>`);
-  return `<div class="minidiff"><div class="minidiff-head">${esc(shortPath(d.path))}${d.oldText === null ? ' (new file)' : ''}</div>${lines.join('')}</div>`;
+  return `<div class="minidiff"><div class="minidiff-head">${esc(d.oldText === null ? l10n.t('{0} (new file)', shortPath(d.path)) : shortPath(d.path))}</div>${lines.join('')}</div>`;
 }
 
 function itemHtml(it: Item, index: number): string {
   switch (it.kind) {
     case 'user':
-      return `<div class="msg user" role="article" aria-label="You"${it.checkpointId ? ` data-checkpoint="${esc(it.checkpointId)}"` : ''}><div class="bubble">${esc(it.text).replace(/\n/g, '<br>')}</div>${it.checkpointId ? `<div class="checkpoint"><span class="checkpoint-line" aria-hidden="true"></span><button class="link-btn" data-act="restore" data-checkpoint="${esc(it.checkpointId)}" title="Put the files, the conversation or both back to how they were before this prompt">Restore checkpoint</button></div>` : ''}</div>`;
+      return `<div class="msg user" role="article" aria-label="${esc(l10n.t('You'))}"${it.checkpointId ? ` data-checkpoint="${esc(it.checkpointId)}"` : ''}><div class="bubble">${esc(it.text).replace(/\n/g, '<br>')}</div>${it.checkpointId ? `<div class="checkpoint"><span class="checkpoint-line" aria-hidden="true"></span><button class="link-btn" data-act="restore" data-checkpoint="${esc(it.checkpointId)}" title="${esc(l10n.t('Put the files, the conversation or both back to how they were before this prompt'))}">${esc(l10n.t('Restore checkpoint'))}</button></div>` : ''}</div>`;
     case 'agent': {
       const n = revealed.get(index) ?? 0;
       const caret = it.streaming || n < it.text.length ? '<span class="caret"></span>' : '';
-      return `<div class="msg agent${it.streaming ? ' streaming' : ''}" role="article" aria-label="agentd"${it.streaming || caret ? ' aria-busy="true"' : ''}><div class="md">${renderMarkdown(it.text.slice(0, n))}${caret}</div></div>`;
+      return `<div class="msg agent${it.streaming ? ' streaming' : ''}" role="article" aria-label="${esc(l10n.t('agentd'))}"${it.streaming || caret ? ' aria-busy="true"' : ''}><div class="md">${renderMarkdown(it.text.slice(0, n))}${caret}</div></div>`;
     }
     case 'thought':
-      return `<details class="thought${it.streaming ? ' streaming' : ''}" data-id="${esc(it.id)}" aria-label="agentd's thinking"${(it.streaming ? thoughtChoice.get(it.id) ?? true : thoughtChoice.get(it.id) ?? false) ? ' open' : ''}><summary><span class="shimmer">${it.streaming ? 'Thinking…' : 'Thought'}</span></summary><div class="md">${renderMarkdown(it.text)}</div></details>`;
+      return `<details class="thought${it.streaming ? ' streaming' : ''}" data-id="${esc(it.id)}" aria-label="${esc(l10n.t("agentd's thinking"))}"${(it.streaming ? thoughtChoice.get(it.id) ?? true : thoughtChoice.get(it.id) ?? false) ? ' open' : ''}><summary><span class="shimmer">${esc(it.streaming ? l10n.t('Thinking…') : l10n.t('Thought'))}</span></summary><div class="md">${renderMarkdown(it.text)}</div></details>`;
     case 'tool': {
       const diffs = diffButtons(index, it.diffs);
       // A running program's output shows as it comes (the tail, open); a finished one folds.
       const live = it.status === 'in_progress' || it.status === 'pending';
-      const out = it.output ? `<details class="tool-out${live ? ' live' : ''}"${live ? ' open' : ''}><summary>${live ? 'output (live)' : 'output'}</summary><pre>${esc(live ? it.output.slice(-20000) : it.output.slice(0, 20000))}</pre></details>` : '';
-      return `<div class="tool status-${it.status}" data-tool-status="${STATUS_TEXT[it.status] ?? esc(it.status)}"><div class="tool-row"><span class="tool-icon" aria-hidden="true">${STATUS_ICON[it.status] ?? '•'}</span>${it.server ? `<span class="tool-server" title="From the MCP server ${esc(it.server)}">${esc(it.server)}</span>` : ''}<span class="tool-title">${esc(it.title || it.toolKind || 'tool')}</span><span class="tool-status">${STATUS_TEXT[it.status] ?? esc(it.status)}</span></div>${diffs ? `<div class="tool-diffs">${diffs}</div>` : ''}${out}</div>`;
+      const out = it.output ? `<details class="tool-out${live ? ' live' : ''}"${live ? ' open' : ''}><summary>${esc(live ? l10n.t('output (live)') : l10n.t('output'))}</summary><pre>${esc(live ? it.output.slice(-20000) : it.output.slice(0, 20000))}</pre></details>` : '';
+      return `<div class="tool status-${it.status}" data-tool-status="${esc(statusText(it.status))}"><div class="tool-row"><span class="tool-icon" aria-hidden="true">${STATUS_ICON[it.status] ?? '•'}</span>${it.server ? `<span class="tool-server" title="${esc(l10n.t('From the MCP server {0}', it.server))}">${esc(it.server)}</span>` : ''}<span class="tool-title">${esc(it.title || it.toolKind || l10n.t('tool'))}</span><span class="tool-status">${esc(statusText(it.status))}</span></div>${diffs ? `<div class="tool-diffs">${diffs}</div>` : ''}${out}</div>`;
     }
     case 'changes': {
       const sign = (n: number, c: string) => `<span class="${c}">${c === 'added' ? '+' : '−'}${n}</span>`;
-      const rows = it.files.map((f) => `<li class="change" data-path="${esc(f.path)}"><span class="change-file" title="${esc(f.path)}">${esc(shortPath(f.path))}</span><span class="change-kind">${esc(f.change)}${f.from ? ` from ${esc(shortPath(f.from))}` : ''}</span>${sign(f.added, 'added')} ${sign(f.removed, 'removed')}${f.change === 'deleted' ? '' : `<button class="link-btn" data-act="change" data-path="${esc(f.path)}" title="Open the file's changes in the diff editor">Open diff</button>`}</li>`).join('');
+      const rows = it.files.map((f) => `<li class="change" data-path="${esc(f.path)}"><span class="change-file" title="${esc(f.path)}">${esc(shortPath(f.path))}</span><span class="change-kind">${esc(changeText(f.change, f.from ? shortPath(f.from) : undefined))}</span>${sign(f.added, 'added')} ${sign(f.removed, 'removed')}${f.change === 'deleted' ? '' : `<button class="link-btn" data-act="change" data-path="${esc(f.path)}" title="${esc(l10n.t("Open the file's changes in the diff editor"))}">${esc(l10n.t('Open diff'))}</button>`}</li>`).join('');
       const n = it.files.length;
-      return `<div class="changes"><div class="changes-head"><span class="section-title">Changes</span><span class="muted">${n} file${n === 1 ? '' : 's'}</span><span class="spacer"></span><button class="secondary" data-act="cmd" data-command="agentd.keepAll" title="Keep every change still under review">Keep All</button><button class="secondary" data-act="cmd" data-command="agentd.undoAll" title="Undo every change still under review">Undo All</button></div><ul>${rows}</ul></div>`;
+      return `<div class="changes"><div class="changes-head"><span class="section-title">${esc(l10n.t('Changes'))}</span><span class="muted">${esc(n === 1 ? l10n.t('1 file') : l10n.t('{0} files', n))}</span><span class="spacer"></span><button class="secondary" data-act="cmd" data-command="agentd.keepAll" title="${esc(l10n.t('Keep every change still under review'))}">${esc(l10n.t('Keep All'))}</button><button class="secondary" data-act="cmd" data-command="agentd.undoAll" title="${esc(l10n.t('Undo every change still under review'))}">${esc(l10n.t('Undo All'))}</button></div><ul>${rows}</ul></div>`;
     }
     case 'notice':
       return `<div class="notice ${it.severity}" role="note"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;
     case 'permission': {
       const saves = it.saves?.length
-        ? `<div class="saves"><div>Saves first:</div><ul>${it.saves.map((f) => `<li data-user-changes="${f.userChanges}"><code>${esc(f.path)}</code>${f.userChanges ? ' <span class="user-changes">(with your unsaved changes)</span>' : ''}</li>`).join('')}</ul></div>`
+        ? `<div class="saves"><div>${esc(l10n.t('Saves first:'))}</div><ul>${it.saves.map((f) => `<li data-user-changes="${f.userChanges}"><code>${esc(f.path)}</code>${f.userChanges ? ` <span class="user-changes">${esc(l10n.t('(with your unsaved changes)'))}</span>` : ''}</li>`).join('')}</ul></div>`
         : '';
       const body = it.command
-        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">in ${esc(it.cwd)}</div>` : ''}</div>${saves}`
+        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">${esc(l10n.t('in {0}', it.cwd))}</div>` : ''}</div>${saves}`
         : it.diffs.map(miniDiff).join('') + saves;
       const diffBtns = diffButtons(index, it.diffs);
       const buttons = it.answer
         ? `<div class="answered">${esc(answerText(it.answer))}${it.feedback ? `: <q class="feedback">${esc(it.feedback)}</q>` : ''}</div>`
-        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}">${esc(b)}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="Deny, and tell agentd what to do instead">${esc(DENY_WITH_FEEDBACK)}</button>` : ''}</div>`;
-      const server = it.server ? `<div class="perm-server">MCP server: <code>${esc(it.server)}</code></div>` : '';
-      return `<div class="permission${it.answer ? ' done' : ''}" role="group" aria-label="Permission request: ${esc(it.title)}" data-req="${esc(it.id)}"><div class="perm-title">${esc(it.title)}</div>${server}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
+        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}">${esc(buttonLabel(b))}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="${esc(l10n.t('Deny, and tell agentd what to do instead'))}">${esc(denyWithFeedbackLabel())}</button>` : ''}</div>`;
+      const server = it.server ? `<div class="perm-server">${esc(l10n.t('MCP server:'))} <code>${esc(it.server)}</code></div>` : '';
+      return `<div class="permission${it.answer ? ' done' : ''}" role="group" aria-label="${esc(l10n.t('Permission request: {0}', it.title))}" data-req="${esc(it.id)}"><div class="perm-title">${esc(it.title)}</div>${server}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
     }
   }
 }
 
 function answerText(a: string): string {
   switch (a) {
-    case 'Allow once': return 'Allowed once';
-    case 'Allow for session': return 'Allowed for this session';
-    case 'Always allow': return 'Always allowed';
-    case 'Deny': return 'Denied';
-    case 'feedback': return 'Denied with feedback';
-    case 'withdrawn': return 'No longer needed';
-    default: return 'Cancelled';
+    case 'allow_once': return l10n.t('Allowed once');
+    case 'allow_session': return l10n.t('Allowed for this session');
+    case 'allow_always': return l10n.t('Always allowed');
+    case 'deny': return l10n.t('Denied');
+    case 'feedback': return l10n.t('Denied with feedback');
+    case 'withdrawn': return l10n.t('No longer needed');
+    default: return l10n.t('Cancelled');
+  }
+}
+
+/** A Changes row's kind ("modified", "created", "renamed from …"), from agentd's change names. */
+function changeText(change: string, from?: string): string {
+  if (from) return l10n.t('{0} from {1}', changeName(change), from);
+  return changeName(change);
+}
+function changeName(change: string): string {
+  switch (change) {
+    case 'created': return l10n.t('created');
+    case 'modified': return l10n.t('modified');
+    case 'deleted': return l10n.t('deleted');
+    case 'renamed': return l10n.t('renamed');
+    default: return change;
   }
 }
 
@@ -412,7 +438,7 @@ function renderItems() {
     rendered.clear();
     const e = document.createElement('div');
     e.className = 'empty';
-    e.innerHTML = '<p>Ask agentd to read, explain or change code in this workspace.</p><p class="hint">Edits land in your editor buffers, unsaved; review them, undo with Ctrl+Z, or save.</p>';
+    e.innerHTML = `<p>${esc(l10n.t('Ask agentd to read, explain or change code in this workspace.'))}</p><p class="hint">${esc(l10n.t('Edits land in your editor buffers, unsaved; review them, undo with Ctrl+Z, or save.'))}</p>`;
     messages.appendChild(e);
     rendered.set(-1, { el: e, key: 'empty' });
   } else if (rendered.has(-1)) { rendered.get(-1)!.el.remove(); rendered.delete(-1); }
@@ -434,10 +460,10 @@ function announceIfDone(it: Item, index: number, el: HTMLElement) {
   if (announced.has(key)) return;
   if (it.kind === 'agent' && !it.streaming && (revealed.get(index) ?? 0) >= it.text.length) {
     announced.add(key);
-    announce(`agentd: ${(el.querySelector('.md')?.textContent ?? it.text).trim()}`);
+    announce(l10n.t('agentd: {0}', (el.querySelector('.md')?.textContent ?? it.text).trim()));
   } else if (it.kind === 'permission' && !it.answer) {
     announced.add(key);
-    announce(`agentd asks for permission: ${it.title}. ${buttonsFor(it.options).join(', ')}.`);
+    announce(l10n.t('agentd asks for permission: {0}. {1}.', it.title, buttonsFor(it.options).map(buttonLabel).join(', ')));
   }
 }
 function markAllAnnounced() {
@@ -470,7 +496,7 @@ function modeChoices(): { configId: string; values: { value: string; name: strin
   const vals = o ? optionValues(o) : [];
   return {
     configId: o?.id ?? 'mode',
-    values: vals.length ? vals : [{ value: 'ask', name: 'Ask' }, { value: 'auto', name: 'Auto' }, { value: 'plan', name: 'Plan' }],
+    values: vals.length ? vals : [{ value: 'ask', name: l10n.t('Ask') }, { value: 'auto', name: l10n.t('Auto') }, { value: 'plan', name: l10n.t('Plan') }],
   };
 }
 
@@ -479,7 +505,7 @@ function renderChrome() {
   // modes
   const m = modeChoices();
   const current = state.mode ?? 'ask';
-  $('.modes').innerHTML = m.values.map((v) => `<button role="radio" aria-checked="${v.value === current}" class="mode${v.value === current ? ' on' : ''}" data-act="mode" data-config="${esc(m.configId)}" data-value="${esc(v.value)}" title="${esc(v.name)} mode"${ready ? '' : ' disabled'}>${esc(v.name.replace(/^./, (ch) => ch.toUpperCase()))}</button>`).join('');
+  $('.modes').innerHTML = m.values.map((v) => `<button role="radio" aria-checked="${v.value === current}" class="mode${v.value === current ? ' on' : ''}" data-act="mode" data-config="${esc(m.configId)}" data-value="${esc(v.value)}" title="${esc(l10n.t('{0} mode', v.name))}"${ready ? '' : ' disabled'}>${esc(v.name.replace(/^./, (ch) => ch.toUpperCase()))}</button>`).join('');
   // model
   const model = state.configOptions.find((c: ConfigOption) => c.category === 'model' || c.id === 'model');
   const sel = $<HTMLSelectElement>('.model');
@@ -499,21 +525,21 @@ function renderChrome() {
     banner.hidden = false;
     banner.className = `banner ${state.daemon.status}`;
     banner.innerHTML = state.daemon.status === 'starting'
-      ? `<span>${esc(state.daemon.message ?? 'Starting agentd…')}</span>`
-      : `<strong>agentd is not running.</strong> <span>${esc(state.daemon.message ?? '')}</span><div class="banner-actions"><button data-act="restart">Restart agentd</button><button class="secondary" data-act="logs">Show Logs</button></div>`;
+      ? `<span>${esc(state.daemon.message ?? l10n.t('Starting agentd…'))}</span>`
+      : `<strong>${esc(l10n.t('agentd is not running.'))}</strong> <span>${esc(state.daemon.message ?? '')}</span><div class="banner-actions"><button data-act="restart">${esc(l10n.t('Restart agentd'))}</button><button class="secondary" data-act="logs">${esc(l10n.t('Show Logs'))}</button></div>`;
   }
   // plan
   const plan = $('.plan');
   if (state.plan.length) {
     plan.hidden = false;
     const icon: Record<string, string> = { completed: '✓', in_progress: '◐', pending: '○' };
-    plan.innerHTML = `<div class="section-title">Plan</div><ol>${state.plan.map((p) => `<li class="plan-${esc(p.status ?? 'pending')}"><span class="plan-icon">${icon[p.status ?? 'pending'] ?? '○'}</span>${esc(p.content)}</li>`).join('')}</ol>`;
+    plan.innerHTML = `<div class="section-title">${esc(l10n.t('Plan'))}</div><ol>${state.plan.map((p) => `<li class="plan-${esc(p.status ?? 'pending')}"><span class="plan-icon">${icon[p.status ?? 'pending'] ?? '○'}</span>${esc(p.content)}</li>`).join('')}</ol>`;
   } else plan.hidden = true;
   // queue
   const q = $('.queued');
   if (state.queued.length) {
     q.hidden = false;
-    q.innerHTML = `<div class="section-title">Queued</div>${state.queued.map((x) => `<div class="queued-item">${esc(x.text)}</div>`).join('')}`;
+    q.innerHTML = `<div class="section-title">${esc(l10n.t('Queued'))}</div>${state.queued.map((x) => `<div class="queued-item">${esc(x.text)}</div>`).join('')}`;
   } else q.hidden = true;
   // usage meter
   const meter = $('.meter');
@@ -522,14 +548,14 @@ function renderChrome() {
     const pct = state.usage.size ? Math.min(100, (100 * state.usage.used) / state.usage.size) : 0;
     ($('.meter-fill') as HTMLElement).style.width = `${pct}%`;
     meter.classList.toggle('high', pct > 80);
-    $('.meter-text').textContent = `Context ${usageText(state.usage)}`;
+    $('.meter-text').textContent = l10n.t('Context {0}', usageText(state.usage));
   } else meter.hidden = true;
   // send / stop
   $('.stop').hidden = !state.running;
-  $('.send').textContent = state.running ? 'Steer' : 'Send';
-  $('.send').title = state.running ? 'Add this to the running turn at its next step' : 'Send the prompt';
+  $('.send').textContent = state.running ? l10n.t('Steer') : l10n.t('Send');
+  $('.send').title = state.running ? l10n.t('Add this to the running turn at its next step') : l10n.t('Send the prompt');
   $('.queue').hidden = !state.running;
-  $('.state-text').textContent = state.running ? 'Working…' : state.title ?? '';
+  $('.state-text').textContent = state.running ? l10n.t('Working…') : state.title ?? '';
   document.body.dataset.running = String(state.running);
   document.body.dataset.daemon = state.daemon.status;
 }
@@ -537,9 +563,9 @@ function renderChrome() {
 function renderHistory() {
   const h = $('.history');
   const cur = state.sessionId;
-  h.innerHTML = `<div class="section-title">Chats</div>${sessionsError ? `<div class="notice error">${esc(sessionsError)}</div>`
-    : sessions === null ? '<div class="muted">Loading…</div>'
-      : sessions.length === 0 ? '<div class="muted">No saved chats yet.</div>'
+  h.innerHTML = `<div class="section-title">${esc(l10n.t('Chats'))}</div>${sessionsError ? `<div class="notice error">${esc(sessionsError)}</div>`
+    : sessions === null ? `<div class="muted">${esc(l10n.t('Loading…'))}</div>`
+      : sessions.length === 0 ? `<div class="muted">${esc(l10n.t('No saved chats yet.'))}</div>`
         : sessions.map((s) => `<button class="session${s.sessionId === cur ? ' current' : ''}" data-session="${esc(s.sessionId)}" data-title="${esc(s.title ?? '')}"><span>${esc(s.title || s.sessionId)}</span><span class="muted">${esc(s.updatedAt ? new Date(s.updatedAt).toLocaleString() : '')}</span></button>`).join('')}`;
 }
 

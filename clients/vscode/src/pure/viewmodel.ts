@@ -1,7 +1,9 @@
 // The chat view's model: a pure reduction of agentd's `agent/session/update` notifications and
 // the extension's own events (prompt sent, turn ended, permission asked, daemon state). The
 // extension host and the webview run the same reducer: the host keeps the state to restore a
-// re-created view, the webview applies each event as it streams in.
+// re-created view, the webview applies each event as it streams in. Its texts go through l10n.t
+// (src/pure/l10n.ts).
+import * as l10n from '@vscode/l10n';
 
 export interface Diff { path: string; oldText: string | null; newText: string }
 export interface PlanEntry { content: string; priority?: string; status?: string }
@@ -155,7 +157,7 @@ export function savesOf(v: unknown): Save[] {
 /** One line saying what is saved before a program runs; "" when nothing is. */
 export function savesText(saves: Save[]): string {
   if (!saves.length) return '';
-  return 'Saves first: ' + saves.map((s) => s.path + (s.userChanges ? ' (with your unsaved changes)' : '')).join(', ');
+  return l10n.t('Saves first: {0}', saves.map((s) => (s.userChanges ? l10n.t('{0} (with your unsaved changes)', s.path) : s.path)).join(', '));
 }
 
 /** The MCP server named in a tool call's or permission's `_meta["agentd/mcpServer"]`, made visible. */
@@ -359,7 +361,7 @@ export function reduce(s: ChatState, e: Event): ChatState {
       const tc = p.toolCall ?? {};
       const cmd = commandOf(tc.rawInput);
       s.items.push({
-        kind: 'permission', id: e.requestId, toolCallId: tc.toolCallId, title: String(tc.title ?? 'Permission requested'),
+        kind: 'permission', id: e.requestId, toolCallId: tc.toolCallId, title: String(tc.title ?? l10n.t('Permission requested')),
         toolKind: tc.kind, diffs: diffsOf(tc.content), command: cmd.command, cwd: cmd.cwd, saves: savesOf(tc._meta?.['agentd/saves']),
         options: Array.isArray(p.options) ? p.options : [], server: serverOf(tc._meta),
       });
@@ -389,11 +391,11 @@ export function reduce(s: ChatState, e: Event): ChatState {
 
 export function stopReasonText(r: string): string {
   switch (r) {
-    case 'cancelled': return 'Stopped.';
-    case 'max_tokens': return 'The reply hit the output token limit.';
-    case 'max_turn_requests': return 'The turn hit the iteration limit.';
-    case 'refusal': return 'The model refused.';
-    default: return `Turn ended: ${r}`;
+    case 'cancelled': return l10n.t('Stopped.');
+    case 'max_tokens': return l10n.t('The reply hit the output token limit.');
+    case 'max_turn_requests': return l10n.t('The turn hit the iteration limit.');
+    case 'refusal': return l10n.t('The model refused.');
+    default: return l10n.t('Turn ended: {0}', r);
   }
 }
 
@@ -480,7 +482,7 @@ function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
       return s;
     case 'compaction_update':
       if (u.status === 'completed' || u.status === 'done') {
-        s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'info', title: 'Earlier conversation was summarised to free context.' });
+        s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'info', title: l10n.t('Earlier conversation was summarised to free context.') });
       }
       return s;
   }
@@ -497,20 +499,33 @@ export function optionValues(o: ConfigOption): ConfigOptionValue[] {
   return out;
 }
 
-/** Permission buttons, in the order shown, mapped to the options agentd offered. */
-export const PERMISSION_BUTTONS = ['Allow once', 'Allow for session', 'Always allow', 'Deny'] as const;
+/**
+ * Permission buttons, in the order shown, mapped to the options agentd offered. A button is known
+ * by this id everywhere (the webview's data-button, the notification's MessageItem, the answer
+ * recorded in the transcript); its label is buttonLabel's, in the display language.
+ */
+export const PERMISSION_BUTTONS = ['allow_once', 'allow_session', 'allow_always', 'deny'] as const;
 export type PermissionButton = (typeof PERMISSION_BUTTONS)[number];
+
+export function buttonLabel(b: PermissionButton): string {
+  switch (b) {
+    case 'allow_once': return l10n.t('Allow once');
+    case 'allow_session': return l10n.t('Allow for session');
+    case 'allow_always': return l10n.t('Always allow');
+    case 'deny': return l10n.t('Deny');
+  }
+}
 
 export function optionForButton(options: PermissionOption[], button: PermissionButton): string | undefined {
   const byId = (id: string) => options.find((o) => o.optionId === id)?.optionId;
   const byKind = (k: string) => options.find((o) => o.kind === k)?.optionId;
   switch (button) {
-    case 'Allow once': return byId('allow_once') ?? byKind('allow_once');
-    case 'Allow for session':
+    case 'allow_once': return byId('allow_once') ?? byKind('allow_once');
+    case 'allow_session':
       return byId('allow_session') ?? options.find((o) => o.kind === 'allow_always' && (o._meta as any)?.['agentd/scope'] === 'session')?.optionId;
-    case 'Always allow':
+    case 'allow_always':
       return byId('allow_always') ?? options.find((o) => o.kind === 'allow_always' && (o._meta as any)?.['agentd/scope'] !== 'session')?.optionId;
-    case 'Deny': return byId('reject_once') ?? byKind('reject_once') ?? byId('reject_always') ?? byKind('reject_always');
+    case 'deny': return byId('reject_once') ?? byKind('reject_once') ?? byId('reject_always') ?? byKind('reject_always');
   }
 }
 
@@ -520,7 +535,9 @@ export function buttonsFor(options: PermissionOption[]): PermissionButton[] {
 }
 
 /** "Deny with feedback…": a `reject_once` carrying the user's correction; offered when agentd offers `reject_once`. */
-export const DENY_WITH_FEEDBACK = 'Deny with feedback…';
+export function denyWithFeedbackLabel(): string {
+  return l10n.t('Deny with feedback…');
+}
 
 export function feedbackOption(options: PermissionOption[]): string | undefined {
   return options.find((o) => o.optionId === 'reject_once')?.optionId ?? options.find((o) => o.kind === 'reject_once')?.optionId;
@@ -536,6 +553,6 @@ export function feedbackOutcome(optionId: string, text: string): { outcome: Reco
 export function usageText(u: { used: number; size: number } | undefined): string {
   if (!u) return '';
   const k = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(n >= 100000 ? 0 : 1)}k` : String(n));
-  if (!u.size) return `${k(u.used)} tokens`;
+  if (!u.size) return l10n.t('{0} tokens', k(u.used));
   return `${k(u.used)} / ${k(u.size)} (${Math.round((100 * u.used) / u.size)}%)`;
 }

@@ -665,7 +665,7 @@ try {
       if (await chat().locator('details.thought[open]').count()) throw new Error('a finished thought block stayed open');
       // The request was announced.
       await waitFor('permission announced', () => heard.some((t) => t.startsWith('agentd asks for permission')), 5000);
-      await chat().locator('.permission button[data-button="Deny"]').last().click();
+      await chat().locator('.permission button[data-button="deny"]').last().click();
       await chatSays('Left fold.txt alone', 30000);
       await waitFor('final reply announced', () => heard.some((t) => t.startsWith('agentd: Left fold.txt alone')), 10000);
     } finally { clearInterval(sample); }
@@ -758,7 +758,7 @@ try {
     await startFake('keys', readScript(false));
     await newChat();
     await sendPromptFromPalette('Change hello to goodbye in a.txt');
-    await chat().locator('.permission button[data-button="Deny"]').waitFor({ timeout: 60000 });
+    await chat().locator('.permission button[data-button="deny"]').waitFor({ timeout: 60000 });
     await openFile('a.txt');
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+Alt+N');

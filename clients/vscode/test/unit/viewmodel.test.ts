@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buttonsFor, ChatState, Event, feedbackOption, feedbackOutcome, initialState, optionForButton, quoteArgv, reduce, savesText, slashMatches, turnBaselines, usageText, visible } from '../../src/pure/viewmodel';
+import { buttonLabel, buttonsFor, ChatState, Event, feedbackOption, feedbackOutcome, initialState, optionForButton, quoteArgv, reduce, savesText, slashMatches, turnBaselines, usageText, visible } from '../../src/pure/viewmodel';
 
 const run = (events: Event[], s: ChatState = initialState()) => events.reduce(reduce, s);
 const up = (update: any): Event => ({ type: 'update', sessionId: 's1', update });
@@ -209,27 +209,28 @@ test('permission buttons map to the options agentd offered', () => {
     { optionId: 'allow_always', kind: 'allow_always' }, { optionId: 'reject_once', kind: 'reject_once' },
     { optionId: 'reject_always', kind: 'reject_always' },
   ];
-  assert.deepEqual(buttonsFor(options), ['Allow once', 'Allow for session', 'Always allow', 'Deny']);
-  assert.equal(optionForButton(options, 'Allow once'), 'allow_once');
-  assert.equal(optionForButton(options, 'Allow for session'), 'allow_session');
-  assert.equal(optionForButton(options, 'Always allow'), 'allow_always');
-  assert.equal(optionForButton(options, 'Deny'), 'reject_once');
+  assert.deepEqual(buttonsFor(options), ['allow_once', 'allow_session', 'allow_always', 'deny']);
+  assert.deepEqual(buttonsFor(options).map(buttonLabel), ['Allow once', 'Allow for session', 'Always allow', 'Deny']);
+  assert.equal(optionForButton(options, 'allow_once'), 'allow_once');
+  assert.equal(optionForButton(options, 'allow_session'), 'allow_session');
+  assert.equal(optionForButton(options, 'allow_always'), 'allow_always');
+  assert.equal(optionForButton(options, 'deny'), 'reject_once');
   // Only what was offered, matched by kind when the ids differ.
   const few = [{ optionId: 'yes', kind: 'allow_once' }, { optionId: 'no', kind: 'reject_once' }];
-  assert.deepEqual(buttonsFor(few), ['Allow once', 'Deny']);
-  assert.equal(optionForButton(few, 'Deny'), 'no');
+  assert.deepEqual(buttonsFor(few), ['allow_once', 'deny']);
+  assert.equal(optionForButton(few, 'deny'), 'no');
 });
 
 test('a permission request for a program shows the command and cwd', () => {
   const s = run([
     { type: 'reset', sessionId: 's1' },
     { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c', title: 'run_program', kind: 'execute', rawInput: { command: 'make test', cwd: '/w' } }, options: [] } },
-    { type: 'permissionAnswered', requestId: 'r1', answer: 'Deny' },
+    { type: 'permissionAnswered', requestId: 'r1', answer: 'deny' },
   ]);
   const p = s.items[0] as any;
   assert.equal(p.command, 'make test');
   assert.equal(p.cwd, '/w');
-  assert.equal(p.answer, 'Deny');
+  assert.equal(p.answer, 'deny');
 });
 
 test('a program permission shows its argv quoted, its directory and what is saved first', () => {
