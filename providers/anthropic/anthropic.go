@@ -107,7 +107,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 		defer s.Release(em)
 		d := decoder{em: em}
 		for ev := range s.Events() {
-			if !d.event(ev.Type, httpsse.Bytes(ev.Data)) {
+			if !d.event(ev.Type, ev.Data) {
 				break
 			}
 		}

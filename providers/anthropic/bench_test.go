@@ -12,7 +12,6 @@ import (
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/httpsse"
 	"github.com/agentd-dev/agentd/providers/providertest"
-	sse "github.com/tmaxmax/go-sse"
 )
 
 // benchStream is a recorded-style Anthropic stream (padded JSON, pings) with n text deltas and
@@ -51,8 +50,8 @@ func BenchmarkDecode(b *testing.B) {
 			return true
 		})
 		d := decoder{em: em}
-		for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: httpsse.DefaultMaxEventSize}) {
-			if err != nil || !d.event(ev.Type, httpsse.Bytes(ev.Data)) {
+		for ev, err := range httpsse.ReadEvents(bytes.NewReader(body), 0) {
+			if err != nil || !d.event(ev.Type, ev.Data) {
 				break
 			}
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/httpsse"
 	"github.com/agentd-dev/agentd/providers/providertest"
-	sse "github.com/tmaxmax/go-sse"
 )
 
 // decodeBytes runs the decoder over an SSE body the way Stream does, without the network.
@@ -75,8 +74,8 @@ func BenchmarkDecode(b *testing.B) {
 		var last providers.Event
 		em := providers.NewEmitter(func(ev providers.Event) bool { last = ev; return true })
 		d := decoder{em: em, idPrefix: "id-"}
-		for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: httpsse.DefaultMaxEventSize}) {
-			if err != nil || !d.data(httpsse.Bytes(ev.Data)) {
+		for ev, err := range httpsse.ReadEvents(bytes.NewReader(body), 0) {
+			if err != nil || !d.data(ev.Data) {
 				break
 			}
 		}

@@ -76,7 +76,9 @@ func (d *decoder) fastData(b []byte) (handled, more bool) {
 		return false, false
 	}
 	if f.usage != nil {
-		d.usageRaw = f.usage
+		// A copy: the event's data is only valid until the next event.
+		d.usageBuf = append(d.usageBuf[:0], f.usage...)
+		d.usageRaw = d.usageBuf
 		d.hasUsage = true
 	}
 	for i := 0; i < f.n; i++ {

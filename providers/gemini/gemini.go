@@ -125,7 +125,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 		defer s.Release(em)
 		d := decoder{em: em, idPrefix: syntheticIDPrefix + randomID() + "-"}
 		for ev := range s.Events() {
-			if !d.data(httpsse.Bytes(ev.Data)) {
+			if !d.data(ev.Data) {
 				break
 			}
 		}

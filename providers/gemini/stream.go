@@ -73,11 +73,11 @@ type decoder struct {
 	calls    int
 	usage    wireUsage
 	hasUsage bool
-	// usageRaw is the last usageMetadata seen by the fast path, parsed only when reported: it
-	// points into an event's data string, which is immutable, so keeping it is safe.
-	usageRaw []byte
-	finish   string
-	finished bool
+	// usageRaw is the last usageMetadata seen by the fast path, parsed only when reported: a
+	// copy in usageBuf, since an event's data is only valid until the next event.
+	usageRaw, usageBuf []byte
+	finish             string
+	finished           bool
 
 	// noFast turns the fast path off (tests compare both paths).
 	noFast bool

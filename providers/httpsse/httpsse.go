@@ -4,9 +4,9 @@
 // status, reads and classifies error bodies (bounded), retries transient failures that happen
 // before the first byte of the stream with capped exponential backoff and jitter (honouring
 // Retry-After, retry-after-ms and Google's RetryInfo, and announcing each retry as a notice), and
-// hands the dialect an iterator over SSE events parsed by github.com/tmaxmax/go-sse with the event
-// size limit raised. It knows nothing of any provider's JSON: deciding that a stream ended without
-// its end marker is the dialect's job (go-sse reports EOF as success).
+// hands the dialect an iterator over SSE events, parsed by its own reader (sse.go) without an
+// allocation per event. It knows nothing of any provider's JSON: deciding that a stream ended
+// without its end marker is the dialect's job (the reader reports EOF as success).
 package httpsse
 
 import (
@@ -26,7 +26,6 @@ import (
 	"unsafe"
 
 	"github.com/agentd-dev/agentd/providers"
-	sse "github.com/tmaxmax/go-sse"
 )
 
 // Doer sends one HTTP request; *http.Client implements it.
@@ -77,8 +76,8 @@ type Transport struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter spreads a computed backoff d; nil picks uniformly in [d/2, d).
 	Jitter func(d time.Duration) time.Duration
-	// MaxEventSize bounds one SSE event (go-sse's default is 64 KiB, too small for some
-	// providers' events). 0 means DefaultMaxEventSize.
+	// MaxEventSize bounds one SSE event (some providers' events pass 64 KiB). 0 means
+	// DefaultMaxEventSize.
 	MaxEventSize int
 	// MaxErrorBody bounds how much of an error body is read. 0 means DefaultMaxErrorBody.
 	MaxErrorBody int
@@ -174,19 +173,25 @@ func (s *Stream) Release(em *providers.Emitter) {
 	s.Close()
 }
 
-// Events yields the stream's SSE events. Iteration stops at EOF without an error (the dialect
-// decides whether its end marker was seen) or at the first read error, which Err then returns
-// classified: cancelled when ctx ended, a protocol error for an oversized event, network otherwise.
-func (s *Stream) Events() iter.Seq[sse.Event] {
-	return func(yield func(sse.Event) bool) {
-		for ev, err := range sse.Read(s.br, &sse.ReadConfig{MaxEventSize: s.maxEvent}) {
-			if err != nil {
-				s.err = s.classifyReadErr(err)
-				return
+// Events yields the stream's SSE events (see Event: each one's Data is valid until the next).
+// Iteration stops at EOF without an error (the dialect decides whether its end marker was seen)
+// or at the first read error, which Err then returns classified: cancelled when ctx ended, a
+// protocol error for an oversized event, network otherwise.
+func (s *Stream) Events() iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		p := newEventReader(s.br, s.maxEvent)
+		for {
+			ev, ok := p.next()
+			if !ok {
+				break
 			}
 			if !yield(ev) {
 				return
 			}
+		}
+		if p.err != nil && p.err != io.EOF {
+			s.err = s.classifyReadErr(p.err)
+			return
 		}
 		if s.ctx.Err() != nil && s.err == nil {
 			s.err = providers.Cancelled()
@@ -204,7 +209,7 @@ func (s *Stream) classifyReadErr(err error) *providers.Error {
 	if s.ctx.Err() != nil {
 		return providers.Cancelled()
 	}
-	if errors.Is(err, bufio.ErrTooLong) {
+	if errors.Is(err, ErrEventTooLong) {
 		return providers.ProtocolError(s.provider, fmt.Sprintf("an event exceeded the %d-byte limit", s.maxEvent))
 	}
 	return providers.NetworkError(s.ctx, s.provider, err)

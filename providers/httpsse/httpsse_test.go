@@ -84,7 +84,7 @@ func TestRetryHonoursRetryAfterAndAnnouncesIt(t *testing.T) {
 	}
 	var data []string
 	for ev := range s.Events() {
-		data = append(data, ev.Data)
+		data = append(data, string(ev.Data))
 	}
 	if fmt.Sprint(data) != "[hi]" || s.Err() != nil || n.Load() != 4 {
 		t.Errorf("data = %q err = %v requests = %d", data, s.Err(), n.Load())
@@ -266,7 +266,7 @@ func TestCancelMidStreamAndCloseReleaseTheConnection(t *testing.T) {
 	defer s.Close()
 	var got []string
 	for ev := range s.Events() {
-		got = append(got, ev.Data)
+		got = append(got, string(ev.Data))
 		cancel()
 	}
 	if fmt.Sprint(got) != "[one]" || s.Err() == nil || s.Err().Kind != providers.ErrCancelled {
@@ -509,7 +509,7 @@ func TestIdleWatchdogBeforeAndAfterTheStreamStarts(t *testing.T) {
 	}
 	var got []string
 	for ev := range s.Events() {
-		got = append(got, ev.Data)
+		got = append(got, string(ev.Data))
 	}
 	if fmt.Sprint(got) != "[one]" || s.Err() == nil || s.Err().Kind != providers.ErrNetwork || !strings.Contains(s.Err().Message, "sent nothing") {
 		t.Fatalf("got %q err %+v", got, s.Err())
@@ -534,7 +534,7 @@ func TestSteadyTrickleIsNotIdle(t *testing.T) {
 	}
 	var got []string
 	for ev := range s.Events() {
-		got = append(got, ev.Data)
+		got = append(got, string(ev.Data))
 	}
 	if len(got) != 6 || s.Err() != nil {
 		t.Fatalf("got %q err %+v", got, s.Err())
@@ -576,8 +576,8 @@ func TestReleaseAfterACompletedAnswerKeepsTheConnection(t *testing.T) {
 		}
 		var got []string
 		for ev := range s.Events() {
-			got = append(got, ev.Data)
-			if ev.Data == "[DONE]" {
+			got = append(got, string(ev.Data))
+			if string(ev.Data) == "[DONE]" {
 				break // as a dialect stops at its end marker
 			}
 		}

@@ -58,8 +58,9 @@ func benchStream(n int) ([]byte, int) {
 }
 
 // BenchmarkStreamDecode decodes a recorded-shape stream end to end: the provider's Stream builds
-// and sends the request, go-sse parses the body, the decoder yields neutral events. ns/delta and
-// allocs/delta divide the whole run (request included) by the number of deltas.
+// and sends the request, httpsse's event reader parses the body, the decoder yields neutral
+// events. ns/delta and allocs/delta divide the whole run (request included) by the number of
+// deltas.
 func BenchmarkStreamDecode(b *testing.B) {
 	body, deltas := benchStream(500)
 	p, err := newProvider(providers.Config{Model: "gpt-4o", APIKey: "k", BaseURL: "https://api.openai.com/v1"}, &httpsse.Transport{Doer: memDoer{body}})

@@ -283,7 +283,7 @@ func (p *Provider) decode(ctx context.Context, s *httpsse.Stream, em *providers.
 		return em.Emit(ev)
 	}
 	for ev := range s.Events() {
-		if !d.event(ev.Type, httpsse.Bytes(ev.Data), emit) {
+		if !d.event(ev.Type, ev.Data, emit) {
 			return
 		}
 	}

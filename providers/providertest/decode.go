@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/httpsse"
-	sse "github.com/tmaxmax/go-sse"
 )
 
 // SSEFiles lists the recorded SSE bodies of a dialect: its own in testdata/providers/<dialect>
@@ -25,8 +24,8 @@ func SSEFiles(t testing.TB, dialect string) []string {
 // of every event. Fuzzers use it to tell input a strict decoder must accept from input it may
 // refuse.
 func EveryData(body []byte, valid func(data string) bool) bool {
-	for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: 1 << 20}) {
-		if err != nil || !valid(ev.Data) {
+	for ev, err := range httpsse.ReadEvents(bytes.NewReader(body), 1<<20) {
+		if err != nil || !valid(string(ev.Data)) {
 			return false
 		}
 	}
@@ -63,11 +62,11 @@ func FastPathAgreesOnFiles(t testing.TB, files []string, decode func(body []byte
 // the network, and hands fn each event's type and data until fn returns false. It returns the
 // error that stopped the reading, if any.
 func ReadSSE(body []byte, fn func(typ string, data []byte) bool) error {
-	for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: 1 << 20}) {
+	for ev, err := range httpsse.ReadEvents(bytes.NewReader(body), 1<<20) {
 		if err != nil {
 			return err
 		}
-		if !fn(ev.Type, httpsse.Bytes(ev.Data)) {
+		if !fn(ev.Type, ev.Data) {
 			break
 		}
 	}
