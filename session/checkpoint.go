@@ -58,23 +58,20 @@ func (cp *checkpointer) unsaved(a *assembly) int {
 	return n
 }
 
-// due returns the channel that fires when the unsaved progress must be saved; it saves at once
-// when enough bytes are waiting. Nil when nothing is waiting.
-func (cp *checkpointer) due(a *assembly) <-chan time.Time {
+// progress saves at once when enough bytes are waiting, and otherwise, when anything is
+// waiting, makes sure save runs (on the timer's goroutine) within checkpointInterval.
+func (cp *checkpointer) progress(a *assembly, save func()) {
 	if cp.s.file == nil {
-		return nil // nothing is persisted
+		return // nothing is persisted
 	}
 	n := cp.unsaved(a)
 	switch {
 	case n == 0:
-		return nil
 	case n >= checkpointBytes:
 		cp.save(a)
-		return nil
 	case cp.timer == nil:
-		cp.timer = time.NewTimer(checkpointInterval)
+		cp.timer = time.AfterFunc(checkpointInterval, save)
 	}
-	return cp.timer.C
 }
 
 // save writes what the step streamed since the last save.

@@ -220,19 +220,26 @@ func TestCheckpointCadence(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(h.state, "sessions", h.sid+".jsonl"))
 		return bytes.Count(b, []byte(`"t":"streaming"`))
 	}
+	fired := make(chan struct{}, 4)
+	save := func() { fired <- struct{}{} }
 	a.apply(providers.Event{Type: providers.EventTextDelta, Text: "small"}, nil)
-	if cp.due(a) == nil || count() != 0 {
+	if cp.progress(a, save); cp.timer == nil || count() != 0 {
 		t.Fatalf("a small delta: no timer, or saved at once (%d)", count())
 	}
+	select {
+	case <-fired: // the timer calls save (the stream's saves under its lock)
+	case <-time.After(hangGuard):
+		t.Fatal("the checkpoint timer never fired")
+	}
 	a.apply(providers.Event{Type: providers.EventTextDelta, Text: strings.Repeat("x", checkpointBytes)}, nil)
-	if cp.due(a) != nil || count() != 1 {
+	if cp.progress(a, save); cp.timer != nil || count() != 1 {
 		t.Fatalf("%d bytes waiting: saves %d", checkpointBytes, count())
 	}
 	a.apply(providers.Event{Type: providers.EventToolCallStarted, ToolCallID: "c", ToolName: "read_file"}, nil)
-	if cp.due(a) != nil || count() != 2 {
+	if cp.progress(a, save); cp.timer != nil || count() != 2 {
 		t.Fatalf("an announced call: saves %d", count())
 	}
-	if cp.due(a) != nil {
+	if cp.progress(a, save); cp.timer != nil {
 		t.Fatal("a timer with nothing to save")
 	}
 	cp.done("m1")
