@@ -8,12 +8,12 @@ import (
 )
 
 type addDependencyIn struct {
-	Ecosystem      string `json:"ecosystem" jsonschema:"enum=go,enum=npm"`
-	Package        string `json:"package" jsonschema:"maxLength=300"`
-	Version        string `json:"version,omitempty" jsonschema:"maxLength=100"`
+	Ecosystem      string `json:"ecosystem" schema:"enum=go,enum=npm"`
+	Package        string `json:"package" schema:"maxLength=300"`
+	Version        string `json:"version,omitempty" schema:"maxLength=100"`
 	Dev            bool   `json:"dev,omitempty"`
-	Path           string `json:"path,omitempty" jsonschema:"maxLength=4096"`
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"minimum=1,maximum=3600"`
+	Path           string `json:"path,omitempty" schema:"maxLength=4096"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" schema:"minimum=1,maximum=3600"`
 }
 
 func (in addDependencyIn) title() string {

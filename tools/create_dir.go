@@ -9,7 +9,7 @@ import (
 )
 
 type createDirIn struct {
-	Path string `json:"path" jsonschema:"maxLength=4096"`
+	Path string `json:"path" schema:"maxLength=4096"`
 }
 
 func (in createDirIn) title() string {

@@ -11,8 +11,8 @@ import (
 )
 
 type createFileIn struct {
-	Path      string `json:"path" jsonschema:"maxLength=4096"`
-	Content   string `json:"content" jsonschema:"maxLength=8388608"`
+	Path      string `json:"path" schema:"maxLength=4096"`
+	Content   string `json:"content" schema:"maxLength=8388608"`
 	Overwrite bool   `json:"overwrite,omitempty"`
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 type deletePathIn struct {
-	Path      string `json:"path" jsonschema:"maxLength=4096"`
+	Path      string `json:"path" schema:"maxLength=4096"`
 	Recursive bool   `json:"recursive,omitempty"`
 }
 

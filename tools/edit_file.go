@@ -9,13 +9,13 @@ import (
 )
 
 type editFileIn struct {
-	Path  string       `json:"path" jsonschema:"maxLength=4096"`
-	Edits []editFileOp `json:"edits" jsonschema:"minItems=1,maxItems=100"`
+	Path  string       `json:"path" schema:"maxLength=4096"`
+	Edits []editFileOp `json:"edits" schema:"minItems=1,maxItems=100"`
 }
 
 type editFileOp struct {
-	OldText    string `json:"old_text" jsonschema:"maxLength=1048576"`
-	NewText    string `json:"new_text" jsonschema:"maxLength=8388608"`
+	OldText    string `json:"old_text" schema:"maxLength=1048576"`
+	NewText    string `json:"new_text" schema:"maxLength=8388608"`
 	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 

@@ -8,15 +8,15 @@ import (
 )
 
 type editModuleConfigIn struct {
-	Ecosystem      string `json:"ecosystem" jsonschema:"enum=go,enum=npm"`
-	Action         string `json:"action" jsonschema:"enum=require,enum=droprequire,enum=replace,enum=dropreplace,enum=go_version,enum=tidy,enum=remove,enum=set,enum=delete"`
-	Module         string `json:"module,omitempty" jsonschema:"maxLength=300"`
-	Version        string `json:"version,omitempty" jsonschema:"maxLength=100"`
-	Replacement    string `json:"replacement,omitempty" jsonschema:"maxLength=1000"`
-	Key            string `json:"key,omitempty" jsonschema:"maxLength=300"`
-	Value          string `json:"value,omitempty" jsonschema:"maxLength=10000"`
-	Path           string `json:"path,omitempty" jsonschema:"maxLength=4096"`
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"minimum=1,maximum=3600"`
+	Ecosystem      string `json:"ecosystem" schema:"enum=go,enum=npm"`
+	Action         string `json:"action" schema:"enum=require,enum=droprequire,enum=replace,enum=dropreplace,enum=go_version,enum=tidy,enum=remove,enum=set,enum=delete"`
+	Module         string `json:"module,omitempty" schema:"maxLength=300"`
+	Version        string `json:"version,omitempty" schema:"maxLength=100"`
+	Replacement    string `json:"replacement,omitempty" schema:"maxLength=1000"`
+	Key            string `json:"key,omitempty" schema:"maxLength=300"`
+	Value          string `json:"value,omitempty" schema:"maxLength=10000"`
+	Path           string `json:"path,omitempty" schema:"maxLength=4096"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" schema:"minimum=1,maximum=3600"`
 }
 
 func (in editModuleConfigIn) title() string {

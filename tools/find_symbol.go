@@ -23,10 +23,10 @@ import (
 )
 
 type findSymbolIn struct {
-	Query      string `json:"query" jsonschema:"maxLength=200"`
-	Kind       string `json:"kind,omitempty" jsonschema:"maxLength=40"`
-	Path       string `json:"path,omitempty" jsonschema:"maxLength=4096"`
-	MaxResults int    `json:"max_results,omitempty" jsonschema:"minimum=1,maximum=500"`
+	Query      string `json:"query" schema:"maxLength=200"`
+	Kind       string `json:"kind,omitempty" schema:"maxLength=40"`
+	Path       string `json:"path,omitempty" schema:"maxLength=4096"`
+	MaxResults int    `json:"max_results,omitempty" schema:"minimum=1,maximum=500"`
 }
 
 func (in findSymbolIn) title() string {

@@ -13,8 +13,8 @@ import (
 )
 
 type getDiagnosticsIn struct {
-	Path        string `json:"path,omitempty" jsonschema:"maxLength=4096"`
-	MinSeverity string `json:"min_severity,omitempty" jsonschema:"enum=error,enum=warning,enum=information,enum=hint"`
+	Path        string `json:"path,omitempty" schema:"maxLength=4096"`
+	MinSeverity string `json:"min_severity,omitempty" schema:"enum=error,enum=warning,enum=information,enum=hint"`
 }
 
 func (in getDiagnosticsIn) title() string {

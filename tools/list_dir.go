@@ -9,10 +9,10 @@ import (
 )
 
 type listDirIn struct {
-	Path           string `json:"path,omitempty" jsonschema:"maxLength=4096"`
-	Depth          int    `json:"depth,omitempty" jsonschema:"minimum=1,maximum=10"`
+	Path           string `json:"path,omitempty" schema:"maxLength=4096"`
+	Depth          int    `json:"depth,omitempty" schema:"minimum=1,maximum=10"`
 	IncludeIgnored bool   `json:"include_ignored,omitempty"`
-	MaxEntries     int    `json:"max_entries,omitempty" jsonschema:"minimum=1,maximum=5000"`
+	MaxEntries     int    `json:"max_entries,omitempty" schema:"minimum=1,maximum=5000"`
 }
 
 func (in listDirIn) title() string {

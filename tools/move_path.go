@@ -8,8 +8,8 @@ import (
 )
 
 type movePathIn struct {
-	Path        string `json:"path" jsonschema:"maxLength=4096"`
-	Destination string `json:"destination" jsonschema:"maxLength=4096"`
+	Path        string `json:"path" schema:"maxLength=4096"`
+	Destination string `json:"destination" schema:"maxLength=4096"`
 	Overwrite   bool   `json:"overwrite,omitempty"`
 }
 

@@ -7,9 +7,9 @@ import (
 )
 
 type readFileIn struct {
-	Path      string `json:"path" jsonschema:"maxLength=4096"`
-	StartLine int    `json:"start_line,omitempty" jsonschema:"minimum=1,maximum=100000000"`
-	EndLine   int    `json:"end_line,omitempty" jsonschema:"minimum=1,maximum=100000000"`
+	Path      string `json:"path" schema:"maxLength=4096"`
+	StartLine int    `json:"start_line,omitempty" schema:"minimum=1,maximum=100000000"`
+	EndLine   int    `json:"end_line,omitempty" schema:"minimum=1,maximum=100000000"`
 }
 
 func (in readFileIn) title() string {

@@ -8,8 +8,8 @@ import (
 )
 
 type renamePathIn struct {
-	Path      string `json:"path" jsonschema:"maxLength=4096"`
-	NewName   string `json:"new_name" jsonschema:"maxLength=255"`
+	Path      string `json:"path" schema:"maxLength=4096"`
+	NewName   string `json:"new_name" schema:"maxLength=255"`
 	Overwrite bool   `json:"overwrite,omitempty"`
 }
 

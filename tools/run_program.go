@@ -8,13 +8,13 @@ import (
 )
 
 type runProgramIn struct {
-	Command        []string          `json:"command,omitempty" jsonschema:"maxItems=1000"`
-	Shell          string            `json:"shell,omitempty" jsonschema:"maxLength=65536"`
-	Cwd            string            `json:"cwd,omitempty" jsonschema:"maxLength=4096"`
+	Command        []string          `json:"command,omitempty" schema:"maxItems=1000"`
+	Shell          string            `json:"shell,omitempty" schema:"maxLength=65536"`
+	Cwd            string            `json:"cwd,omitempty" schema:"maxLength=4096"`
 	Env            map[string]string `json:"env,omitempty"`
-	Stdin          string            `json:"stdin,omitempty" jsonschema:"maxLength=8388608"`
-	TimeoutSeconds int               `json:"timeout_seconds,omitempty" jsonschema:"minimum=1,maximum=3600"`
-	MaxOutputBytes int               `json:"max_output_bytes,omitempty" jsonschema:"minimum=1000,maximum=1048576"`
+	Stdin          string            `json:"stdin,omitempty" schema:"maxLength=8388608"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty" schema:"minimum=1,maximum=3600"`
+	MaxOutputBytes int               `json:"max_output_bytes,omitempty" schema:"minimum=1000,maximum=1048576"`
 }
 
 func (in runProgramIn) title() string {

@@ -10,13 +10,13 @@ import (
 )
 
 type searchTextIn struct {
-	Pattern         string   `json:"pattern" jsonschema:"maxLength=2000"`
-	Path            string   `json:"path,omitempty" jsonschema:"maxLength=4096"`
+	Pattern         string   `json:"pattern" schema:"maxLength=2000"`
+	Path            string   `json:"path,omitempty" schema:"maxLength=4096"`
 	Literal         bool     `json:"literal,omitempty"`
 	CaseInsensitive bool     `json:"case_insensitive,omitempty"`
-	Include         []string `json:"include,omitempty" jsonschema:"maxItems=50"`
-	Exclude         []string `json:"exclude,omitempty" jsonschema:"maxItems=50"`
-	MaxResults      int      `json:"max_results,omitempty" jsonschema:"minimum=1,maximum=2000"`
+	Include         []string `json:"include,omitempty" schema:"maxItems=50"`
+	Exclude         []string `json:"exclude,omitempty" schema:"maxItems=50"`
+	MaxResults      int      `json:"max_results,omitempty" schema:"minimum=1,maximum=2000"`
 	IncludeIgnored  bool     `json:"include_ignored,omitempty"`
 }
 

@@ -11,8 +11,8 @@ import (
 )
 
 type semanticSearchIn struct {
-	Query      string `json:"query" jsonschema:"maxLength=2000"`
-	MaxResults int    `json:"max_results,omitempty" jsonschema:"minimum=1,maximum=50"`
+	Query      string `json:"query" schema:"maxLength=2000"`
+	MaxResults int    `json:"max_results,omitempty" schema:"minimum=1,maximum=50"`
 }
 
 func (in semanticSearchIn) title() string {

@@ -8,10 +8,11 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/invopop/jsonschema"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Spec is the static part of a tool: everything but its input type and its body.
@@ -34,17 +35,20 @@ type Titler interface{ title() string }
 const MaxArgsBytes = 16 << 20
 
 // New builds a Tool from a typed input struct. The JSON schema the model sees is generated from In
-// (json and jsonschema tags), arguments are checked against that same schema before they are
-// decoded (unknown fields, wrong types, missing required fields, out-of-range values each become
-// an error result naming the field), and a panic in run becomes an error result too.
+// (its json tags, and schema tags for limits: see schemaTag), arguments are checked against that
+// same schema before they are decoded (unknown fields, wrong types, missing required fields,
+// out-of-range values each become an error result naming the field), and a panic in run becomes
+// an error result too.
 //
 // The schema is reflected on first use, not when New runs: every tool is a package-level
 // variable, and reflecting them all at init cost the daemon ~8 ms of start-up before it could
 // answer initialize.
 func New[In any](spec Spec, run func(ctx context.Context, env *Env, in In) Result) Tool {
 	return &typed[In]{spec: spec, run: run, schemas: sync.OnceValues(func() (*jsonschema.Schema, json.RawMessage) {
-		var zero In
-		s := reflectSchema(reflect.TypeOf(zero))
+		s, err := reflectSchema(reflect.TypeFor[In]())
+		if err != nil {
+			panic(fmt.Sprintf("tools: schema of %s: %v", spec.Name, err))
+		}
 		raw, err := json.Marshal(s)
 		if err != nil {
 			panic(fmt.Sprintf("tools: schema of %s: %v", spec.Name, err))
@@ -53,16 +57,114 @@ func New[In any](spec Spec, run func(ctx context.Context, env *Env, in In) Resul
 	})}
 }
 
-func reflectSchema(t reflect.Type) *jsonschema.Schema {
-	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
-	s := r.ReflectFromType(t)
-	s.Version = ""
-	s.ID = ""
-	if s.Properties == nil || s.Properties.Len() == 0 {
-		// Providers want an object schema with properties, even an empty one.
-		s.Properties = jsonschema.NewProperties()
+// reflectSchema is the schema of input type t: the MCP SDK's schema library (also what the MCP
+// tools' schemas are) infers types, properties, required fields (those without omitempty) and
+// additionalProperties:false from the Go type; the schema tags add the limits.
+func reflectSchema(t reflect.Type) (*jsonschema.Schema, error) {
+	s, err := jsonschema.ForType(t, nil)
+	if err != nil {
+		return nil, err
 	}
-	return s
+	if err := refine(t, s); err != nil {
+		return nil, err
+	}
+	if s.Properties == nil {
+		// Providers want an object schema with properties, even an empty one.
+		s.Properties = map[string]*jsonschema.Schema{}
+	}
+	return s, nil
+}
+
+// refine walks type t beside its inferred schema s: it applies each struct field's schema tag
+// and makes a nullable type (["null","array"] for a slice) its plain type, as the schema the
+// model sees has always been. A null argument for an optional field means "not given" in
+// validate, and one for a required field is refused there.
+func refine(t reflect.Type, s *jsonschema.Schema) error {
+	if s == nil {
+		return nil
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return refine(t.Elem(), s.Items)
+	case reflect.Map:
+		return refine(t.Elem(), s.AdditionalProperties)
+	case reflect.Struct:
+		for _, f := range reflect.VisibleFields(t) {
+			name := jsonName(f)
+			ps := s.Properties[name]
+			if f.Anonymous || ps == nil {
+				continue
+			}
+			if tag, ok := f.Tag.Lookup("schema"); ok {
+				if err := schemaTag(ps, tag); err != nil {
+					return fmt.Errorf("field %s: %v", f.Name, err)
+				}
+			}
+			if err := refine(f.Type, ps); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonName is the property name encoding/json gives field f.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
+}
+
+// schemaTag applies a field's schema tag, comma-separated keyword=value pairs from the subset of
+// JSON Schema that validate checks: `schema:"maxLength=4096"`, `schema:"minimum=1,maximum=10"`,
+// `schema:"minItems=1,maxItems=50"`, `schema:"enum=go,enum=npm"`. Any other keyword is an error,
+// so a limit the validator would not enforce cannot be written.
+func schemaTag(s *jsonschema.Schema, tag string) error {
+	for kv := range strings.SplitSeq(tag, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("schema tag %q: %q is not keyword=value", tag, kv)
+		}
+		var err error
+		switch k {
+		case "enum":
+			s.Enum = append(s.Enum, v)
+		case "maxLength":
+			s.MaxLength, err = intPtr(v)
+		case "minItems":
+			s.MinItems, err = intPtr(v)
+		case "maxItems":
+			s.MaxItems, err = intPtr(v)
+		case "minimum":
+			s.Minimum, err = floatPtr(v)
+		case "maximum":
+			s.Maximum, err = floatPtr(v)
+		default:
+			return fmt.Errorf("schema tag %q: unknown keyword %q", tag, k)
+		}
+		if err != nil {
+			return fmt.Errorf("schema tag %q: %v", tag, err)
+		}
+	}
+	return nil
+}
+
+func intPtr(v string) (*int, error) {
+	n, err := strconv.Atoi(v)
+	return &n, err
+}
+
+func floatPtr(v string) (*float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	return &f, err
 }
 
 type typed[In any] struct {
@@ -195,12 +297,9 @@ func validateObject(s *jsonschema.Schema, v any, field, name string) error {
 		}
 	}
 	for k, val := range m {
-		var ps *jsonschema.Schema
-		if s.Properties != nil {
-			ps, _ = s.Properties.Get(k)
-		}
+		ps := s.Properties[k]
 		if ps == nil {
-			if s.AdditionalProperties != nil && s.AdditionalProperties != jsonschema.FalseSchema {
+			if s.AdditionalProperties != nil && s.AdditionalProperties.Not == nil {
 				if err := validate(s.AdditionalProperties, val, join(field, k)); err != nil {
 					return err
 				}
@@ -226,10 +325,10 @@ func validateArray(s *jsonschema.Schema, v any, field, name string) error {
 	if !ok {
 		return fmt.Errorf("field %s must be an array, not %s", name, jsonKind(v))
 	}
-	if s.MaxItems != nil && uint64(len(a)) > *s.MaxItems {
+	if s.MaxItems != nil && len(a) > *s.MaxItems {
 		return fmt.Errorf("field %s has %d items; at most %d are allowed", name, len(a), *s.MaxItems)
 	}
-	if s.MinItems != nil && uint64(len(a)) < *s.MinItems {
+	if s.MinItems != nil && len(a) < *s.MinItems {
 		return fmt.Errorf("field %s needs at least %d items", name, *s.MinItems)
 	}
 	for i, e := range a {
@@ -245,7 +344,7 @@ func validateString(s *jsonschema.Schema, v any, name string) error {
 	if !ok {
 		return fmt.Errorf("field %s must be a string, not %s", name, jsonKind(v))
 	}
-	if s.MaxLength != nil && uint64(len(str)) > *s.MaxLength {
+	if s.MaxLength != nil && len(str) > *s.MaxLength {
 		return fmt.Errorf("field %s is %d bytes long; at most %d are allowed", name, len(str), *s.MaxLength)
 	}
 	if len(s.Enum) > 0 && !enumHas(s.Enum, str) {
@@ -270,15 +369,11 @@ func validateNumber(s *jsonschema.Schema, v any, name string) error {
 			return fmt.Errorf("field %s must be a whole number within range, not %s", name, n.String())
 		}
 	}
-	if s.Minimum != "" {
-		if min, _ := s.Minimum.Float64(); f < min {
-			return fmt.Errorf("field %s is %s; the minimum is %s", name, n.String(), s.Minimum)
-		}
+	if s.Minimum != nil && f < *s.Minimum {
+		return fmt.Errorf("field %s is %s; the minimum is %s", name, n.String(), number(*s.Minimum))
 	}
-	if s.Maximum != "" {
-		if max, _ := s.Maximum.Float64(); f > max {
-			return fmt.Errorf("field %s is %s; the maximum is %s", name, n.String(), s.Maximum)
-		}
+	if s.Maximum != nil && f > *s.Maximum {
+		return fmt.Errorf("field %s is %s; the maximum is %s", name, n.String(), number(*s.Maximum))
 	}
 	return nil
 }
@@ -290,11 +385,15 @@ func join(field, k string) string {
 	return field + "." + k
 }
 
+// number writes a schema bound as JSON does: 100000000, not 1e+08.
+func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// propNames lists s's properties in the input struct's field order.
 func propNames(s *jsonschema.Schema) []string {
-	var out []string
-	if s.Properties != nil {
-		for p := s.Properties.Oldest(); p != nil; p = p.Next() {
-			out = append(out, p.Key)
+	out := slices.Clone(s.PropertyOrder)
+	for k := range s.Properties {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
 	return out

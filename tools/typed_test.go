@@ -3,13 +3,14 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
 
 func TestPanicBecomesErrorResult(t *testing.T) {
 	type in struct {
-		N int `json:"n" jsonschema:"description=n"`
+		N int `json:"n"`
 	}
 	tool := New(Spec{Name: "boom", Effect: EffectRead, Kind: "other", Title: "Boom"}, func(ctx context.Context, env *Env, in in) Result {
 		var m map[string]int
@@ -26,11 +27,11 @@ func TestPanicBecomesErrorResult(t *testing.T) {
 
 func TestSchemaNestedValidation(t *testing.T) {
 	type item struct {
-		A string `json:"a" jsonschema:"description=a,enum=x,enum=y"`
+		A string `json:"a" schema:"enum=x,enum=y"`
 	}
 	type in struct {
-		Items []item          `json:"items" jsonschema:"description=items,maxItems=2"`
-		M     map[string]bool `json:"m,omitempty" jsonschema:"description=m"`
+		Items []item          `json:"items" schema:"maxItems=2"`
+		M     map[string]bool `json:"m,omitempty"`
 	}
 	tool := New(Spec{Name: "t", Effect: EffectRead, Kind: "other"}, func(ctx context.Context, env *Env, in in) Result {
 		return Result{Output: "ok"}
@@ -62,11 +63,11 @@ func TestSchemaNestedValidation(t *testing.T) {
 // error that names the field.
 func TestValidateByType(t *testing.T) {
 	type in struct {
-		S   string   `json:"s" jsonschema:"description=s,maxLength=3,enum=ab,enum=abc"`
-		I   int      `json:"i,omitempty" jsonschema:"description=i,minimum=1,maximum=5"`
-		F   float64  `json:"f,omitempty" jsonschema:"description=f"`
-		B   bool     `json:"b,omitempty" jsonschema:"description=b"`
-		Arr []string `json:"arr,omitempty" jsonschema:"description=arr,minItems=1,maxItems=2"`
+		S   string   `json:"s" schema:"maxLength=3,enum=ab,enum=abc"`
+		I   int      `json:"i,omitempty" schema:"minimum=1,maximum=5"`
+		F   float64  `json:"f,omitempty"`
+		B   bool     `json:"b,omitempty"`
+		Arr []string `json:"arr,omitempty" schema:"minItems=1,maxItems=2"`
 	}
 	tool := New(Spec{Name: "t", Effect: EffectRead, Kind: "other"}, func(ctx context.Context, env *Env, in in) Result {
 		return Result{Output: "ok"}
@@ -102,5 +103,30 @@ func TestValidateByType(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", args, err, want)
 		}
+	}
+}
+
+// A schema tag keyword the validator does not check is refused when the schema is built, and a
+// slice is a plain "array" (not the library's nullable ["null","array"]), as providers expect.
+func TestSchemaTag(t *testing.T) {
+	type bad struct {
+		S string `json:"s" schema:"pattern=^a"`
+	}
+	if _, err := reflectSchema(reflect.TypeFor[bad]()); err == nil || !strings.Contains(err.Error(), `unknown keyword "pattern"`) {
+		t.Errorf("pattern= error = %v", err)
+	}
+	type good struct {
+		L []string          `json:"l" schema:"maxItems=2"`
+		P *int              `json:"p,omitempty" schema:"minimum=0.5"`
+		M map[string][]bool `json:"m,omitempty"`
+	}
+	s, err := reflectSchema(reflect.TypeFor[good]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(s)
+	want := `{"type":"object","properties":{"l":{"type":"array","items":{"type":"string"},"maxItems":2},"p":{"type":"integer","minimum":0.5},"m":{"type":"object","additionalProperties":{"type":"array","items":{"type":"boolean"}}}},"required":["l"],"additionalProperties":false}`
+	if string(raw) != want {
+		t.Errorf("schema\n got %s\nwant %s", raw, want)
 	}
 }

@@ -16,9 +16,9 @@ const (
 
 // PlanEntry is one step of the agent's plan, in the shape of the plan session update.
 type PlanEntry struct {
-	Content  string `json:"content" jsonschema:"maxLength=500"`
-	Priority string `json:"priority" jsonschema:"enum=high,enum=medium,enum=low"`
-	Status   string `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=completed"`
+	Content  string `json:"content" schema:"maxLength=500"`
+	Priority string `json:"priority" schema:"enum=high,enum=medium,enum=low"`
+	Status   string `json:"status" schema:"enum=pending,enum=in_progress,enum=completed"`
 }
 
 // Plan is the Raw of a successful update_plan call: the whole plan, which the engine sends to the
@@ -28,7 +28,7 @@ type Plan struct {
 }
 
 type updatePlanIn struct {
-	Entries []PlanEntry `json:"entries" jsonschema:"minItems=1,maxItems=50"`
+	Entries []PlanEntry `json:"entries" schema:"minItems=1,maxItems=50"`
 }
 
 func (in updatePlanIn) title() string {

@@ -11,7 +11,7 @@ import (
 )
 
 type webFetchIn struct {
-	URL string `json:"url" jsonschema:"maxLength=4096"`
+	URL string `json:"url" schema:"maxLength=4096"`
 }
 
 func (in webFetchIn) title() string {

@@ -9,7 +9,7 @@ import (
 )
 
 type webSearchIn struct {
-	Query string `json:"query" jsonschema:"maxLength=1000"`
+	Query string `json:"query" schema:"maxLength=1000"`
 }
 
 func (in webSearchIn) title() string {
