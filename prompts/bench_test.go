@@ -6,7 +6,7 @@ import "testing"
 // with every section open (the budget is 50 µs).
 func BenchmarkRenderTurn(b *testing.B) {
 	s := Default()
-	run := Run(runNames)
+	run := Run(runNames())
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {

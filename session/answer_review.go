@@ -3,6 +3,7 @@ package session
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/prompts"
@@ -19,10 +20,10 @@ const (
 )
 
 // reviewEnvelope matches what could close an envelope the review request wraps text in.
-var reviewEnvelope = regexp.MustCompile(`(?i)</\s*(evidence|answer|request)\b`)
+var reviewEnvelope = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(evidence|answer|request)\b`) })
 
 func escapeReview(text string) string {
-	return reviewEnvelope.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
+	return reviewEnvelope().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 }
 
 // reviewAnswer is the answer-review pass (setting answerReview, off by default). When the turn

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -112,7 +113,7 @@ func outsideRoots(roots *workspace.Roots, p string) bool {
 }
 
 // closingSelection matches what could end the envelope a selection is shown in.
-var closingSelection = regexp.MustCompile(`(?i)</\s*selection\b`)
+var closingSelection = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*selection\b`) })
 
 // editorRun puts the editor's state into run: CURRENT_FILE (and CURRENT_FILE_OUTSIDE),
 // SELECTION {PATH, START_LINE, END_LINE, TEXT, CUT, OUTSIDE}, OTHER_FILES and OUTSIDE_FILES (the
@@ -142,7 +143,7 @@ func editorRun(st workspace.EditorState, roots *workspace.Roots, run prompts.Run
 			if !utf8.ValidString(text) {
 				text = strings.ToValidUTF8(text, "\uFFFD")
 			}
-			text = closingSelection.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
+			text = closingSelection().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 			run["SELECTION"] = map[string]any{
 				"PATH": p, "START_LINE": strconv.Itoa(sel.StartLine), "END_LINE": strconv.Itoa(sel.EndLine),
 				"TEXT": strings.TrimRight(text, "\n"), "CUT": cut, "OUTSIDE": outsideRoots(roots, p),

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/clip"
@@ -97,7 +98,7 @@ func sameFiles(a, b []instructionFile) bool {
 }
 
 // closingInstructions matches what could end the envelope instructions are shown in.
-var closingInstructions = regexp.MustCompile(`(?i)</\s*instructions\b`)
+var closingInstructions = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*instructions\b`) })
 
 // readInstructions reads the files, nearest first against the cap, and returns the run values
 // for layout.system (INSTRUCTIONS, INSTRUCTIONS_CUT).
@@ -117,7 +118,7 @@ func readInstructions(files []instructionFile) ([]instructionFile, prompts.Run) 
 		}
 		budget -= len(text)
 		files[i].Bytes = len(text)
-		texts[i] = closingInstructions.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
+		texts[i] = closingInstructions().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 	}
 	var list []map[string]any
 	for i, f := range files {

@@ -136,10 +136,10 @@ func (t *turn) readLink(b protocol.ContentBlock) string {
 
 // closingTag matches what could end an envelope agentd wraps text in, in any case and with
 // space before the '>'.
-var closingTag = regexp.MustCompile(`(?i)</\s*(file|context)\b`)
+var closingTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(file|context)\b`) })
 
 // escapeEnvelope keeps text from closing the <file> or <context> envelope it is shown in: a
 // closing tag inside becomes <\/file, which reads the same to the model and closes nothing.
 func escapeEnvelope(text string) string {
-	return closingTag.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
+	return closingTag().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 }
