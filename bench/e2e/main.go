@@ -43,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/fakemodel"
@@ -130,18 +131,30 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func build() (string, error) {
+func build() (string, error) { return buildPkg("github.com/agentd-dev/agentd/cmd/agentd", "agentd") }
+
+// buildPkg builds pkg static into a new temporary directory as name, and returns a copy of the
+// linker's output: a file the linker just wrote starts measurably slower than a copy of it.
+func buildPkg(pkg, name string) (string, error) {
 	dir, err := os.MkdirTemp("", "agentd-e2e-")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "agentd")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/agentd-dev/agentd/cmd/agentd")
+	out := filepath.Join(dir, name+".link")
+	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, b)
 	}
-	return bin, nil
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, name)
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		return "", err
+	}
+	return bin, os.Remove(out)
 }
 
 func loadavg() string {
@@ -546,11 +559,22 @@ func quartiles(ds []time.Duration) string {
 
 // ---- measurements ----
 
+// spawnBench measures spawn → initialize for each binary, interleaved, with a baseline after
+// them: bench/e2e/baseline, a static Go program that answers initialize in the same framing and
+// nothing else, so the figures say how much of a start is the Go runtime on this machine and how
+// much is agentd's.
 func spawnBench(bins []string) {
-	wall := make([][]time.Duration, len(bins))
-	life := make([][]time.Duration, len(bins))
+	base, err := buildPkg("github.com/agentd-dev/agentd/bench/e2e/baseline", "baseline")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(filepath.Dir(base))
+	all := append(slices.Clone(bins), base)
+	wall := make([][]time.Duration, len(all))
+	life := make([][]time.Duration, len(all))
+	faults := make([][]int, len(all))
 	for i := 0; i < *spawns; i++ {
-		for j, b := range bins {
+		for j, b := range all {
 			t0 := time.Now()
 			c, err := start(b)
 			if err != nil {
@@ -563,11 +587,22 @@ func spawnBench(bins []string) {
 			c.close()
 			st := c.cmd.ProcessState
 			life[j] = append(life[j], st.UserTime()+st.SystemTime())
+			if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+				faults[j] = append(faults[j], int(ru.Minflt+ru.Majflt))
+			}
 		}
 	}
-	for j := range bins {
-		fmt.Printf("[%d] spawn → initialize: %s wall; CPU of the whole life (start, initialize, EOF, exit) %s; %d spawns\n",
-			j+1, quartiles(wall[j]), ms(median(life[j])), *spawns)
+	for j := range all {
+		name := fmt.Sprintf("[%d]", j+1)
+		if j == len(bins) {
+			name = "[baseline: Go hello-initialize]"
+		}
+		pf := ""
+		if len(faults[j]) > 0 {
+			pf = fmt.Sprintf("; %d page faults", medianInt(faults[j]))
+		}
+		fmt.Printf("%s spawn → initialize: %s wall; CPU of the whole life (start, initialize, EOF, exit) %s%s; %d spawns\n",
+			name, quartiles(wall[j]), ms(median(life[j])), pf, *spawns)
 	}
 }
 
