@@ -59,7 +59,7 @@ var (
 	argKB      = flag.Int("arg-kb", 64, "size of the streamed create_file argument, KB")
 	argDelayMs = flag.Int("arg-delay-ms", 16, "pause between 256-byte argument pieces")
 	files      = flag.Int("files", 20000, "files in the find_symbol tree")
-	perfOut    = flag.String("perf", "", "record the warm turns with `perf record -g` into this file (Linux perf on PATH)")
+	perfOut    = flag.String("perf", "", "record the warm turns (and the per-delta run's long turns, into FILE.delta.BINARY) with `perf record -g` into this file (Linux perf on PATH)")
 	every      = flag.Int("symbol-every", 20, "one file in this many defines the find_symbol query")
 	doorFlag   = flag.String("door", "lsp", "the door to drive: lsp (agentd, LSP framing) or acp (agentd acp, NDJSON)")
 )
@@ -842,6 +842,14 @@ func deltaBench(bin string) error {
 	if _, _, err := turn(c, sid, "hi"); err != nil {
 		return err
 	}
+	var rec *perfRec
+	if *perfOut != "" {
+		// The long turns alone, into FILE.delta.BINARY.
+		if rec, err = startPerf(c.pid(), *perfOut+".delta."+filepath.Base(bin)); err != nil {
+			return err
+		}
+		defer rec.stop()
+	}
 	var per []time.Duration
 	var wall time.Duration
 	var n0, b0, n1, b1 int
@@ -853,7 +861,9 @@ func deltaBench(bin string) error {
 		mu.Lock()
 		n0, b0 = notes, noteBytes
 		mu.Unlock()
+		rec.enable()
 		w, long, err := turn(c, sid, "hi")
+		rec.disable()
 		if err != nil {
 			return err
 		}
