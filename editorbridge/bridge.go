@@ -71,8 +71,9 @@ type Bridge struct {
 	caps Capabilities
 	log  *zap.Logger
 
-	umu  sync.Mutex                   // guards note
-	note protocol.SessionNotification // the notification Update hands over, reused
+	umu     sync.Mutex                   // guards note and content
+	note    protocol.SessionNotification // the notification Update hands over, reused
+	content protocol.ContentBlock        // the content UpdateChunk hands over, reused
 
 	mu      sync.Mutex
 	noticed map[string]bool
@@ -111,6 +112,24 @@ func (b *Bridge) Update(sessionID string, u protocol.SessionUpdate) {
 	if err != nil {
 		b.log.Warn("session update not delivered", zap.String("session", sessionID),
 			zap.String("kind", u.SessionUpdate), zap.Error(err))
+	}
+}
+
+// UpdateChunk is Update for a streamed text or thought chunk (kind agent_message_chunk or
+// agent_thought_chunk) with a text content block: the block is the bridge's own, reused, so the
+// engine does not put one on the heap per streamed token.
+func (b *Bridge) UpdateChunk(sessionID, kind, messageID, text string) {
+	b.umu.Lock()
+	b.content = protocol.ContentBlock{Type: "text", Text: text}
+	b.note = protocol.SessionNotification{SessionID: sessionID,
+		Update: protocol.SessionUpdate{SessionUpdate: kind, MessageID: messageID, Content: &b.content}}
+	err := b.conn.Notify(context.Background(), protocol.MethodSessionUpdate, &b.note)
+	b.note = protocol.SessionNotification{}
+	b.content = protocol.ContentBlock{}
+	b.umu.Unlock()
+	if err != nil {
+		b.log.Warn("session update not delivered", zap.String("session", sessionID),
+			zap.String("kind", kind), zap.Error(err))
 	}
 }
 
@@ -188,6 +207,11 @@ type Client struct{ b *Bridge }
 
 // Update queues one agent/session/update; see Bridge.Update.
 func (c *Client) Update(sessionID string, u protocol.SessionUpdate) { c.b.Update(sessionID, u) }
+
+// UpdateChunk queues one streamed text or thought chunk; see Bridge.UpdateChunk.
+func (c *Client) UpdateChunk(sessionID, kind, messageID, text string) {
+	c.b.UpdateChunk(sessionID, kind, messageID, text)
+}
 
 // RequestPermission asks the user. The question goes out behind the updates handed over before
 // it (see Conn), so the client has seen the tool call it is about. A context that ends sends

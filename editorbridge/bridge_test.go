@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -540,6 +541,31 @@ func TestAdvertisedButUnimplementedFallsBack(t *testing.T) {
 	}
 	if n := notices(e.ed, "s1"); len(n) != 2 {
 		t.Errorf("notices = %+v, want each said once", n)
+	}
+}
+
+// UpdateChunk is the engine's allocation-free way to send a streamed chunk: the editor must see
+// exactly what Update sends for the same chunk.
+func TestUpdateChunkSendsWhatUpdateSends(t *testing.T) {
+	e := setup(t, fakeeditor.Full())
+	c := e.b.Client()
+	for i, kind := range []string{protocol.UpdateAgentMessageChunk, protocol.UpdateAgentThoughtChunk} {
+		text := fmt.Sprintf("chunk %d with \"quotes\" and \u00e9\n", i)
+		c.Update("s1", protocol.SessionUpdate{SessionUpdate: kind, MessageID: fmt.Sprint("m-update-", i),
+			Content: &protocol.ContentBlock{Type: "text", Text: text}})
+		c.UpdateChunk("s2", kind, fmt.Sprint("m-chunk-", i), text)
+	}
+	e.ed.Wait("four updates", func() bool { return len(e.ed.Updates()) >= 4 })
+	ups := e.ed.Updates()
+	for i := 0; i < 4; i += 2 {
+		a, b := ups[i], ups[i+1]
+		if a.SessionID != "s1" || b.SessionID != "s2" {
+			t.Fatalf("sessions %q, %q", a.SessionID, b.SessionID)
+		}
+		b.Update.MessageID = strings.Replace(b.Update.MessageID, "chunk", "update", 1)
+		if !reflect.DeepEqual(a.Update, b.Update) {
+			t.Errorf("UpdateChunk sent %+v %+v\nUpdate sent %+v %+v", b.Update, b.Update.Content, a.Update, a.Update.Content)
+		}
 	}
 }
 

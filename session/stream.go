@@ -145,9 +145,9 @@ func (t *turn) stream(req *providers.Request) *step {
 func (t *turn) do(msgID string, e effect) {
 	switch e.kind {
 	case effText:
-		t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: msgID, Content: &protocol.ContentBlock{Type: "text", Text: e.text}})
+		t.chunk(protocol.UpdateAgentMessageChunk, msgID, e.text)
 	case effThought:
-		t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentThoughtChunk, MessageID: msgID, Content: &protocol.ContentBlock{Type: "text", Text: e.text}})
+		t.chunk(protocol.UpdateAgentThoughtChunk, msgID, e.text)
 	case effCallStart:
 		t.startCall(e.c)
 	case effCallArgs:
@@ -165,6 +165,22 @@ func (t *turn) do(msgID string, e effect) {
 	case effNotice:
 		t.s.notice(protocol.SeverityWarning, e.text, "")
 	}
+}
+
+// chunkSender is what a Client may add to take a streamed text or thought chunk without the
+// engine building its update, whose content block would go on the heap once per streamed token
+// (the editor bridge does). It sends what Update would for that chunk with a text block.
+type chunkSender interface {
+	UpdateChunk(sessionID, kind, messageID, text string)
+}
+
+// chunk sends one streamed text or thought chunk.
+func (t *turn) chunk(kind, msgID, text string) {
+	if cs, ok := t.s.m.d.Client.(chunkSender); ok {
+		cs.UpdateChunk(t.s.id, kind, msgID, text)
+		return
+	}
+	t.s.update(protocol.SessionUpdate{SessionUpdate: kind, MessageID: msgID, Content: &protocol.ContentBlock{Type: "text", Text: text}})
 }
 
 // startCall announces a call as soon as the model starts it.
