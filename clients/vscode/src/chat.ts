@@ -78,7 +78,7 @@ export class Chat implements vscode.Disposable {
     } catch (e: any) {
       const u = requestError(e, 'send the prompt');
       this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
-      void vscode.window.showErrorMessage(`agentd: ${u.title}`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('agentd: {0}', u.title));
       return;
     }
     const promptId = randomUUID();
@@ -133,7 +133,7 @@ export class Chat implements vscode.Disposable {
     if (!sessionId) return;
     if (!checkpointId) {
       const cp = await vscode.window.showQuickPick(this.state.checkpoints.map((c) => ({
-        label: c.prompt || '(no text)', description: c.createdAt ? new Date(c.createdAt).toLocaleString() : '',
+        label: c.prompt || vscode.l10n.t('(no text)'), description: c.createdAt ? new Date(c.createdAt).toLocaleString() : '',
         detail: c.files.map((f) => path.basename(f.path)).join(', '), id: c.checkpointId,
       })), { title: vscode.l10n.t('agentd: Restore Checkpoint'), placeHolder: this.state.checkpoints.length ? vscode.l10n.t('The turn to go back to (before it ran)') : vscode.l10n.t('No checkpoints in this chat yet') });
       if (!cp) return;
@@ -141,9 +141,9 @@ export class Chat implements vscode.Disposable {
     }
     const cp = this.state.checkpoints.find((c) => c.checkpointId === checkpointId);
     const how = await vscode.window.showQuickPick([
-      { label: 'Restore files and conversation', description: 'both', restore: 'both' as const },
-      { label: 'Restore files only', description: 'files', restore: 'files' as const },
-      { label: 'Restore conversation only', description: 'conversation', restore: 'conversation' as const },
+      { label: vscode.l10n.t('Restore files and conversation'), restore: 'both' as const },
+      { label: vscode.l10n.t('Restore files only'), restore: 'files' as const },
+      { label: vscode.l10n.t('Restore conversation only'), restore: 'conversation' as const },
     ], { title: vscode.l10n.t('agentd: Restore Checkpoint'), placeHolder: vscode.l10n.t('Back to before "{0}"', cp?.prompt ?? checkpointId) });
     if (!how) return;
     // agentd refuses a restore while a turn runs: stop it and wait for its end.
@@ -168,11 +168,13 @@ export class Chat implements vscode.Disposable {
     const failed = files.filter((f) => f?.restored !== true);
     this.review?.forget(done);
     if (how.restore !== 'files') this.dispatch({ type: 'dropTurn', checkpointId });
-    const title = how.restore === 'conversation' ? 'Conversation restored to before that prompt.'
-      : `Restored ${done.length} file${done.length === 1 ? '' : 's'} from the checkpoint${how.restore === 'both' ? ', and the conversation' : ''}.`;
+    const title = how.restore === 'conversation' ? vscode.l10n.t('Conversation restored to before that prompt.')
+      : how.restore === 'both'
+        ? (done.length === 1 ? vscode.l10n.t('Restored 1 file from the checkpoint, and the conversation.') : vscode.l10n.t('Restored {0} files from the checkpoint, and the conversation.', done.length))
+        : (done.length === 1 ? vscode.l10n.t('Restored 1 file from the checkpoint.') : vscode.l10n.t('Restored {0} files from the checkpoint.', done.length));
     this.dispatch({
       type: 'notice', severity: failed.length ? 'warning' : 'info', title,
-      description: failed.length ? failed.map((f) => `${path.basename(String(f?.path))}: ${f?.reason ?? 'not restored'}`).join('\n') : undefined,
+      description: failed.length ? failed.map((f) => vscode.l10n.t('{0}: {1}', path.basename(String(f?.path)), f?.reason ?? vscode.l10n.t('not restored'))).join('\n') : undefined,
     });
     await this.refreshCheckpoints();
   }
@@ -183,7 +185,7 @@ export class Chat implements vscode.Disposable {
     if (!sessionId) return;
     try {
       const r = await this.daemon.request(ToDaemon.sessionFork, { sessionId });
-      const title = this.state.title ? `Fork of ${this.state.title}` : 'Fork';
+      const title = this.state.title ? vscode.l10n.t('Fork of {0}', this.state.title) : vscode.l10n.t('Fork');
       await this.loadSession(String(r.sessionId), title);
       this.dispatch({ type: 'notice', severity: 'info', title: vscode.l10n.t('Forked: you are in a copy of the conversation; the original is in the chat history.') });
     } catch (e: any) {
@@ -229,7 +231,7 @@ export class Chat implements vscode.Disposable {
       const r = await this.daemon.request(ToDaemon.sessionSetConfigOption, { sessionId, configId, value });
       if (Array.isArray(r?.configOptions)) this.dispatch({ type: 'configOptions', configOptions: r.configOptions });
     } catch (e: any) {
-      void vscode.window.showErrorMessage(`agentd: ${requestError(e, `set ${configId}`).title}`);
+      void vscode.window.showErrorMessage(`agentd: ${requestError(e, 'change the setting').title}`);
     }
   }
 

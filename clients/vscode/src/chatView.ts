@@ -72,7 +72,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       `script-src 'nonce-${nonce}'`,
     ].join('; ');
     view.webview.html = `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
+<html lang="${vscode.env.language}"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="${style}">
@@ -82,7 +82,7 @@ ${bundleScript(vscode.l10n.bundle)}
 <script nonce="${nonce}" src="${script}"></script></body></html>`;
     view.onDidDispose(() => { if (this.view === view) { this.view = undefined; this.ready = false; } });
     view.webview.onDidReceiveMessage((m) => this.onMessage(m).catch((e) => {
-      void vscode.window.showErrorMessage(`agentd: ${requestError(e, 'do that').title}`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('agentd: {0}', requestError(e, 'do that').title));
     }));
   }
 

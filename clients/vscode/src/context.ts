@@ -54,7 +54,7 @@ export class ComposerContext implements vscode.Disposable {
     files.sort((a, b) => score(a.fsPath, lower) - score(b.fsPath, lower) || a.fsPath.length - b.fsPath.length);
     for (const f of files.slice(0, 12)) {
       const rel = vscode.workspace.asRelativePath(f, false);
-      out.push({ chip: fileChip(f.toString(), rel), detail: 'file' });
+      out.push({ chip: fileChip(f.toString(), rel), detail: vscode.l10n.t('file') });
     }
     // Symbols come from the editor's language servers; `#` asks for them first.
     if (q.length >= 2) {
@@ -70,7 +70,7 @@ export class ComposerContext implements vscode.Disposable {
         const r = s.location.range;
         found.push({
           chip: rangeChip('symbol', s.location.uri.toString(), s.name, r.start.line + 1, r.end.line + 1, text),
-          detail: `${vscode.SymbolKind[s.kind] ?? 'symbol'} in ${vscode.workspace.asRelativePath(s.location.uri, false)}`,
+          detail: vscode.l10n.t('{0} in {1}', vscode.SymbolKind[s.kind] ?? vscode.l10n.t('symbol'), vscode.workspace.asRelativePath(s.location.uri, false)),
         });
       }
       if (sigil === '#') out.unshift(...found); else out.push(...found);

@@ -95,10 +95,11 @@ export class Daemon implements vscode.Disposable {
     const { settings, removed } = effectiveSettings(cfg.get('settings'), explicitMode);
     if (removed.length && removed.join() !== this.lastSettingsWarning) {
       this.lastSettingsWarning = removed.join();
+      const configure: vscode.MessageItem = { title: vscode.l10n.t('Configure Provider') };
       void vscode.window.showWarningMessage(
-        `agentd: ignored secret-looking settings (${removed.join(', ')}). API keys do not belong in settings.json; use "agentd: Configure Provider" to keep them in VS Code's secret storage.`,
-        'Configure Provider',
-      ).then((c) => { if (c) void vscode.commands.executeCommand('agentd.configureProvider'); });
+        vscode.l10n.t('agentd: ignored secret-looking settings ({0}). API keys do not belong in settings.json; use "agentd: Configure Provider" to keep them in VS Code\'s secret storage.', removed.join(', ')),
+        configure,
+      ).then((c) => { if (c === configure) void vscode.commands.executeCommand('agentd.configureProvider'); });
     }
     return settings;
   }
@@ -130,9 +131,12 @@ export class Daemon implements vscode.Disposable {
     if (!found.ok) {
       this.setState({ status: 'error', message: found.message });
       this.output.appendLine(`[agentd] ${found.message}`);
-      const choice = await vscode.window.showErrorMessage(found.message, 'Open Settings', 'Show Logs');
-      if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
-      if (choice === 'Show Logs') this.output.show(true);
+      // Answers are known by the item clicked, never by its (translated) title.
+      const settings: vscode.MessageItem = { title: vscode.l10n.t('Open Settings') };
+      const logs: vscode.MessageItem = { title: vscode.l10n.t('Show Logs') };
+      const choice = await vscode.window.showErrorMessage(found.message, settings, logs);
+      if (choice === settings) void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
+      if (choice === logs) this.output.show(true);
       return;
     }
     this.output.appendLine(`[agentd] starting ${found.path} (${found.source})`);
@@ -153,14 +157,14 @@ export class Daemon implements vscode.Disposable {
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
       initializationOptions: () => initializationOptions(this.settings(), { name: 'agentd-vscode', title: 'agentd for VS Code', version: `${ext.version} (VS Code ${vscode.version})` }),
       initializationFailedHandler: (err) => {
-        const msg = `agentd failed to initialize: ${err?.message ?? err}`;
+        const msg = vscode.l10n.t('agentd failed to initialize: {0}', String(err?.message ?? err));
         this.output.appendLine(`[agentd] ${msg}`);
         // A process that died during initialize is the close handler's to report (restart or
         // give up); say something here only when agentd is alive and refused.
         setTimeout(() => {
           if (this.crashes.length || this.gaveUp) return;
           this.setState({ status: 'error', message: msg });
-          void vscode.window.showErrorMessage(msg, 'Show Logs').then((c) => c && this.output.show(true));
+          this.showErrorWithLogs(msg);
         }, 1000);
         return false;
       },
@@ -177,7 +181,7 @@ export class Daemon implements vscode.Disposable {
             const message = vscode.l10n.t('agentd sent data that is not valid JSON-RPC ({0}), so it was stopped. See "agentd: Show Logs", then run "agentd: Restart Daemon".', String(err?.message ?? err));
             this.gaveUp = true;
             this.setState({ status: 'error', message });
-            void vscode.window.showErrorMessage(message, 'Show Logs').then((c) => c && this.output.show(true));
+            this.showErrorWithLogs(message);
             // The client cannot stop while its initialize is pending; end the process itself.
             try { (this.client as any)?._serverProcess?.kill(); } catch { /* already gone */ }
             return { action: ErrorAction.Shutdown, handled: true };
@@ -195,7 +199,7 @@ export class Daemon implements vscode.Disposable {
             this.setState({ status: 'stopped', message });
             return { action: CloseAction.DoNotRestart, message };
           }
-          this.setState({ status: 'starting', message: `agentd exited unexpectedly; restarting (${this.crashes.length}/${MAX_RESTARTS}).` });
+          this.setState({ status: 'starting', message: vscode.l10n.t('agentd exited unexpectedly; restarting ({0}/{1}).', this.crashes.length, MAX_RESTARTS) });
           this.output.appendLine(`[agentd] exited unexpectedly; restart ${this.crashes.length}/${MAX_RESTARTS}`);
           return { action: CloseAction.Restart, handled: true };
         },
@@ -239,13 +243,13 @@ export class Daemon implements vscode.Disposable {
         this.setState({ status: 'ready' });
         this.hooks.onReady(restarted);
       } else if (e.newState === State.Stopped && this.state.status === 'ready') {
-        this.setState({ status: 'stopped', message: 'agentd is not running.' });
+        this.setState({ status: 'stopped', message: vscode.l10n.t('agentd is not running.') });
       }
     });
     try {
       await client.start();
     } catch (e: any) {
-      const message = `agentd could not be started: ${e?.message ?? e}`;
+      const message = vscode.l10n.t('agentd could not be started: {0}', String(e?.message ?? e));
       // Once the process has exited, the close handler owns the state (restarting, or given up).
       if (this.crashes.length === 0 && !this.gaveUp && this.state.status !== 'error') this.setState({ status: 'error', message });
       this.output.appendLine(`[agentd] ${message}`);
@@ -255,8 +259,14 @@ export class Daemon implements vscode.Disposable {
   /** A request to agentd; rejects with a readable message when it is not running. */
   async request<M extends ClientRequest>(method: M, params: ClientRequests[M]['params'], token?: vscode.CancellationToken): Promise<ClientRequests[M]['result']> {
     const c = this.client;
-    if (!c || !c.isRunning()) throw new Error(this.state.message ?? 'agentd is not running.');
+    if (!c || !c.isRunning()) throw new Error(this.state.message ?? vscode.l10n.t('agentd is not running.'));
     return token ? c.sendRequest(method, params, token) : c.sendRequest(method, params);
+  }
+
+  /** An error notification with a Show Logs button. */
+  private showErrorWithLogs(message: string) {
+    const logs: vscode.MessageItem = { title: vscode.l10n.t('Show Logs') };
+    void vscode.window.showErrorMessage(message, logs).then((c) => { if (c === logs) this.output.show(true); });
   }
 
   notify<M extends ClientNotification>(method: M, params: ClientNotifications[M]) {

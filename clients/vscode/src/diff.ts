@@ -28,7 +28,7 @@ export class DiffContent implements vscode.TextDocumentContentProvider {
     const right = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${n}/after/${base}`, query: filePath });
     this.texts.set(left.toString(), oldText ?? '');
     this.texts.set(right.toString(), newText);
-    const title = `${base} (${oldText === null ? 'new file' : "agent's change"})`;
+    const title = oldText === null ? vscode.l10n.t('{0} (new file)', base) : vscode.l10n.t("{0} (agent's change)", base);
     await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
   }
 }

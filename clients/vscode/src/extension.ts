@@ -62,19 +62,19 @@ export async function activate(context: vscode.ExtensionContext) {
     const d = daemon!.state;
     if (d.status === 'error' || d.status === 'stopped') {
       status.text = '$(error) agentd';
-      status.tooltip = `agentd: ${d.message ?? d.status}`;
+      status.tooltip = vscode.l10n.t('agentd: {0}', d.message ?? d.status);
       status.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
     } else if (d.status === 'starting') {
       status.text = '$(loading~spin) agentd';
-      status.tooltip = d.message ?? 'agentd is starting';
+      status.tooltip = d.message ?? vscode.l10n.t('agentd is starting');
       status.backgroundColor = undefined;
     } else if (chat!.state.running) {
-      status.text = '$(sync~spin) agentd: working';
-      status.tooltip = 'agentd is working; click to open the chat';
+      status.text = `$(sync~spin) ${vscode.l10n.t('agentd: working')}`;
+      status.tooltip = vscode.l10n.t('agentd is working; click to open the chat');
       status.backgroundColor = undefined;
     } else {
       status.text = '$(comment-discussion) agentd';
-      status.tooltip = 'agentd is ready; click to open the chat';
+      status.tooltip = vscode.l10n.t('agentd is ready; click to open the chat');
       status.backgroundColor = undefined;
     }
   };

@@ -13,7 +13,7 @@ import { originOf, Preset, PRESETS, withProvider } from './pure/settings';
 async function setAndTest(daemon: Daemon, p: Preset, baseUrl: string, model?: string): Promise<any> {
   await daemon.request(ToDaemon.providersSet, { providerId: p.id, apiType: p.apiType, baseUrl, model });
   return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `agentd: testing ${p.label}…` },
+    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('agentd: testing {0}…', p.label) },
     () => daemon.request(ToDaemon.providersTest, { providerId: p.id }),
   );
 }
@@ -21,7 +21,7 @@ async function setAndTest(daemon: Daemon, p: Preset, baseUrl: string, model?: st
 export async function configureProvider(keys: Keys, daemon: Daemon) {
   const preset = await vscode.window.showQuickPick(
     PRESETS.map((p) => ({ label: p.label, description: p.baseUrl, preset: p })),
-    { title: 'agentd: Configure Provider (1/4): provider', placeHolder: 'Which model provider?', ignoreFocusOut: true },
+    { title: vscode.l10n.t('agentd: Configure Provider (1/4): provider'), placeHolder: vscode.l10n.t('Which model provider?'), ignoreFocusOut: true },
   );
   if (!preset) return;
   const p = preset.preset;
@@ -31,11 +31,11 @@ export async function configureProvider(keys: Keys, daemon: Daemon) {
   let baseUrl = p.baseUrl;
   if (p.askBaseUrl) {
     const v = await vscode.window.showInputBox({
-      title: 'agentd: Configure Provider (2/4): base URL',
-      prompt: `The OpenAI-compatible base URL of your ${p.label} server (agentd appends /chat/completions and /models).`,
+      title: vscode.l10n.t('agentd: Configure Provider (2/4): base URL'),
+      prompt: vscode.l10n.t('The OpenAI-compatible base URL of your {0} server (agentd appends /chat/completions and /models).', p.label),
       value: current.baseUrl ?? p.baseUrl,
       ignoreFocusOut: true,
-      validateInput: (s) => { try { const u = new URL(s); return /^https?:$/.test(u.protocol) ? undefined : 'Use an http(s) URL.'; } catch { return 'Not a URL.'; } },
+      validateInput: (s) => { try { const u = new URL(s); return /^https?:$/.test(u.protocol) ? undefined : vscode.l10n.t('Use an http(s) URL.'); } catch { return vscode.l10n.t('Not a URL.'); } },
     });
     if (!v) return;
     baseUrl = v.trim().replace(/\/+$/, '');
@@ -45,10 +45,10 @@ export async function configureProvider(keys: Keys, daemon: Daemon) {
   if (origin && !needsNoKey(baseUrl)) {
     const had = await keys.has(origin);
     const key = await vscode.window.showInputBox({
-      title: 'agentd: Configure Provider (3/4): API key',
+      title: vscode.l10n.t('agentd: Configure Provider (3/4): API key'),
       prompt: had
-        ? `A key for ${origin} is already stored. Enter a new one to replace it, or leave empty to keep it. It is kept in VS Code's secret storage, never in settings.json, and sent only to ${origin}.`
-        : `Your ${p.label} API key for ${origin}. It is kept in VS Code's secret storage, never in settings.json, and sent only to ${origin}.`,
+        ? vscode.l10n.t("A key for {0} is already stored. Enter a new one to replace it, or leave empty to keep it. It is kept in VS Code's secret storage, never in settings.json, and sent only to {0}.", origin)
+        : vscode.l10n.t("Your {0} API key for {1}. It is kept in VS Code's secret storage, never in settings.json, and sent only to {1}.", p.label, origin),
       placeHolder: p.keyHint,
       password: true,
       ignoreFocusOut: true,
@@ -56,7 +56,7 @@ export async function configureProvider(keys: Keys, daemon: Daemon) {
     if (key === undefined) return;
     if (key.trim()) await keys.store(origin, key.trim());
     else if (!had) {
-      void vscode.window.showWarningMessage(`agentd: no API key stored for ${origin}; requests will fail until you add one.`);
+      void vscode.window.showWarningMessage(vscode.l10n.t('agentd: no API key stored for {0}; requests will fail until you add one.', origin));
     }
   }
 
@@ -75,18 +75,23 @@ export async function configureProvider(keys: Keys, daemon: Daemon) {
   }
 
   let model: string | undefined;
-  const typeOwn = '$(edit) Type a model name…';
   if (models.length) {
-    const pick = await vscode.window.showQuickPick([...models.map((m) => ({ label: m })), { label: typeOwn }], {
-      title: 'agentd: Configure Provider (4/4): model', placeHolder: `${models.length} models found`, ignoreFocusOut: true,
+    // The "type one" entry is known by its own flag, not by its (translated) label.
+    const pick = await vscode.window.showQuickPick([
+      ...models.map((m) => ({ label: m, model: m })),
+      { label: `$(edit) ${vscode.l10n.t('Type a model name…')}`, model: undefined },
+    ], {
+      title: vscode.l10n.t('agentd: Configure Provider (4/4): model'),
+      placeHolder: models.length === 1 ? vscode.l10n.t('1 model found') : vscode.l10n.t('{0} models found', models.length),
+      ignoreFocusOut: true,
     });
     if (!pick) return;
-    model = pick.label === typeOwn ? undefined : pick.label;
+    model = pick.model;
   }
   if (!model) {
     model = (await vscode.window.showInputBox({
-      title: 'agentd: Configure Provider (4/4): model',
-      prompt: testMessage ? `Model name (${testMessage})` : 'Model name',
+      title: vscode.l10n.t('agentd: Configure Provider (4/4): model'),
+      prompt: testMessage ? vscode.l10n.t('Model name ({0})', testMessage) : vscode.l10n.t('Model name'),
       value: current.model ?? '',
       ignoreFocusOut: true,
     }))?.trim();
@@ -97,19 +102,22 @@ export async function configureProvider(keys: Keys, daemon: Daemon) {
   await cfg.update('settings', settings, vscode.ConfigurationTarget.Global);
 
   if (!daemon.client?.isRunning()) {
-    void vscode.window.showWarningMessage(`agentd: ${p.label} saved, but agentd is not running, so the connection was not tested. ${daemon.state.message ?? ''}`);
+    void vscode.window.showWarningMessage(vscode.l10n.t('agentd: {0} saved, but agentd is not running, so the connection was not tested. {1}', p.label, daemon.state.message ?? '').trim());
     return;
   }
   try {
     const r = await setAndTest(daemon, p, baseUrl, model || undefined);
     const n = Array.isArray(r?.models) ? r.models.length : 0;
     if (r?.ok) {
-      void vscode.window.showInformationMessage(`agentd: ${p.label} works: ${n} model${n === 1 ? '' : 's'} found${model ? `, using ${model}` : ''}. ${r.message ?? ''}`.trim());
+      const found = n === 1 ? vscode.l10n.t('agentd: {0} works: 1 model found.', p.label) : vscode.l10n.t('agentd: {0} works: {1} models found.', p.label, n);
+      const using = model ? ` ${vscode.l10n.t('Using {0}.', model)}` : '';
+      void vscode.window.showInformationMessage(`${found}${using} ${r.message ?? ''}`.trim());
     } else {
-      void vscode.window.showErrorMessage(`agentd: ${p.label} test failed: ${r?.message ?? 'no answer'}`, 'Configure Again')
-        .then((c) => c && vscode.commands.executeCommand('agentd.configureProvider'));
+      const again: vscode.MessageItem = { title: vscode.l10n.t('Configure Again') };
+      void vscode.window.showErrorMessage(vscode.l10n.t('agentd: {0} test failed: {1}', p.label, r?.message ?? vscode.l10n.t('no answer')), again)
+        .then((c) => c === again && vscode.commands.executeCommand('agentd.configureProvider'));
     }
   } catch (e: any) {
-    void vscode.window.showErrorMessage(`agentd: testing ${p.label} failed: ${e?.message ?? e}`);
+    void vscode.window.showErrorMessage(vscode.l10n.t('agentd: testing {0} failed: {1}', p.label, e?.message ?? e));
   }
 }

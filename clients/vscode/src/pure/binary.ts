@@ -1,5 +1,6 @@
 // Finding the agentd binary: the `agentd.path` setting, else a binary shipped inside the
 // extension for this platform, else `agentd` on PATH. Pure: the file system is passed in.
+import * as l10n from '@vscode/l10n';
 import * as path from 'path';
 
 export interface BinaryLookup {
@@ -36,8 +37,7 @@ export function findAgentd(l: BinaryLookup): BinaryResult {
     if (l.isExecutable(p)) return { ok: true, path: p, source: 'setting' };
     return {
       ok: false,
-      message: `The agentd binary set in "agentd.path" (${p}) does not exist or is not executable. ` +
-        'Fix the path in Settings, or clear it to use the bundled binary or agentd on PATH.',
+      message: l10n.t('The agentd binary set in "agentd.path" ({0}) does not exist or is not executable. Fix the path in Settings, or clear it to use the bundled binary or agentd on PATH.', p),
     };
   }
   const bundled = bundledPath(l.extensionPath, l.platform, l.arch);
@@ -50,8 +50,6 @@ export function findAgentd(l: BinaryLookup): BinaryResult {
   }
   return {
     ok: false,
-    message: 'agentd was not found: this extension has no bundled binary for ' +
-      `${l.platform}-${l.arch} and there is no "agentd" on PATH. Install it ` +
-      '(go install github.com/agentd-dev/agentd/cmd/agentd@latest) or set "agentd.path" to the binary.',
+    message: l10n.t('agentd was not found: this extension has no bundled binary for {0} and there is no "agentd" on PATH. Install it (go install github.com/agentd-dev/agentd/cmd/agentd@latest) or set "agentd.path" to the binary.', `${l.platform}-${l.arch}`),
   };
 }
