@@ -479,13 +479,17 @@ function showPendingPermission() {
     shownPermissions.add(it.id);
     const card = messages.querySelector(`.permission[data-req="${CSS.escape(it.id)}"]`) as HTMLElement | null;
     if (!card) continue;
+    // The answers are what must be seen: for a card taller than the transcript, its buttons.
+    const answers = (card.querySelector('.perm-buttons') as HTMLElement | null) ?? card;
     card.scrollIntoView({ block: 'nearest' });
+    answers.scrollIntoView({ block: 'nearest' });
     (card.querySelector('.perm-buttons button') as HTMLElement | null)?.focus({ preventScroll: true });
-    // Measured after layout: the card must be inside the transcript's visible box.
+    // Measured after layout: the answers must lie wholly inside the transcript's visible box (a
+    // transcript squeezed to a sliver by a tall prompt box shows the card's edge, not its buttons).
     requestAnimationFrame(() => {
-      const c = card.getBoundingClientRect();
+      const c = answers.getBoundingClientRect();
       const v = messages.getBoundingClientRect();
-      const visible = c.height > 0 && c.top < v.bottom && c.bottom > v.top && document.visibilityState === 'visible';
+      const visible = c.height > 0 && c.top >= v.top - 1 && c.bottom <= v.bottom + 1 && document.visibilityState === 'visible';
       vscode.postMessage({ type: 'permissionShown', requestId: it.id, visible });
     });
   }

@@ -95,7 +95,7 @@ for (const d of ['ud/User', 'ext', 'xdg', 'chrome', 'ws']) fs.mkdirSync(path.joi
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 fs.writeFileSync(A_TXT, A_TEXT);
 // Files of their own for the tests that must not depend on what earlier tests left in a.txt.
-for (const f of ['fold.txt', 'code.txt', 'mention.txt']) fs.writeFileSync(path.join(WS, f), f === 'mention.txt' ? 'the mentioned body 42\n' : 'hello world\nsecond line\n');
+for (const f of ['fold.txt', 'code.txt', 'mention.txt', 'hidden.txt']) fs.writeFileSync(path.join(WS, f), f === 'mention.txt' ? 'the mentioned body 42\n' : 'hello world\nsecond line\n');
 fs.writeFileSync(path.join(WS, 'bad.json'), '{\n  "name": "demo",,\n  "version": \n}\n');
 // The review tests' files, there from the start so that quick open has indexed them.
 for (const f of ['r1.txt', 'r2.txt', 'r3.txt']) fs.writeFileSync(path.join(WS, f), '\n');
@@ -144,6 +144,16 @@ const env = {
 const csArgs = ['--user-data-dir', path.join(WORK, 'ud'), '--extensions-dir', path.join(WORK, 'ext')];
 
 let cs = null, ctx = null, page = null;
+async function startCodeServer(extra = []) {
+  const csLog = fs.openSync(path.join(WORK, 'code-server.log'), 'a');
+  const child = track(spawn(process.execPath, [CS_BIN, ...csArgs,
+    '--bind-addr', `127.0.0.1:${PORT}`, '--auth', 'none', '--disable-telemetry',
+    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+    '--ignore-last-opened', ...extra], { env, stdio: ['ignore', csLog, csLog], detached: true }));
+  await waitFor('code-server /healthz', async () => (await fetch(`${URL_BASE}/healthz`)).ok, 60000);
+  log('code-server serving');
+  return child;
+}
 async function cleanup() {
   try { if (ctx) await ctx.close(); } catch {}
   for (const c of started.reverse()) await stopChild(c);
@@ -272,13 +282,7 @@ try {
   execFileSync(process.execPath, [CS_BIN, ...csArgs, '--install-extension', VSIX], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   log('extension installed');
   await startFake('startup', { turns: [] });
-  const csLog = fs.openSync(path.join(WORK, 'code-server.log'), 'w');
-  cs = track(spawn(process.execPath, [CS_BIN, ...csArgs,
-    '--bind-addr', `127.0.0.1:${PORT}`, '--auth', 'none', '--disable-telemetry',
-    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
-    '--ignore-last-opened'], { env, stdio: ['ignore', csLog, csLog], detached: true }));
-  await waitFor('code-server /healthz', async () => (await fetch(`${URL_BASE}/healthz`)).ok, 60000);
-  log('code-server serving');
+  cs = await startCodeServer();
 
   ctx = await chromium.launchPersistentContext(path.join(WORK, 'chrome'), {
     executablePath: CHROMIUM,
@@ -665,6 +669,9 @@ try {
       if (await chat().locator('details.thought[open]').count()) throw new Error('a finished thought block stayed open');
       // The request was announced.
       await waitFor('permission announced', () => heard.some((t) => t.startsWith('agentd asks for permission')), 5000);
+      // The card is in sight, so no notification asks the same question (the view's 3 s grace has passed).
+      await sleep(3500);
+      if (await page.locator('.notifications-toasts .monaco-button', { hasText: 'Allow once' }).count()) throw new Error('a notification was raised for a card the user can see');
       await chat().locator('.permission button[data-button="deny"]').last().click();
       await chatSays('Left fold.txt alone', 30000);
       await waitFor('final reply announced', () => heard.some((t) => t.startsWith('agentd: Left fold.txt alone')), 10000);
@@ -683,6 +690,43 @@ try {
       return { spread: Math.max(...tops) - Math.min(...tops), overflow: h.scrollWidth - h.clientWidth, width: h.clientWidth };
     });
     if (rows.spread > 4 || rows.overflow > 0) throw new Error(`the toolbar is cramped at ${rows.width}px: ${JSON.stringify(rows)}`);
+  });
+
+  await test('a permission card the visible view cannot show raises a notification that answers it', async () => {
+    const long = Array.from({ length: 60 }, (_, i) => `Row ${i + 1} of a reply taller than the view.`).join('\n\n');
+    await startFake('hidden-card', { turns: [
+      { text: long, toolCalls: [{ id: 'call_edit', name: 'edit_file', arguments: { path: 'hidden.txt', edits: [{ old_text: 'hello world', new_text: 'hidden world' }] } }], chunkDelayMs: 40, chunkSize: 30 },
+      { text: 'Changed hidden.txt as allowed.', chunkDelayMs: 5 },
+      { text: 'Hidden card' },
+    ] });
+    await newChat();
+    await sendInChat('Write a tall reply, then change hidden.txt');
+    // The user drags the prompt box so tall that the transcript has no room left: the view is
+    // visible, but no scrolling can bring the card into sight.
+    await chat().locator('textarea.input').evaluate((el) => { el.style.height = '3000px'; });
+    try {
+      const allow = page.locator('.notifications-toasts .monaco-button', { hasText: 'Allow once' });
+      await allow.waitFor({ timeout: 60000 });
+      const card = chat().locator('.permission').last();
+      await card.waitFor({ state: 'attached', timeout: 5000 });
+      // At most a sliver of the card shows: its answers cannot be seen whole.
+      const seen = await card.locator('.perm-buttons').evaluate((el) => {
+        const c = el.getBoundingClientRect(); const v = el.closest('.messages').getBoundingClientRect();
+        return { visible: c.top >= v.top - 1 && c.bottom <= v.bottom + 1, view: Math.round(v.height) };
+      });
+      log(`transcript squeezed to ${seen.view}px`);
+      if (seen.visible) throw new Error(`the card's buttons were in sight (transcript ${seen.view}px high), so the test proves nothing`);
+      if (!(await chat().locator('textarea.input').isVisible())) throw new Error('the chat view is not visible');
+      // The notification names the request and offers the card's own answers.
+      await page.locator('.notifications-toasts', { hasText: 'hidden.txt' }).first().waitFor({ timeout: 2000 });
+      await allow.click();
+      // The answer reaches the card and the turn goes on.
+      await card.locator('.answered', { hasText: 'Allowed once' }).waitFor({ timeout: 10000 });
+      await waitFor('the edit in hidden.txt', async () => (await chat().locator('.messages').textContent()).includes('Changed hidden.txt as allowed.'), 30000);
+      if (await page.locator('.notifications-toasts .monaco-button', { hasText: 'Allow once' }).count()) throw new Error('the notification stayed after it was answered');
+    } finally {
+      await chat().locator('textarea.input').evaluate((el) => { el.style.height = ''; }).catch(() => {});
+    }
   });
 
   await test('code blocks are highlighted and Insert/Apply put them into the editor', async () => {
@@ -1025,6 +1069,60 @@ try {
     await page.locator('.notifications-center', { hasText: 'not valid JSON-RPC' }).first().waitFor({ timeout: 10000 });
     await page.keyboard.press('Escape');
     await editorStillWorks('typed-after-garbage');
+  });
+
+  // Last: it restarts code-server in another display language. A pseudo-language pack (empty
+  // core translations) makes VS Code's display language qps-ploc, and the extension's l10n folder
+  // gets bundle.l10n.qps-ploc.json, the English bundle pseudo-localized by @vscode/l10n-dev: the
+  // chat view must show the pseudo strings, which only the host's bundle hand-over can give it.
+  await test('the chat view shows its strings from the display language\'s bundle', async () => {
+    const extRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+    const { getL10nPseudoLocalized } = createRequire(path.join(extRoot, 'package.json'))('@vscode/l10n-dev');
+    const english = JSON.parse(fs.readFileSync(path.join(extRoot, 'l10n', 'bundle.l10n.json'), 'utf8'));
+    const pseudo = getL10nPseudoLocalized(english);
+    if (pseudo.Send === 'Send') throw new Error('the pseudo bundle did not change "Send"');
+    const installed = fs.readdirSync(path.join(WORK, 'ext')).find((d) => /^agentd-dev\.agentd-/.test(d));
+    if (!installed) throw new Error('the installed extension was not found');
+    fs.writeFileSync(path.join(WORK, 'ext', installed, 'l10n', 'bundle.l10n.qps-ploc.json'), JSON.stringify(pseudo));
+    // A language pack for qps-ploc whose core translations are empty (VS Code's own UI stays English).
+    const pack = path.join(WORK, 'pseudo-pack');
+    // What the language pack service writes once it has seen the pack (the CLI install does not):
+    // the server reads it to build the workbench's NLS messages and language.
+    fs.writeFileSync(path.join(WORK, 'ud', 'languagepacks.json'), JSON.stringify({ 'qps-ploc': {
+      hash: 'agentd-test-pseudo', label: 'Pseudo', extensions: [{ extensionIdentifier: { id: 'agentd-test.pseudo-pack' }, version: '0.0.1' }],
+      translations: { vscode: path.join(pack, 'translations', 'main.i18n.json') },
+    } }));
+    fs.mkdirSync(path.join(pack, 'translations'), { recursive: true });
+    fs.writeFileSync(path.join(pack, 'package.json'), JSON.stringify({
+      name: 'pseudo-pack', displayName: 'Pseudo language pack (test)', publisher: 'agentd-test', version: '0.0.1', license: 'MIT',
+      engines: { vscode: '^1.100.0' }, categories: ['Language Packs'],
+      contributes: { localizations: [{ languageId: 'qps-ploc', languageName: 'Pseudo', localizedLanguageName: 'Pseudo', translations: [{ id: 'vscode', path: './translations/main.i18n.json' }] }] },
+    }));
+    fs.writeFileSync(path.join(pack, 'translations', 'main.i18n.json'), JSON.stringify({ version: '1.0.0', contents: {} }));
+    fs.writeFileSync(path.join(pack, 'README.md'), 'test pack\n');
+    fs.writeFileSync(path.join(pack, 'LICENSE'), 'MIT\n');
+    execFileSync(process.execPath, [path.join(extRoot, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '-o', path.join(WORK, 'pseudo-pack.vsix')], { cwd: pack, stdio: ['ignore', 'ignore', 'inherit'] });
+    await stopChild(cs);
+    execFileSync(process.execPath, [CS_BIN, ...csArgs, '--install-extension', path.join(WORK, 'pseudo-pack.vsix')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    // The working daemon again (the tests before left a broken agentd.path).
+    fs.writeFileSync(path.join(WORK, 'ud/User/settings.json'), JSON.stringify(userSettings, null, 2));
+    await startFake('pseudo', { turns: [] });
+    cs = await startCodeServer(['--locale', 'qps-ploc']);
+    await page.goto(`${URL_BASE}/?folder=${encodeURIComponent(WS)}`, { waitUntil: 'domcontentloaded', timeout: 120000 });
+    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+    await runCommand('agentd: Open Chat');
+    const send = chat().locator('button.send');
+    await send.waitFor({ timeout: 30000 });
+    await waitFor(`the Send button to read ${pseudo.Send}`, async () => (await send.textContent()).trim() === pseudo.Send, 10000)
+      .catch(async (e) => { throw new Error(`${e.message}; it reads ${JSON.stringify(await send.textContent())}`); });
+    const placeholder = await chat().locator('textarea.input').getAttribute('placeholder');
+    if (placeholder !== pseudo['Ask agentd… (Enter to send, Shift+Enter for a new line, / for commands)']) throw new Error(`the prompt's placeholder is not the pseudo one: ${placeholder}`);
+    // The host's own strings follow the same bundle: the status bar's tooltip.
+    const tip = await page.locator('.statusbar-item', { hasText: 'agentd' }).first().getAttribute('aria-label');
+    log(`status bar item: ${tip}`);
+    const tips = ['agentd is ready; click to open the chat', 'agentd is starting', 'agentd is working; click to open the chat'].map((m) => pseudo[m]);
+    if (!tips.some((t) => tip?.includes(t))) throw new Error(`the status bar's tooltip is not from the pseudo bundle: ${tip}`);
   });
 
   if (external.length) log(`blocked non-loopback requests: ${external.join(' ')}`);
