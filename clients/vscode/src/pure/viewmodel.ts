@@ -236,7 +236,7 @@ function restore(s: ChatState, texts: string[]) {
   if (!texts.length) return;
   const had = s.restored !== undefined;
   s.restored = [s.restored, ...texts].filter((t) => t !== undefined).join('\n\n');
-  if (!had) s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'info', title: 'Your queued prompt was not sent; it is back in the input.' });
+  if (!had) s.items.push({ kind: 'notice', id: `notice-${++s.seq}`, severity: 'info', title: l10n.t('Your queued prompt was not sent; it is back in the input.') });
 }
 
 /** Starts a prompt's turn: its text is shown now, and agentd's echo of it is expected. */
