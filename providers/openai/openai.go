@@ -65,6 +65,8 @@ type Provider struct {
 	official bool
 	// memos is what this provider learned about its server, per model.
 	memos sync.Map // model → *serverMemo
+	// tools is the encoded tools array of the last request.
+	tools toolsCache
 }
 
 // sharedClient keeps connections alive across turns and refuses cross-origin redirects, so a key
@@ -229,7 +231,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 		var stream *httpsse.Stream
 		for {
 			body := buildRequest(req, model, opt)
-			b, err := json.Marshal(body)
+			b, err := encodeRequest(body, req.Tools, &p.tools)
 			if err != nil {
 				em.Fail(&providers.Error{Kind: providers.ErrInvalidRequest, Detail: err.Error(),
 					Message: "agentd could not encode the request (" + err.Error() + "); a tool schema may not be valid JSON."})

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentd-dev/agentd/providers"
@@ -43,14 +44,16 @@ func tools() []providers.ToolSpec {
 	}
 }
 
-func TestRequestGoldens(t *testing.T) {
+type requestCase struct {
+	name  string
+	model string
+	req   providers.Request
+	opt   options
+}
+
+func requestCases() []requestCase {
 	temp := 0.2
-	tests := []struct {
-		name  string
-		model string
-		req   providers.Request
-		opt   options
-	}{
+	return []requestCase{
 		{name: "text_tools_stream_options", model: "gpt-4o", req: providers.Request{
 			System: "You are agentd.", Context: "Roots: /src", Messages: []providers.Message{text(providers.RoleUser, "Hi")},
 			Tools: tools(), MaxTokens: 4096, Temperature: &temp}},
@@ -86,6 +89,10 @@ func TestRequestGoldens(t *testing.T) {
 		{name: "dropped_params", model: "local-model", opt: options{drop: map[string]bool{"max_tokens": true, "temperature": true, "stream_options": true}}, req: providers.Request{
 			Messages: []providers.Message{text(providers.RoleUser, "Hi")}, MaxTokens: 512, Temperature: &temp}},
 	}
+}
+
+func TestRequestGoldens(t *testing.T) {
+	tests := requestCases()
 	dir := filepath.Join(providertest.RepoRoot(t), "testdata", "providers", "openai", "requests")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,5 +114,64 @@ func TestIsReasoningModel(t *testing.T) {
 		if got := isReasoningModel(model); got != want {
 			t.Errorf("isReasoningModel(%q) = %v, want %v", model, got, want)
 		}
+	}
+}
+
+// TestEncodeRequestIsMarshal: the body sent, with its tools from the cache, is json.Marshal's,
+// byte for byte, whether the cache is cold, warm or holds another tool set.
+func TestEncodeRequestIsMarshal(t *testing.T) {
+	var cache toolsCache
+	cases := requestCases()
+	for round := range 2 {
+		for _, tt := range cases {
+			body := buildRequest(&tt.req, tt.model, tt.opt)
+			want, err := json.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := encodeRequest(body, tt.req.Tools, &cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("round %d, %s:\n got %s\nwant %s", round, tt.name, got, want)
+			}
+		}
+	}
+}
+
+// TestToolsEncodedOncePerToolSet: the same tools sent again are not encoded again; a change of
+// any of their fields is.
+func TestToolsEncodedOncePerToolSet(t *testing.T) {
+	var cache toolsCache
+	req := providers.Request{Messages: []providers.Message{text(providers.RoleUser, "Hi")}, Tools: tools()}
+	encodeTools := func(specs []providers.ToolSpec) []byte {
+		req.Tools = specs
+		b, err := cache.encode(specs, buildRequest(&req, "m", options{}).Tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	first := encodeTools(tools())
+	if again := encodeTools(tools()); &again[0] != &first[0] {
+		t.Fatal("the same tool set was encoded again")
+	}
+	changed := tools()
+	changed[1].Description = "List a directory, sorted."
+	if b := encodeTools(changed); &b[0] == &first[0] || !strings.Contains(string(b), "sorted") {
+		t.Fatalf("a changed description kept the old encoding: %s", b)
+	}
+	schema := tools()
+	schema[0].Schema = json.RawMessage(`{"type":"object","properties":{"file":{"type":"string"}}}`)
+	if b := encodeTools(schema); !strings.Contains(string(b), `"file"`) {
+		t.Fatalf("a changed schema kept the old encoding: %s", b)
+	}
+	// The cache holds its own copy: a caller reusing its schema's bytes does not change it.
+	own := tools()
+	b1 := encodeTools(own)
+	copy(own[0].Schema, `{"type":"object","properties":{"PATH"`)
+	if b2 := encodeTools(own); &b2[0] == &b1[0] || !strings.Contains(string(b2), "PATH") {
+		t.Fatalf("schema bytes changed in place kept the old encoding: %s", b2)
 	}
 }
