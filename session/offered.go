@@ -43,9 +43,38 @@ type variants struct {
 }
 
 // variant is the tool variant the settings offer.
+//
+// It runs for every model request (the system prompt, the declarations), so a variant already
+// built is found from the needs alone, without building the registry that Offered returns.
 func (m *Manager) variant(set config.Settings) *toolVariant {
-	reg := m.d.Tools.Offered(needsMet(set))
-	return m.variantOf(reg)
+	has := needsMet(set)
+	var key strings.Builder
+	for t := range m.d.Tools.All() {
+		needs := tools.NeedsOf(t)
+		if needs == nil || !allMet(needs, has) {
+			continue
+		}
+		if key.Len() > 0 {
+			key.WriteByte(',')
+		}
+		key.WriteString(t.Name())
+	}
+	m.variants.mu.Lock()
+	v := m.variants.m[key.String()]
+	m.variants.mu.Unlock()
+	if v != nil {
+		return v
+	}
+	return m.variantOf(m.d.Tools.Offered(has))
+}
+
+func allMet(needs []tools.Need, has func(tools.Need) bool) bool {
+	for _, n := range needs {
+		if !has(n) {
+			return false
+		}
+	}
+	return true
 }
 
 // variantOf is the variant whose optional tools are the ones reg holds (reg may be a turn's

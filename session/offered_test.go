@@ -105,3 +105,23 @@ func TestWebSearchNeedsTheWebAndAProvider(t *testing.T) {
 		t.Fatalf("results %+v", res)
 	}
 }
+
+// TestVariantFoundWithoutBuildingARegistry: the variant of settings already seen comes from the
+// cache, the same one variantOf gives, without the registry Offered builds (one per model
+// request before: 17 allocations with agentd's tools, the map of a new registry).
+func TestVariantFoundWithoutBuildingARegistry(t *testing.T) {
+	m := NewManager(Deps{Tools: tools.Default(), Settings: func() config.Settings { return config.Settings{} }})
+	defer m.Shutdown(context.Background())
+	for _, set := range []config.Settings{{}, {Web: config.Web{Enabled: true}}} {
+		v := m.variant(set)
+		if want := m.variantOf(m.d.Tools.Offered(needsMet(set))); v != want {
+			t.Fatalf("web %v: variant differs from variantOf(Offered)", set.Web.Enabled)
+		}
+		if again := m.variant(set); again != v {
+			t.Fatalf("web %v: a second variant was built", set.Web.Enabled)
+		}
+		if n := testing.AllocsPerRun(20, func() { m.variant(set) }); n > 2 {
+			t.Errorf("web %v: variant allocates %.0f times per call, want at most 2", set.Web.Enabled, n)
+		}
+	}
+}

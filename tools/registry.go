@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/agentd-dev/agentd/providers"
 )
@@ -38,6 +39,18 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 
 // List returns the tools in registration order.
 func (r *Registry) List() []Tool { return append([]Tool(nil), r.order...) }
+
+// All yields the tools in registration order without copying the list, for loops that run
+// with every model request.
+func (r *Registry) All() iter.Seq[Tool] {
+	return func(yield func(Tool) bool) {
+		for _, t := range r.order {
+			if !yield(t) {
+				return
+			}
+		}
+	}
+}
 
 // Specs returns the tool declarations sent to the model.
 func (r *Registry) Specs() []providers.ToolSpec {
