@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 type readFileIn struct {
@@ -54,6 +56,15 @@ func readFile(ctx context.Context, env *Env, in readFileIn) Result {
 		end = min(in.EndLine, total)
 	}
 	var b strings.Builder
+	// The numbered lines in one allocation: each line shown with its number and a tab.
+	size := 0
+	for _, l := range lines[start-1 : end] {
+		if size += len(l) + 8; size > MaxOutputBytes {
+			break
+		}
+	}
+	b.Grow(size)
+	var num [20]byte
 	shortened := 0
 	last := start - 1
 	for i := start; i <= end; i++ {
@@ -61,11 +72,14 @@ func readFile(ctx context.Context, env *Env, in readFileIn) Result {
 			break
 		}
 		line := lines[i-1]
-		if len([]rune(line)) > readMaxLineRune {
+		if len(line) > readMaxLineRune && utf8.RuneCountInString(line) > readMaxLineRune {
 			line = string([]rune(line)[:readMaxLineRune]) + " …[line shortened]"
 			shortened++
 		}
-		fmt.Fprintf(&b, "%d\t%s\n", i, line)
+		b.Write(strconv.AppendInt(num[:0], int64(i), 10))
+		b.WriteByte('\t')
+		b.WriteString(line)
+		b.WriteByte('\n')
 		last = i
 	}
 	if last < end {

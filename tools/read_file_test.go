@@ -104,3 +104,29 @@ func TestBadArguments(t *testing.T) {
 	// A null optional field means "not given".
 	mustOK(t, h.run("read_file", `{"path": "a.go", "start_line": null}`))
 }
+
+// TestReadFileAllocationsDoNotGrowWithLines: numbering a file's lines costs a few allocations in
+// all, not several per line (a rune slice and a formatted print each, before).
+func TestReadFileAllocationsDoNotGrowWithLines(t *testing.T) {
+	long := strings.Repeat("é", readMaxLineRune+5)
+	h := newHarness(t, map[string]string{
+		"short.txt": strings.Repeat("hello, world\n", 10),
+		"long.txt":  strings.Repeat("hello, world\n", 1000),
+		"wide.txt":  "x\n" + long + "\ny\n",
+	})
+	want := "1\thello, world\n2\thello, world\n"
+	if out := mustOK(t, h.run("read_file", map[string]any{"path": "short.txt"})).Output; !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 10 {
+		t.Fatalf("output %q", out)
+	}
+	wide := mustOK(t, h.run("read_file", map[string]any{"path": "wide.txt"})).Output
+	if want := "1\tx\n2\t" + long[:2*readMaxLineRune] + " …[line shortened]\n3\ty\n"; !strings.HasPrefix(wide, want) {
+		t.Fatalf("a long line: %q", wide)
+	}
+	allocs := func(path string) float64 {
+		return testing.AllocsPerRun(10, func() { h.run("read_file", map[string]any{"path": path}) })
+	}
+	short, many := allocs("short.txt"), allocs("long.txt")
+	if many > short+5 {
+		t.Errorf("1,000 lines cost %.0f allocations, 10 lines %.0f: the cost grows with the lines", many, short)
+	}
+}
