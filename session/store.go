@@ -138,18 +138,30 @@ func (sf *sessionFile) write(r record) error {
 	if r.At.IsZero() {
 		r.At = time.Now().UTC()
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
+	// The record and its newline are encoded into a pooled buffer: json.Marshal's result, then
+	// the newline appended to it, were a copy and a reallocation of every record.
+	buf := recordBufs.Get().(*bytes.Buffer)
+	defer putRecordBuf(buf)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(r); err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	sf.mu.Lock()
 	defer sf.mu.Unlock()
 	if sf.f == nil {
 		return errors.New("session file closed")
 	}
-	_, err = sf.f.Write(b)
+	_, err := sf.f.Write(buf.Bytes())
 	return err
+}
+
+var recordBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putRecordBuf keeps buf for the next record unless a large one (a long tool result) grew it.
+func putRecordBuf(buf *bytes.Buffer) {
+	if buf.Cap() <= 64<<10 {
+		recordBufs.Put(buf)
+	}
 }
 
 func (sf *sessionFile) close() {

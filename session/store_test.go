@@ -2,11 +2,13 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/clip"
@@ -242,5 +244,31 @@ func TestContextOverflowCompactsAndRetries(t *testing.T) {
 	reqs := h.prov.requests()
 	if msgs := reqs[len(reqs)-1].Messages; !strings.Contains(msgs[0].Parts[0].Text, "SUMMARY") {
 		t.Fatalf("retry did not send the compacted history: %+v", msgs)
+	}
+}
+
+// TestRecordWriteAllocatesLessThanMarshal: a record goes to the file as json.Marshal encodes it,
+// newline-terminated, without the copy of Marshal's result and the reallocation for the newline.
+func TestRecordWriteAllocatesLessThanMarshal(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "s.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf := &sessionFile{f: f}
+	defer sf.close()
+	msg := providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: "c1", ToolName: "read_file", Text: strings.Repeat("1\thello, world\n", 200)}}}
+	r := record{T: recMessage, At: time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC), Message: &msg}
+	if err := sf.write(r); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(r)
+	got, _ := os.ReadFile(f.Name())
+	if string(got) != string(want)+"\n" {
+		t.Fatalf("wrote %s\nwant %s", got, want)
+	}
+	marshal := testing.AllocsPerRun(20, func() { json.Marshal(r) })
+	write := testing.AllocsPerRun(20, func() { sf.write(r) })
+	if write >= marshal {
+		t.Errorf("writing a record costs %.0f allocations, json.Marshal alone %.0f", write, marshal)
 	}
 }
