@@ -53,16 +53,20 @@ func (t *turn) runCalls(calls []*call) (mutated bool) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, maxParallelReads)
-		for _, c := range reads {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				t.exec(c)
-			})
+		if len(reads) == 1 {
+			t.exec(reads[0]) // the usual case: no goroutine to start and wait for
+		} else {
+			var wg sync.WaitGroup
+			sem := make(chan struct{}, maxParallelReads)
+			for _, c := range reads {
+				wg.Go(func() {
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					t.exec(c)
+				})
+			}
+			wg.Wait()
 		}
-		wg.Wait()
 		for _, c := range rest {
 			if t.ctx.Err() != nil {
 				return

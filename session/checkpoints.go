@@ -161,7 +161,11 @@ func (t *turn) endCheckpoint() {
 	defer t.closeCheckpoint()
 	files := t.changes.list()
 	if len(files) == 0 {
-		if dir := t.s.checkpointDir(); dir != "" {
+		t.cpMu.Lock()
+		written := t.cpWritten
+		t.cpMu.Unlock()
+		// Most turns change nothing and never wrote their log: no file to remove.
+		if dir := t.s.checkpointDir(); dir != "" && written {
 			_ = os.Remove(filepath.Join(dir, t.cp.dirName()))
 		}
 		t.s.mu.Lock()
@@ -230,6 +234,7 @@ func (t *turn) writeCheckpoint(dir string, cp *checkpoint) error {
 			return err
 		}
 		t.log = f
+		t.cpWritten = true
 		if t.blobs == nil {
 			t.blobs = map[string]int{}
 		}

@@ -58,11 +58,12 @@ type turn struct {
 	cp *checkpoint
 	// log is the checkpoint's file while the turn runs; blobs numbers the pre-images written to
 	// it, by the path they were read at.
-	cpMu    sync.Mutex
-	cpEnded bool
-	cpFinal bool // the turn's last save, which writes the post-images
-	log     *os.File
-	blobs   map[string]int
+	cpMu      sync.Mutex
+	cpEnded   bool
+	cpFinal   bool // the turn's last save, which writes the post-images
+	cpWritten bool // the log file was created
+	log       *os.File
+	blobs     map[string]int
 }
 
 // workspace is the port the turn's tools write through: the session's, recording the changes.
