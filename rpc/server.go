@@ -11,13 +11,11 @@ import (
 	"fmt"
 	"github.com/agentd-dev/agentd/prompts"
 	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
-	lsp "go.lsp.dev/protocol"
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
@@ -232,7 +230,6 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
-	base = lsp.WithLogger(base, slog.New(NewSlogHandler(s.log.Core())))
 	s.base = base
 	defer s.watchers.Wait()
 	s.conn.Go(base, s.handle)

@@ -263,9 +263,11 @@ func TestInitializeBadSettingNamesKey(t *testing.T) {
 	m = h.initialize(t, map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"agent": map[string]any{"protocolVersion": "one"}}})
 	wantError(t, m, -32602, "initializationOptions.agent.protocolVersion: expected number, got string")
 	m = h.initialize(t, map[string]any{"capabilities": map[string]any{}, "processId": "abc"})
-	wantError(t, m, -32602, "processId: not valid LSP InitializeParams")
+	wantError(t, m, -32602, "processId: expected number, got string")
 	m = h.initialize(t, map[string]any{"capabilities": map[string]any{"general": map[string]any{"positionEncodings": "utf-8"}}})
-	wantError(t, m, -32602, "capabilities.general.positionEncodings: not valid LSP InitializeParams")
+	wantError(t, m, -32602, "capabilities.general.positionEncodings: expected array")
+	m = h.initialize(t, map[string]any{"capabilities": map[string]any{}, "rootUri": 5})
+	wantError(t, m, -32602, "rootUri: expected string")
 }
 
 // TestProjectConfigCannotLoosen: the project layer applies what describes or tightens (a lower
