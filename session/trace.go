@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentd-dev/agentd/providers"
@@ -15,6 +16,8 @@ import (
 type tracer struct {
 	mu sync.Mutex
 	f  *os.File
+	// enabled mirrors f != nil for on, which every streamed event asks without the lock.
+	enabled atomic.Bool
 }
 
 // SetTrace starts writing the agent trace to path (appending); "" stops it.
@@ -24,6 +27,7 @@ func (m *Manager) SetTrace(path string) error {
 	if m.trace.f != nil {
 		m.trace.f.Close()
 		m.trace.f = nil
+		m.trace.enabled.Store(false)
 	}
 	if path == "" {
 		return nil
@@ -33,14 +37,11 @@ func (m *Manager) SetTrace(path string) error {
 		return err
 	}
 	m.trace.f = f
+	m.trace.enabled.Store(true)
 	return nil
 }
 
-func (tr *tracer) on() bool {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return tr.f != nil
-}
+func (tr *tracer) on() bool { return tr.enabled.Load() }
 
 // secretRE is compiled on first use, when a trace is written: compiling it at package init cost
 // every start of the daemon ~0.1 ms, and most runs write no trace.
@@ -111,5 +112,6 @@ func (tr *tracer) close() {
 	if tr.f != nil {
 		tr.f.Close()
 		tr.f = nil
+		tr.enabled.Store(false)
 	}
 }
