@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -56,5 +58,52 @@ func TestHTTPTransportReachesLocalhost(t *testing.T) {
 	resp.Body.Close()
 	if got, want := string(body), "served at localhost:"+port; got != want {
 		t.Errorf("body = %q, want %q", got, want)
+	}
+}
+
+// countingConn counts the writes to a connection.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int32
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestRequestLeavesInOneWrite: a model request of the usual size goes to the connection in one
+// write, headers and body together.
+func TestRequestLeavesInOneWrite(t *testing.T) {
+	body := strings.Repeat(`{"name":"read_file","description":"Read a file."},`, 25<<10/50)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if string(b) != body {
+			t.Errorf("server read %d bytes, want %d", len(b), len(body))
+		}
+	}))
+	defer srv.Close()
+	tr := newHTTPTransport()
+	var writes atomic.Int32
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return countingConn{Conn: c, writes: &writes}, nil
+	}
+	defer tr.CloseIdleConnections()
+	for range 2 {
+		writes.Store(0)
+		resp, err := (&http.Client{Transport: tr}).Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n := writes.Load(); n != 1 {
+			t.Errorf("a %d-byte request took %d writes, want 1", len(body), n)
+		}
 	}
 }
