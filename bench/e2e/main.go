@@ -7,7 +7,8 @@
 //   - a two-call turn (the model asks for read_file, then answers text), cold (the first turn of
 //     a fresh process) and warm (the median of -turns later turns, each in a new session of the
 //     same process), wall and CPU;
-//   - CPU per streamed delta: a turn of -deltas one-character text deltas, less a short turn;
+//   - CPU per streamed delta: a turn of -deltas one-character text deltas, less a short turn,
+//     -delta-rounds times per binary, the binaries' turns alternating;
 //   - bytes sent per streamed argument: the notifications about one create_file call whose
 //     -arg-kb KB content streams in 256-byte pieces, divided by the argument's size;
 //   - find_symbol on a generated tree of -files files, with universal-ctags on PATH and with the
@@ -50,18 +51,19 @@ import (
 )
 
 var (
-	binFlag    = flag.String("bin", "", "agentd binaries to measure, comma-separated (default: build ./cmd/agentd static)")
-	onlyFlag   = flag.String("only", "spawn,idle,turn,delta,arg,symbol", "measurements to run (also: kill9, the fault run)")
-	spawns     = flag.Int("spawns", 50, "spawns per binary for spawn → initialize")
-	turns      = flag.Int("turns", 30, "warm turns per binary")
-	colds      = flag.Int("colds", 5, "fresh processes per binary for the cold turn")
-	deltas     = flag.Int("deltas", 20000, "text deltas in the per-delta turn")
-	argKB      = flag.Int("arg-kb", 64, "size of the streamed create_file argument, KB")
-	argDelayMs = flag.Int("arg-delay-ms", 16, "pause between 256-byte argument pieces")
-	files      = flag.Int("files", 20000, "files in the find_symbol tree")
-	perfOut    = flag.String("perf", "", "record the warm turns (and the per-delta run's long turns, into FILE.delta.BINARY) with `perf record -g` into this file (Linux perf on PATH)")
-	every      = flag.Int("symbol-every", 20, "one file in this many defines the find_symbol query")
-	doorFlag   = flag.String("door", "lsp", "the door to drive: lsp (agentd, LSP framing) or acp (agentd acp, NDJSON)")
+	binFlag     = flag.String("bin", "", "agentd binaries to measure, comma-separated (default: build ./cmd/agentd static)")
+	onlyFlag    = flag.String("only", "spawn,idle,turn,delta,arg,symbol", "measurements to run (also: kill9, the fault run)")
+	spawns      = flag.Int("spawns", 50, "spawns per binary for spawn → initialize")
+	turns       = flag.Int("turns", 30, "warm turns per binary")
+	colds       = flag.Int("colds", 5, "fresh processes per binary for the cold turn")
+	deltas      = flag.Int("deltas", 20000, "text deltas in the per-delta turn")
+	deltaRounds = flag.Int("delta-rounds", 2, "long turns per binary in the per-delta run (they alternate between the binaries)")
+	argKB       = flag.Int("arg-kb", 64, "size of the streamed create_file argument, KB")
+	argDelayMs  = flag.Int("arg-delay-ms", 16, "pause between 256-byte argument pieces")
+	files       = flag.Int("files", 20000, "files in the find_symbol tree")
+	perfOut     = flag.String("perf", "", "record the warm turns (and the per-delta run's long turns, into FILE.delta.BINARY) with `perf record -g` into this file (Linux perf on PATH)")
+	every       = flag.Int("symbol-every", 20, "one file in this many defines the find_symbol query")
+	doorFlag    = flag.String("door", "lsp", "the door to drive: lsp (agentd, LSP framing) or acp (agentd acp, NDJSON)")
 )
 
 func main() {
@@ -92,6 +94,9 @@ func main() {
 	if only["turn"] {
 		run("turn", func() error { return turnBench(bins) })
 	}
+	if only["delta"] {
+		run("delta", func() error { return deltaBench(bins) })
+	}
 	for i, b := range bins {
 		label = ""
 		if len(bins) > 1 {
@@ -99,9 +104,6 @@ func main() {
 		}
 		if only["idle"] {
 			run("idle", func() error { return idleBench(b) })
-		}
-		if only["delta"] {
-			run("delta", func() error { return deltaBench(b) })
 		}
 		if only["arg"] {
 			run("arg", func() error { return argBench(b) })
@@ -811,70 +813,96 @@ func (r *perfRec) stop() {
 	os.RemoveAll(r.dir)
 }
 
-func deltaBench(bin string) error {
+// deltaBench measures the CPU per streamed delta for every binary. Each binary runs one daemon,
+// and their long turns alternate, so that a shared machine's load falls on each alike.
+func deltaBench(bins []string) error {
 	root, err := turnRoot()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(root)
 	text := strings.Repeat("x", *deltas)
-	fm := fakemodel.New(fakemodel.Script{Turns: []fakemodel.Turn{
-		{Text: "warm"}, {Text: "short"}, {Text: text, ChunkSize: 1}, {Text: "short"}, {Text: text, ChunkSize: 1},
-	}, Routes: []fakemodel.Route{titleRoute}})
-	url, err := fm.Start("127.0.0.1:0")
-	if err != nil {
-		return err
+	type daemon struct {
+		c                    *child
+		sid                  string
+		rec                  *perfRec
+		mu                   sync.Mutex
+		notes, noteBytes     int
+		per                  []time.Duration
+		wall                 time.Duration
+		frames, bytesPerTurn int
 	}
-	defer fm.Close()
-	c, sid, err := session(bin, url, root)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	var mu sync.Mutex
-	var notes, noteBytes int
-	c.onFrame = func(body []byte) {
-		mu.Lock()
-		notes++
-		noteBytes += len(body)
-		mu.Unlock()
-	}
-	if _, _, err := turn(c, sid, "hi"); err != nil {
-		return err
-	}
-	var rec *perfRec
-	if *perfOut != "" {
-		// The long turns alone, into FILE.delta.BINARY.
-		if rec, err = startPerf(c.pid(), *perfOut+".delta."+filepath.Base(bin)); err != nil {
-			return err
+	ds := make([]*daemon, len(bins))
+	for j, bin := range bins {
+		script := fakemodel.Script{Turns: []fakemodel.Turn{{Text: "warm"}}, Routes: []fakemodel.Route{titleRoute}}
+		for range *deltaRounds {
+			script.Turns = append(script.Turns, fakemodel.Turn{Text: "short"}, fakemodel.Turn{Text: text, ChunkSize: 1})
 		}
-		defer rec.stop()
-	}
-	var per []time.Duration
-	var wall time.Duration
-	var n0, b0, n1, b1 int
-	for range 2 {
-		_, short, err := turn(c, sid, "hi")
+		fm := fakemodel.New(script)
+		url, err := fm.Start("127.0.0.1:0")
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		n0, b0 = notes, noteBytes
-		mu.Unlock()
-		rec.enable()
-		w, long, err := turn(c, sid, "hi")
-		rec.disable()
+		defer fm.Close()
+		c, sid, err := session(bin, url, root)
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		n1, b1 = notes, noteBytes
-		mu.Unlock()
-		per = append(per, (long-short)/time.Duration(*deltas))
-		wall = w
+		defer c.close()
+		d := &daemon{c: c, sid: sid}
+		ds[j] = d
+		c.onFrame = func(body []byte) {
+			d.mu.Lock()
+			d.notes++
+			d.noteBytes += len(body)
+			d.mu.Unlock()
+		}
+		if _, _, err := turn(c, sid, "hi"); err != nil {
+			return err
+		}
+		if *perfOut != "" {
+			// The long turns alone, into FILE.delta.BINARY.
+			if d.rec, err = startPerf(c.pid(), *perfOut+".delta."+filepath.Base(bin)); err != nil {
+				return err
+			}
+			defer d.rec.stop()
+		}
 	}
-	report("streamed deltas: %d one-character deltas in %s wall; CPU per delta %v and %v (turn less a short turn); %d frames, %.0f bytes per delta\n",
-		*deltas, ms(wall), per[0], per[1], n1-n0, float64(b1-b0)/float64(*deltas))
+	for range *deltaRounds {
+		for _, d := range ds {
+			_, short, err := turn(d.c, d.sid, "hi")
+			if err != nil {
+				return err
+			}
+			d.mu.Lock()
+			n0, b0 := d.notes, d.noteBytes
+			d.mu.Unlock()
+			d.rec.enable()
+			w, long, err := turn(d.c, d.sid, "hi")
+			d.rec.disable()
+			if err != nil {
+				return err
+			}
+			d.mu.Lock()
+			d.frames, d.bytesPerTurn = d.notes-n0, d.noteBytes-b0
+			d.mu.Unlock()
+			d.per = append(d.per, (long-short)/time.Duration(*deltas))
+			d.wall = w
+		}
+	}
+	for j, d := range ds {
+		label = ""
+		if len(bins) > 1 {
+			label = fmt.Sprintf("[%d] ", j+1)
+		}
+		var per []string
+		for _, p := range d.per {
+			per = append(per, p.String())
+		}
+		report("streamed deltas: %d one-character deltas in %s wall; CPU per delta %s (turn less a short turn); %d frames, %.0f bytes per delta\n",
+			*deltas, ms(d.wall), strings.Join(per, " and "), d.frames, float64(d.bytesPerTurn)/float64(*deltas))
+	}
+	label = ""
 	return nil
 }
 
