@@ -231,7 +231,7 @@ export class Chat implements vscode.Disposable {
       const r = await this.daemon.request(ToDaemon.sessionSetConfigOption, { sessionId, configId, value });
       if (Array.isArray(r?.configOptions)) this.dispatch({ type: 'configOptions', configOptions: r.configOptions });
     } catch (e: any) {
-      void vscode.window.showErrorMessage(`agentd: ${requestError(e, 'change the setting').title}`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('agentd: {0}', requestError(e, 'change the setting').title));
     }
   }
 

@@ -8,7 +8,9 @@
 //   - the chat view's code has no user-visible literal outside l10n.t: text between markup tags,
 //     the title / aria-label / placeholder / alt attributes, what is assigned to textContent /
 //     innerText / title / placeholder, label-like properties (label, name, title, description,
-//     detail, tooltip) and strings a function returns (see visibleLiterals).
+//     detail, tooltip) and strings a function returns (see visibleLiterals);
+//   - the host's message boxes (show{Information,Warning,Error}Message) show no literal text and
+//     take MessageItems, never string buttons, whose English answer code would compare with.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
@@ -95,6 +97,24 @@ export function visibleLiterals(code: string): string[] {
   return found;
 }
 
+const LITERAL = new Set([ts.SyntaxKind.StringLiteral, ts.SyntaxKind.NoSubstitutionTemplateLiteral, ts.SyntaxKind.TemplateExpression]);
+
+/** Message-box calls in `code` that show a literal message or pass a string as a button. */
+export function literalMessageBoxes(code: string): string[] {
+  const sf = ts.createSourceFile('x.ts', code, ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (n: ts.Node) => {
+    if (ts.isCallExpression(n) && /\bshow(Information|Warning|Error)Message$/.test(n.expression.getText(sf))) {
+      const [message, ...rest] = n.arguments;
+      if (message && LITERAL.has(message.kind)) found.push(`message ${message.getText(sf)}`);
+      for (const b of rest) if (LITERAL.has(b.kind) || ts.isCallExpression(b)) found.push(`button ${b.getText(sf)}`);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return found;
+}
+
 test('every %key% in package.json has its English text in package.nls.json', () => {
   const nls = JSON.parse(read('package.nls.json'));
   const keys = [...read('package.json').matchAll(/"%([^%"]+)%"/g)].map((m) => m[1]);
@@ -129,7 +149,19 @@ test('the chat view shows no literal text outside l10n.t', () => {
   }
 });
 
+test('message boxes show localized text and answer with MessageItems', () => {
+  for (const f of sources(path.join(ext, 'src'))) {
+    assert.deepEqual(literalMessageBoxes(fs.readFileSync(f, 'utf8')), [], `${path.relative(ext, f)}: a message box with literal text or string buttons`);
+  }
+});
+
 test('the scanners catch what they are for', () => {
+  assert.deepEqual(literalMessageBoxes(`
+    vscode.window.showErrorMessage(\`agentd: \${x}\`);
+    void vscode.window.showWarningMessage(vscode.l10n.t('Fine {0}', x), 'Allow');
+    vscode.window.showInformationMessage(msg, vscode.l10n.t('Show Logs'));
+    vscode.window.showErrorMessage(vscode.l10n.t('Fine'), logs, ...items);
+  `), ['message `agentd: ${x}`', "button 'Allow'", "button vscode.l10n.t('Show Logs')"]);
   assert.equal(computedMessages(`vscode.l10n.t('a {0}', x); l10n.t("it's"); vscode.l10n.t('don\\'t')`), 0);
   assert.equal(computedMessages('vscode.l10n.t(`x ${y}`)'), 1);
   assert.equal(computedMessages('l10n.t(msg)'), 1);
