@@ -1,14 +1,15 @@
 // Starting agentd with vscode-languageclient over stdio, re-sending settings on change,
-// restarting it a few times when it crashes, and routing its reverse requests.
+// restarting it a few times when it crashes, and routing its reverse requests. The language
+// client itself is loaded only once activation has returned (./languageClient); until agentd is
+// first ready, requests wait for it.
 import * as vscode from 'vscode';
 import * as fs from 'fs';
 import * as os from 'os';
-import {
-  CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, ResponseError, ServerOptions, State, TransportKind,
-} from 'vscode-languageclient/node';
+import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import type * as LanguageClientBundle from './languageClient';
 import { bundledPath, findAgentd } from './pure/binary';
 import { didChangeConfigurationParams, effectiveSettings, initializationOptions, Settings } from './pure/settings';
-import * as editor from './editorState';
+import { ReadyGate } from './pure/ready';
 import { Keys } from './keys';
 import {
   ClientNotification, ClientNotifications, ClientRequest, ClientRequests, DaemonRequest, DaemonRequests,
@@ -24,6 +25,32 @@ function isProtocolError(err: any): boolean {
 }
 
 export type DaemonState = { status: 'starting' | 'ready' | 'stopped' | 'error'; message?: string };
+
+/** When the language client's bundle was required, and how long that took (performance.now() ms). */
+export const clientBundleLoad: { at?: number; ms?: number } = {};
+
+let clientBundle: Promise<typeof LanguageClientBundle> | undefined;
+
+/**
+ * The language client's bundle (dist/languageClient.js, built from ./languageClient.ts), required
+ * on a later turn of the event loop: after activate() has returned and VS Code has taken its
+ * result, so compiling it is not part of the extension's activation.
+ */
+function loadClientBundle(): Promise<typeof LanguageClientBundle> {
+  clientBundle ??= new Promise((resolve, reject) => setImmediate(() => {
+    const t0 = performance.now();
+    try {
+      resolve(require('./languageClient.js'));
+    } catch (e) {
+      clientBundle = undefined;
+      reject(e);
+      return;
+    }
+    clientBundleLoad.at = t0;
+    clientBundleLoad.ms = performance.now() - t0;
+  }));
+  return clientBundle;
+}
 
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 3 * 60 * 1000;
@@ -67,6 +94,16 @@ export class Daemon implements vscode.Disposable {
   private gaveUp = false;
   private lastSettingsWarning = '';
   private readonly disposables: vscode.Disposable[] = [];
+  /**
+   * Holds the requests made before agentd is first ready: activation returns before the language
+   * client has even loaded, and a command run then should not fail. Later, while agentd restarts,
+   * requests fail at once as before: the chat's session is being resumed or replaced meanwhile.
+   */
+  private readonly gate = new ReadyGate();
+  private everReady = false;
+  /** Counts calls of start(), so a start overtaken by a restart (or dispose) while it loaded the client gives up. */
+  private starts = 0;
+  private disposed = false;
 
   private readonly clientOutput: RedactingChannel;
 
@@ -85,6 +122,7 @@ export class Daemon implements vscode.Disposable {
 
   private setState(s: DaemonState) {
     this.state = s;
+    this.gate.set(s.status, s.message);
     this.stateEmitter.fire(s);
   }
 
@@ -115,6 +153,7 @@ export class Daemon implements vscode.Disposable {
   }
 
   async start(): Promise<void> {
+    const run = ++this.starts;
     const cfg = vscode.workspace.getConfiguration('agentd');
     // A .vsix may lose the executable bit of the binary it ships; give it back.
     const shipped = bundledPath(this.context.extensionPath, process.platform, process.arch);
@@ -141,6 +180,17 @@ export class Daemon implements vscode.Disposable {
     }
     this.output.appendLine(`[agentd] starting ${found.path} (${found.source})`);
     this.setState({ status: 'starting' });
+    let lc: typeof LanguageClientBundle;
+    try {
+      lc = await loadClientBundle();
+    } catch (e: any) {
+      const message = vscode.l10n.t('agentd could not be started: {0}', String(e?.message ?? e));
+      this.setState({ status: 'error', message });
+      this.output.appendLine(`[agentd] ${message}`);
+      return;
+    }
+    if (run !== this.starts || this.disposed) return;
+    const { CloseAction, ErrorAction, LanguageClient, ResponseError, State, TransportKind, editor } = lc;
 
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
     const serverOptions: ServerOptions = {
@@ -240,6 +290,7 @@ export class Daemon implements vscode.Disposable {
       if (e.newState === State.Running) {
         const restarted = this.startedOnce;
         this.startedOnce = true;
+        this.everReady = true;
         this.setState({ status: 'ready' });
         this.hooks.onReady(restarted);
       } else if (e.newState === State.Stopped && this.state.status === 'ready') {
@@ -256,8 +307,9 @@ export class Daemon implements vscode.Disposable {
     }
   }
 
-  /** A request to agentd; rejects with a readable message when it is not running. */
+  /** A request to agentd (before it is first ready: once it is); rejects with a readable message when it is not running. */
   async request<M extends ClientRequest>(method: M, params: ClientRequests[M]['params'], token?: vscode.CancellationToken): Promise<ClientRequests[M]['result']> {
+    if (!this.everReady) await this.gate.wait(token);
     const c = this.client;
     if (!c || !c.isRunning()) throw new Error(this.state.message ?? vscode.l10n.t('agentd is not running.'));
     return token ? c.sendRequest(method, params, token) : c.sendRequest(method, params);
@@ -289,6 +341,7 @@ export class Daemon implements vscode.Disposable {
   }
 
   async dispose() {
+    this.disposed = true;
     this.disposables.forEach((d) => d.dispose());
     const c = this.client;
     this.client = undefined;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Unit tests of the extension's own logic (no VS Code): binary discovery, settings mapping,
 # private-address detection, the chat view-model reducer; plus a type check, a build and a
-# package of the .vsix whose README links are checked. Prints "vscode-unit: N passed, M failed".
+# package of the .vsix whose README links and code files are checked. Prints "vscode-unit: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "$1"; echo "vscode-unit: 0 passed, 1 failed"; exit 1; }
@@ -19,6 +19,8 @@ npm run package >/tmp/agentd-vscode-package.log 2>&1 || { tail -20 /tmp/agentd-v
 # The packaged README's links and images must resolve away from the repository.
 if [ -f agentd.vsix ]; then
   if node test/readme-links.mjs agentd.vsix; then pass=$((pass + 1)); else failn=$((failn + 1)); fi
+  # ...and it must hold the code it runs (the lazily required language client too).
+  if node test/vsix-files.mjs agentd.vsix; then pass=$((pass + 1)); else failn=$((failn + 1)); fi
 fi
 echo "vscode-unit: ${pass:-0} passed, ${failn:-1} failed"
 [ "$rc" -eq 0 ] && [ "${failn:-1}" -eq 0 ]
