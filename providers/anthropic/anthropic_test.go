@@ -333,3 +333,29 @@ func TestMessageStopClosesOpenToolBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestToolsFollowTheToolSet: the tools of a body are the request's own whichever tool set
+// was sent before (they are encoded once per tool set and kept).
+func TestRequestToolsFollowTheToolSet(t *testing.T) {
+	first, err := anthropic.BuildRequest(conversation(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := conversation()
+	other.Tools = append([]providers.ToolSpec(nil), other.Tools...)
+	other.Tools[0].Description = "Weather for a place, in kelvin."
+	changed, err := anthropic.BuildRequest(other, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(changed), "in kelvin") {
+		t.Fatalf("a changed description is missing: %s", changed)
+	}
+	again, err := anthropic.BuildRequest(conversation(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(first) {
+		t.Fatalf("the first tool set again:\n got %s\nwant %s", again, first)
+	}
+}

@@ -66,7 +66,7 @@ type Provider struct {
 	// memos is what this provider learned about its server, per model.
 	memos sync.Map // model → *serverMemo
 	// tools is the encoded tools array of the last request.
-	tools toolsCache
+	tools providers.ToolsJSON
 }
 
 // sharedClient keeps connections alive across turns and refuses cross-origin redirects, so a key

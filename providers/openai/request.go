@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"strings"
-	"sync/atomic"
 
 	"github.com/agentd-dev/agentd/providers"
 )
@@ -150,76 +148,29 @@ func buildRequest(req *providers.Request, model string, opt options) chatRequest
 	return body
 }
 
-// toolsJSON is the encoded "tools" array of a tool set, with a copy of the specs it encodes.
-type toolsJSON struct {
-	specs []providers.ToolSpec
-	json  []byte
-}
+// toolsPlaceholder stands for the tools array while the rest of a body is encoded.
+var toolsPlaceholder = []chatTool{{Type: "\x00agentd:tools"}}
 
-// toolsCache keeps the encoded tools of the last tool set a provider sent: a session sends the
-// same tools with every request, and their descriptions and schemas are most of its bytes (about
-// 20 KB of the 25 KB of a first request with agentd's own tools).
-type toolsCache struct {
-	last atomic.Pointer[toolsJSON]
-}
-
-// encode returns the JSON of tools, the tools array of body built from specs.
-func (c *toolsCache) encode(specs []providers.ToolSpec, tools []chatTool) ([]byte, error) {
-	if t := c.last.Load(); t != nil && sameSpecs(t.specs, specs) {
-		return t.json, nil
-	}
-	b, err := json.Marshal(tools)
-	if err != nil {
-		return nil, err
-	}
-	own := make([]providers.ToolSpec, len(specs))
-	for i, s := range specs {
-		own[i] = providers.ToolSpec{Name: s.Name, Description: s.Description, Schema: bytes.Clone(s.Schema)}
-	}
-	c.last.Store(&toolsJSON{specs: own, json: b})
-	return b, nil
-}
-
-// sameSpecs compares two tool sets by content. Strings that share their bytes compare at once,
-// so the same specs sent again cost a few comparisons and one memcmp per schema.
-func sameSpecs(a, b []providers.ToolSpec) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Schema, b[i].Schema) {
-			return false
-		}
-	}
-	return true
-}
-
-// encodeRequest is json.Marshal(body), byte for byte, with the tools array taken from cache.
-// The tools go right after the messages array, where the struct's field order puts them: none
-// of the fields after it (numbers, booleans, small objects of them, a reasoning effort word)
-// holds a ']', so the messages' closing bracket is the last one of the body without the tools.
-func encodeRequest(body chatRequest, specs []providers.ToolSpec, cache *toolsCache) ([]byte, error) {
+// encodeRequest is json.Marshal(body), byte for byte, with the tools array taken from cache
+// (built from specs when the cache holds another tool set).
+func encodeRequest(body chatRequest, specs []providers.ToolSpec, cache *providers.ToolsJSON) ([]byte, error) {
 	if len(body.Tools) == 0 || cache == nil {
 		return json.Marshal(body)
 	}
-	tools, err := cache.encode(specs, body.Tools)
+	tools, err := cache.Encode(specs, func() ([]byte, error) { return json.Marshal(body.Tools) })
 	if err != nil {
 		return nil, err
 	}
-	body.Tools = nil
+	body.Tools = toolsPlaceholder
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	i := bytes.LastIndexByte(b, ']')
-	if i < 0 {
-		return nil, errors.New("request without a messages array") // cannot happen: messages is never omitted
+	ph, err := json.Marshal(toolsPlaceholder)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]byte, 0, len(b)+len(tools)+len(`,"tools":`))
-	out = append(out, b[:i+1]...)
-	out = append(out, `,"tools":`...)
-	out = append(out, tools...)
-	return append(out, b[i+1:]...), nil
+	return providers.SpliceJSON(b, ph, tools)
 }
 
 // applyDrops removes (or swaps) the parameters a server refused.

@@ -120,8 +120,10 @@ func TestIsReasoningModel(t *testing.T) {
 // TestEncodeRequestIsMarshal: the body sent, with its tools from the cache, is json.Marshal's,
 // byte for byte, whether the cache is cold, warm or holds another tool set.
 func TestEncodeRequestIsMarshal(t *testing.T) {
-	var cache toolsCache
-	cases := requestCases()
+	var cache providers.ToolsJSON
+	// With no system prompt and no message, messages is null: the tools still go where
+	// json.Marshal puts them.
+	cases := append(requestCases(), requestCase{name: "tools only", model: "m", req: providers.Request{Tools: tools()}})
 	for round := range 2 {
 		for _, tt := range cases {
 			body := buildRequest(&tt.req, tt.model, tt.opt)
@@ -143,11 +145,11 @@ func TestEncodeRequestIsMarshal(t *testing.T) {
 // TestToolsEncodedOncePerToolSet: the same tools sent again are not encoded again; a change of
 // any of their fields is.
 func TestToolsEncodedOncePerToolSet(t *testing.T) {
-	var cache toolsCache
+	var cache providers.ToolsJSON
 	req := providers.Request{Messages: []providers.Message{text(providers.RoleUser, "Hi")}, Tools: tools()}
 	encodeTools := func(specs []providers.ToolSpec) []byte {
 		req.Tools = specs
-		b, err := cache.encode(specs, buildRequest(&req, "m", options{}).Tools)
+		b, err := cache.Encode(specs, func() ([]byte, error) { return json.Marshal(buildRequest(&req, "m", options{}).Tools) })
 		if err != nil {
 			t.Fatal(err)
 		}
