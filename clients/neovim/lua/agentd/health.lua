@@ -106,7 +106,7 @@ function M.check()
   local exe = vim.fn.exepath(cmd[1])
   if exe == "" then
     report_error(string.format("`%s` not found or not executable", cmd[1]), {
-      "Install agentd (go install github.com/agentd-dev/agentd/cmd/agentd@latest) or set `cmd` in setup().",
+      "Install agentd from a checkout (CGO_ENABLED=0 go install ./cmd/agentd) or set `cmd` in setup().",
     })
   else
     ok("binary: " .. exe)

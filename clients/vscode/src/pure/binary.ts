@@ -50,6 +50,6 @@ export function findAgentd(l: BinaryLookup): BinaryResult {
   }
   return {
     ok: false,
-    message: l10n.t('agentd was not found: this extension has no bundled binary for {0} and there is no "agentd" on PATH. Install it (go install github.com/agentd-dev/agentd/cmd/agentd@latest) or set "agentd.path" to the binary.', `${l.platform}-${l.arch}`),
+    message: l10n.t('agentd was not found: this extension has no bundled binary for {0} and there is no "agentd" on PATH. Install it from a checkout of agentd (CGO_ENABLED=0 go install ./cmd/agentd) or set "agentd.path" to the binary.', `${l.platform}-${l.arch}`),
   };
 }
