@@ -216,6 +216,9 @@ func Default() *Auto {
 }
 
 func probeKeyring() error {
+	if err := sessionBus(); err != nil {
+		return err
+	}
 	done := make(chan error, 1)
 	go func() {
 		_, err := keyring.Get(Service, "agentd-probe")
