@@ -1,5 +1,5 @@
-// The chat session controller: one current agentd session per window, its view model, and
-// the requests that drive it (new, prompt, cancel, config options, list, load).
+// One chat: its agentd session, its view model, and the requests that drive it (new, prompt,
+// steer, cancel, config options, checkpoints, fork, load). Several are open at once (chats.ts).
 import * as vscode from 'vscode';
 import * as os from 'os';
 import * as path from 'path';
@@ -9,6 +9,7 @@ import { ContentBlock, ToDaemon, ToDaemonNote } from './pure/protocol';
 import { requestError, turnError } from './pure/errors';
 import { ChatState, Event, initialState, reduce, ConfigOption, turnBaselines } from './pure/viewmodel';
 import { Review } from './review';
+import { isBlank } from './pure/chatlist';
 
 export class Chat implements vscode.Disposable {
   state: ChatState = initialState();
@@ -21,8 +22,12 @@ export class Chat implements vscode.Disposable {
   /** The editor-side review of the agent's edits (Keep / Undo per hunk). */
   review: Review | undefined;
 
-  constructor(private readonly daemon: Daemon) {
-    daemon.onDidChangeState((s) => this.dispatch({ type: 'daemon', status: s.status, message: s.message }));
+  private readonly daemonSub: vscode.Disposable;
+
+  /** id: the chat's own name in the extension (it has no session yet at first); created: its place in the list. */
+  constructor(private readonly daemon: Daemon, readonly id = 'chat', readonly created = 0) {
+    this.state.daemon = { status: daemon.state.status, message: daemon.state.message };
+    this.daemonSub = daemon.onDidChangeState((s) => this.dispatch({ type: 'daemon', status: s.status, message: s.message }));
   }
 
   dispatch(e: Event) {
@@ -34,26 +39,35 @@ export class Chat implements vscode.Disposable {
     return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
   }
 
-  /** agentd (re)started: resume the session we had, or open a fresh one. */
-  async onDaemonReady(restarted: boolean) {
-    const old = this.state.sessionId;
-    if (old && restarted) {
+  /**
+   * agentd (re)started (after a crash, or a restart the user asked for): resume the session the
+   * chat had, or open a fresh one (at once only for a chat on screen: `open`; others on their
+   * next prompt).
+   */
+  async onDaemonReady(_restarted: boolean, open = true) {
+    // A blank chat has nothing to resume: it starts afresh, with agentd's new settings.
+    const old = isBlank(this.state) ? undefined : this.state.sessionId;
+    let lost = false;
+    if (old) {
       try {
         const r = await this.daemon.request(ToDaemon.sessionResume, { sessionId: old, cwd: this.cwd(), mcpServers: [] });
         if (r?.configOptions) this.dispatch({ type: 'configOptions', configOptions: r.configOptions });
         this.dispatch({ type: 'notice', severity: 'warning', title: vscode.l10n.t('agentd restarted; the chat was resumed.') });
         return;
       } catch {
-        this.dispatch({ type: 'notice', severity: 'warning', title: vscode.l10n.t('agentd restarted; the previous chat could not be resumed, so a new one was started.') });
+        lost = true;
       }
     }
     this.dispatch({ type: 'session', sessionId: undefined });
+    if (!open && !lost) return;
     try {
       await this.ensureSession(true);
     } catch (e: any) {
       const u = requestError(e, 'start a chat');
       this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
     }
+    // After the new session's reset, so that the chat keeps saying what happened.
+    if (lost) this.dispatch({ type: 'notice', severity: 'warning', title: vscode.l10n.t('agentd restarted; the previous chat could not be resumed, so a new one was started.') });
   }
 
   async ensureSession(reset = false): Promise<string> {
@@ -62,6 +76,8 @@ export class Chat implements vscode.Disposable {
       this.creating = (async () => {
         const r = await this.daemon.request(ToDaemon.sessionNew, { cwd: this.cwd(), mcpServers: [] });
         const sessionId = String(r.sessionId);
+        // A chat history entry was loaded into this chat meanwhile: it keeps that session.
+        if (this.state.sessionId) { this.close(sessionId); return this.state.sessionId; }
         if (reset || !this.state.items.length) this.dispatch({ type: 'reset', sessionId, configOptions: r.configOptions ?? [] });
         else this.dispatch({ type: 'session', sessionId, configOptions: r.configOptions ?? [] });
         return sessionId;
@@ -179,19 +195,25 @@ export class Chat implements vscode.Disposable {
     await this.refreshCheckpoints();
   }
 
-  /** Fork conversation: a new session holding a copy of this one's history; the original stays in the history. */
-  async fork() {
+  /**
+   * Fork conversation: a new session holding a copy of this one's history, loaded into `into`
+   * (a new chat); this one stays open as it is.
+   */
+  async fork(into: Chat): Promise<boolean> {
     const sessionId = this.state.sessionId;
-    if (!sessionId) return;
+    if (!sessionId) return false;
+    let r: any;
     try {
-      const r = await this.daemon.request(ToDaemon.sessionFork, { sessionId });
-      const title = this.state.title ? vscode.l10n.t('Fork of {0}', this.state.title) : vscode.l10n.t('Fork');
-      await this.loadSession(String(r.sessionId), title);
-      this.dispatch({ type: 'notice', severity: 'info', title: vscode.l10n.t('Forked: you are in a copy of the conversation; the original is in the chat history.') });
+      r = await this.daemon.request(ToDaemon.sessionFork, { sessionId });
     } catch (e: any) {
       const u = requestError(e, 'fork the conversation');
       this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
+      return false;
     }
+    const title = this.state.title ? vscode.l10n.t('Fork of {0}', this.state.title) : vscode.l10n.t('Fork');
+    await into.loadSession(String(r.sessionId), title);
+    into.dispatch({ type: 'notice', severity: 'info', title: vscode.l10n.t('Forked: you are in a copy of the conversation; the original is in the chat history.') });
+    return true;
   }
 
   cancel() {
@@ -207,17 +229,21 @@ export class Chat implements vscode.Disposable {
     void this.daemon.request(ToDaemon.sessionClose, { sessionId }).catch(() => undefined);
   }
 
-  async newChat() {
-    const old = this.state.sessionId;
-    if (old && this.state.running) this.cancel();
-    this.close(old);
-    this.dispatch({ type: 'reset' });
+  /** Gives the chat a session now (a chat on screen shows its mode and model), saying so when it cannot. */
+  async start() {
+    if (this.daemon.state.status !== 'ready') return; // onDaemonReady gives it one
     try {
-      await this.ensureSession(true);
+      await this.ensureSession();
     } catch (e: any) {
       const u = requestError(e, 'start a chat');
       this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
     }
+  }
+
+  /** The chat is closed: its turn stops and agentd frees the session (it stays in the history). */
+  closeChat() {
+    if (this.state.running) this.cancel();
+    this.close(this.state.sessionId);
   }
 
   private optionId(category: 'mode' | 'model'): string {
@@ -256,7 +282,7 @@ export class Chat implements vscode.Disposable {
     }
   }
 
-  dispose() { this.eventEmitter.dispose(); }
+  dispose() { this.daemonSub.dispose(); this.eventEmitter.dispose(); }
 }
 
 function labelOf(block: any): string {

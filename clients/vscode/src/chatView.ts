@@ -1,8 +1,11 @@
-// The chat view: a webview view in agentd's own view container. The host posts the state
-// once (snapshot) and then every event; the webview reduces them with the same reducer.
+// The chat's webviews: the side bar's view and any number of editor tabs ("Open chat in editor"),
+// each showing one of the open chats (chats.ts) and able to switch between them. The host posts
+// the shown chat's state once (snapshot) and then its events; the webview reduces them with the
+// same reducer. A chat keeps running while no webview shows it.
 import * as vscode from 'vscode';
 import { randomBytes } from 'crypto';
 import { Chat } from './chat';
+import { Chats } from './chats';
 import { requestError } from './pure/errors';
 import { ComposerContext } from './context';
 import { Chip } from './pure/mentions';
@@ -10,68 +13,24 @@ import { ContentBlock } from './pure/protocol';
 import { DiffContent } from './diff';
 import { Permissions } from './permissions';
 import { PermissionButton } from './pure/viewmodel';
+import { chatTitle, isBlank } from './pure/chatlist';
 import { Review } from './review';
 import { bundleScript } from './pure/l10n';
 
-export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
-  static readonly id = 'agentd.chat';
-  private view: vscode.WebviewView | undefined;
-  private ready = false;
-  private readonly disposables: vscode.Disposable[] = [];
-  permissions: Permissions | undefined;
-
-  constructor(
-    private readonly extensionUri: vscode.Uri,
-    private readonly chat: Chat,
-    private readonly diffs: DiffContent,
-    private readonly review: Review,
-  ) {
-    this.disposables.push(chat.onEvent((event) => {
-      if (this.ready) void this.view?.webview.postMessage({ type: 'event', event });
-    }));
-  }
-
-  private readonly context = new ComposerContext((m) => this.post(m));
-
-  /** A message to the webview, dropped when it is not there. */
-  post(m: unknown) {
-    if (this.ready) void this.view?.webview.postMessage(m);
-  }
-
-  /** Adds a chip (a selection, a file) to the input and focuses it. */
-  async attach(chip: Chip) {
-    await this.reveal(false);
-    // A freshly created view is ready only after its script ran.
-    for (let i = 0; i < 50 && !this.ready; i++) await new Promise((r) => setTimeout(r, 100));
-    this.post({ type: 'attach', chip });
-    this.post({ type: 'focusInput' });
-  }
-
-  get visible(): boolean {
-    return !!this.view && this.view.visible;
-  }
-
-  async reveal(focusInput = false) {
-    await vscode.commands.executeCommand(`${ChatView.id}.focus`);
-    if (focusInput) void this.view?.webview.postMessage({ type: 'focusInput' });
-  }
-
-  resolveWebviewView(view: vscode.WebviewView): void {
-    this.view = view;
-    this.ready = false;
-    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
-    view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
-    const nonce = randomBytes(16).toString('base64');
-    const script = view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js'));
-    const style = view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css'));
-    const csp = [
-      "default-src 'none'",
-      `style-src ${view.webview.cspSource}`,
-      `font-src ${view.webview.cspSource}`,
-      `img-src ${view.webview.cspSource} data:`,
-      `script-src 'nonce-${nonce}'`,
-    ].join('; ');
-    view.webview.html = `<!DOCTYPE html>
+/** The webview page, the same in the side bar and in an editor tab. */
+function pageHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+  const dist = vscode.Uri.joinPath(extensionUri, 'dist');
+  const nonce = randomBytes(16).toString('base64');
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js'));
+  const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css'));
+  const csp = [
+    "default-src 'none'",
+    `style-src ${webview.cspSource}`,
+    `font-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
 <html lang="${vscode.env.language}"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -80,18 +39,94 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 <body><div id="app"></div>
 ${bundleScript(vscode.l10n.bundle)}
 <script nonce="${nonce}" src="${script}"></script></body></html>`;
-    view.onDidDispose(() => { if (this.view === view) { this.view = undefined; this.ready = false; } });
-    view.webview.onDidReceiveMessage((m) => this.onMessage(m).catch((e) => {
+}
+
+/** One webview (the side bar's, or an editor tab's) and the chat it shows. */
+class Surface implements vscode.Disposable {
+  private ready = false;
+  private sub: vscode.Disposable | undefined;
+  private listSent = '';
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly context = new ComposerContext((m) => this.post(m));
+
+  constructor(
+    readonly webview: vscode.Webview,
+    readonly panel: vscode.WebviewPanel | undefined,
+    public chat: Chat,
+    private readonly views: ChatView,
+    readonly isVisible: () => boolean,
+  ) {
+    webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(views.extensionUri, 'dist')] };
+    webview.html = pageHtml(webview, views.extensionUri);
+    this.disposables.push(webview.onDidReceiveMessage((m) => this.onMessage(m).catch((e) => {
       void vscode.window.showErrorMessage(vscode.l10n.t('agentd: {0}', requestError(e, 'do that').title));
-    }));
+    })));
+    this.bind();
+  }
+
+  private bind() {
+    this.sub?.dispose();
+    this.sub = this.chat.onEvent((event) => this.post({ type: 'event', event }));
+    this.paintTitle();
+  }
+
+  /** Shows another chat here; the one shown before goes on in the background. */
+  show(chat: Chat) {
+    if (chat === this.chat) return;
+    this.chat = chat;
+    this.bind();
+    this.post({ type: 'snapshot', state: chat.state, chatId: chat.id });
+    this.sendList();
+  }
+
+  /** The chat list, when it changed for this webview. */
+  sendList() {
+    this.paintTitle();
+    const chats = this.views.chats.list(this.chat);
+    const json = JSON.stringify(chats);
+    if (!this.ready || json === this.listSent) return;
+    this.listSent = json;
+    this.post({ type: 'chats', chats });
+  }
+
+  private paintTitle() {
+    if (this.panel) this.panel.title = chatTitle(this.chat.state) || vscode.l10n.t('agentd: New Chat');
+  }
+
+  /** A message to the webview, dropped when it is not there. */
+  post(m: unknown) {
+    if (this.ready) void this.webview.postMessage(m);
+  }
+
+  async whenReady() {
+    // A freshly created webview is ready only after its script ran.
+    for (let i = 0; i < 50 && !this.ready; i++) await new Promise((r) => setTimeout(r, 100));
   }
 
   private async onMessage(m: any) {
+    if (m?.type !== 'ready') this.views.activate(this);
     switch (m?.type) {
       case 'ready':
         this.ready = true;
-        await this.view?.webview.postMessage({ type: 'snapshot', state: this.chat.state });
+        this.listSent = '';
+        await this.webview.postMessage({ type: 'snapshot', state: this.chat.state, chatId: this.chat.id });
+        this.sendList();
         this.context.send();
+        return;
+      case 'focus':
+        return;
+      case 'switchChat': {
+        const chat = this.views.chats.byId(m.chatId);
+        if (chat) this.views.display(this, chat);
+        return;
+      }
+      case 'closeChat': {
+        const chat = this.views.chats.byId(m.chatId);
+        if (chat) this.views.closeChat(chat);
+        return;
+      }
+      case 'openInEditor':
+        await this.views.openInEditor(this.chat);
         return;
       case 'prompt':
         if (typeof m.text === 'string' && m.text.trim()) await this.chat.prompt(m.text.trim(), contextBlocks(m.context));
@@ -105,22 +140,22 @@ ${bundleScript(vscode.l10n.bundle)}
         this.chat.cancel();
         return;
       case 'newChat':
-        await this.chat.newChat();
+        await this.views.newChat(this);
         return;
       case 'setConfig':
         await this.chat.setConfig(String(m.configId), String(m.value));
         return;
       case 'permissionShown':
-        this.permissions?.shownInView(String(m.requestId), m.visible === true);
+        this.views.permissions?.shownInView(String(m.requestId), m.visible === true);
         return;
       case 'code':
         if (typeof m.code === 'string' && (m.action === 'insert' || m.action === 'apply')) await insertCode(m.code, m.action);
         return;
       case 'permission':
-        this.permissions?.answer(String(m.requestId), m.button as PermissionButton);
+        this.views.permissions?.answer(String(m.requestId), m.button as PermissionButton);
         return;
       case 'denyWithFeedback':
-        await this.permissions?.denyWithFeedback(String(m.requestId));
+        await this.views.permissions?.denyWithFeedback(String(m.requestId));
         return;
       case 'steer':
         if (typeof m.text === 'string' && m.text.trim()) await this.chat.steer(m.text.trim());
@@ -128,13 +163,13 @@ ${bundleScript(vscode.l10n.bundle)}
       case 'openDiff': {
         const it: any = this.chat.state.items[m.index];
         const d = it?.diffs?.[m.diff ?? 0];
-        if (d) await this.diffs.open(d.path, d.oldText, d.newText);
+        if (d) await this.views.diffs.open(d.path, d.oldText, d.newText);
         return;
       }
       case 'openChange': {
         // The file against its text before the turn while it is under review; else the file itself.
         const p = String(m.path ?? '');
-        if (p && !(await this.review.openDiff(p))) await vscode.window.showTextDocument(vscode.Uri.file(p), { preview: true });
+        if (p && !(await this.views.review.openDiff(p))) await vscode.window.showTextDocument(vscode.Uri.file(p), { preview: true });
         return;
       }
       case 'restoreCheckpoint':
@@ -147,11 +182,11 @@ ${bundleScript(vscode.l10n.bundle)}
         let sessions: any[] = [];
         let error: string | undefined;
         try { sessions = await this.chat.listSessions(); } catch (e: any) { error = requestError(e, 'list the chats').title; }
-        await this.view?.webview.postMessage({ type: 'sessions', sessions, error });
+        this.post({ type: 'sessions', sessions, error });
         return;
       }
       case 'loadSession':
-        await this.chat.loadSession(String(m.sessionId), m.title);
+        await this.views.loadSession(this, String(m.sessionId), m.title);
         return;
       case 'command':
         if (['agentd.configureProvider', 'agentd.showLogs', 'agentd.restart', 'agentd.keepAll', 'agentd.undoAll', 'agentd.fork'].includes(m.command)) {
@@ -161,7 +196,201 @@ ${bundleScript(vscode.l10n.bundle)}
     }
   }
 
-  dispose() { this.context.dispose(); this.disposables.forEach((d) => d.dispose()); }
+  dispose() {
+    this.sub?.dispose();
+    this.context.dispose();
+    this.disposables.forEach((d) => d.dispose());
+  }
+}
+
+/**
+ * The side bar's chat view (a webview view in agentd's view container) and the chats opened in
+ * editor tabs. Commands act on the active chat: the one in the webview last used.
+ */
+export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
+  static readonly id = 'agentd.chat';
+  static readonly panelType = 'agentd.chatEditor';
+  private view: vscode.WebviewView | undefined;
+  private sidebar: Surface | undefined;
+  /** The chat the side bar shows (also before its view exists). */
+  private sidebarChat: Chat;
+  private readonly panels = new Set<Surface>();
+  private activeSurface: Surface | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  permissions: Permissions | undefined;
+
+  constructor(
+    readonly extensionUri: vscode.Uri,
+    readonly chats: Chats,
+    readonly diffs: DiffContent,
+    readonly review: Review,
+  ) {
+    this.sidebarChat = chats.create();
+    this.disposables.push(chats.onDidChange(() => { for (const s of this.surfaces()) s.sendList(); }));
+  }
+
+  private surfaces(): Surface[] {
+    return [...(this.sidebar ? [this.sidebar] : []), ...this.panels];
+  }
+
+  /** The chat commands act on: the one shown in the webview last used (the side bar's at first). */
+  get active(): Chat {
+    return this.activeSurface?.chat ?? this.sidebar?.chat ?? this.sidebarChat;
+  }
+
+  activate(s: Surface) { this.activeSurface = s; }
+
+  /** Whether the chat holding `sessionId` is on screen (in a visible view or tab). */
+  shown(sessionId: string): boolean {
+    return this.surfaces().some((s) => s.chat.state.sessionId === sessionId && s.isVisible());
+  }
+
+  /** Whether a webview shows the chat, visible or not (such a chat is given a session at once). */
+  onScreen(chat: Chat): boolean {
+    return chat === this.sidebarChat || this.surfaces().some((s) => s.chat === chat);
+  }
+
+  get visible(): boolean {
+    return !!this.view && this.view.visible;
+  }
+
+  /** Adds a chip (a selection, a file) to the active chat's input and focuses it. */
+  async attach(chip: Chip) {
+    const s = await this.revealChat(this.active, false);
+    await s?.whenReady();
+    s?.post({ type: 'attach', chip });
+    s?.post({ type: 'focusInput' });
+  }
+
+  /** Shows the side bar's chat view. */
+  async reveal(focusInput = false) {
+    await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+    if (focusInput) this.sidebar?.post({ type: 'focusInput' });
+  }
+
+  /** Brings a chat into sight: its editor tab if it has one, else the side bar, switched to it. */
+  async revealChat(chat: Chat, focusInput = false): Promise<Surface | undefined> {
+    const panel = [...this.panels].find((s) => s.chat === chat);
+    if (panel) {
+      panel.panel!.reveal(undefined, false);
+      this.activeSurface = panel;
+      if (focusInput) panel.post({ type: 'focusInput' });
+      return panel;
+    }
+    this.showInSidebar(chat);
+    await this.reveal(focusInput);
+    if (this.sidebar) this.activeSurface = this.sidebar;
+    return this.sidebar;
+  }
+
+  /** The notification of a hidden chat's permission request opens that chat. */
+  async revealSession(sessionId: string) {
+    const chat = this.chats.bySession(sessionId);
+    if (chat) await this.revealChat(chat);
+  }
+
+  private showInSidebar(chat: Chat) {
+    this.sidebarChat = chat;
+    this.sidebar?.show(chat);
+  }
+
+  /** Shows a chat in a webview: an editor tab's (`where.panel`), else the side bar's. */
+  display(where: Surface | undefined, chat: Chat) {
+    if (where?.panel) where.show(chat);
+    else this.showInSidebar(chat);
+  }
+
+  /** A blank chat for the webview `where` (the side bar's when it has no panel): one not on screen elsewhere, or a new one. */
+  private blankChat(where: Surface | undefined): Chat {
+    const elsewhere = (c: Chat) => [...this.panels].some((s) => s !== where && s.chat === c) || (!!where?.panel && c === this.sidebarChat);
+    const blank = [...this.chats.all].reverse().find((c) => isBlank(c.state) && !elsewhere(c));
+    return blank ?? this.chats.create();
+  }
+
+  /** New Chat: a fresh chat in that webview (the active one's by default); the one it showed goes on. */
+  async newChat(where: Surface | undefined = this.activeSurface) {
+    const chat = this.blankChat(where);
+    this.display(where, chat);
+    this.activeSurface = where?.panel ? where : this.sidebar;
+    await chat.start();
+  }
+
+  /** A chat from the history: switched to when it is open, else loaded into a blank or new chat. */
+  async loadSession(where: Surface, sessionId: string, title?: string) {
+    const open = this.chats.bySession(sessionId);
+    if (open) { this.display(where, open); return; }
+    const chat = isBlank(where.chat.state) && !where.chat.state.running ? where.chat : this.chats.create();
+    this.display(where, chat);
+    await chat.loadSession(sessionId, title);
+  }
+
+  /** Fork: the copy opens as a new chat where the original was shown; the original stays open. */
+  async fork(chat: Chat = this.active) {
+    const copy = this.chats.create();
+    if (!(await chat.fork(copy))) { this.chats.close(copy); return; }
+    this.display([...this.panels].find((s) => s.chat === chat), copy);
+    await this.revealChat(copy);
+  }
+
+  /** Closes a chat (its turn stops); the webviews that showed it show another. */
+  closeChat(chat: Chat) {
+    const showing = this.surfaces().filter((s) => s.chat === chat);
+    const wasSidebar = this.sidebarChat === chat;
+    this.chats.close(chat);
+    const rest = [...this.chats.all].sort((a, b) => b.created - a.created);
+    for (const s of showing) if (s.panel) s.panel.dispose();
+    if (!wasSidebar) return;
+    const next = rest.find((c) => !this.onScreen(c)) ?? this.chats.create();
+    this.showInSidebar(next);
+    void next.start();
+  }
+
+  /**
+   * Open chat in editor (agentd: Move Chat to Editor): the chat moves to an editor tab (one
+   * already there comes to the front), so two chats can be seen side by side; the side bar goes
+   * on with a blank chat.
+   */
+  async openInEditor(chat: Chat = this.active) {
+    const there = [...this.panels].find((s) => s.chat === chat);
+    if (there) { there.panel!.reveal(); this.activeSurface = there; return; }
+    const panel = vscode.window.createWebviewPanel(ChatView.panelType, chatTitle(chat.state) || vscode.l10n.t('agentd: New Chat'),
+      { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: true });
+    panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'agentd.svg');
+    const s = new Surface(panel.webview, panel, chat, this, () => panel.visible);
+    this.panels.add(s);
+    this.activeSurface = s;
+    panel.onDidChangeViewState(() => { if (panel.active) this.activeSurface = s; });
+    panel.onDidDispose(() => {
+      this.panels.delete(s);
+      if (this.activeSurface === s) this.activeSurface = undefined;
+      s.dispose();
+    });
+    if (chat === this.sidebarChat) {
+      const blank = this.blankChat(undefined);
+      this.showInSidebar(blank);
+      void blank.start();
+    }
+    void chat.start();
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.sidebar?.dispose();
+    this.view = view;
+    const s = new Surface(view.webview, undefined, this.sidebarChat, this, () => !!this.view && this.view.visible);
+    this.sidebar = s;
+    view.onDidDispose(() => {
+      if (this.view !== view) return;
+      this.view = undefined;
+      if (this.activeSurface === s) this.activeSurface = undefined;
+      this.sidebar = undefined;
+      s.dispose();
+    });
+  }
+
+  dispose() {
+    for (const s of this.surfaces()) { s.panel?.dispose(); s.dispose(); }
+    this.disposables.forEach((d) => d.dispose());
+  }
 }
 
 /**

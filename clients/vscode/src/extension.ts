@@ -1,7 +1,7 @@
 // agentd for VS Code: starts the agentd daemon with vscode-languageclient, serves its reverse
-// requests from the editor's state, and shows the conversation in a chat view.
+// requests from the editor's state, and shows the conversations in a chat view and editor tabs.
 import * as vscode from 'vscode';
-import { Chat } from './chat';
+import { Chats } from './chats';
 import { ChatView } from './chatView';
 import { clientBundleLoad, Daemon } from './daemon';
 import { DIFF_SCHEME, DiffContent } from './diff';
@@ -42,12 +42,13 @@ export async function activate(context: vscode.ExtensionContext) {
   // Before agentd starts, so it never asks for a key that has not moved yet.
   await keys.migrate().catch((e) => output.appendLine(`[agentd] moving old API keys failed: ${e?.message ?? e}`));
 
-  let chat: Chat | undefined;
+  let chats: Chats | undefined;
+  let view: ChatView | undefined;
   let permissions: Permissions | undefined;
   daemon = new Daemon(context, output, {
-    onUpdate: (p) => chat?.dispatch({ type: 'update', sessionId: p?.sessionId, update: p?.update ?? {} }),
+    onUpdate: (p) => chats?.route(p),
     onPermission: (p, token) => permissions!.ask(p, token),
-    onReady: (restarted) => void chat?.onDaemonReady(restarted),
+    onReady: (restarted) => void chats?.onDaemonReady(restarted, (c) => !!view?.onScreen(c)),
   }, keys);
   context.subscriptions.push(daemon);
   // What activation leaves for later (docs/benchmarks.md): loading the language client's bundle
@@ -58,18 +59,19 @@ export async function activate(context: vscode.ExtensionContext) {
     output.appendLine(`[agentd] after activation: language client loaded in ${ms(clientBundleLoad.ms ?? NaN)} ms, ${ms((clientBundleLoad.at ?? NaN) - t0)} ms after activate started; agentd ready ${ms(performance.now() - t0)} ms after activate started`);
   });
   context.subscriptions.push(firstReady);
-  chat = new Chat(daemon);
-  context.subscriptions.push(chat);
 
   const diffs = new DiffContent();
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs));
   const review = new Review(diffs);
   context.subscriptions.push(review);
-  chat.review = review;
-  const view = new ChatView(context.extensionUri, chat, diffs, review);
+  chats = new Chats(daemon, review);
+  context.subscriptions.push(chats);
+  view = new ChatView(context.extensionUri, chats, diffs, review);
   context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }));
-  permissions = new Permissions(chat, () => view.visible);
+  permissions = new Permissions(chats, (sessionId) => view!.shown(sessionId), (sessionId) => view!.revealSession(sessionId));
   view.permissions = permissions;
+  // The chat the commands act on: the one in the chat view or editor tab last used.
+  const chat = () => view!.active;
   daemon.onDidChangeState((s) => { if (s.status !== 'ready') permissions?.dropAll(); });
 
   // Status bar: ready / working / error; opens the chat.
@@ -86,7 +88,7 @@ export async function activate(context: vscode.ExtensionContext) {
       status.text = '$(loading~spin) agentd';
       status.tooltip = d.message ?? vscode.l10n.t('agentd is starting');
       status.backgroundColor = undefined;
-    } else if (chat!.state.running) {
+    } else if (chats!.running) {
       status.text = `$(sync~spin) ${vscode.l10n.t('agentd: working')}`;
       status.tooltip = vscode.l10n.t('agentd is working; click to open the chat');
       status.backgroundColor = undefined;
@@ -98,10 +100,20 @@ export async function activate(context: vscode.ExtensionContext) {
   };
   paint();
   status.show();
-  context.subscriptions.push(status, daemon.onDidChangeState(paint), chat.onEvent(paint));
+  context.subscriptions.push(status, daemon.onDidChangeState(paint), chats.onDidChange(paint));
 
   const reg = (id: string, fn: (...a: any[]) => any) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
-  reg('agentd.openChat', () => view.reveal(true));
+  reg('agentd.openChat', () => view!.reveal(true));
+  reg('agentd.openChatInEditor', () => view!.openInEditor());
+  reg('agentd.switchChat', async () => {
+    const pick = await vscode.window.showQuickPick(chats!.list(chat()).map((e) => ({
+      label: e.title || vscode.l10n.t('agentd: New Chat'),
+      description: e.waiting ? vscode.l10n.t('waiting for your answer') : e.running ? vscode.l10n.t('working') : undefined,
+      id: e.id,
+    })), { title: vscode.l10n.t('agentd: Switch Chat') });
+    const target = pick && chats!.byId(pick.id);
+    if (target) await view!.revealChat(target, true);
+  });
   reg('agentd.sendPrompt', async (arg?: unknown) => {
     let text = typeof arg === 'string' ? arg : (arg && typeof arg === 'object' && typeof (arg as any).text === 'string') ? (arg as any).text : undefined;
     const extra: ContentBlock[] = [];
@@ -120,14 +132,15 @@ export async function activate(context: vscode.ExtensionContext) {
       });
     }
     if (!text || !text.trim()) return;
-    await view.reveal(false);
-    void chat!.prompt(text.trim(), extra);
+    const target = chat();
+    await view!.revealChat(target, false);
+    void target.prompt(text.trim(), extra);
   });
   reg('agentd.askAboutSelection', async () => {
     const ed = vscode.window.activeTextEditor;
     const chip = ed && (selectionChip(ed) ?? documentChip(ed.document));
-    if (chip) await view.attach(chip);
-    else await view.reveal(true);
+    if (chip) await view!.attach(chip);
+    else await view!.revealChat(chat(), true);
   });
   const answerLatest = (button: PermissionButton) => {
     const id = permissions?.latest();
@@ -136,11 +149,11 @@ export async function activate(context: vscode.ExtensionContext) {
   };
   reg('agentd.allowPermission', () => answerLatest('allow_once'));
   reg('agentd.denyPermission', () => answerLatest('deny'));
-  reg('agentd.cancel', () => chat!.cancel());
-  reg('agentd.undo', async () => { await view.reveal(false); await chat!.prompt('/undo'); });
-  reg('agentd.fork', async () => { await chat!.fork(); await view.reveal(false); });
-  reg('agentd.restoreCheckpoint', (id?: unknown) => chat!.restoreCheckpoint(typeof id === 'string' ? id : undefined));
-  reg('agentd.newSession', async () => { await chat!.newChat(); await view.reveal(true); });
+  reg('agentd.cancel', () => chat().cancel());
+  reg('agentd.undo', async () => { const c = chat(); await view!.revealChat(c, false); await c.prompt('/undo'); });
+  reg('agentd.fork', () => view!.fork());
+  reg('agentd.restoreCheckpoint', (id?: unknown) => chat().restoreCheckpoint(typeof id === 'string' ? id : undefined));
+  reg('agentd.newSession', async () => { await view!.newChat(); await view!.revealChat(chat(), true); });
   reg('agentd.setMode', async (arg?: unknown) => {
     let mode = typeof arg === 'string' ? arg : undefined;
     if (!mode) {
@@ -148,10 +161,10 @@ export async function activate(context: vscode.ExtensionContext) {
         { label: vscode.l10n.t('Ask'), description: vscode.l10n.t('ask before every change and program run'), mode: 'ask' },
         { label: vscode.l10n.t('Auto'), description: vscode.l10n.t('apply edits and run programs without asking'), mode: 'auto' },
         { label: vscode.l10n.t('Plan'), description: vscode.l10n.t('read and plan only, no changes'), mode: 'plan' },
-      ], { title: vscode.l10n.t('agentd: Set Mode'), placeHolder: vscode.l10n.t('Current: {0}', chat!.state.mode ?? 'ask') });
+      ], { title: vscode.l10n.t('agentd: Set Mode'), placeHolder: vscode.l10n.t('Current: {0}', chat().state.mode ?? 'ask') });
       mode = pick?.mode;
     }
-    if (mode) await chat!.setMode(mode);
+    if (mode) await chat().setMode(mode);
   });
   reg('agentd.configureProvider', () => configureProvider(keys, daemon!));
   reg('agentd.removeKey', () => removeKey(keys));
@@ -160,7 +173,7 @@ export async function activate(context: vscode.ExtensionContext) {
 
   void daemon.start();
   output.appendLine(`[agentd] activation: code loading ${ms(codeLoading)} ms, bundle start to activate ${ms(bundleToActivate)} ms, activate call ${ms(activateCall)} ms, activate resolved ${ms(performance.now() - t0)} ms`);
-  return { chatState: () => chat!.state };
+  return { chatState: () => chat().state };
 }
 
 export async function deactivate() {

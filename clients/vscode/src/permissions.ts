@@ -1,9 +1,9 @@
 // agentd's `agent/session/request_permission`: shown in the chat view, or as a notification
-// with the same four buttons when the view is not visible. Cancelling the turn (or agentd
-// withdrawing the request) answers `cancelled`.
+// with the same four buttons (and one that opens the chat) when its chat is not on screen.
+// Cancelling the turn (or agentd withdrawing the request) answers `cancelled`.
 import * as vscode from 'vscode';
 import { randomUUID } from 'crypto';
-import { Chat } from './chat';
+import { Chats } from './chats';
 import { buttonLabel, buttonsFor, denyWithFeedbackLabel, feedbackOption, feedbackOutcome, optionForButton, PermissionButton, PermissionOption, commandOf, savesOf, savesText, serverOf, visible } from './pure/viewmodel';
 
 interface Pending {
@@ -17,8 +17,9 @@ interface Pending {
 export class Permissions {
   private readonly pending = new Map<string, Pending>();
 
-  constructor(private readonly chat: Chat, private readonly viewVisible: () => boolean) {
-    chat.onCancelled = (sessionId) => this.cancelAll(sessionId);
+  /** shown: whether the session's chat is on screen; open: brings it there. */
+  constructor(private readonly chats: Chats, private readonly shown: (sessionId: string) => boolean, private readonly open: (sessionId: string) => unknown) {
+    chats.onCancelled = (sessionId) => this.cancelAll(sessionId);
   }
 
   ask(params: any, token: vscode.CancellationToken): Promise<any> {
@@ -29,8 +30,8 @@ export class Permissions {
       this.pending.set(requestId, { sessionId, options, params, resolve });
       this.publish();
       token.onCancellationRequested(() => this.finish(requestId, { outcome: { outcome: 'cancelled' } }, 'withdrawn'));
-      this.chat.dispatch({ type: 'permissionAsked', requestId, params });
-      if (!this.viewVisible()) void this.notify(requestId, params, options);
+      this.chats.dispatchTo(sessionId, { type: 'permissionAsked', requestId, params });
+      if (!this.shown(sessionId)) void this.notify(requestId, params, options);
       else setTimeout(() => this.shownInView(requestId, false, 'no answer from the chat view'), 3000);
     });
   }
@@ -52,9 +53,14 @@ export class Permissions {
     void vscode.commands.executeCommand('setContext', 'agentd.permissionPending', this.pending.size > 0);
   }
 
-  /** The newest request still waiting, for the accept/deny keybindings. */
+  /**
+   * The newest request still waiting, for the accept/deny keybindings: of a chat on screen when
+   * there is one, so that a key never answers a request the user cannot see beside one they can.
+   */
   latest(): string | undefined {
-    return [...this.pending.keys()].pop();
+    const all = [...this.pending];
+    const seen = all.filter(([, p]) => this.shown(p.sessionId));
+    return (seen.length ? seen : all).map(([id]) => id).pop();
   }
 
   private async notify(requestId: string, params: any, options: PermissionOption[]) {
@@ -71,9 +77,12 @@ export class Permissions {
     const saves = savesText(savesOf(tc._meta?.['agentd/saves']));
     if (saves) detail = vscode.l10n.t('{0}. {1}', detail, saves);
     // The answer is the very item clicked, known by its id: labels are in the display language.
-    const items: Array<vscode.MessageItem & { id: PermissionButton | 'feedback' }> = buttonsFor(options).map((id) => ({ title: buttonLabel(id), id }));
+    const items: Array<vscode.MessageItem & { id: PermissionButton | 'feedback' | 'open' }> = buttonsFor(options).map((id) => ({ title: buttonLabel(id), id }));
     if (feedbackOption(options)) items.push({ title: denyWithFeedbackLabel(), id: 'feedback' });
+    // Shows the request's chat (the card there waits for the answer).
+    items.push({ title: vscode.l10n.t('Open Chat'), id: 'open' });
     const choice = await vscode.window.showWarningMessage(vscode.l10n.t('agentd: {0}', detail), ...items);
+    if (choice?.id === 'open') { if (p) this.open(p.sessionId); return; }
     if (choice?.id === 'feedback') await this.denyWithFeedback(requestId);
     else if (choice) this.answer(requestId, choice.id);
   }
@@ -108,7 +117,7 @@ export class Permissions {
     this.pending.delete(requestId);
     this.publish();
     p.resolve(result);
-    this.chat.dispatch({ type: 'permissionAnswered', requestId, answer, feedback });
+    this.chats.dispatchTo(p.sessionId, { type: 'permissionAnswered', requestId, answer, feedback });
   }
 
   cancelAll(sessionId?: string) {

@@ -26,6 +26,7 @@ import {
   buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff,
 } from '../src/pure/viewmodel';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
+import { ChatListEntry } from '../src/pure/chatlist';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -69,6 +70,10 @@ function renderMarkdown(text: string): string {
 }
 
 let state: ChatState = initialState();
+/** The open chat this webview shows, the list of them, and the unsent input of each other one. */
+let chatId = '';
+let chats: ChatListEntry[] = [];
+const drafts = new Map<string, string>();
 let sessions: any[] | null = null;
 let sessionsError = '';
 const revealed = new Map<number, number>(); // item index -> characters revealed so far
@@ -82,10 +87,12 @@ app.innerHTML = `
   <span class="spacer"></span>
   <button class="icon-btn" data-act="history" title="${esc(l10n.t('Chat history'))}" aria-label="${esc(l10n.t('Chat history'))}"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="8" cy="8" r="6"/><path d="M8 4.5V8l2.5 1.5"/></svg></button>
   <button class="icon-btn" data-act="cmd" data-command="agentd.fork" title="${esc(l10n.t('Fork conversation: continue in a copy, the original stays as it is'))}" aria-label="${esc(l10n.t('Fork conversation'))}"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><circle cx="4.5" cy="3.5" r="1.5"/><circle cx="11.5" cy="3.5" r="1.5"/><circle cx="8" cy="12.5" r="1.5"/><path d="M4.5 5v1.5c0 1.5 1 2.5 3.5 2.5s3.5-1 3.5-2.5V5M8 9v2"/></svg></button>
+  <button class="icon-btn" data-act="open-editor" title="${esc(l10n.t('Open chat in editor'))}" aria-label="${esc(l10n.t('Open chat in editor'))}"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><rect x="2" y="3" width="12" height="10" rx="1"/><path d="M2 6h12M9 6v7"/></svg></button>
   <button class="icon-btn" data-act="new" title="${esc(l10n.t('New chat'))}" aria-label="${esc(l10n.t('New chat'))}"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M8 3v10M3 8h10"/></svg></button>
   <button class="icon-btn" data-act="provider" title="${esc(l10n.t('Configure provider'))}" aria-label="${esc(l10n.t('Configure provider'))}"><svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.3" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true"><path d="M2 4h7M12 4h2M2 8h2M7 8h7M2 12h8M13 12h1"/><circle cx="10.5" cy="4" r="1.5"/><circle cx="5.5" cy="8" r="1.5"/><circle cx="11.5" cy="12" r="1.5"/></svg></button>
 </header>
 <div class="banner" hidden></div>
+<nav class="chatlist" aria-label="${esc(l10n.t('Open chats'))}" hidden></nav>
 <div class="history" hidden></div>
 <main class="messages" aria-label="${esc(l10n.t('Conversation'))}"></main>
 <div class="sr-only announcer" role="status" aria-live="polite" aria-atomic="true"></div>
@@ -257,6 +264,12 @@ app.addEventListener('click', (e) => {
     renderHistory();
     h.hidden = false;
     vscode.postMessage({ type: 'listSessions' });
+  } else if (act === 'switch-chat') {
+    if (t.dataset.chat !== chatId) vscode.postMessage({ type: 'switchChat', chatId: t.dataset.chat });
+  } else if (act === 'close-chat') {
+    vscode.postMessage({ type: 'closeChat', chatId: t.dataset.chat });
+  } else if (act === 'open-editor') {
+    vscode.postMessage({ type: 'openInEditor' });
   } else if (act === 'new') {
     $('.history').hidden = true;
     vscode.postMessage({ type: 'newChat' });
@@ -564,6 +577,25 @@ function renderChrome() {
   document.body.dataset.daemon = state.daemon.status;
 }
 
+// ---------- the open chats, newest first: switch between them, close one; the running ones and
+// those waiting for a permission answer are marked.
+function renderChatList() {
+  const nav = $('.chatlist');
+  nav.hidden = chats.length < 2;
+  if (nav.hidden) { nav.innerHTML = ''; return; }
+  nav.innerHTML = chats.map((c) => {
+    const title = c.title || l10n.t('New chat');
+    const mark = c.waiting ? '!' : c.running ? '◐' : '';
+    const what = c.waiting ? l10n.t('waiting for your answer') : c.running ? l10n.t('working') : '';
+    return `<div class="chat-row${c.current ? ' current' : ''}${c.running ? ' running' : ''}${c.waiting ? ' waiting' : ''}" data-chat-id="${esc(c.id)}">`
+      + `<button class="chat-open" data-act="switch-chat" data-chat="${esc(c.id)}"${c.current ? ' aria-current="true"' : ''} title="${esc(title)}${what ? ` (${esc(what)})` : ''}">`
+      + `<span class="chat-mark" aria-hidden="true">${mark}</span><span class="chat-title">${esc(title)}</span>${what ? `<span class="chat-state sr-only">${esc(what)}</span>` : ''}</button>`
+      + `<button class="icon-btn chat-close" data-act="close-chat" data-chat="${esc(c.id)}" title="${esc(l10n.t('Close chat'))}" aria-label="${esc(l10n.t('Close chat: {0}', title))}">×</button></div>`;
+  }).join('');
+  // The chat shown stays in sight in a list that scrolls.
+  (nav.querySelector('.chat-row.current') as HTMLElement | null)?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+}
+
 function renderHistory() {
   const h = $('.history');
   const cur = state.sessionId;
@@ -597,13 +629,31 @@ window.addEventListener('message', (e) => {
   const m = e.data;
   if (!m || typeof m !== 'object') return;
   if (m.type === 'snapshot') {
+    const switched = typeof m.chatId === 'string' && m.chatId !== chatId;
+    if (switched && chatId) {
+      // Another chat: this one's unsent text waits for it, the other's comes back.
+      drafts.set(chatId, input.value);
+      input.value = drafts.get(m.chatId) ?? '';
+      drafts.delete(m.chatId);
+      pinned = [];
+      renderChips();
+      closeSlash();
+      closeMentions();
+      $('.history').hidden = true;
+    }
+    if (typeof m.chatId === 'string') chatId = m.chatId;
     state = m.state;
     messages.innerHTML = '';
     rendered.clear();
     revealed.clear();
     state.items.forEach((it, i) => { if (it.kind === 'agent') revealed.set(i, it.text.length); });
     markAllAnnounced();
+    // A request still waiting in the chat now shown is brought into view (and announced) again.
+    for (const it of state.items) if (it.kind === 'permission' && !it.answer) { shownPermissions.delete(it.id); announced.delete(`${it.kind}:${it.id}`); }
     schedule();
+  } else if (m.type === 'chats') {
+    chats = Array.isArray(m.chats) ? m.chats : [];
+    renderChatList();
   } else if (m.type === 'event') {
     const ev = m.event as Event;
     if (ev.type === 'reset') { messages.innerHTML = ''; rendered.clear(); revealed.clear(); $('.history').hidden = true; }
@@ -633,6 +683,9 @@ window.addEventListener('message', (e) => {
     renderMentions();
   }
 });
+
+// The webview used last is the one the commands (Stop, Fork, Set Mode…) act on.
+window.addEventListener('focus', () => vscode.postMessage({ type: 'focus' }));
 
 renderItems();
 renderChrome();

@@ -10,6 +10,7 @@
 //   WORK       scratch folder, wiped   ARTIFACTS  screenshots and logs of failures
 //   SHOT_MIDTURN  where to save the README screenshot (optional); THEME  a workbench.colorTheme
 //   SHOT_REVIEW_DIR  where to save the review screenshots (review-chat.png, review-editor.png, review-deny.png)
+//   SHOT_CHATS  where to save the screenshot of two chats side by side (the side bar and an editor tab)
 //   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (600), ONLY (a regular expression test names must match)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -235,6 +236,29 @@ async function sendInChat(text) {
 }
 async function chatSays(text, ms = 30000) {
   await chat().locator('.messages', { hasText: text }).waitFor({ timeout: ms });
+}
+// The visible chat webview in the side bar ('side') or in an editor tab ('editor'): webview
+// iframes float above the workbench, so they are told apart by where they are.
+async function chatIn(where) {
+  return waitFor(`the chat webview in the ${where}`, async () => {
+    const side = await page.locator('.part.sidebar').boundingBox().catch(() => null);
+    const frames = page.locator('iframe.webview');
+    const n = await frames.count();
+    for (let i = 0; i < n; i++) {
+      const f = frames.nth(i);
+      if (!(await f.isVisible())) continue;
+      const b = await f.boundingBox();
+      if (!b || b.width < 50) continue;
+      const inSide = !!side && b.x < side.x + side.width - 5;
+      if ((where === 'side') === inSide) return page.frameLocator(`iframe.webview >> nth=${i}`).frameLocator('#active-frame');
+    }
+    return undefined;
+  }, 15000);
+}
+async function sendIn(frame, text) {
+  await frame.locator('textarea.input').fill(text);
+  await frame.locator('button.send').click();
+  await frame.locator('.msg.user', { hasText: text }).first().waitFor({ timeout: 10000 });
 }
 
 // The extension host's output channel: agentd's stderr and the JSON-RPC trace.
@@ -843,6 +867,118 @@ try {
     await chat().locator('.tool', { hasText: 'lookup' }).locator('.tool-server', { hasText: 'tracker' }).first().waitFor({ timeout: 10000 });
     const toolMsg = JSON.stringify((fakeRequests()[1]?.messages ?? []).filter((m) => m.role === 'tool'));
     if (!toolMsg.includes('issue 42: the login button is broken')) throw new Error(`the MCP result did not reach the model: ${toolMsg.slice(0, 300)}`);
+  });
+
+  await test('several chats: a turn goes on in a hidden chat while another runs, and shows whole on return', async () => {
+    const alpha = Array.from({ length: 60 }, (_, i) => `Alpha line ${String(i + 1).padStart(2, '0')}.`).join('\n\n') + '\n\nALPHA-END';
+    await startFake('chats', { routes: [
+      // Each chat's requests carry its own prompt: the routes answer each chat, in whatever order they come.
+      { match: 'Name this request:\\n\\nStart the alpha job', turn: { text: 'Alpha job' } },
+      { match: 'Name this request:\\n\\nQuick beta question', turn: { text: 'Beta question' } },
+      { match: 'Alpha follow-up', turn: { text: 'ALPHA-FOLLOWUP: still the same session.', chunkDelayMs: 5 } },
+      { match: 'Start the alpha job', turn: { text: alpha, chunkDelayMs: 150, chunkSize: 8 } },
+      { match: 'Quick beta question', turn: { text: 'BETA-DONE: the answer is 42.', chunkDelayMs: 5 } },
+    ], turns: [] });
+    await newChat();
+    await sendInChat('Start the alpha job');
+    await chatSays('Alpha line 02', 60000);
+    await newChat();
+    // Chat A goes on, marked in the list; B is a chat of its own.
+    await chat().locator('.chatlist .chat-row.running', { hasText: 'alpha' }).waitFor({ timeout: 10000 });
+    await sendInChat('Quick beta question');
+    await chatSays('BETA-DONE', 60000);
+    if ((await chat().locator('.messages').innerText()).includes('Alpha line')) throw new Error("chat A's reply showed in chat B");
+    await chat().locator('.chatlist .chat-row.current', { hasText: /beta/i }).waitFor({ timeout: 10000 });
+    // Back to A: everything it streamed while hidden is there, and it goes on to its end.
+    await chat().locator('.chatlist .chat-row', { hasText: /alpha/i }).locator('.chat-open').click();
+    await chat().locator('.msg.user', { hasText: 'Start the alpha job' }).first().waitFor({ timeout: 10000 });
+    await chatSays('ALPHA-END', 120000);
+    await waitFor('chat A ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    const text = await chat().locator('.messages').innerText();
+    const missing = Array.from({ length: 60 }, (_, i) => `Alpha line ${String(i + 1).padStart(2, '0')}.`).filter((l) => !text.includes(l));
+    if (missing.length) throw new Error(`chat A's transcript lacks ${missing.length} lines, e.g. ${missing[0]}`);
+    if (text.includes('BETA-DONE')) throw new Error("chat B's reply showed in chat A");
+    // Titles come from agentd (session_info_update), newest chat first.
+    await waitFor('the titles in the list', async () => {
+      const rows = await chat().locator('.chatlist .chat-row .chat-title').allInnerTexts();
+      return rows.indexOf('Beta question') >= 0 && rows.indexOf('Beta question') < rows.indexOf('Alpha job');
+    }, 15000);
+    // Each chat is its own agentd session: neither model request saw the other chat.
+    const reqs = fakeRequests().map((r) => JSON.stringify(r.messages ?? []));
+    if (reqs.some((m) => m.includes('Start the alpha job') && m.includes('Quick beta question'))) throw new Error('one model request carried both chats');
+    await chat().locator('.chatlist .chat-row', { hasText: 'Beta question' }).locator('.chat-open').click();
+    await chatSays('BETA-DONE', 10000);
+    // agentd restarts: every open chat resumes its own session, the hidden one too.
+    await runCommand('agentd: Restart Daemon');
+    await chatSays('the chat was resumed', 60000);
+    await chat().locator('.chatlist .chat-row', { hasText: 'Alpha job' }).locator('.chat-open').click();
+    await chatSays('the chat was resumed', 10000);
+    await sendInChat('Alpha follow-up');
+    await chatSays('ALPHA-FOLLOWUP', 60000);
+    const follow = fakeRequests().map((r) => JSON.stringify(r.messages ?? [])).find((m) => m.includes('Alpha follow-up'));
+    if (!follow?.includes('Start the alpha job') || follow.includes('Quick beta question')) throw new Error('the follow-up did not go on in chat A\'s own session');
+  });
+
+  await test('a permission request from a chat not shown reaches the user and opens its chat', async () => {
+    const ASKED = path.join(WS, 'asked.txt');
+    fs.writeFileSync(ASKED, 'hello world\n');
+    await startFake('chats-permission', { routes: [
+      { match: 'You name coding conversations', turn: { text: 'Asked edit' } },
+      { match: 'call_hidden_edit', turn: { text: 'HIDDEN-EDIT-DONE', chunkDelayMs: 5 } },
+      { match: 'Change asked.txt please', turn: { reasoning: 'Let me think about this slowly before I change asked.txt, one step at a time.', chunkDelayMs: 150, chunkSize: 4,
+        toolCalls: [{ id: 'call_hidden_edit', name: 'edit_file', arguments: { path: 'asked.txt', edits: [{ old_text: 'hello world', new_text: 'asked goodbye' }] } }] } },
+    ], turns: [] });
+    await newChat();
+    await sendInChat('Change asked.txt please');
+    await chat().locator('.thought').first().waitFor({ timeout: 30000 });
+    await newChat();
+    // The view shows the other chat: the request comes as a notification, and its chat is marked.
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'asked.txt' }).first();
+    await toast.locator('.monaco-button', { hasText: 'Open Chat' }).waitFor({ timeout: 60000 });
+    await toast.locator('.monaco-button', { hasText: 'Allow once' }).waitFor({ timeout: 2000 });
+    await chat().locator('.chatlist .chat-row.waiting', { hasText: /asked/i }).waitFor({ timeout: 10000 });
+    await toast.locator('.monaco-button', { hasText: 'Open Chat' }).click();
+    const card = chat().locator('.permission:not(.done)');
+    await card.locator('.minidiff', { hasText: 'asked goodbye' }).waitFor({ timeout: 10000 });
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    await chatSays('HIDDEN-EDIT-DONE', 30000);
+    await waitFor('no chat waiting', async () => (await chat().locator('.chatlist .chat-row.waiting').count()) === 0, 10000);
+  });
+
+  await test('a chat opened in an editor tab works beside the side bar one', async () => {
+    await startFake('chats-editor', { routes: [
+      { match: 'Name this request:\\n\\nQuestion in the tab', turn: { text: 'Tab chat' } },
+      { match: 'You name coding conversations', turn: { text: 'Side bar chat' } },
+      { match: 'Question in the tab', turn: { text: 'TAB-ANSWER from the editor tab.', chunkDelayMs: 5 } },
+      { match: 'Question in the side bar', turn: { text: 'SIDEBAR-ANSWER from the side bar.', chunkDelayMs: 40, chunkSize: 4 } },
+    ], turns: [] });
+    await newChat();
+    await sendInChat('Question in the tab, first');
+    await chatSays('TAB-ANSWER', 60000);
+    await runCommand('agentd: Move Chat to Editor');
+    const tab = await chatIn('editor');
+    // The chat moved to the tab with its transcript; the side bar goes on with a blank chat.
+    await tab.locator('.msg.agent', { hasText: 'TAB-ANSWER' }).first().waitFor({ timeout: 15000 });
+    const side = await chatIn('side');
+    await side.locator('.empty').waitFor({ timeout: 15000 });
+    // A turn in each, at the same time, each in its own place.
+    await sendIn(side, 'Question in the side bar');
+    await sendIn(tab, 'Question in the tab, second');
+    await waitFor('two answers in the tab', async () => (await tab.locator('.msg.agent', { hasText: 'TAB-ANSWER' }).count()) === 2, 60000);
+    await side.locator('.msg.agent', { hasText: 'SIDEBAR-ANSWER' }).waitFor({ timeout: 60000 });
+    await waitFor('both turns ended', async () => (await side.locator('body').getAttribute('data-running')) === 'false' && (await tab.locator('body').getAttribute('data-running')) === 'false', 15000);
+    if ((await tab.locator('.messages').innerText()).includes('SIDEBAR-ANSWER')) throw new Error("the side bar's reply showed in the tab");
+    if ((await side.locator('.messages').innerText()).includes('TAB-ANSWER')) throw new Error("the tab's reply showed in the side bar");
+    // Both list the open chats; the tab's chat is current in the tab.
+    await tab.locator('.chatlist .chat-row.current', { hasText: /tab/i }).waitFor({ timeout: 15000 });
+    await side.locator('.chatlist .chat-row.current', { hasText: /side bar/i }).waitFor({ timeout: 15000 });
+    if (env0.SHOT_CHATS) { await sleep(300); await page.screenshot({ path: env0.SHOT_CHATS }); log(`chats screenshot: ${env0.SHOT_CHATS}`); }
+    // Closing the tab leaves the chat open in the list.
+    const tabEl = page.locator('.tabs-container .tab', { hasText: /Tab chat|Question in the tab/ });
+    await tabEl.hover();
+    await tabEl.locator('.tab-actions .action-label').first().click({ force: true });
+    await waitFor('the tab closed', async () => (await page.locator('iframe.webview').count()) === 1, 15000);
+    await chat().locator('.chatlist .chat-row', { hasText: 'Tab chat' }).waitFor({ timeout: 10000 });
   });
 
   await test('diagnostics come from VS Code; a missing file is a clean not-found', async () => {
