@@ -36,7 +36,7 @@ let clientBundle: Promise<typeof LanguageClientBundle> | undefined;
  * on a later turn of the event loop: after activate() has returned and VS Code has taken its
  * result, so compiling it is not part of the extension's activation.
  */
-function loadClientBundle(): Promise<typeof LanguageClientBundle> {
+export function loadClientBundle(): Promise<typeof LanguageClientBundle> {
   clientBundle ??= new Promise((resolve, reject) => setImmediate(() => {
     const t0 = performance.now();
     try {

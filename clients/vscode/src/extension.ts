@@ -3,10 +3,9 @@
 import * as vscode from 'vscode';
 import { Chats } from './chats';
 import { ChatView } from './chatView';
-import { clientBundleLoad, Daemon } from './daemon';
+import { clientBundleLoad, Daemon, loadClientBundle } from './daemon';
 import { DIFF_SCHEME, DiffContent } from './diff';
 import { Permissions } from './permissions';
-import { configureProvider } from './provider';
 import { Keys, removeKey } from './keys';
 import { ContentBlock } from './pure/protocol';
 import { Review } from './review';
@@ -166,7 +165,8 @@ export async function activate(context: vscode.ExtensionContext) {
     }
     if (mode) await chat().setMode(mode);
   });
-  reg('agentd.configureProvider', () => configureProvider(keys, daemon!));
+  // Only this command needs the provider walk-through: it comes with the language client's bundle.
+  reg('agentd.configureProvider', async () => (await loadClientBundle()).configureProvider(keys, daemon!));
   reg('agentd.removeKey', () => removeKey(keys));
   reg('agentd.showLogs', () => output.show(true));
   reg('agentd.restart', () => daemon!.restart('requested by the user'));
