@@ -2,7 +2,10 @@ package providers
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 )
 
@@ -49,6 +52,34 @@ func sameSpecs(a, b []ToolSpec) bool {
 	}
 	return true
 }
+
+// MarshalWithTools is json.Marshal(body), byte for byte, where slot points at body's tools member:
+// the tools are encoded by c once per tool set (specs) and spliced in where the encoder put a
+// one-tool placeholder, which mark turns into by naming it with ToolsMarker.
+func MarshalWithTools[T any](c *ToolsJSON, specs []ToolSpec, body any, slot *[]T, mark func(string) T) ([]byte, error) {
+	tools, err := c.Encode(specs, func() ([]byte, error) { return json.Marshal(*slot) })
+	if err != nil {
+		return nil, err
+	}
+	*slot = []T{mark(ToolsMarker())}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	ph, err := json.Marshal(*slot)
+	if err != nil {
+		return nil, err
+	}
+	return SpliceJSON(b, ph, tools)
+}
+
+// ToolsMarker is the name of the placeholder tool. A raw JSON value of the body (the model's
+// tool input, which Anthropic's dialect sends as it came) could otherwise hold the placeholder's
+// very encoding ahead of the tools and take their place, so the marker ends in a nonce drawn at
+// first use that nothing outside this process knows.
+var ToolsMarker = sync.OnceValue(func() string {
+	return "\x00agentd:tools:" + rand.Text()
+})
 
 // SpliceJSON returns body with placeholder replaced by value. The placeholder is the encoding of a
 // value that holds quotes outside any string (an array of one object), so it cannot occur inside

@@ -152,28 +152,11 @@ func BuildRequest(req *providers.Request, model string) ([]byte, error) {
 	}
 	// The tools, the same with every request of a session and most of its bytes, are encoded
 	// once per tool set and spliced in where json.Marshal puts them.
-	tools, err := toolsJSON.Encode(req.Tools, func() ([]byte, error) { return json.Marshal(r.Tools) })
-	if err != nil {
-		return nil, err
-	}
-	r.Tools = toolsPlaceholder
-	b, err := json.Marshal(&r)
-	if err != nil {
-		return nil, err
-	}
-	ph, err := json.Marshal(toolsPlaceholder)
-	if err != nil {
-		return nil, err
-	}
-	return providers.SpliceJSON(b, ph, tools)
+	return providers.MarshalWithTools(&toolsJSON, req.Tools, &r, &r.Tools, func(marker string) tool { return tool{Name: marker} })
 }
 
-// toolsJSON is the encoding of the last tool set sent; toolsPlaceholder stands for it while the
-// rest of a body is encoded.
-var (
-	toolsJSON        providers.ToolsJSON
-	toolsPlaceholder = []tool{{Name: "\x00agentd:tools"}}
-)
+// toolsJSON is the encoding of the last tool set sent.
+var toolsJSON providers.ToolsJSON
 
 func convertParts(m providers.Message) []block {
 	var out []block

@@ -148,29 +148,13 @@ func buildRequest(req *providers.Request, model string, opt options) chatRequest
 	return body
 }
 
-// toolsPlaceholder stands for the tools array while the rest of a body is encoded.
-var toolsPlaceholder = []chatTool{{Type: "\x00agentd:tools"}}
-
 // encodeRequest is json.Marshal(body), byte for byte, with the tools array taken from cache
 // (built from specs when the cache holds another tool set).
 func encodeRequest(body chatRequest, specs []providers.ToolSpec, cache *providers.ToolsJSON) ([]byte, error) {
 	if len(body.Tools) == 0 || cache == nil {
 		return json.Marshal(body)
 	}
-	tools, err := cache.Encode(specs, func() ([]byte, error) { return json.Marshal(body.Tools) })
-	if err != nil {
-		return nil, err
-	}
-	body.Tools = toolsPlaceholder
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	ph, err := json.Marshal(toolsPlaceholder)
-	if err != nil {
-		return nil, err
-	}
-	return providers.SpliceJSON(b, ph, tools)
+	return providers.MarshalWithTools(cache, specs, &body, &body.Tools, func(marker string) chatTool { return chatTool{Type: marker} })
 }
 
 // applyDrops removes (or swaps) the parameters a server refused.
