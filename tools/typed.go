@@ -49,7 +49,7 @@ func New[In any](spec Spec, run func(ctx context.Context, env *Env, in In) Resul
 		if err != nil {
 			panic(fmt.Sprintf("tools: schema of %s: %v", spec.Name, err))
 		}
-		raw, err := json.Marshal(s)
+		raw, err := marshalSchema(s)
 		if err != nil {
 			panic(fmt.Sprintf("tools: schema of %s: %v", spec.Name, err))
 		}
