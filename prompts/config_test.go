@@ -223,3 +223,18 @@ func toolsYAMLRest(t *testing.T) string {
 	}
 	return out.String()
 }
+
+// TestBuiltinActivates renders every built-in text with every section open and closed: Default
+// skips that at run time because the embedded set cannot change after this test has passed.
+func TestBuiltinActivates(t *testing.T) {
+	if _, err := Load(Builtin(), nil); err != nil {
+		t.Fatalf("the built-in prompt config does not activate:\n%v", err)
+	}
+	set, err := load(Builtin(), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.activate(); err != nil {
+		t.Fatalf("the set Default loads does not activate:\n%v", err)
+	}
+}
