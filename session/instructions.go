@@ -142,7 +142,13 @@ func (s *Session) refreshInstructions() bool {
 		return false
 	}
 	files, run := readInstructions(files)
-	in := &instructions{files: files, system: s.m.systemWith(maps.Clone(run)), tools: tv, run: run}
+	in := &instructions{files: files, tools: tv, run: run}
+	if len(files) > 0 {
+		// Without instruction files systemPrompt is the manager's, built at the first turn;
+		// rendering it here too loaded the prompt config at session/new, and the heap that
+		// took (0.9 MB) stayed resident in a daemon that idles.
+		in.system = s.m.systemWith(maps.Clone(run))
+	}
 	s.mu.Lock()
 	s.instr = in
 	s.mu.Unlock()
