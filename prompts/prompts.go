@@ -399,16 +399,27 @@ func (s *Set) Render(path string, run Run) string {
 	return out
 }
 
-// Tool returns a tool's description and its arguments' descriptions, rendered; a member of an
-// argument is keyed ARGUMENT.MEMBER, as in the Catalog.
-func (s *Set) Tool(name string) (desc string, args map[string]string, ok bool) {
+// ToolDescription returns a tool's description alone, rendered: the system prompt's tool list
+// needs no more, and rendering every argument's text for it too doubled the first turn's
+// rendering of the catalog (toolSpecs renders them for the schemas).
+func (s *Set) ToolDescription(name string) (string, bool) {
 	e, ok := s.tools[name]
 	if !ok {
-		return "", nil, false
+		return "", false
 	}
 	desc, err := s.render(e["description"].(*template), nil)
 	if err != nil {
 		panic("prompts: " + err.Error())
+	}
+	return desc, true
+}
+
+// Tool returns a tool's description and its arguments' descriptions, rendered; a member of an
+// argument is keyed ARGUMENT.MEMBER, as in the Catalog.
+func (s *Set) Tool(name string) (desc string, args map[string]string, ok bool) {
+	desc, ok = s.ToolDescription(name)
+	if !ok {
+		return "", nil, false
 	}
 	args = map[string]string{}
 	for a, t := range s.argTexts(name) {

@@ -85,7 +85,7 @@ func toolList(set *prompts.Set, reg *tools.Registry) []map[string]any {
 	var list []map[string]any
 	for _, t := range reg.List() {
 		desc := t.Description()
-		if d, _, ok := set.Tool(t.Name()); ok {
+		if d, ok := set.ToolDescription(t.Name()); ok {
 			desc = d
 		}
 		summary := desc

@@ -301,3 +301,23 @@ func TestChatTitle(t *testing.T) {
 		t.Errorf("title request %q", got)
 	}
 }
+
+// TestToolListRendersDescriptionsAlone pins that the system prompt's tool list renders each
+// tool's description and not its arguments' texts too: the first turn of a process builds it
+// beside toolSpecs, which renders those, and the two used to render every argument twice.
+func TestToolListRendersDescriptionsAlone(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are the race detector's under -race")
+	}
+	set, reg := prompts.Default(), tools.Default()
+	list := testing.AllocsPerRun(10, func() { toolList(set, reg) })
+	whole := testing.AllocsPerRun(10, func() {
+		for _, tl := range reg.List() {
+			set.Tool(tl.Name())
+		}
+	})
+	t.Logf("toolList: %.0f allocations; rendering every tool's whole entry: %.0f", list, whole)
+	if list >= whole {
+		t.Errorf("toolList made %.0f allocations, not fewer than the %.0f that rendering every tool's whole entry makes", list, whole)
+	}
+}
