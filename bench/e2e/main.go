@@ -63,6 +63,7 @@ var (
 	files       = flag.Int("files", 20000, "files in the find_symbol tree")
 	perfOut     = flag.String("perf", "", "record the warm turns (and the per-delta run's long turns, into FILE.delta.BINARY) with `perf record -g` into this file (Linux perf on PATH)")
 	every       = flag.Int("symbol-every", 20, "one file in this many defines the find_symbol query")
+	perfCold    = flag.String("perf-cold", "", "record each cold turn alone with `perf record -g` into FILE.BINARY.N (the cold figures then include perf's cost)")
 	doorFlag    = flag.String("door", "lsp", "the door to drive: lsp (agentd, LSP framing) or acp (agentd acp, NDJSON)")
 )
 
@@ -679,7 +680,18 @@ func turnBench(bins []string) error {
 				fm.Close()
 				return err
 			}
+			var rec *perfRec
+			if *perfCold != "" {
+				if rec, err = startPerf(c.pid(), fmt.Sprintf("%s.%d.%d", *perfCold, j+1, len(coldCPU[j]))); err != nil {
+					return err
+				}
+				rec.enable()
+			}
 			w, cp, err := turn(c, sid, "read a.txt")
+			if rec != nil {
+				rec.disable()
+				rec.stop()
+			}
 			c.close()
 			fm.Close()
 			if err != nil {
