@@ -850,6 +850,9 @@ try {
     await chat().locator('.meter .compact').waitFor({ timeout: 10000 });
     await chat().locator('.meter .compact').click();
     await waitFor('/compact sent', () => /"text": "\/compact"/.test(agentdLog()), 10000);
+    // The next test starts a new chat: this one's /compact turn ends first, so nothing of it
+    // is still arriving while that chat is set up.
+    await waitFor('the /compact turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 30000);
   });
 
   await test('an MCP tool names its server in the permission card and the tool row', async () => {
@@ -1062,18 +1065,34 @@ try {
 
   // code-server does not notice writes to the settings file behind its back, so edit it the
   // way a user does: in the editor, then save.
+  // After a window reload the editor may hold the file as it was before the reload, and refuse
+  // to save over the newer copy on disk ("The content of the file is newer"): the JSON typed is
+  // what the test wants, so it overwrites.
   const setUserSettings = async (st, done) => {
-    await runCommand('Preferences: Open User Settings (JSON)');
-    await page.locator('.tab.active', { hasText: 'settings.json' }).waitFor({ timeout: 15000 });
-    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
-    log('settings.json open');
-    await page.keyboard.press('Control+A');
-    await page.keyboard.press('Delete');
-    await page.keyboard.insertText(JSON.stringify(st, null, 2));
-    await page.keyboard.press('Control+S');
-    await waitFor('settings.json on disk is the JSON typed', () => {
-      try { return done(JSON.parse(fs.readFileSync(path.join(WORK, 'ud/User/settings.json'), 'utf8'))); } catch { return false; }
-    }, 10000);
+    for (let attempt = 1; ; attempt++) {
+      await runCommand('Preferences: Open User Settings (JSON)');
+      await page.locator('.tab.active', { hasText: 'settings.json' }).waitFor({ timeout: 15000 });
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      log('settings.json open');
+      await page.keyboard.press('Control+A');
+      await page.keyboard.press('Delete');
+      await page.keyboard.insertText(JSON.stringify(st, null, 2));
+      await page.keyboard.press('Control+S');
+      const newer = page.locator('.notifications-toasts .notification-toast', { hasText: 'The content of the file is newer' });
+      try {
+        await waitFor('settings.json on disk is the JSON typed', async () => {
+          if (await newer.count()) {
+            log('settings.json on disk is newer than the editor\'s copy; overwriting it');
+            await newer.first().locator('a.monaco-button, .monaco-button', { hasText: 'Overwrite' }).first().click();
+          }
+          try { return done(JSON.parse(fs.readFileSync(path.join(WORK, 'ud/User/settings.json'), 'utf8'))); } catch { return false; }
+        }, 10000);
+        break;
+      } catch (e) {
+        if (attempt >= 2) throw e;
+        log('settings.json did not reach the disk; typing it again');
+      }
+    }
     await waitFor('settings.json saved', async () => !(await tabDirty('settings.json')), 10000);
     log('settings.json saved');
     await page.locator('.tab', { hasText: 'settings.json' }).locator('.codicon-close').click({ force: true });
