@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -13,7 +14,8 @@ import (
 // looked up. It is dialled at the loopback address itself, 127.0.0.1 and then ::1, so the trust a
 // localhost base URL gets (plain http allowed, no key expected: see CheckEndpoint) cannot be moved
 // to another machine by /etc/hosts, a DNS search domain or a resolver that answers for it.
-// (Requests to localhost never go through a proxy: net/http's ProxyFromEnvironment exempts it.)
+// Nor does a proxy from the environment get to resolve it: net/http exempts "localhost" itself but
+// not "localhost." or "LOCALHOST", so the transport keeps every spelling of it direct.
 //
 // Its write buffer holds a whole request of the first turns (a request with agentd's tools is
 // about 25 KB): with net/http's 4 KB, the headers went out in one write and the body in a second
@@ -27,11 +29,22 @@ const requestBuffer = 64 << 10
 func newHTTPTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.WriteBufferSize = requestBuffer
+	t.Proxy = localhostDirect(t.Proxy)
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return dialPinned(ctx, d.DialContext, network, addr)
 	}
 	return t
+}
+
+// localhostDirect is proxy, except that a request to localhost, however spelled, goes direct.
+func localhostDirect(proxy func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
+	return func(r *http.Request) (*url.URL, error) {
+		if proxy == nil || isLocalhostName(r.URL.Hostname()) {
+			return nil, nil
+		}
+		return proxy(r)
+	}
 }
 
 type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)

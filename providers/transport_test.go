@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -37,6 +38,27 @@ func TestLocalhostIsDialledAtLoopback(t *testing.T) {
 		if want := []string{"tcp " + addr}; !slices.Equal(dialled, want) {
 			t.Errorf("dialled %q, want %q", dialled, want)
 		}
+	}
+}
+
+// A proxy from the environment never gets a localhost request to resolve at its end, whatever
+// the spelling (net/http exempts only the exact "localhost").
+func TestLocalhostNeverGoesThroughAProxy(t *testing.T) {
+	proxy, _ := url.Parse("http://proxy.example:3128")
+	always := func(*http.Request) (*url.URL, error) { return proxy, nil }
+	direct := localhostDirect(always)
+	for _, target := range []string{"http://localhost:11434/v1", "http://localhost.:11434/v1", "http://LOCALHOST:11434/v1"} {
+		r, _ := http.NewRequest("GET", target, nil)
+		if got, err := direct(r); got != nil || err != nil {
+			t.Errorf("%s: proxied through %v (%v)", target, got, err)
+		}
+	}
+	r, _ := http.NewRequest("GET", "https://api.example.com/v1", nil)
+	if got, _ := direct(r); got != proxy {
+		t.Errorf("a remote host: proxy %v, want %v", got, proxy)
+	}
+	if HTTPTransport.(*http.Transport).Proxy == nil {
+		t.Fatal("HTTPTransport dropped the environment's proxy")
 	}
 }
 
