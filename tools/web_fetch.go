@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 
+	"golang.org/x/net/idna"
+
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/tools/web"
 )
@@ -39,8 +41,19 @@ func webFetch(ctx context.Context, env *Env, in webFetchIn) Result {
 	if err := f.CheckURL(raw); err != nil {
 		return Errorf("refused %s: %v", clip.String(raw, 200, "…"), err)
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	if err := env.Permit(ctx, PermissionRequest{Title: "Fetch " + clip.String(raw, 200, "…"), Kind: "fetch", Host: host}); err != nil {
+	written := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	// The user is asked about the host the request goes to, in the ASCII form the HTTP client
+	// dials: a look-alike written in other scripts ("аpple.com", Cyrillic а) is shown as the
+	// different host it is ("xn--pple-43d.com"), and a grant names that host only.
+	host, err := idna.Lookup.ToASCII(written)
+	if err != nil {
+		return Errorf("field url: host %q is not a valid domain name: %v", clip.String(written, 200, "…"), err)
+	}
+	title := "Fetch " + clip.String(raw, 200, "…")
+	if host != written {
+		title += " (host " + host + ")"
+	}
+	if err := env.Permit(ctx, PermissionRequest{Title: title, Kind: "fetch", Host: host}); err != nil {
 		return Errorf("%v", err)
 	}
 	page, err := f.Fetch(ctx, raw)

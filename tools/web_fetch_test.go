@@ -60,3 +60,33 @@ func TestWebFetch(t *testing.T) {
 	h.deny = true
 	mustErr(t, h.run("web_fetch", map[string]any{"url": ok.URL}), "the user refused")
 }
+
+// A host written in other scripts is asked about, and granted, as the ASCII host the request
+// really goes to, so a look-alike of a host the user trusts cannot borrow its name.
+func TestWebFetchAsksAboutTheASCIIHost(t *testing.T) {
+	h := newHarness(t, nil)
+	h.deny = true
+	mustErr(t, h.run("web_fetch", map[string]any{"url": "https://\u0430pple.com/login"}), "the user refused")
+	mustErr(t, h.run("web_fetch", map[string]any{"url": "https://B\u00fccher.Example/"}), "the user refused")
+	mustErr(t, h.run("web_fetch", map[string]any{"url": "https://Example.COM./a"}), "the user refused")
+	want := []struct{ host, title string }{
+		{"xn--pple-43d.com", "Fetch https://\u0430pple.com/login (host xn--pple-43d.com)"},
+		{"xn--bcher-kva.example", "Fetch https://B\u00fccher.Example/ (host xn--bcher-kva.example)"},
+		{"example.com", "Fetch https://Example.COM./a"},
+	}
+	if len(h.asked) != len(want) {
+		t.Fatalf("asked %d times, want %d: %+v", len(h.asked), len(want), h.asked)
+	}
+	for i, w := range want {
+		if h.asked[i].Host != w.host || h.asked[i].Title != w.title {
+			t.Errorf("asked %q (host %q), want %q (host %q)", h.asked[i].Title, h.asked[i].Host, w.title, w.host)
+		}
+	}
+
+	// A name that is no valid domain is refused with a clear error, before anyone is asked.
+	h.asked = nil
+	mustErr(t, h.run("web_fetch", map[string]any{"url": "https://a\u200db.com/"}), "not a valid domain name")
+	if len(h.asked) != 0 {
+		t.Errorf("asked about an invalid name: %+v", h.asked)
+	}
+}
