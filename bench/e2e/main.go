@@ -20,9 +20,19 @@
 // them and each other figure is measured for each in turn, so one run compares them side by side.
 //
 // With -door acp it drives `agentd acp` instead: one JSON message per line, ACP's method names,
-// the settings in the user file (ACP has no initializationOptions).
+// the settings in the user file (ACP has no initializationOptions). With -editor-fs the driver
+// declares the editor's fs.readTextFile and answers read_text_file from the disk, so that reads go
+// through the reverse request (by default it declares nothing and agentd reads the disk).
 //
-// Usage: go run ./bench/e2e [-bin PATH[,PATH]] [-door lsp|acp] [-only spawn,idle,turn,delta,arg,symbol]
+// Two baselines run beside the binaries, interleaved with them, so that the figures say what the
+// machine charges for the exchanges themselves and what is agentd's: bench/e2e/baseline (answers
+// initialize and nothing else) under spawn → initialize, and bench/e2e/baselineturn (a minimal Go
+// agent: the same exchanges as the two-call turn and the per-delta turn, no engine) under the
+// turn, per-delta and idle figures (-baseline=false leaves the second out). A binary's two-call
+// turn overhead is its median warm wall (and CPU) less the baseline's, on the same door in the
+// same run.
+//
+// Usage: go run ./bench/e2e [-bin PATH[,PATH]] [-door lsp|acp] [-only spawn,idle,turn,delta,arg,symbol] [-editor-fs] [-baseline=false]
 //
 // Without -bin it builds ./cmd/agentd with CGO_ENABLED=0 (as released) into a temporary
 // directory. None of this is a test: the figures go to docs/benchmarks.md.
@@ -65,7 +75,12 @@ var (
 	every       = flag.Int("symbol-every", 20, "one file in this many defines the find_symbol query")
 	perfCold    = flag.String("perf-cold", "", "record each cold turn alone with `perf record -g` into FILE.BINARY.N (the cold figures then include perf's cost)")
 	doorFlag    = flag.String("door", "lsp", "the door to drive: lsp (agentd, LSP framing) or acp (agentd acp, NDJSON)")
+	baseFlag    = flag.Bool("baseline", true, "measure bench/e2e/baselineturn (a minimal Go agent) beside the binaries in the turn, delta and idle runs")
+	editorFS    = flag.Bool("editor-fs", false, "declare the editor's fs.readTextFile capability and answer read_text_file from the disk (by default agentd reads the disk itself)")
 )
+
+// turnBase is the built bench/e2e/baselineturn, or "" without -baseline.
+var turnBase string
 
 func main() {
 	flag.Parse()
@@ -88,6 +103,14 @@ func main() {
 	fmt.Printf("agentd end to end: %s, %d CPUs, load %s\n", runtime.Version(), runtime.NumCPU(), loadavg())
 	for i, b := range bins {
 		fmt.Printf("binary %d: %s\n", i+1, b)
+	}
+	if *baseFlag && (only["turn"] || only["delta"] || only["idle"]) {
+		b, err := buildPkg("github.com/agentd-dev/agentd/bench/e2e/baselineturn", "baselineturn")
+		if err != nil {
+			fail(err)
+		}
+		defer os.RemoveAll(filepath.Dir(b))
+		turnBase = b
 	}
 	if only["spawn"] {
 		spawnBench(bins)
@@ -116,6 +139,34 @@ func main() {
 			run("kill9", func() error { return kill9Run(b) })
 		}
 	}
+	if only["idle"] && turnBase != "" {
+		label = baseLabel
+		run("idle", func() error { return idleBench(turnBase) })
+		label = ""
+	}
+}
+
+// baseLabel prefixes the figures of bench/e2e/baselineturn.
+const baseLabel = "[baseline: minimal Go agent] "
+
+// withBase is bins with bench/e2e/baselineturn after them when it is measured.
+func withBase(bins []string) []string {
+	if turnBase == "" {
+		return bins
+	}
+	return append(slices.Clone(bins), turnBase)
+}
+
+// labelOf is the prefix of the figures of all[j] (all = withBase(bins)): the binary's number when
+// there are several, or the baseline's name.
+func labelOf(j int, bins []string) string {
+	switch {
+	case j >= len(bins):
+		return baseLabel
+	case len(bins) > 1:
+		return fmt.Sprintf("[%d] ", j+1)
+	}
+	return ""
 }
 
 // label prefixes each figure with its binary's number when there are several.
@@ -297,10 +348,41 @@ func (c *child) answer(id json.RawMessage, method string, body []byte) {
 			opt = p.Params.Options[0].OptionID
 		}
 		reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":%q}}}`, id, opt)
+	} else if *editorFS && (method == "agent/fs/read_text_file" || method == "fs/read_text_file") {
+		reply = readTextFile(id, body)
 	} else {
 		reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"not supported by the e2e driver"}}`, id)
 	}
 	c.write([]byte(reply))
+}
+
+// readTextFile answers a read_text_file reverse request from the disk (with -editor-fs): the
+// whole file, or limit lines from line (1-based) when they are given.
+func readTextFile(id json.RawMessage, body []byte) string {
+	var p struct {
+		Params struct {
+			Path  string `json:"path"`
+			Line  int    `json:"line"`
+			Limit int    `json:"limit"`
+		} `json:"params"`
+	}
+	json.Unmarshal(body, &p)
+	b, err := os.ReadFile(p.Params.Path)
+	if err != nil {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32002,"message":%q}}`, id, err.Error())
+	}
+	text := string(b)
+	if p.Params.Line > 1 || p.Params.Limit > 0 {
+		lines := strings.SplitAfter(text, "\n")
+		from := min(max(p.Params.Line-1, 0), len(lines))
+		to := len(lines)
+		if p.Params.Limit > 0 {
+			to = min(from+p.Params.Limit, to)
+		}
+		text = strings.Join(lines[from:to], "")
+	}
+	res, _ := json.Marshal(map[string]string{"content": text})
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, res)
 }
 
 var writeMu sync.Mutex
@@ -386,13 +468,17 @@ func readFrame(r *bufio.Reader) ([]byte, error) {
 }
 
 func initParams(settings json.RawMessage) map[string]any {
+	caps := map[string]any{}
+	if *editorFS {
+		caps["fs"] = map[string]any{"readTextFile": true}
+	}
 	if acpDoor() {
-		return map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e", "version": "1"}}
+		return map[string]any{"protocolVersion": 1, "clientCapabilities": caps, "clientInfo": map[string]any{"name": "e2e", "version": "1"}}
 	}
 	return map[string]any{
 		"processId": os.Getpid(), "capabilities": map[string]any{},
 		"initializationOptions": map[string]any{"agent": map[string]any{
-			"protocolVersion": 1, "clientInfo": map[string]any{"name": "e2e"}, "clientCapabilities": map[string]any{},
+			"protocolVersion": 1, "clientInfo": map[string]any{"name": "e2e"}, "clientCapabilities": caps,
 			"settings": settings,
 		}},
 	}
@@ -657,19 +743,22 @@ func turnRoot() (string, error) {
 	return root, os.WriteFile(filepath.Join(root, "a.txt"), []byte(strings.Repeat("hello, world\n", 200)), 0o644)
 }
 
-// turnBench measures the two-call turn for every binary: cold turns alternate between the
-// binaries' fresh processes, and warm turns between one process per binary, so that a shared
-// machine's load falls on each alike.
+// turnBench measures the two-call turn for every binary, and for bench/e2e/baselineturn after
+// them: cold turns alternate between the binaries' fresh processes, and warm turns between one
+// process per binary, so that a shared machine's load falls on each alike. A binary's overhead is
+// its median warm wall (and CPU) less the baseline's: what agentd adds to the exchanges
+// themselves (the driver, the fake model, the pipes and the HTTP round trips are the floor).
 func turnBench(bins []string) error {
 	root, err := turnRoot()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(root)
-	coldWall := make([][]time.Duration, len(bins))
-	coldCPU := make([][]time.Duration, len(bins))
+	all := withBase(bins)
+	coldWall := make([][]time.Duration, len(all))
+	coldCPU := make([][]time.Duration, len(all))
 	for range *colds {
-		for j, bin := range bins {
+		for j, bin := range all {
 			fm := fakemodel.New(twoCallScript(1))
 			url, err := fm.Start("127.0.0.1:0")
 			if err != nil {
@@ -681,7 +770,7 @@ func turnBench(bins []string) error {
 				return err
 			}
 			var rec *perfRec
-			if *perfCold != "" {
+			if *perfCold != "" && j < len(bins) {
 				if rec, err = startPerf(c.pid(), fmt.Sprintf("%s.%d.%d", *perfCold, j+1, len(coldCPU[j]))); err != nil {
 					return err
 				}
@@ -708,8 +797,8 @@ func turnBench(bins []string) error {
 		switches []int
 		syscalls []int
 	}
-	ws := make([]*warm, len(bins))
-	for j, bin := range bins {
+	ws := make([]*warm, len(all))
+	for j, bin := range all {
 		fm := fakemodel.New(twoCallScript(*turns + 1))
 		url, err := fm.Start("127.0.0.1:0")
 		if err != nil {
@@ -726,7 +815,7 @@ func turnBench(bins []string) error {
 		}
 		w := &warm{c: c}
 		ws[j] = w
-		if *perfOut != "" {
+		if *perfOut != "" && j < len(bins) {
 			out := *perfOut
 			if len(bins) > 1 {
 				out = fmt.Sprintf("%s.%d", out, j+1)
@@ -759,13 +848,18 @@ func turnBench(bins []string) error {
 		}
 	}
 	for j, w := range ws {
-		label = ""
-		if len(bins) > 1 {
-			label = fmt.Sprintf("[%d] ", j+1)
-		}
+		label = labelOf(j, bins)
 		report("two-call turn, cold (first of a fresh process, %d processes): wall %s, CPU %s\n", *colds, quartiles(coldWall[j]), quartiles(coldCPU[j]))
 		report("two-call turn, warm (%d turns, each in a new session): wall %s, CPU %s\n", *turns, quartiles(w.wall), quartiles(w.cpu))
 		report("  per warm turn, medians: %d context switches (every thread's), %d read and write system calls (/proc/PID/io)\n", medianInt(w.switches), medianInt(w.syscalls))
+	}
+	if turnBase != "" {
+		b := ws[len(bins)]
+		for j, w := range ws[:len(bins)] {
+			label = labelOf(j, bins)
+			report("two-call turn overhead over the baseline (%s door; warm medians, agentd's less the baseline's): %s wall, %s CPU\n",
+				*doorFlag, ms(median(w.wall)-median(b.wall)), ms(median(w.cpu)-median(b.cpu)))
+		}
 	}
 	label = ""
 	return nil
@@ -844,8 +938,9 @@ func deltaBench(bins []string) error {
 		wall                 time.Duration
 		frames, bytesPerTurn int
 	}
-	ds := make([]*daemon, len(bins))
-	for j, bin := range bins {
+	all := withBase(bins)
+	ds := make([]*daemon, len(all))
+	for j, bin := range all {
 		script := fakemodel.Script{Turns: []fakemodel.Turn{{Text: "warm"}}, Routes: []fakemodel.Route{titleRoute}}
 		for range *deltaRounds {
 			script.Turns = append(script.Turns, fakemodel.Turn{Text: "short"}, fakemodel.Turn{Text: text, ChunkSize: 1})
@@ -872,7 +967,7 @@ func deltaBench(bins []string) error {
 		if _, _, err := turn(c, sid, "hi"); err != nil {
 			return err
 		}
-		if *perfOut != "" {
+		if *perfOut != "" && j < len(bins) {
 			// The long turns alone, into FILE.delta.BINARY.
 			if d.rec, err = startPerf(c.pid(), *perfOut+".delta."+filepath.Base(bin)); err != nil {
 				return err
@@ -903,10 +998,7 @@ func deltaBench(bins []string) error {
 		}
 	}
 	for j, d := range ds {
-		label = ""
-		if len(bins) > 1 {
-			label = fmt.Sprintf("[%d] ", j+1)
-		}
+		label = labelOf(j, bins)
 		var per []string
 		for _, p := range d.per {
 			per = append(per, p.String())
