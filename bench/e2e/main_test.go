@@ -132,7 +132,10 @@ func TestBaselineTwoCallTurn(t *testing.T) {
 						t.Errorf("update for session %q, want %q", f.Params.SessionID, sid)
 					}
 					u := f.Params.Update
-					kinds = append(kinds, u.Kind+":"+u.Status)
+					// The reply may come in several chunks, as its deltas arrive.
+					if k := u.Kind + ":" + u.Status; len(kinds) == 0 || k != kinds[len(kinds)-1] || u.Kind != "agent_message_chunk" {
+						kinds = append(kinds, k)
+					}
 					if u.Kind == "agent_message_chunk" {
 						var c struct{ Text string }
 						json.Unmarshal(u.Content, &c)
