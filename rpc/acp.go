@@ -95,7 +95,11 @@ func acpOwnUpdate(rest []byte) bool {
 // acpTranslate is the ACP door's codec (jsonrpc.Options.Translate): it renames the methods of
 // requests and notifications both ways and reshapes $/cancel_request's {requestId} into
 // $/cancelRequest's {id}. Answers pass unchanged, as does anything that is not a JSON object
-// (the decoder answers it). Session updates, the bulk of the traffic, take a byte-level path.
+// (the decoder answers it). Session updates, the bulk of the traffic, take a byte-level path;
+// every other message is scanned once without decoding (jsonrpc2.ScanMessageView): an answer
+// passes as it is, and a request or notification gets its method's value replaced in place of
+// the old one, the rest of the body untouched. Only what the scan cannot place (a method with
+// escapes, the cancel notifications whose params change) is decoded and encoded again.
 func acpTranslate(incoming bool, body []byte) []byte {
 	if !incoming && bytes.HasPrefix(body, lspUpdatePrefix) {
 		rest := body[len(lspUpdatePrefix):]
@@ -106,6 +110,9 @@ func acpTranslate(incoming bool, body []byte) []byte {
 		out := make([]byte, 0, len(prefix)+len(rest))
 		out = append(out, prefix...)
 		return append(out, rest...)
+	}
+	if out, ok := acpRename(incoming, body); ok {
+		return out
 	}
 	var env map[string]json.RawMessage
 	if json.Unmarshal(body, &env) != nil {
@@ -149,6 +156,60 @@ func acpTranslate(incoming bool, body []byte) []byte {
 		return body
 	}
 	return out
+}
+
+// acpRename is acpTranslate's path without decoding; ok is false when the body needs the
+// decoding path (or is not a message, which that path passes on to the decoder).
+func acpRename(incoming bool, body []byte) (out []byte, ok bool) {
+	v, err := jsonrpc2.ScanMessageView(body)
+	if err != nil {
+		return nil, false
+	}
+	switch v.Kind {
+	case jsonrpc2.MessageViewResponseResult, jsonrpc2.MessageViewResponseError:
+		return body, true
+	case jsonrpc2.MessageViewCall, jsonrpc2.MessageViewNotification:
+	default:
+		return nil, false
+	}
+	if v.MethodEscaped || len(v.MethodRaw) < 2 {
+		return nil, false
+	}
+	method := string(v.MethodBytes)
+	if method == "$/cancel_request" || method == "$/cancelRequest" {
+		return nil, false
+	}
+	var name string
+	var renamed bool
+	if incoming {
+		name, renamed = acpIncoming(method)
+	} else {
+		var drop bool
+		name, renamed, drop = acpOutgoing(method)
+		if drop {
+			return nil, true
+		}
+	}
+	if !renamed {
+		return body, true
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return nil, false // not written as it is: the decoding path quotes it
+		}
+	}
+	// MethodRaw (the quoted value) is a slice of body: its offset is what its capacity lacks.
+	at := cap(body) - cap(v.MethodRaw)
+	end := at + len(v.MethodRaw)
+	if at < 0 || end > len(body) || &body[at] != &v.MethodRaw[0] {
+		return nil, false
+	}
+	out = make([]byte, 0, len(body)-len(v.MethodRaw)+len(name)+2)
+	out = append(out, body[:at]...)
+	out = append(out, '"')
+	out = append(out, name...)
+	out = append(out, '"')
+	return append(out, body[end:]...), true
 }
 
 // acpTable replaces the LSP lifecycle with ACP's and adds ACP's own methods.

@@ -294,3 +294,67 @@ func TestRestoreDuringATurnIsRequestFailed(t *testing.T) {
 		t.Fatalf("wire error %v", err)
 	}
 }
+
+// The scanning path renames only the top-level method, leaves every other byte as the peer sent
+// it (spacing, key order, a "method" inside params), passes answers as the very same bytes, and
+// agrees with the decoding path on what the message says.
+func TestACPTranslateRenamesInPlace(t *testing.T) {
+	for _, c := range []struct {
+		incoming bool
+		in, want string
+	}{
+		{true, `{ "params" : {"method":"session/x","cwd":"/x"}, "id":1, "method" : "session/new", "jsonrpc":"2.0" }`,
+			`{ "params" : {"method":"session/x","cwd":"/x"}, "id":1, "method" : "agent/session/new", "jsonrpc":"2.0" }`},
+		{true, `{"jsonrpc":"2.0","id":"a","method":"_agentd/session/steer","params":{"text":"<b>"}}`,
+			`{"jsonrpc":"2.0","id":"a","method":"agent/x/session/steer","params":{"text":"<b>"}}`},
+		{false, `{"jsonrpc":"2.0","id":4,"method":"agent/fs/read_text_file","params":{"path":"/a b/é.txt"}}`,
+			`{"jsonrpc":"2.0","id":4,"method":"fs/read_text_file","params":{"path":"/a b/é.txt"}}`},
+		{true, `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{}}`, `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{}}`},
+	} {
+		got := acpTranslate(c.incoming, []byte(c.in))
+		if string(got) != c.want {
+			t.Errorf("incoming=%v %s\n got %s\nwant %s", c.incoming, c.in, got, c.want)
+		}
+		// The decoding path says the same.
+		var fast, slow map[string]any
+		json.Unmarshal(got, &fast)
+		var env map[string]json.RawMessage
+		json.Unmarshal([]byte(c.in), &env)
+		var m string
+		json.Unmarshal(env["method"], &m)
+		if c.incoming {
+			if n, ok := acpIncoming(m); ok {
+				env["method"], _ = json.Marshal(n)
+			}
+		} else if n, ok, _ := acpOutgoing(m); ok {
+			env["method"], _ = json.Marshal(n)
+		}
+		b, _ := json.Marshal(env)
+		json.Unmarshal(b, &slow)
+		if fmt.Sprint(fast) != fmt.Sprint(slow) {
+			t.Errorf("%s: scanning path %v, decoding path %v", c.in, fast, slow)
+		}
+	}
+	answer := []byte(`{"jsonrpc":"2.0","id":4,"result":{"content":"hello\n"}}`)
+	if got := acpTranslate(true, answer); &got[0] != &answer[0] || len(got) != len(answer) {
+		t.Errorf("an answer was copied: %s", got)
+	}
+}
+
+// A method written with escapes, or a duplicated "method", gets the same name the decoder reads.
+func TestACPTranslateEscapedAndDuplicateMethods(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"session\/new","params":{}}`, "agent/session/new"},
+		{`{"jsonrpc":"2.0","id":1,"method":"session/new","method":"session/prompt","params":{}}`, "agent/session/prompt"},
+	} {
+		got := acpTranslate(true, []byte(c.in))
+		msg, err := jsonrpc2.DecodeMessage(got)
+		if err != nil {
+			t.Fatalf("%s → %s: %v", c.in, got, err)
+		}
+		call, ok := msg.(*jsonrpc2.Call)
+		if !ok || call.Method() != c.want {
+			t.Errorf("%s → %s, decoded as %#v, want method %q", c.in, got, msg, c.want)
+		}
+	}
+}
