@@ -29,8 +29,9 @@
 // initialize and nothing else) under spawn → initialize, and bench/e2e/baselineturn (a minimal Go
 // agent: the same exchanges as the two-call turn and the per-delta turn, no engine) under the
 // turn, per-delta and idle figures (-baseline=false leaves the second out). A binary's two-call
-// turn overhead is its median warm wall (and CPU) less the baseline's, on the same door in the
-// same run.
+// turn overhead is what its warm turn takes above the baseline's, on the same door in the same
+// run: the median, over the warm rounds, of its turn's wall (and CPU) less the baseline's turn of
+// the same round.
 //
 // Usage: go run ./bench/e2e [-bin PATH[,PATH]] [-door lsp|acp] [-only spawn,idle,turn,delta,arg,symbol] [-editor-fs] [-baseline=false]
 //
@@ -746,7 +747,7 @@ func turnRoot() (string, error) {
 // turnBench measures the two-call turn for every binary, and for bench/e2e/baselineturn after
 // them: cold turns alternate between the binaries' fresh processes, and warm turns between one
 // process per binary, so that a shared machine's load falls on each alike. A binary's overhead is
-// its median warm wall (and CPU) less the baseline's: what agentd adds to the exchanges
+// what its warm turns take above the baseline's (see overhead): what agentd adds to the exchanges
 // themselves (the driver, the fake model, the pipes and the HTTP round trips are the floor).
 func turnBench(bins []string) error {
 	root, err := turnRoot()
@@ -857,12 +858,23 @@ func turnBench(bins []string) error {
 		b := ws[len(bins)]
 		for j, w := range ws[:len(bins)] {
 			label = labelOf(j, bins)
-			report("two-call turn overhead over the baseline (%s door; warm medians, agentd's less the baseline's): %s wall, %s CPU\n",
-				*doorFlag, ms(median(w.wall)-median(b.wall)), ms(median(w.cpu)-median(b.cpu)))
+			report("two-call turn overhead over the baseline (%s door): wall %s, CPU %s\n",
+				*doorFlag, quartiles(overhead(w.wall, b.wall)), quartiles(overhead(w.cpu, b.cpu)))
 		}
 	}
 	label = ""
 	return nil
+}
+
+// overhead is a binary's warm turns less the baseline's, round by round: the i-th turns of both
+// ran one after the other, under the same load, so the differences keep what a shared machine's
+// load moves out of the figure better than a difference of medians would.
+func overhead(agentd, base []time.Duration) []time.Duration {
+	d := make([]time.Duration, min(len(agentd), len(base)))
+	for i := range d {
+		d[i] = agentd[i] - base[i]
+	}
+	return d
 }
 
 // perfRec is a `perf record -g` of one process whose events are enabled only between enable

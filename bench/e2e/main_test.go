@@ -238,3 +238,21 @@ func TestLabelOf(t *testing.T) {
 		}
 	}
 }
+
+func TestOverheadPairsRounds(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var d []time.Duration
+		for _, x := range v {
+			d = append(d, time.Duration(x)*time.Millisecond)
+		}
+		return d
+	}
+	// Round 2 ran under load for both: paired, it does not move the overhead.
+	got := overhead(ms(5, 15, 6), ms(3, 12, 4))
+	if want := ms(2, 3, 2); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("overhead = %v, want %v", got, want)
+	}
+	if got := overhead(ms(5, 6), ms(3)); len(got) != 1 {
+		t.Errorf("overhead of unequal runs = %v", got)
+	}
+}
