@@ -302,16 +302,15 @@ func (s *Session) configOptions() []protocol.ConfigOption {
 	if prov != "" && !slices.Contains(ids, prov) {
 		ids = append([]string{prov}, ids...)
 	}
-	var models []protocol.ConfigOptionValue
+	// Sized once: growing by appends allocated in four size classes, each a fresh span (and a
+	// page or two of heap) the first time, in an idle daemon's session/new.
+	models := make([]protocol.ConfigOptionValue, 0, len(ids))
 	for _, id := range ids {
 		name := id
 		if ps, ok := set.Providers[id]; ok && ps.Model != "" {
 			name = fmt.Sprintf("%s (%s)", ps.Model, id)
 		}
 		models = append(models, protocol.ConfigOptionValue{Value: id, Name: name})
-	}
-	if models == nil {
-		models = []protocol.ConfigOptionValue{}
 	}
 	opts := []protocol.ConfigOption{
 		{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: mode, Options: modeValues},
