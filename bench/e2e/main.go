@@ -797,10 +797,14 @@ func turnBench(bins []string) error {
 		cpu      []time.Duration
 		switches []int
 		syscalls []int
+		io       tally
+		ios      []counts
 	}
 	ws := make([]*warm, len(all))
 	for j, bin := range all {
+		w := &warm{}
 		fm := fakemodel.New(twoCallScript(*turns + 1))
+		fm.OnRequest(w.io.request)
 		url, err := fm.Start("127.0.0.1:0")
 		if err != nil {
 			return err
@@ -814,7 +818,8 @@ func turnBench(bins []string) error {
 		if _, _, err := turn(c, sid, "read a.txt"); err != nil {
 			return err
 		}
-		w := &warm{c: c}
+		w.c = c
+		c.onFrame = w.io.frame
 		ws[j] = w
 		if *perfOut != "" && j < len(bins) {
 			out := *perfOut
@@ -837,9 +842,11 @@ func turnBench(bins []string) error {
 				return err
 			}
 			w.rec.enable()
+			io0 := w.io.get()
 			sw0, sc0 := switches(w.c.pid()), syscalls(w.c.pid())
 			wall, cp, err := turn(w.c, sid, "read a.txt")
 			sw1, sc1 := switches(w.c.pid()), syscalls(w.c.pid())
+			w.ios = append(w.ios, w.io.get().less(io0))
 			w.rec.disable()
 			if err != nil {
 				return err
@@ -853,6 +860,7 @@ func turnBench(bins []string) error {
 		report("two-call turn, cold (first of a fresh process, %d processes): wall %s, CPU %s\n", *colds, quartiles(coldWall[j]), quartiles(coldCPU[j]))
 		report("two-call turn, warm (%d turns, each in a new session): wall %s, CPU %s\n", *turns, quartiles(w.wall), quartiles(w.cpu))
 		report("  per warm turn, medians: %d context switches (every thread's), %d read and write system calls (/proc/PID/io)\n", medianInt(w.switches), medianInt(w.syscalls))
+		report("  per warm turn, medians: %s\n", medianTally(w.ios))
 	}
 	if turnBase != "" {
 		b := ws[len(bins)]
@@ -864,6 +872,53 @@ func turnBench(bins []string) error {
 	}
 	label = ""
 	return nil
+}
+
+// tally counts what crosses the pipes and the model's socket: frames the binary sends the
+// client, and the requests (title requests included) the fake model receives.
+type tally struct {
+	mu sync.Mutex
+	n  counts
+}
+
+type counts struct{ frames, frameBytes, reqs, reqBytes int }
+
+func (t *tally) frame(body []byte) {
+	t.mu.Lock()
+	t.n.frames++
+	t.n.frameBytes += len(body)
+	t.mu.Unlock()
+}
+
+func (t *tally) request(body []byte) {
+	t.mu.Lock()
+	t.n.reqs++
+	t.n.reqBytes += len(body)
+	t.mu.Unlock()
+}
+
+func (t *tally) get() counts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
+}
+
+func (c counts) less(d counts) counts {
+	return counts{frames: c.frames - d.frames, frameBytes: c.frameBytes - d.frameBytes, reqs: c.reqs - d.reqs, reqBytes: c.reqBytes - d.reqBytes}
+}
+
+// medianTally is the medians of each count over ts, as text.
+func medianTally(ts []counts) string {
+	pick := func(f func(counts) int) int {
+		v := make([]int, len(ts))
+		for i, t := range ts {
+			v[i] = f(t)
+		}
+		return medianInt(v)
+	}
+	return fmt.Sprintf("%d frames (%d bytes) to the client, %d model requests (%d bytes)",
+		pick(func(c counts) int { return c.frames }), pick(func(c counts) int { return c.frameBytes }),
+		pick(func(c counts) int { return c.reqs }), pick(func(c counts) int { return c.reqBytes }))
 }
 
 // overhead is a binary's warm turns less the baseline's, round by round: the i-th turns of both
