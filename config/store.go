@@ -286,8 +286,31 @@ func mergeAll(layers [numLayers]map[string]any) map[string]any {
 	return all
 }
 
+// decodeMerge is the merge of the layers as Settings. The merge of the defaults alone is
+// Defaults() (TestNewStoreWithoutJSON), which is what every start without a settings file
+// computes (UseDialects checks the merge against the dialects): it takes no JSON, whose
+// per-type encoders and decoders for Settings and a stack grown to 32 KB cost the daemon ~30
+// page faults before its first answer.
 func decodeMerge(layers [numLayers]map[string]any) (Settings, error) {
-	b, err := json.Marshal(mergeAll(layers))
+	if onlyDefaults(layers) {
+		return Defaults(), nil
+	}
+	return decodeJSON(mergeAll(layers))
+}
+
+// onlyDefaults reports whether no layer above the defaults says anything.
+func onlyDefaults(layers [numLayers]map[string]any) bool {
+	for l, m := range layers {
+		if Layer(l) != LayerDefaults && len(m) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeJSON decodes a merged layer into Settings through its JSON.
+func decodeJSON(merged map[string]any) (Settings, error) {
+	b, err := json.Marshal(merged)
 	if err != nil {
 		return Settings{}, err
 	}

@@ -137,12 +137,15 @@ func TestNewStoreWithoutJSON(t *testing.T) {
 		t.Fatalf("defaultsLayer() = %v\njson of Defaults() = %v", got, want)
 	}
 	s := NewStore()
-	merged, err := s.compute(s.layers)
+	merged, err := decodeJSON(mergeAll(s.layers))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(s.merged, merged) {
 		t.Fatalf("NewStore holds %+v, the merge of its layers is %+v", s.merged, merged)
+	}
+	if shortcut, err := decodeMerge(s.layers); err != nil || !reflect.DeepEqual(shortcut, merged) {
+		t.Fatalf("decodeMerge of the defaults alone = %+v, %v; through JSON %+v", shortcut, err, merged)
 	}
 	// Clearing a layer that is already empty keeps the settings; clearing a set one recomputes.
 	if err := s.LoadFile(LayerUser, filepath.Join(t.TempDir(), "missing.json")); err != nil {
@@ -153,5 +156,29 @@ func TestNewStoreWithoutJSON(t *testing.T) {
 	}
 	if err := s.Set(LayerInit, nil); err != nil || s.Get().Mode != "ask" {
 		t.Fatalf("mode after clearing the layer: %q, %v", s.Get().Mode, err)
+	}
+}
+
+// TestStartTakesNoJSON holds the daemon's start (NewStore, UseDialects, a missing user file) to
+// the merge without JSON: with it, reflecting Settings for encoding/json is about ten times the
+// allocations.
+func TestStartTakesNoJSON(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	start := testing.AllocsPerRun(20, func() {
+		s := NewStore()
+		if err := s.UseDialects(urlDialects{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.LoadFile(LayerUser, missing); err != nil {
+			t.Fatal(err)
+		}
+	})
+	viaJSON := testing.AllocsPerRun(20, func() {
+		if _, err := decodeJSON(defaultsLayer()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if start*3 > viaJSON {
+		t.Fatalf("a start without settings files allocates %v times, decoding the defaults through JSON %v: the start decodes JSON", start, viaJSON)
 	}
 }
