@@ -119,14 +119,20 @@ func mustCompileArg(e ast.Expr) (string, bool) {
 // allocations and 384 KB (at 02c9ed6, before the third start-up pass: 657 and 63 KB; 132, 2,822
 // and 465 KB). The bounds leave room for growth but not for a table built at init or a
 // dependency with a heavy init: make such a thing lazy, or say in docs/benchmarks.md why it must
-// be paid at every start and raise the bound.
+// be paid at every start and raise the bound. At the fourth pass (2026-12-01, x/net/html's
+// entity table made lazy in a copy): 122 inits, 1,926 allocations, 271 KB.
 const (
 	maxOwnInitAllocs = 400
 	maxOwnInitBytes  = 40 << 10
 	maxInits         = 130
 	maxInitAllocs    = 2200
-	maxInitBytes     = 420 << 10
+	maxInitBytes     = 300 << 10
 )
+
+// unlinked are packages whose init is too dear for every start, with what does their job.
+var unlinked = map[string]string{
+	"golang.org/x/net/html": "its init builds a 2,231-entry entity map (126 KB); tools/web/internal/html is a copy that builds it at first use",
+}
 
 // TestInitCost runs the static binary's --version with inittrace and holds agentd's own
 // packages and the whole binary to the bounds above.
@@ -151,8 +157,13 @@ func TestInitCost(t *testing.T) {
 	}
 	var own, all initCost
 	for _, c := range inits {
+		if why, ok := unlinked[c.pkg]; ok {
+			t.Errorf("%s is linked again: %s", c.pkg, why)
+		}
 		all.add(c)
-		if strings.HasPrefix(c.pkg, "github.com/agentd-dev/agentd/") {
+		// The copy of x/net/html keeps upstream's other tables (13.7 KB, the parser's tag sets):
+		// they count with the third-party inits, in the whole binary's bounds.
+		if strings.HasPrefix(c.pkg, "github.com/agentd-dev/agentd/") && !strings.HasPrefix(c.pkg, "github.com/agentd-dev/agentd/tools/web/internal/html") {
 			own.add(c)
 		}
 	}
