@@ -180,6 +180,7 @@ func (s *Stream) Release(em *providers.Emitter) {
 func (s *Stream) Events() iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		p := newEventReader(s.br, s.maxEvent)
+		p.pace, p.sleep, p.now = readPace, time.Sleep, time.Now
 		for {
 			ev, ok := p.next()
 			if !ok {
