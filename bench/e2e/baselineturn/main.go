@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 func main() {
@@ -359,12 +360,69 @@ type textChunk struct {
 	Content       content `json:"content"`
 }
 
-// maxChunk bounds the text one agent_message_chunk carries (issue 11's "≤ 4 KB per notification").
-const maxChunk = 4 << 10
+// The bounds docs/protocol.md sets on an agent_message_chunk: at most maxChunk of text, and while
+// the model streams fast, one chunk per pace at most.
+const (
+	maxChunk = 4 << 10
+	pace     = 2 * time.Millisecond
+)
 
-// complete makes one model call: it streams the reply's text to the client and returns it with
-// the reply's tool calls. Text deltas that have already arrived are sent as one notification
-// (coalesced, as issue 11 allows: nothing waits for more, so the first token is never delayed).
+// chunker joins a message's text deltas into agent_message_chunks as docs/protocol.md allows:
+// the deltas already in hand go together; the first chunk of a message, and the first after a
+// pause, go at once; after that a chunk follows the previous one by pace at most (a timer sends
+// what the stream has not yet completed).
+type chunker struct {
+	a   *agent
+	sid string
+
+	mu      sync.Mutex
+	pending []byte
+	sent    bool      // a chunk of this message is out
+	last    time.Time // when it went
+	timer   *time.Timer
+}
+
+// add takes one delta; more says the next event is already in hand.
+func (c *chunker) add(text string, more bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending = append(c.pending, text...)
+	switch {
+	case len(c.pending) >= maxChunk:
+		c.flushLocked()
+	case more:
+	case !c.sent:
+		c.flushLocked()
+	case c.timer == nil:
+		if wait := pace - time.Since(c.last); wait > 0 {
+			c.timer = time.AfterFunc(wait, c.flush)
+		} else {
+			c.flushLocked()
+		}
+	}
+}
+
+func (c *chunker) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flushLocked()
+}
+
+func (c *chunker) flushLocked() {
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	if len(c.pending) == 0 {
+		return
+	}
+	c.a.notify(c.sid, textChunk{SessionUpdate: "agent_message_chunk", Content: content{Type: "text", Text: string(c.pending)}})
+	c.pending = c.pending[:0]
+	c.sent, c.last = true, time.Now()
+}
+
+// complete makes one model call: it streams the reply's text to the client (see chunker) and
+// returns it with the reply's tool calls.
 func (a *agent) complete(sid, baseURL, model string, msgs []chatMessage) (string, []toolCall, error) {
 	body, err := json.Marshal(chatRequest{Model: model, Messages: msgs, Tools: tools, Stream: true})
 	if err != nil {
@@ -379,14 +437,9 @@ func (a *agent) complete(sid, baseURL, model string, msgs []chatMessage) (string
 		return "", nil, fmt.Errorf("model: %s", resp.Status)
 	}
 	var reply strings.Builder
-	var pending []byte
 	var calls []toolCall
-	flush := func() {
-		if len(pending) > 0 {
-			a.notify(sid, textChunk{SessionUpdate: "agent_message_chunk", Content: content{Type: "text", Text: string(pending)}})
-			pending = pending[:0]
-		}
-	}
+	chunks := &chunker{a: a, sid: sid}
+	defer chunks.flush()
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
 	for {
 		line, err := r.ReadSlice('\n')
@@ -410,7 +463,7 @@ func (a *agent) complete(sid, baseURL, model string, msgs []chatMessage) (string
 		for _, ch := range c.Choices {
 			if t := ch.Delta.Content; t != "" {
 				reply.WriteString(t)
-				pending = append(pending, t...)
+				chunks.add(t, eventBuffered(r))
 			}
 			for _, d := range ch.Delta.ToolCalls {
 				for len(calls) <= d.Index {
@@ -424,12 +477,8 @@ func (a *agent) complete(sid, baseURL, model string, msgs []chatMessage) (string
 				tc.Function.Arguments += d.Function.Arguments
 			}
 		}
-		// Send what has arrived unless a whole next event is already in hand.
-		if len(pending) >= maxChunk || !eventBuffered(r) {
-			flush()
-		}
 	}
-	flush()
+	chunks.flush()
 	return reply.String(), calls, nil
 }
 
