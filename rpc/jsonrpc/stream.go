@@ -33,7 +33,7 @@ const maxQueued = 16 << 20
 const (
 	coalesceBytes = 4 << 10
 	coalesceSpan  = 16 * time.Millisecond
-	chunkPace     = 2 * time.Millisecond
+	chunkPace     = time.Millisecond
 )
 
 // closeDrain bounds how long Close waits for queued frames to reach a client that stopped
