@@ -91,7 +91,7 @@ func TestFastStreamReadsArePaced(t *testing.T) {
 			t.Fatalf("event %d = %q", i, d)
 		}
 	}
-	// 100 ms of events at one read per readPace (500 µs): about 200 reads, and the buffer's
+	// 100 ms of events at one read per readPace (1 ms): about 100 reads, and the buffer's
 	// refills when more than a read's room arrived.
 	if max := n / 20; b.reads > max {
 		t.Errorf("%d reads for %d back-to-back events, want ≤ %d", b.reads, n, max)
