@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -302,3 +303,65 @@ func TestOneProviderPerResolvedConfig(t *testing.T) {
 }
 
 var _ keys.Store = (*keys.File)(nil)
+
+// mapStore is a keys.Store in memory; local says whether it reports its lookups as local.
+type mapStore struct {
+	keys  map[string]string
+	local bool
+	mu    sync.Mutex
+	gets  int
+}
+
+func (s *mapStore) Get(origin string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gets++
+	k, ok := s.keys[origin]
+	return k, ok, nil
+}
+func (s *mapStore) Set(origin, key string) error { s.keys[origin] = key; return nil }
+func (s *mapStore) Delete(origin string) error   { delete(s.keys, origin); return nil }
+func (s *mapStore) Where() string                { return "memory" }
+
+type localMapStore struct{ *mapStore }
+
+func (localMapStore) Local() bool { return true }
+
+// TestProviderListLocalStore holds the list the same whether the store's lookups run in turn
+// (a store that says they are local: no keyring) or side by side.
+func TestProviderListLocalStore(t *testing.T) {
+	var lists [][]protocol.ProviderInfo
+	for _, local := range []bool{false, true} {
+		store := config.NewStore()
+		reg := checkingRegistry()
+		if err := store.UseDialects(reg); err != nil {
+			t.Fatal(err)
+		}
+		ms := &mapStore{keys: map[string]string{"https://api.openai.com": "sk-stored"}}
+		var secrets keys.Store = ms
+		if local {
+			secrets = localMapStore{ms}
+		}
+		p := &ProviderSource{Settings: store, Registry: reg, Secrets: secrets, Getenv: func(k string) string {
+			if k == "ANTHROPIC_API_KEY" {
+				return "sk-env"
+			}
+			return ""
+		}}
+		list := p.List(context.Background())
+		if ms.gets == 0 {
+			t.Fatalf("local=%v: the store was never asked", local)
+		}
+		lists = append(lists, list)
+	}
+	if !reflect.DeepEqual(lists[0], lists[1]) {
+		t.Fatalf("side by side %+v\nin turn %+v", lists[0], lists[1])
+	}
+	status := map[string]string{}
+	for _, p := range lists[1] {
+		status[p.ProviderID] = p.KeyStatus
+	}
+	if status["anthropic"] != "set" || status["openai"] != "set" || status["ollama"] != "not_needed" {
+		t.Fatalf("key status = %v", status)
+	}
+}

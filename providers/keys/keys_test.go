@@ -143,3 +143,22 @@ func TestResolveOrderAndOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoLocal: lookups are local when the store keeps to its file or no session bus is there
+// for the keyring probe; a probe agentd does not know may ask anything.
+func TestAutoLocal(t *testing.T) {
+	t.Setenv("AGENTD_SECRET_STORE", "file")
+	if !Default().Local() {
+		t.Fatal("AGENTD_SECRET_STORE=file: not local")
+	}
+	t.Setenv("AGENTD_SECRET_STORE", "")
+	if got, want := Default().Local(), sessionBus() != nil; got != want {
+		t.Fatalf("default store: Local() = %v, want %v (session bus: %v)", got, want, sessionBus())
+	}
+	if (&Auto{File: &File{}, Probe: func() error { return nil }}).Local() {
+		t.Fatal("a store with its own probe says it is local")
+	}
+	if !(&File{}).Local() {
+		t.Fatal("the file store is not local")
+	}
+}

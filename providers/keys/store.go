@@ -203,6 +203,8 @@ type Auto struct {
 	once    sync.Once
 	ring    Store // nil when no keyring answered
 	ringErr error
+	// fileOnly is AGENTD_SECRET_STORE=file.
+	fileOnly bool
 }
 
 // Default is agentd's own store under config.ConfigDir: the keyring, else secrets.json there.
@@ -211,9 +213,21 @@ func Default() *Auto {
 	a := &Auto{File: &File{Path: filepath.Join(config.ConfigDir(), "secrets.json")}, Keyring: Keyring{}}
 	if os.Getenv("AGENTD_SECRET_STORE") == "file" {
 		a.Probe = func() error { return errors.New("AGENTD_SECRET_STORE=file") }
+		a.fileOnly = true
 	}
 	return a
 }
+
+// Local reports, without asking the keyring, that every lookup stays in this process and its
+// file: the store keeps to the file (AGENTD_SECRET_STORE=file), or there is no D-Bus session
+// bus for the default probe to reach a keyring over. When it is false a lookup may wait on
+// another process (a D-Bus round trip, or on macOS a run of /usr/bin/security).
+func (a *Auto) Local() bool {
+	return a.fileOnly || a.Probe == nil && sessionBus() != nil
+}
+
+// Local is true: the file is read in this process.
+func (s *File) Local() bool { return true }
 
 func probeKeyring() error {
 	if err := sessionBus(); err != nil {
