@@ -19,7 +19,7 @@ func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
 		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "providers", "tools", "workspace", "config", "prompts",
-		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/testbin", "clients",
+		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/cpus", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
 			return l
@@ -51,6 +51,7 @@ var allowed = map[string]map[string]string{
 		"prompts":          "`agentd prompts export` and `check`, and loading the user's prompt config at start-up",
 		"mcp":              "agentd mcp list starts the configured servers and prints what they offer",
 		"internal/clip":    clipReason,
+		"internal/cpus":    "main puts the daemon on one P",
 		"internal/testbin": testbinReason,
 	},
 	"rpc": {
@@ -95,6 +96,7 @@ var allowed = map[string]map[string]string{
 		"providers":     "ToolSpec, in the seam file tools/registry.go",
 		"config":        "tools/policy takes the permission mode names from the settings",
 		"internal/clip": clipReason,
+		"internal/cpus": "the parallel searches lease every CPU for their duration",
 	},
 	"providers": {
 		"config":        "a provider's settings",
@@ -106,6 +108,7 @@ var allowed = map[string]map[string]string{
 	"rpc/protocol":       {},
 	"internal/fakemodel": {"providers": "the neutral model it scripts", "rpc/protocol": "the wire types", "internal/clip": clipReason},
 	"internal/clip":      {},
+	"internal/cpus":      {}, // the scheduler policy: one P, every CPU under a lease
 	"internal/testbin":   {}, // test helper: builds cmd/agentd by running the go command
 }
 
@@ -118,7 +121,7 @@ const testbinReason = "tests run the binary, built once"
 const clipReason = "the one rune-safe clip"
 
 // leaves may import only the standard library (internal/clip must, since everything imports it).
-var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true, "internal/testbin": true}
+var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true, "internal/cpus": true, "internal/testbin": true}
 
 type goPackage struct {
 	ImportPath  string
