@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/internal/cpus"
 	"github.com/agentd-dev/agentd/tools/internal/glob"
 )
 
@@ -403,16 +404,19 @@ type searchOutcome struct {
 	Streamed     int // searched in windows: larger than MaxFileBytes
 	Filtered     int // left out by include/exclude
 	Walk         walkStats
+	Workers      int // how many searched at once
 }
 
 // search runs opts: one worker per CPU takes directories and files from a shared stack, so the
 // walk is as parallel as the reading and matching. Results are sorted by path; the kept lines
 // may be fewer than counted.
 func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
+	defer cpus.Lease()() // the daemon runs on one P; a search uses every CPU (internal/cpus)
 	var out searchOutcome
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
+	out.Workers = o.Workers
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = 32 << 20
 	}

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+
+	"github.com/agentd-dev/agentd/internal/cpus"
 )
 
 // matrix is every vector of the index in one contiguous []float32 (row i at i*dim), which a scan
@@ -125,9 +127,10 @@ func (m *matrix) top(q []float32, k int) []scored {
 	if k <= 0 || m.n == 0 {
 		return nil
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if m.n < 4096 {
-		workers = 1
+	workers := 1
+	if m.n >= 4096 {
+		defer cpus.Lease()() // the daemon runs on one P; the scan uses every CPU (internal/cpus)
+		workers = runtime.GOMAXPROCS(0)
 	}
 	per := (m.n + workers - 1) / workers
 	results := make([][]scored, workers)
