@@ -91,6 +91,9 @@ type Transport struct {
 	// before it fails as a network error (retried once when the stream has not started). 0 means
 	// DefaultIdleTimeout; a negative value disables the watchdog.
 	IdleTimeout time.Duration
+	// ReadPace spaces the reads of a stream that arrives back to back (see DefaultReadPace). 0
+	// means DefaultReadPace; a negative value reads at once, for a body already in memory.
+	ReadPace time.Duration
 	// After is the clock of the wait for the first byte (its waiting notices and its limit); nil
 	// means time.After. Tests inject one that fires at once, to go through a long wait instantly.
 	After func(d time.Duration) <-chan time.Time
@@ -136,6 +139,7 @@ type Stream struct {
 	wd       *watchdog
 	provider string
 	maxEvent int
+	readPace time.Duration
 	err      *providers.Error
 }
 
@@ -180,7 +184,7 @@ func (s *Stream) Release(em *providers.Emitter) {
 func (s *Stream) Events() iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		p := newEventReader(s.br, s.maxEvent)
-		p.pace, p.sleep, p.now = readPace, time.Sleep, time.Now
+		p.pace, p.sleep, p.now = s.readPace, time.Sleep, time.Now
 		for {
 			ev, ok := p.next()
 			if !ok {
@@ -670,7 +674,14 @@ func (t *Transport) openOnce(ctx context.Context, c *Call, a *attempt) (*Stream,
 	if maxEvent <= 0 {
 		maxEvent = DefaultMaxEventSize
 	}
-	return &Stream{resp: resp, br: br, ctx: ctx, wd: wd, provider: c.Provider, maxEvent: maxEvent}, nil
+	pace := t.ReadPace
+	switch {
+	case pace == 0:
+		pace = DefaultReadPace
+	case pace < 0:
+		pace = 0
+	}
+	return &Stream{resp: resp, br: br, ctx: ctx, wd: wd, provider: c.Provider, maxEvent: maxEvent, readPace: pace}, nil
 }
 
 func nameOr(p string) string {

@@ -20,7 +20,10 @@ type timedBody struct {
 	readAt   []int // the event index each read started at, for the tests' checks
 }
 
-const readCost = time.Microsecond
+const (
+	readCost = time.Microsecond
+	httpRead = 4 << 10
+)
 
 func (b *timedBody) Read(p []byte) (int, error) {
 	b.reads++
@@ -37,6 +40,9 @@ func (b *timedBody) Read(p []byte) (int, error) {
 	for b.next < len(b.events) && b.arrivals[b.next] <= b.now {
 		out.WriteString(b.events[b.next])
 		b.next++
+	}
+	if len(p) > httpRead {
+		p = p[:httpRead] // a read through net/http gets at most its buffer
 	}
 	n := copy(p, out.String())
 	b.partial = out.String()[n:]
@@ -82,7 +88,7 @@ func TestFastStreamReadsArePaced(t *testing.T) {
 	}
 
 	b := stream(n, every)
-	got, sleeps := b.read(t, readPace)
+	got, sleeps := b.read(t, DefaultReadPace)
 	if len(got) != n {
 		t.Fatalf("%d events, want %d", len(got), n)
 	}
@@ -91,14 +97,14 @@ func TestFastStreamReadsArePaced(t *testing.T) {
 			t.Fatalf("event %d = %q", i, d)
 		}
 	}
-	// 100 ms of events at one read per readPace (1 ms): about 100 reads, and the buffer's
+	// 100 ms of events at one read per DefaultReadPace (1 ms): about 100 reads, and the buffer's
 	// refills when more than a read's room arrived.
 	if max := n / 20; b.reads > max {
 		t.Errorf("%d reads for %d back-to-back events, want ≤ %d", b.reads, n, max)
 	}
 	for _, d := range sleeps {
-		if d <= 0 || d > readPace {
-			t.Errorf("a wait of %v, want within (0, %v]", d, readPace)
+		if d <= 0 || d > DefaultReadPace {
+			t.Errorf("a wait of %v, want within (0, %v]", d, DefaultReadPace)
 		}
 	}
 	if len(sleeps) == 0 || b.readAt[paceAfter] != paceAfter {
@@ -110,6 +116,12 @@ func TestFastStreamReadsArePaced(t *testing.T) {
 // late returns, per event, how long after its arrival the reader returned it.
 func (b *timedBody) late(t *testing.T, pace time.Duration) []time.Duration {
 	t.Helper()
+	return b.lateWith(t, pace, func(data string) string { return data })
+}
+
+// lateWith is late for events whose number is key(data).
+func (b *timedBody) lateWith(t *testing.T, pace time.Duration, key func(string) string) []time.Duration {
+	t.Helper()
 	p := newEventReader(b, 0)
 	p.pace = pace
 	p.now = func() time.Time { return time.Unix(0, 0).Add(b.now) }
@@ -117,7 +129,7 @@ func (b *timedBody) late(t *testing.T, pace time.Duration) []time.Duration {
 	var late []time.Duration
 	for ev, ok := p.next(); ok; ev, ok = p.next() {
 		late = append(late, b.now-b.arrivals[len(late)])
-		if string(ev.Data) != fmt.Sprint(len(late)-1) {
+		if key(string(ev.Data)) != fmt.Sprint(len(late)-1) {
 			t.Fatalf("event %d = %q", len(late)-1, ev.Data)
 		}
 	}
@@ -127,14 +139,14 @@ func (b *timedBody) late(t *testing.T, pace time.Duration) []time.Duration {
 	return late
 }
 
-// No event is held more than readPace; the first of a stream, every event of a stream spaced
-// wider than 2×readPace (a model's usual pace), and the first after a pause are not held at all.
+// No event is held more than DefaultReadPace; the first of a stream, every event of a stream spaced
+// wider than 2×DefaultReadPace (a model's usual pace), and the first after a pause are not held at all.
 func TestPacingHoldsNoEventLongAndSomeNotAtAll(t *testing.T) {
 	const fresh = 2 * readCost // read at once: the read that got it, and the one before
-	slow := stream(50, func(i int) time.Duration { return time.Duration(i) * 2 * readPace })
-	for i, d := range slow.late(t, readPace) {
+	slow := stream(50, func(i int) time.Duration { return time.Duration(i) * 2 * DefaultReadPace })
+	for i, d := range slow.late(t, DefaultReadPace) {
 		if d > fresh {
-			t.Fatalf("event %d of a stream spaced %v was returned %v after it arrived", i, 2*readPace, d)
+			t.Fatalf("event %d of a stream spaced %v was returned %v after it arrived", i, 2*DefaultReadPace, d)
 		}
 	}
 
@@ -147,10 +159,10 @@ func TestPacingHoldsNoEventLongAndSomeNotAtAll(t *testing.T) {
 		}
 		return d
 	})
-	late := b.late(t, readPace)
+	late := b.late(t, DefaultReadPace)
 	for i, d := range late {
-		if d > readPace+fresh {
-			t.Errorf("event %d was returned %v after it arrived, want ≤ %v", i, d, readPace+fresh)
+		if d > DefaultReadPace+fresh {
+			t.Errorf("event %d was returned %v after it arrived, want ≤ %v", i, d, DefaultReadPace+fresh)
 		}
 	}
 	if late[0] > fresh || late[burst] > fresh {
@@ -164,5 +176,41 @@ func TestPacingHoldsNoEventLongAndSomeNotAtAll(t *testing.T) {
 	}
 	if held < burst {
 		t.Errorf("only %d of %d events were held: the bursts were not paced", held, 2*burst)
+	}
+}
+
+// A reader that is behind is not held to one read a pace: it takes at least paceBytes a pace,
+// so a backlog (or a server faster than that) is read at that rate, and a stream of 4 MB/s
+// (2 KB events every 500 µs, far beyond any model) is read with no event held past a pace.
+func TestPacingReadsUpToPaceBytesAPace(t *testing.T) {
+	const n = 20000
+	backlog := stream(n, func(int) time.Duration { return 0 })
+	total := 0
+	for _, e := range backlog.events {
+		total += len(e)
+	}
+	got, _ := backlog.read(t, DefaultReadPace)
+	if len(got) != n {
+		t.Fatalf("%d events, want %d", len(got), n)
+	}
+	if max := time.Duration(total/paceBytes+1) * DefaultReadPace; backlog.now > max {
+		t.Errorf("a backlog of %d KB took %v to read, want ≤ %v (%d KB a pace)", total>>10, backlog.now, max, paceBytes>>10)
+	}
+
+	big := stream(200, func(i int) time.Duration { return time.Duration(i) * 500 * time.Microsecond })
+	for i := range big.events {
+		big.events[i] = fmt.Sprintf("data: %d %s\n\n", i, strings.Repeat("x", 2<<10))
+	}
+	held := 0
+	for i, d := range big.lateWith(t, DefaultReadPace, func(data string) string { return strings.Fields(data)[0] }) {
+		if d > DefaultReadPace+2*readCost {
+			t.Errorf("event %d of a 4 MB/s stream was returned %v after it arrived", i, d)
+		}
+		if d > 2*readCost {
+			held++
+		}
+	}
+	if held == 0 {
+		t.Error("no event of a 4 MB/s stream was held: it was not paced")
 	}
 }

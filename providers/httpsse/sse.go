@@ -45,10 +45,12 @@ type eventReader struct {
 	started bool // a non-blank line was read (only the first may start with a BOM)
 	err     error
 
-	// Pacing of a fast stream (readPace); pace 0 reads at once.
+	// Pacing of a fast stream (DefaultReadPace); pace 0 reads at once.
 	pace   time.Duration
 	lastAt time.Time // when the last read that got bytes returned
-	run    int       // reads in a row that got bytes within 2×pace of the one before
+	run    int       // reads in a row that got bytes within 2×pace of being issued
+	lastN  int       // what the last read that got bytes got
+	taken  int       // bytes read since the last wait
 	sleep  func(time.Duration)
 	now    func() time.Time
 }
@@ -173,22 +175,28 @@ func (p *eventReader) line() ([]byte, bool) {
 			scan -= p.start
 			p.start, p.end = 0, n
 		}
-		if p.run >= paceAfter {
-			if d := p.lastAt.Add(p.pace).Sub(p.now()); d > 0 {
-				p.sleep(d)
+		var issued time.Time
+		if p.pace > 0 {
+			if p.run >= paceAfter && (p.lastN < paceBelow || p.taken >= paceBytes) {
+				if d := p.lastAt.Add(p.pace).Sub(p.now()); d > 0 {
+					p.sleep(d)
+				}
+				p.taken = 0
 			}
+			issued = p.now()
 		}
 		n, err := p.r.Read(p.buf[p.end:])
 		p.end += n
 		p.err = err
 		if n > 0 && p.pace > 0 {
 			now := p.now()
-			if now.Sub(p.lastAt) < 2*p.pace {
+			if now.Sub(issued) < 2*p.pace {
 				p.run++
 			} else {
 				p.run = 0
 			}
-			p.lastAt = now
+			p.lastAt, p.lastN = now, n
+			p.taken += n
 		}
 	}
 }
@@ -228,16 +236,23 @@ func ReadEvents(r io.Reader, maxEvent int) iter.Seq2[Event, error] {
 	}
 }
 
-// readPace spaces the reads of a fast stream. A model streaming back to back (a local one) sends
-// each token in a segment of its own, and reading each as it comes costs the daemon a wake-up of
-// its reading goroutine (about 30 µs on a small VM) for one or two tokens. Once paceAfter (16)
-// reads in a row got bytes, each within 2×readPace of the one before, the next read first waits
-// until readPace after the last one, and takes at once what arrived meanwhile. A short reply
-// never gets that far, and the first token of a stream, or the first after a pause, is never
-// held. Measured over loopback with 50,000 back-to-back deltas, 1 ms cost less CPU than 500 µs
-// (each wait also wakes the runtime's sysmon thread), and 2 ms no less than 1 ms while it
-// stalled the sender on the socket's receive buffer.
+// DefaultReadPace spaces the reads of a fast stream. A model streaming back to back (a local
+// one) sends each token in a segment of its own; read as they come, each costs the daemon a
+// wake-up (about 30 µs on a small VM) for one or two tokens, and even a reader that waits is
+// woken by the runtime's poller for every segment that arrives meanwhile. Once paceAfter reads
+// in a row found bytes within 2×pace, the reader reads what is there, until a read gets less
+// than paceBelow (it has caught up) or paceBytes were read, and then waits until pace after its
+// last read. So a fast stream is read about once a pace, at up to paceBytes a pace (32 MB/s at
+// 1 ms, some 150,000 OpenAI chunks a second; a server sending faster waits on TCP's window). A
+// short reply never gets that far, nor a stream slower than one read a pace, and the first token
+// of a stream, or the first after a pause, is never held. Measured over loopback with 50,000
+// back-to-back deltas (docs/benchmarks.md, "Per-delta CPU, fourth pass"): 1 ms cost less CPU
+// than 500 µs (each wait also wakes the runtime's sysmon thread); a budget of 16 or 32 KB less
+// than 8 KB (which slowed the stream) or none.
+const DefaultReadPace = time.Millisecond
+
 const (
-	readPace  = time.Millisecond
 	paceAfter = 16
+	paceBelow = 2 << 10
+	paceBytes = 32 << 10
 )

@@ -63,7 +63,7 @@ func benchStream(n int) ([]byte, int) {
 // deltas.
 func BenchmarkStreamDecode(b *testing.B) {
 	body, deltas := benchStream(500)
-	p, err := newProvider(providers.Config{Model: "gpt-4o", APIKey: "k", BaseURL: "https://api.openai.com/v1"}, &httpsse.Transport{Doer: memDoer{body}})
+	p, err := newProvider(providers.Config{Model: "gpt-4o", APIKey: "k", BaseURL: "https://api.openai.com/v1"}, &httpsse.Transport{Doer: memDoer{body}, ReadPace: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
