@@ -35,8 +35,8 @@ var std = policy{set: func(n int) { runtime.GOMAXPROCS(n) }}
 
 // Default puts the process on one P unless the environment sets GOMAXPROCS (a positive number,
 // as the runtime reads it), remembering the runtime's own choice (the CPUs this process may
-// use) for leases. Call it once, first thing in main; tests that run the daemon in-process keep
-// the runtime's setting.
+// use) for leases. Call it once, before the heavier package inits (cmd/agentd/internal/early
+// says why); tests that run the daemon in-process keep the runtime's setting.
 func Default() {
 	if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && n > 0 {
 		return
