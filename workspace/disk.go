@@ -31,14 +31,14 @@ func (*Disk) ReadFile(ctx context.Context, path string) (Doc, error) {
 	if err := ctx.Err(); err != nil {
 		return Doc{}, err
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	text, isDir, err := readText(path)
+	if isDir {
 		return Doc{}, fmt.Errorf("%s is a directory, not a file", path)
 	}
-	b, err := os.ReadFile(path)
 	if err != nil {
 		return Doc{}, err
 	}
-	return Doc{Path: path, Text: string(b)}, nil
+	return Doc{Path: path, Text: text}, nil
 }
 
 // DirtyBuffers is empty: the disk has no unsaved buffers.
