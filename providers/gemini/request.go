@@ -173,16 +173,39 @@ func BuildRequest(req *providers.Request, model string) ([]byte, error) {
 }
 
 func buildRequest(req *providers.Request, model string, opt buildOptions) ([]byte, error) {
+	r, err := buildBody(req, model, opt)
+	if err != nil {
+		return nil, err
+	}
+	return encodeRequest(&r, req.Tools, &toolsJSON)
+}
+
+// toolsJSON is the encoding of the last tool set sent.
+var toolsJSON providers.ToolsJSON
+
+// encodeRequest is json.Marshal(r), byte for byte. The tools, the same with every request of a
+// session and most of its bytes, are encoded once per tool set (specs) and spliced in where
+// json.Marshal puts them.
+func encodeRequest(r *request, specs []providers.ToolSpec, cache *providers.ToolsJSON) ([]byte, error) {
+	if len(r.Tools) == 0 {
+		return json.Marshal(r)
+	}
+	return providers.MarshalWithTools(cache, specs, r, &r.Tools, func(marker string) toolBlock {
+		return toolBlock{FunctionDeclarations: []functionDeclaration{{Name: marker}}}
+	})
+}
+
+func buildBody(req *providers.Request, model string, opt buildOptions) (request, error) {
+	var r request
 	if req == nil {
-		return nil, errors.New("nil request")
+		return r, errors.New("nil request")
 	}
 	if req.Model != "" {
 		model = req.Model
 	}
 	if model == "" {
-		return nil, errors.New("no model")
+		return r, errors.New("no model")
 	}
-	var r request
 	live := req.Context // the text the parts below point at; never reassigned
 	pending := live != ""
 	if opt.cachedContent != "" {
@@ -217,7 +240,7 @@ func buildRequest(req *providers.Request, model string, opt buildOptions) ([]byt
 	if gc.MaxOutputTokens > 0 || gc.Temperature != nil || gc.ThinkingConfig != nil {
 		r.GenerationConfig = gc
 	}
-	return json.Marshal(&r)
+	return r, nil
 }
 
 func convert(m providers.Message) content {
