@@ -50,7 +50,9 @@ func TestInitializeResultsMatchMarshal(t *testing.T) {
 			AuthMethods: []acpAuthMethod{{ID: AuthMethodKey, Name: "API key", Description: "run `agentd key set` & \"go\"", Type: "terminal", Args: []string{"key", "set"}},
 				{ID: "b", Args: []string{}}},
 			AgentInfo: protocol.ClientInfo{Name: "agentd", Title: "agentd", Version: "dev"},
-			Meta:      protocol.Meta{"agentd/providers": agent.Providers, "a": nil, "z<": []string{"x"}}},
+			Meta:      protocol.Meta{"agentd/providers": agent.Providers, "a": nil, "z<": []string{"x"}, "é\u2028": map[string]any{"b": 1, "a": []protocol.ProviderInfo(nil)}}},
+		{Meta: protocol.Meta{"agentd/providers": []protocol.ProviderInfo(nil)}},
+		{Meta: protocol.Meta{"agentd/providers": []protocol.ProviderInfo{}}},
 	}
 	for _, r := range acps {
 		check(r.MarshalJSON, plainACP(r))
