@@ -1,6 +1,9 @@
 package protocol
 
-import "slices"
+import (
+	"slices"
+	"strconv"
+)
 
 // MarshalJSON writes the session/new answer without reflection, byte for byte what json.Marshal
 // writes for the same fields (TestSessionNewResultMatchesMarshal): encoding/json would build and
@@ -73,3 +76,16 @@ func appendMap(dst []byte, m map[string]any) []byte {
 // AppendJSONString appends s as json.Marshal writes a string (HTML characters, U+2028 and U+2029
 // escaped; invalid UTF-8 as U+FFFD), for other packages' hand-written encoders.
 func AppendJSONString(dst []byte, s string) []byte { return appendString(dst, s) }
+
+// MarshalJSON writes what encoding/json writes for the tagged fields, by hand: session/new's
+// answer carries these in the model option's _meta, and encoding/json would build and keep an
+// encoder for the type to write them.
+func (c PromptCapabilities) MarshalJSON() ([]byte, error) {
+	dst := append(make([]byte, 0, 64), `{"image":`...)
+	dst = strconv.AppendBool(dst, c.Image)
+	dst = append(dst, `,"audio":`...)
+	dst = strconv.AppendBool(dst, c.Audio)
+	dst = append(dst, `,"embeddedContext":`...)
+	dst = strconv.AppendBool(dst, c.EmbeddedContext)
+	return append(dst, '}'), nil
+}

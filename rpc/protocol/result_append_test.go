@@ -65,3 +65,28 @@ func TestSessionNewResultFieldsKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptCapabilitiesMarshal holds the hand-written MarshalJSON to encoding/json's output for
+// every combination, alone and inside a _meta map.
+func TestPromptCapabilitiesMarshal(t *testing.T) {
+	type plain PromptCapabilities
+	if n := reflect.TypeFor[PromptCapabilities]().NumField(); n != 3 {
+		t.Fatalf("PromptCapabilities has %d fields; MarshalJSON writes 3", n)
+	}
+	for i := range 8 {
+		c := PromptCapabilities{Image: i&1 != 0, Audio: i&2 != 0, EmbeddedContext: i&4 != 0}
+		want, _ := json.Marshal(plain(c))
+		got, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%+v: got %s, want %s", c, got, want)
+		}
+		wantMeta, _ := json.Marshal(map[string]any{MetaPromptCapabilities: plain(c)})
+		gotMeta, _ := json.Marshal(Meta{MetaPromptCapabilities: c})
+		if !bytes.Equal(gotMeta, wantMeta) {
+			t.Errorf("in _meta: got %s, want %s", gotMeta, wantMeta)
+		}
+	}
+}
