@@ -92,14 +92,16 @@ func (cp *checkpointer) save(a *assembly) {
 	cp.s.record(record{T: recStreaming, Streaming: r})
 }
 
-// done closes the checkpoints of a step that ended, when it wrote any.
-func (cp *checkpointer) done(msgID string) {
+// done stops the checkpoints of a step that ended and appends to recs the record that closes
+// them, when it wrote any, for the caller to write after the step's own records.
+func (cp *checkpointer) done(recs []record, msgID string) []record {
 	if cp.timer != nil {
 		cp.timer.Stop()
 	}
 	if cp.wrote {
-		cp.s.record(record{T: recStreaming, Streaming: &streamRecord{MessageID: msgID, Done: true}})
+		recs = append(recs, record{T: recStreaming, Streaming: &streamRecord{MessageID: msgID, Done: true}})
 	}
+	return recs
 }
 
 // interrupted is a streaming step read back from its checkpoints.

@@ -242,7 +242,7 @@ func TestCheckpointCadence(t *testing.T) {
 	if cp.progress(a, save); cp.timer != nil {
 		t.Fatal("a timer with nothing to save")
 	}
-	cp.done("m1")
+	s.record(cp.done(nil, "m1")...)
 	if count() != 3 {
 		t.Fatalf("no done record: %d", count())
 	}

@@ -116,12 +116,13 @@ func (s *Session) notice(severity, title, desc string) {
 	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateNotice, Severity: severity, NoticeTitle: title, Description: desc})
 }
 
-// record appends one event to the session's transcript.
-func (s *Session) record(r record) {
+// record appends events to the session's transcript, in one write: each is in the file when
+// record returns, so the turn never goes on past a record a kill -9 could lose.
+func (s *Session) record(rs ...record) {
 	if s.file == nil {
 		return
 	}
-	if err := s.file.write(r); err != nil {
+	if err := s.file.write(rs...); err != nil {
 		s.m.log.Warn("session store write failed")
 	}
 }

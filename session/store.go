@@ -78,8 +78,9 @@ type store struct {
 }
 
 type sessionFile struct {
-	mu sync.Mutex
-	f  *os.File
+	mu     sync.Mutex
+	f      *os.File
+	writes int // write calls made, for the tests that count them
 }
 
 func (st *store) path(id string) string { return filepath.Join(st.dir, id+".jsonl") }
@@ -170,21 +171,32 @@ func (st *store) remove(id string) error {
 	return os.Remove(st.path(id))
 }
 
-// write appends one record with one write call.
-func (sf *sessionFile) write(r record) error {
-	if sf == nil {
+// write appends records, each a line, with one write call: records that go together (a message
+// and what the client was shown of it) cost one system call, not one each. A record that cannot
+// be encoded is left out, and the others written.
+func (sf *sessionFile) write(rs ...record) error {
+	if sf == nil || len(rs) == 0 {
 		return nil
 	}
-	if r.At.IsZero() {
-		r.At = time.Now().UTC()
-	}
-	// The record and its newline are encoded into a pooled buffer: json.Marshal's result, then
-	// the newline appended to it, were a copy and a reallocation of every record.
+	// The records and their newlines are encoded into a pooled buffer: json.Marshal's result,
+	// then the newline appended to it, were a copy and a reallocation of every record.
 	buf := recordBufs.Get().(*bytes.Buffer)
 	defer putRecordBuf(buf)
 	buf.Reset()
-	if err := json.NewEncoder(buf).Encode(r); err != nil {
-		return err
+	enc := json.NewEncoder(buf)
+	var encErr error
+	for _, r := range rs {
+		if r.At.IsZero() {
+			r.At = time.Now().UTC()
+		}
+		n := buf.Len()
+		if err := enc.Encode(r); err != nil {
+			buf.Truncate(n)
+			encErr = errors.Join(encErr, err)
+		}
+	}
+	if buf.Len() == 0 {
+		return encErr
 	}
 	sf.mu.Lock()
 	defer sf.mu.Unlock()
@@ -192,7 +204,8 @@ func (sf *sessionFile) write(r record) error {
 		return errors.New("session file closed")
 	}
 	_, err := sf.f.Write(buf.Bytes())
-	return err
+	sf.writes++
+	return errors.Join(err, encErr)
 }
 
 var recordBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}

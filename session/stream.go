@@ -128,16 +128,19 @@ func (t *turn) stream(req *providers.Request) *step {
 	for _, c := range dropped {
 		t.finishCall(c, tools.Result{Output: t.texts().Render("call.cancelled", nil), IsError: true}, "")
 	}
+	// The step's records (its message, what the client was shown of it, the end of its
+	// checkpoints) go in one write.
+	var recs []record
 	if len(st.parts) > 0 {
-		s.appendHistory(providers.Message{Role: providers.RoleAssistant, Parts: st.parts})
+		recs = s.addHistory(recs, providers.Message{Role: providers.RoleAssistant, Parts: st.parts})
 	}
 	if a.thoughtOut.Len() > 0 {
-		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentThoughtChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: a.thoughtOut.String()}}})
+		recs = append(recs, record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentThoughtChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: a.thoughtOut.String()}}})
 	}
 	if a.textOut.Len() > 0 {
-		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: a.textOut.String()}}})
+		recs = append(recs, record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: a.textOut.String()}}})
 	}
-	cp.done(st.msgID)
+	s.record(cp.done(recs, st.msgID)...)
 	return st
 }
 

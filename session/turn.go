@@ -252,14 +252,15 @@ func (t *turn) addUserMessageShown(shown, blocks []protocol.ContentBlock, announ
 	}
 	msg := t.userMessage(blocks)
 	msg.Parts = append(msg.Parts, t.reviewNotes()...)
-	s.appendHistory(msg)
+	recs := s.addHistory(nil, msg)
 	for _, b := range shown {
 		b := b
 		if b.Type == "image" {
 			b.Data = "" // the transcript keeps the fact of an image, not its bytes
 		}
-		s.record(record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b}})
+		recs = append(recs, record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: userMsgID, Content: &b}})
 	}
+	s.record(recs...)
 }
 
 // fail answers a turn that ended on a provider (or provider setup) error: a normal result with
@@ -287,12 +288,19 @@ func (t *turn) fail(err error) protocol.PromptResult {
 }
 
 func (s *Session) appendHistory(msgs ...providers.Message) {
+	s.record(s.addHistory(nil, msgs...)...)
+}
+
+// addHistory appends msgs to the history and their records to recs, for the caller to write
+// together with the records that go with them.
+func (s *Session) addHistory(recs []record, msgs ...providers.Message) []record {
 	s.mu.Lock()
 	s.history = append(s.history, msgs...)
 	s.mu.Unlock()
 	for i := range msgs {
-		s.record(record{T: recMessage, Message: &msgs[i]})
+		recs = append(recs, record{T: recMessage, Message: &msgs[i]})
 	}
+	return recs
 }
 
 func (s *Session) historySnapshot() []providers.Message {
