@@ -364,7 +364,7 @@ type textChunk struct {
 // the model streams fast, one chunk per pace at most.
 const (
 	maxChunk = 4 << 10
-	pace     = 2 * time.Millisecond
+	pace     = time.Millisecond // agentd's chunkPace (rpc/jsonrpc)
 )
 
 // chunker joins a message's text deltas into agent_message_chunks as docs/protocol.md allows:
