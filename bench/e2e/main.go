@@ -55,7 +55,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/fakemodel"
@@ -677,8 +676,8 @@ func spawnBench(bins []string) {
 			c.close()
 			st := c.cmd.ProcessState
 			life[j] = append(life[j], st.UserTime()+st.SystemTime())
-			if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-				faults[j] = append(faults[j], int(ru.Minflt+ru.Majflt))
+			if n, ok := pageFaults(st); ok {
+				faults[j] = append(faults[j], n)
 			}
 		}
 	}
