@@ -56,9 +56,11 @@ func (t *turn) liveContext() string {
 		diags []workspace.FileDiagnostics
 		mods  []workspace.Module
 	)
+	// The questions to the editor overlap. The project's modules (from disk) are looked up on
+	// this goroutine, whose stack has grown already, while the questions are out: a goroutine
+	// started for it grew its stack again, every turn.
 	wg.Go(func() { bufs, _ = s.ws.DirtyBuffers(ctx) })
 	wg.Go(func() { diags, _ = s.ws.Diagnostics(ctx, nil) })
-	wg.Go(func() { mods = s.modules() })
 	if t.editor == nil {
 		// Once per turn, before the first model call: what the user looks at does not change
 		// while the model works.
@@ -71,6 +73,7 @@ func (t *turn) liveContext() string {
 			}
 		})
 	}
+	mods = s.modules()
 	wg.Wait()
 	for k, v := range t.editor {
 		run[k] = v

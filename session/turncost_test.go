@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -70,5 +71,45 @@ func TestRecordsThatGoTogetherShareAWrite(t *testing.T) {
 	}
 	if n, groups := s.file.writes-writes, strings.Count(want, "|")+1; n != groups {
 		t.Errorf("%d records took %d write calls, want %d", len(kinds), n, groups)
+	}
+}
+
+// TestLiveContextStartsAGoroutinePerEditorQuestion: the live context asks the editor its three
+// questions at once, and looks up the project's modules on the turn's own goroutine meanwhile (a
+// fourth goroutine grew a fresh stack every turn). Counted with the runtime's own count of
+// goroutines created; the least of a few tries, so a stray timer elsewhere cannot add one.
+func TestLiveContextStartsAGoroutinePerEditorQuestion(t *testing.T) {
+	dir := t.TempDir()
+	m := NewManager(Deps{
+		Client:     nopClient{},
+		Workspaces: func(string, *workspace.Roots) workspace.Workspace { return &fakeWS{files: map[string]string{}} },
+		Providers:  fakeSource{p: &loopProvider{reply: func(int) []providers.Event { return textReply("ok") }}},
+		Tools:      tools.NewRegistry(readTool{}),
+		Settings:   func() config.Settings { return config.Settings{} },
+		StateDir:   t.TempDir(),
+		NoTitles:   true,
+	})
+	defer m.Shutdown(context.Background())
+	ns, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.get(ns.SessionID)
+	created := func() uint64 {
+		sample := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	tr := &turn{s: s, ctx: context.Background(), set: m.settings()}
+	tr.liveContext() // the first looks for modules on disk
+	least := uint64(1 << 62)
+	for range 5 {
+		tr.editor = nil
+		before := created()
+		tr.liveContext()
+		least = min(least, created()-before)
+	}
+	if least != 3 {
+		t.Errorf("a live context started %d goroutines, want 3 (dirty buffers, diagnostics, the editor's state)", least)
 	}
 }
