@@ -52,6 +52,7 @@ func (t *turn) runCalls(calls []*call) (mutated bool) {
 	}
 	done := make(chan struct{})
 	go func() {
+		growStack()
 		defer close(done)
 		if len(reads) == 1 {
 			t.exec(reads[0]) // the usual case: no goroutine to start and wait for
