@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -34,10 +35,17 @@ func newLogger(stderr io.Writer, file, level string) (*zap.Logger, func(), error
 		closeFn = func() { _ = f.Sync(); _ = f.Close() }
 	}
 	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	enc.EncodeTime = utcTime
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(sink), lvl)
 	log := zap.New(redactCore{core}, zap.ErrorOutput(zapcore.Lock(zapcore.AddSync(stderr))))
 	return log, func() { _ = log.Sync(); closeFn() }, nil
+}
+
+// utcTime writes a log line's time in UTC (ISO 8601, "Z"): the same instant in every log a user
+// sends, whatever the machine's zone, and no time zone file to load and parse at the first log
+// line of every start (which, deep in zap's encoder, also grew the stack).
+func utcTime(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
+	zapcore.ISO8601TimeEncoder(t.UTC(), enc)
 }
 
 // The patterns are compiled on first use: start-up time is a budget, and most log lines never
