@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/editorbridge"
+	"github.com/agentd-dev/agentd/internal/growstack"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
@@ -335,6 +336,9 @@ func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, err
 // released to run concurrently (after their lifecycle check, which stays in order), every one
 // under recover.
 func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	// Each request runs on a goroutine of its own, a few frames deep here; decoding its params
+	// and running the method would grow its stack two or three times (internal/growstack).
+	growstack.To16K()
 	if !req.IsCall() {
 		s.notification(ctx, req.Method(), req.Params())
 		return nil, nil // a notification error would kill the connection

@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/internal/growstack"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -104,6 +105,9 @@ func NewStream(r io.ReadCloser, w io.WriteCloser, log *zap.Logger) *Stream {
 
 // Read implements jsonrpc2.Stream.
 func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	// jsonrpc2 hands the reading on to a new goroutine for each request it dispatches; the
+	// framing, translation and decoding below would grow its stack twice (internal/growstack).
+	growstack.To16K()
 	for {
 		var body []byte
 		var err error
