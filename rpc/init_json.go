@@ -1,8 +1,6 @@
 package rpc
 
 import (
-	"encoding/json"
-	"slices"
 	"strconv"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -60,38 +58,7 @@ func (r acpInitResult) MarshalJSON() ([]byte, error) {
 	dst = r.AgentInfo.AppendJSON(dst)
 	if len(r.Meta) > 0 {
 		dst = append(dst, `,"_meta":`...)
-		var err error
-		if dst, err = appendMeta(dst, r.Meta); err != nil {
-			return nil, err
-		}
-	}
-	return append(dst, '}'), nil
-}
-
-// appendMeta writes a _meta object as json.Marshal does (keys sorted); the provider list agentd
-// puts there is written by hand, anything else through encoding/json.
-func appendMeta(dst []byte, m protocol.Meta) ([]byte, error) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = protocol.AppendJSONString(dst, k)
-		dst = append(dst, ':')
-		if list, ok := m[k].([]protocol.ProviderInfo); ok {
-			dst = protocol.AppendProviderInfos(dst, list)
-			continue
-		}
-		b, err := json.Marshal(m[k])
-		if err != nil {
-			return nil, err
-		}
-		dst = append(dst, b...)
+		dst = protocol.AppendMeta(dst, r.Meta)
 	}
 	return append(dst, '}'), nil
 }

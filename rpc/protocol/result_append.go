@@ -48,14 +48,15 @@ func (r SessionNewResult) MarshalJSON() ([]byte, error) {
 	}
 	if len(r.Meta) > 0 {
 		dst = append(dst, `,"_meta":`...)
-		dst = appendMap(dst, r.Meta)
+		dst = AppendMeta(dst, r.Meta)
 	}
 	return append(dst, '}'), nil
 }
 
-// appendMap writes a free-form object as json.Marshal does (keys sorted), each value through
-// json.Marshal.
-func appendMap(dst []byte, m map[string]any) []byte {
+// AppendMeta writes a free-form object (a _meta) as json.Marshal does (keys sorted), a provider
+// list by hand (AppendProviderInfos) and any other value through json.Marshal; a value that
+// cannot be encoded is written as null.
+func AppendMeta(dst []byte, m map[string]any) []byte {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -306,6 +306,9 @@ func appendConfigOptions(dst []byte, opts []ConfigOption) []byte {
 
 // appendAny is the slow path for free-form values (_meta).
 func appendAny(dst []byte, v any) []byte {
+	if list, ok := v.([]ProviderInfo); ok {
+		return AppendProviderInfos(dst, list)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return append(dst, "null"...)
