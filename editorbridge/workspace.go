@@ -73,7 +73,7 @@ func metaInt(m protocol.Meta, key string) (int32, bool) {
 
 func (w *editorWorkspace) diskRead(ctx context.Context, path string) (workspace.Doc, error) {
 	w.b.noticeOnce(w.sessionID, "read", "Reading files from disk",
-		"This editor does not serve agent/fs/read_text_file, so agentd reads files from disk and does not see unsaved changes.")
+		"This editor does not share its open files with agentd, so agentd reads them from disk and does not see unsaved changes.")
 	return w.disk.ReadFile(ctx, path)
 }
 
@@ -106,7 +106,7 @@ func (w *editorWorkspace) Diagnostics(ctx context.Context, paths []string) ([]wo
 	}
 	if !served {
 		w.b.noticeOnceSeverity(w.sessionID, "diagnostics", protocol.SeverityInfo, "No diagnostics from the editor",
-			"This editor does not serve agent/x/diagnostics, so agentd cannot see its language servers' problems.")
+			"This editor does not share its diagnostics with agentd, so agentd cannot see its language servers' problems.")
 		return nil, workspace.ErrUnsupported
 	}
 	out := make([]workspace.FileDiagnostics, 0, len(res.Items))

@@ -21,7 +21,7 @@ func acpTurnFrames() (in, out [][]byte) {
 	out = [][]byte{
 		[]byte(`{"jsonrpc":"2.0","id":12,"result":{"sessionId":"sess_789b73c3cf1355de","configOptions":[{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"ask","options":[{"value":"ask","name":"Ask","description":"Ask before every edit and program run"},{"value":"auto","name":"Auto","description":"Edit and run without asking"},{"value":"plan","name":"Plan","description":"Read and plan only"}]}],"modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"},{"id":"auto","name":"Auto"},{"id":"plan","name":"Plan"}]}}}`),
 		upd(`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"compact","description":"Summarize the conversation so far to free context"},{"name":"init","description":"Survey the project and write an AGENTS.md for it (asks before writing)","input":{"hint":"what to focus on"}}]}`),
-		upd(`{"sessionUpdate":"notice","severity":"info","description":"This editor does not serve agent/x/diagnostics, so agentd cannot see its language servers' problems.","title":"No diagnostics from the editor"}`),
+		upd(`{"sessionUpdate":"notice","severity":"info","description":"This editor does not share its diagnostics with agentd, so agentd cannot see its language servers' problems.","title":"No diagnostics from the editor"}`),
 		upd(`{"sessionUpdate":"tool_call","toolCallId":"call_fake_3_0","kind":"read","status":"pending","title":"Read file"}`),
 		upd(`{"sessionUpdate":"tool_call_update","toolCallId":"call_fake_3_0","rawInput":{"path":"a.txt"},"title":"Read a.txt"}`),
 		upd(`{"sessionUpdate":"usage_update","used":6150,"size":128000}`),
