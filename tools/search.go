@@ -20,6 +20,7 @@ import (
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/internal/cpus"
 	"github.com/agentd-dev/agentd/tools/internal/glob"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 // The search engine behind search_text: a walk that feeds file paths to one worker per CPU; each
@@ -455,7 +456,11 @@ func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 		} else {
 			var err error
 			var big bool
-			buf, big, err = readInto(buf, it.abs, o.MaxFileBytes)
+			var isDir bool
+			buf, big, isDir, err = workspace.ReadInto(buf, it.abs, o.MaxFileBytes)
+			if isDir && err == nil {
+				err = fmt.Errorf("%s became a directory", it.abs)
+			}
 			if big {
 				// Too large to hold whole: searched as a stream, in windows.
 				var n int
@@ -561,7 +566,7 @@ func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
 	var wg sync.WaitGroup
 	for range o.Workers {
 		wg.Go(func() {
-			var buf []byte
+			buf := make([]byte, 0, 64<<10) // the files' reads reuse it, grown for the largest
 			for {
 				it, ok := q.pop()
 				if !ok {

@@ -11,8 +11,8 @@
 //   - metadata and directory structure (os.Stat, Lstat, ReadDir, Readlink): list_dir, the checks
 //     of create_dir, move_path, delete_path, run_program and add_dependency, the walks of search
 //     (walk.go);
-//   - bulk reads that scan many files (readraw_*.go, walk.go, find_symbol's scanner,
-//     project_overview's manifests): the port answers one file per reverse request, which a
+//   - bulk reads that scan many files (search.go through workspace.ReadInto, walk.go,
+//     find_symbol's scanner, project_overview's manifests): the port answers one file per reverse request, which a
 //     search of thousands of files cannot afford; search_text overlays the editor's dirty
 //     buffers from the port, so what it finds is what the user sees;
 //   - programs (run_program, add_dependency, project_overview's git, find_symbol's ctags), run

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"unsafe"
 )
 
 // Disk is the port on the file system itself: what `agentd exec` uses, and what the editor
@@ -31,14 +33,18 @@ func (*Disk) ReadFile(ctx context.Context, path string) (Doc, error) {
 	if err := ctx.Err(); err != nil {
 		return Doc{}, err
 	}
-	text, isDir, err := readText(path)
+	b, _, isDir, err := ReadInto(nil, path, math.MaxInt64)
 	if isDir {
 		return Doc{}, fmt.Errorf("%s is a directory, not a file", path)
 	}
 	if err != nil {
 		return Doc{}, err
 	}
-	return Doc{Path: path, Text: text}, nil
+	if len(b) == 0 {
+		return Doc{Path: path}, nil
+	}
+	// b is never written again: the text shares it instead of copying it.
+	return Doc{Path: path, Text: unsafe.String(&b[0], len(b))}, nil
 }
 
 // DirtyBuffers is empty: the disk has no unsaved buffers.

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,10 +10,10 @@ import (
 	"testing"
 )
 
-// readText gives what os.ReadFile gives, errors included, for every kind of file a read may
+// ReadInto gives what os.ReadFile gives, errors included, for every kind of file a read may
 // meet: empty, smaller and larger than its first buffer, of a size fstat does not know (/proc),
 // through a symlink, missing, behind a dangling link, and a directory.
-func TestReadTextIsOSReadFile(t *testing.T) {
+func TestReadIntoIsOSReadFile(t *testing.T) {
 	d := t.TempDir()
 	files := map[string]string{
 		"empty":  "",
@@ -50,7 +51,11 @@ func TestReadTextIsOSReadFile(t *testing.T) {
 	}
 	for _, p := range paths {
 		want, wantErr := os.ReadFile(p)
-		got, isDir, err := readText(p)
+		b, big, isDir, err := ReadInto(nil, p, math.MaxInt64)
+		got := string(b)
+		if big {
+			t.Errorf("%s: too big without a limit", p)
+		}
 		if isDir {
 			t.Errorf("%s: read as a directory", p)
 		}
@@ -61,10 +66,10 @@ func TestReadTextIsOSReadFile(t *testing.T) {
 			continue
 		}
 		if got != string(want) || (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-			t.Errorf("%s: readText = %d bytes, %v; os.ReadFile = %d bytes, %v", p, len(got), err, len(want), wantErr)
+			t.Errorf("%s: ReadInto = %d bytes, %v; os.ReadFile = %d bytes, %v", p, len(got), err, len(want), wantErr)
 		}
 	}
-	if _, isDir, err := readText(filepath.Join(d, "subdir")); !isDir || err != nil {
+	if _, _, isDir, err := ReadInto(nil, filepath.Join(d, "subdir"), math.MaxInt64); !isDir || err != nil {
 		t.Errorf("a directory: isDir %v, %v", isDir, err)
 	}
 }
@@ -89,5 +94,33 @@ func TestDiskReadAllocations(t *testing.T) {
 	})
 	if allocs > 2 {
 		t.Errorf("a 2,600-byte read allocates %.0f times, want at most 2 (the path for the system call, the text)", allocs)
+	}
+}
+
+// A file over the limit is reported big and not read; one within it is read into the buffer it
+// was handed when that has room, so a search's worker reads file after file without allocating.
+func TestReadIntoLimitAndBuffer(t *testing.T) {
+	d := t.TempDir()
+	small, large := filepath.Join(d, "small"), filepath.Join(d, "large")
+	if err := os.WriteFile(small, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(large, []byte(strings.Repeat("x", 4096)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0, 1024)
+	got, big, isDir, err := ReadInto(buf, large, 4095)
+	if !big || isDir || err != nil || len(got) != 0 {
+		t.Errorf("a 4,096-byte file with a 4,095 limit: %d bytes, big %v, dir %v, %v", len(got), big, isDir, err)
+	}
+	got, big, _, err = ReadInto(buf, small, 4095)
+	if big || err != nil || string(got) != "hello\n" {
+		t.Fatalf("a small file: %q, big %v, %v", got, big, err)
+	}
+	if &got[:1][0] != &buf[:1][0] {
+		t.Errorf("a file that fits was read into a new buffer, not the one handed in")
+	}
+	if got, big, _, err = ReadInto(buf, large, 4096); big || err != nil || len(got) != 4096 {
+		t.Errorf("a 4,096-byte file at its limit: %d bytes, big %v, %v", len(got), big, err)
 	}
 }
