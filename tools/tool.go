@@ -12,9 +12,9 @@
 //     of create_dir, move_path, delete_path, run_program and add_dependency, the walks of search
 //     (walk.go);
 //   - bulk reads that scan many files (search.go through workspace.ReadInto, walk.go,
-//     find_symbol's scanner, project_overview's manifests): the port answers one file per reverse request, which a
-//     search of thousands of files cannot afford; search_text overlays the editor's dirty
-//     buffers from the port, so what it finds is what the user sees;
+//     find_symbol's scanner, project_overview's manifests): the port answers one file per
+//     reverse request, which a search of thousands of files cannot afford; search_text overlays
+//     the editor's dirty buffers from the port, so what it finds is what the user sees;
 //   - programs (run_program, add_dependency, project_overview's git, find_symbol's ctags), run
 //     with os/exec in a root, with os.Environ less the provider keys (exec.go).
 //
