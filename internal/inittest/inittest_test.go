@@ -137,24 +137,7 @@ var unlinked = map[string]string{
 // TestInitCost runs the static binary's --version with inittrace and holds agentd's own
 // packages and the whole binary to the bounds above.
 func TestInitCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin, err := testbin.Agentd(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--version")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s --version: %v\n%s", bin, err, stderr.Bytes())
-	}
-	inits, err := parseInittrace(stderr.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	inits := traceInits(t)
 	var own, all initCost
 	for _, c := range inits {
 		if why, ok := unlinked[c.pkg]; ok {
@@ -193,24 +176,7 @@ func TestInitCost(t *testing.T) {
 // page per size class their allocations left cached on the second P (50 to 90 page faults at
 // every start when it was done in main).
 func TestOnePBeforeHeavyInits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin, err := testbin.Agentd(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--version")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s --version: %v\n%s", bin, err, stderr.Bytes())
-	}
-	inits, err := parseInittrace(stderr.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	inits := traceInits(t)
 	at := map[string]int{}
 	for i, c := range inits {
 		at[c.pkg] = i
@@ -256,4 +222,29 @@ func parseInittrace(out []byte) ([]initCost, error) {
 		return nil, fmt.Errorf("only %d init lines in the trace:\n%s", len(inits), out)
 	}
 	return inits, nil
+}
+
+// traceInits runs the static binary's --version with inittrace and returns its package inits in
+// the order they ran.
+func traceInits(t *testing.T) []initCost {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin, err := testbin.Agentd(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s --version: %v\n%s", bin, err, stderr.Bytes())
+	}
+	inits, err := parseInittrace(stderr.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inits
 }
