@@ -219,26 +219,12 @@ func TestChunksJoinWhileTheWriterIsBusy(t *testing.T) {
 	s.Close()
 
 	var got []string
-	for _, w := range g.writes {
-		r := bufio.NewReader(bytes.NewReader(w))
-		for {
-			body, err := ReadFrame(r, nil, MaxContentLength)
-			if err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			var m struct{ Params protocol.SessionNotification }
-			if err := json.Unmarshal(body, &m); err != nil {
-				t.Fatal(err)
-			}
-			u := m.Params.Update
-			text := ""
-			if u.Content != nil {
-				text = strings.ReplaceAll(u.Content.Text, big, "BIG")
-			}
-			got = append(got, m.Params.SessionID+"/"+u.SessionUpdate+"/"+text)
+	for _, n := range updatesIn(t, g.writes) {
+		text := ""
+		if n.Update.Content != nil {
+			text = strings.ReplaceAll(n.Update.Content.Text, big, "BIG")
 		}
+		got = append(got, n.SessionID+"/"+n.Update.SessionUpdate+"/"+text)
 	}
 	want := []string{
 		"s/agent_message_chunk/first",

@@ -48,7 +48,22 @@ func (w *writeLog) frames(t *testing.T) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var got []string
-	for _, b := range w.writes {
+	for _, n := range updatesIn(t, w.writes) {
+		u := n.Update
+		text := ""
+		if u.Content != nil {
+			text = u.Content.Text
+		}
+		got = append(got, u.SessionUpdate+"/"+u.MessageID+"/"+text)
+	}
+	return got
+}
+
+// updatesIn decodes the session updates framed in writes, in order.
+func updatesIn(t *testing.T, writes [][]byte) []protocol.SessionNotification {
+	t.Helper()
+	var out []protocol.SessionNotification
+	for _, b := range writes {
 		r := bufio.NewReader(bytes.NewReader(b))
 		for {
 			body, err := ReadFrame(r, nil, MaxContentLength)
@@ -61,15 +76,10 @@ func (w *writeLog) frames(t *testing.T) []string {
 			if err := json.Unmarshal(body, &m); err != nil {
 				t.Fatal(err)
 			}
-			u := m.Params.Update
-			text := ""
-			if u.Content != nil {
-				text = u.Content.Text
-			}
-			got = append(got, u.SessionUpdate+"/"+u.MessageID+"/"+text)
+			out = append(out, m.Params)
 		}
 	}
-	return got
+	return out
 }
 
 func messageChunk(msg, text string) *protocol.SessionNotification {
