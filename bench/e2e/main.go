@@ -58,6 +58,8 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/fakemodel"
+
+	"github.com/agentd-dev/agentd/bench/e2e/internal/frame"
 )
 
 var (
@@ -290,7 +292,7 @@ func (c *child) pid() int { return c.cmd.Process.Pid }
 func (c *child) read(r *bufio.Reader) {
 	defer close(c.done)
 	for {
-		body, err := readFrame(r)
+		body, err := frame.Read(r, acpDoor())
 		if err != nil {
 			if err != io.EOF {
 				c.err = err
@@ -390,11 +392,7 @@ var writeMu sync.Mutex
 func (c *child) write(b []byte) {
 	writeMu.Lock()
 	defer writeMu.Unlock()
-	if acpDoor() {
-		c.stdin.Write(append(b, '\n'))
-		return
-	}
-	fmt.Fprintf(c.stdin, "Content-Length: %d\r\n\r\n%s", len(b), b)
+	c.stdin.Write(frame.Append(nil, b, acpDoor()))
 }
 
 func acpDoor() bool { return *doorFlag == "acp" }
@@ -432,39 +430,6 @@ func (c *child) call(lspName string, params any, timeout time.Duration) (json.Ra
 	case <-time.After(timeout):
 		return nil, fmt.Errorf("%s: no answer in %v", name, timeout)
 	}
-}
-
-func readFrame(r *bufio.Reader) ([]byte, error) {
-	if acpDoor() {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			return nil, err
-		}
-		return bytes.TrimRight(line, "\r\n"), nil
-	}
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			n, err = strconv.Atoi(v)
-			if err != nil {
-				return nil, fmt.Errorf("bad header %q", line)
-			}
-		}
-	}
-	if n < 0 {
-		return nil, errors.New("frame without Content-Length")
-	}
-	body := make([]byte, n)
-	_, err := io.ReadFull(r, body)
-	return body, err
 }
 
 func initParams(settings json.RawMessage) map[string]any {

@@ -10,14 +10,14 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"strconv"
-	"strings"
+
+	"github.com/agentd-dev/agentd/bench/e2e/internal/frame"
 )
 
 func main() {
 	acp := len(os.Args) > 1 && os.Args[1] == "acp"
 	r := bufio.NewReader(os.Stdin)
-	body, err := read(r, acp)
+	body, err := frame.Read(r, acp)
 	if err != nil {
 		os.Exit(1)
 	}
@@ -29,36 +29,6 @@ func main() {
 		os.Exit(1)
 	}
 	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": map[string]any{"capabilities": map[string]any{}}})
-	if acp {
-		os.Stdout.Write(append(answer, '\n'))
-	} else {
-		os.Stdout.Write(append([]byte("Content-Length: "+strconv.Itoa(len(answer))+"\r\n\r\n"), answer...))
-	}
+	os.Stdout.Write(frame.Append(nil, answer, acp))
 	io.Copy(io.Discard, r)
-}
-
-// read returns the body of one message.
-func read(r *bufio.Reader, acp bool) ([]byte, error) {
-	if acp {
-		return r.ReadBytes('\n')
-	}
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			if n, err = strconv.Atoi(v); err != nil {
-				return nil, err
-			}
-		}
-	}
-	body := make([]byte, max(n, 0))
-	_, err := io.ReadFull(r, body)
-	return body, err
 }

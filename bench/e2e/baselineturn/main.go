@@ -18,7 +18,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,13 +27,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentd-dev/agentd/bench/e2e/internal/frame"
 )
 
 func main() {
 	a := &agent{acp: len(os.Args) > 1 && os.Args[1] == "acp", sessions: map[string]string{}, waiting: map[int]chan json.RawMessage{}}
 	r := bufio.NewReaderSize(os.Stdin, 64<<10)
 	for {
-		body, err := a.read(r)
+		body, err := frame.Read(r, a.acp)
 		if err != nil {
 			return // the end of input ends the process, as ACP asks
 		}
@@ -163,48 +164,15 @@ func (a *agent) initialize(params json.RawMessage) {
 
 // ---- the wire ----
 
-func (a *agent) read(r *bufio.Reader) ([]byte, error) {
-	if a.acp {
-		return r.ReadBytes('\n')
-	}
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			if n, err = strconv.Atoi(v); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if n < 0 {
-		return nil, errors.New("frame without Content-Length")
-	}
-	body := make([]byte, n)
-	_, err := io.ReadFull(r, body)
-	return body, err
-}
-
 // write sends one message in one write system call.
 func (a *agent) write(v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
-	var frame []byte
-	if a.acp {
-		frame = append(body, '\n')
-	} else {
-		frame = append([]byte("Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"), body...)
-	}
+	msg := frame.Append(nil, body, a.acp)
 	a.writeMu.Lock()
-	os.Stdout.Write(frame)
+	os.Stdout.Write(msg)
 	a.writeMu.Unlock()
 }
 
