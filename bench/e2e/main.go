@@ -3,7 +3,8 @@
 // on 127.0.0.1. It reports, per binary:
 //
 //   - spawn → initialize: process start to the initialize answer (median over -spawns);
-//   - idle RSS: VmRSS once a session exists and nothing runs;
+//   - idle RSS: VmRSS once a session exists and nothing runs (the median of -idle-runs starts,
+//     each with the binary dropped from the page cache first), and what the resident pages are;
 //   - a two-call turn (the model asks for read_file, then answers text), cold (the first turn of
 //     a fresh process) and warm (the median of -turns later turns, each in a new session of the
 //     same process), wall and CPU;
@@ -42,6 +43,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -66,6 +68,7 @@ var (
 	binFlag     = flag.String("bin", "", "agentd binaries to measure, comma-separated (default: build ./cmd/agentd static)")
 	onlyFlag    = flag.String("only", "spawn,idle,turn,delta,arg,symbol", "measurements to run (also: kill9, the fault run)")
 	spawns      = flag.Int("spawns", 50, "spawns per binary for spawn → initialize")
+	idleRuns    = flag.Int("idle-runs", 5, "starts per binary for the idle RSS (median)")
 	turns       = flag.Int("turns", 30, "warm turns per binary")
 	colds       = flag.Int("colds", 5, "fresh processes per binary for the cold turn")
 	deltas      = flag.Int("deltas", 20000, "text deltas in the per-delta turn")
@@ -660,6 +663,9 @@ func spawnBench(bins []string) {
 	}
 }
 
+// idleBench starts bin -idle-runs times, each time from a page cache without it (dropFromCache),
+// and reports the median VmRSS once a session exists and a second has passed, with the range and
+// the median run's resident pages by part.
 func idleBench(bin string) error {
 	fm := fakemodel.New(fakemodel.Script{})
 	url, err := fm.Start("127.0.0.1:0")
@@ -669,14 +675,61 @@ func idleBench(bin string) error {
 	defer fm.Close()
 	root, _ := os.MkdirTemp("", "agentd-e2e-root-")
 	defer os.RemoveAll(root)
-	c, _, err := session(bin, url, root)
-	if err != nil {
-		return err
+	type sample struct {
+		rss   float64
+		parts string
 	}
-	defer c.close()
-	time.Sleep(time.Second)
-	report("idle RSS after initialize and session/new: %.1f MiB (initialize only: see spawn)\n", status(c.pid(), "VmRSS"))
+	var runs []sample
+	for range max(*idleRuns, 1) {
+		if err := dropFromCache(bin); err != nil {
+			return err
+		}
+		c, _, err := session(bin, url, root)
+		if err != nil {
+			return err
+		}
+		time.Sleep(time.Second)
+		runs = append(runs, sample{status(c.pid(), "VmRSS"), rssParts(c.pid())})
+		c.close()
+	}
+	slices.SortFunc(runs, func(a, b sample) int { return cmp.Compare(a.rss, b.rss) })
+	m := runs[len(runs)/2]
+	report("idle RSS after initialize and session/new: %.1f MiB (%.1f–%.1f over %d starts; initialize only: see spawn); %s\n",
+		m.rss, runs[0].rss, runs[len(runs)-1].rss, len(runs), m.parts)
 	return nil
+}
+
+// rssParts says what the resident pages of pid are: the executable's, by segment (its code, its
+// read-only data with the function tables, its data), and the rest (heap, stacks, runtime).
+func rssParts(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return ""
+	}
+	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	var text, ro, data, other float64
+	var cur *float64
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-"):
+			cur = &other
+			if len(f) >= 6 && f[5] == exe {
+				switch f[1][:3] {
+				case "r-x":
+					cur = &text
+				case "r--":
+					cur = &ro
+				default:
+					cur = &data
+				}
+			}
+		case len(f) >= 2 && f[0] == "Rss:" && cur != nil:
+			kb, _ := strconv.Atoi(f[1])
+			*cur += float64(kb) / 1024
+		}
+	}
+	return fmt.Sprintf("executable's code %.1f, read-only data %.1f, data %.1f; the rest %.1f MiB", text, ro, data, other)
 }
 
 var titleRoute = fakemodel.Route{Match: "You name coding conversations", Turn: fakemodel.Turn{Text: "A title"}}
