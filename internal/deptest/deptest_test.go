@@ -93,6 +93,7 @@ var allowed = map[string]map[string]string{
 	},
 	"mcp": {
 		"tools":         "the servers' tools are contributed as tools.Tool values, next to the built-in ones",
+		"providers":     "the MCP client reads Streamable HTTP's event streams with providers/httpsse's one SSE reader",
 		"internal/clip": clipReason,
 	},
 	"tools": {
@@ -232,8 +233,10 @@ func TestOnlyCmdNamesProviders(t *testing.T) {
 			continue
 		}
 		for _, imp := range p.Imports {
-			// providertest (the harness) and keys (where keys come from) are no dialects.
-			if strings.HasPrefix(imp, module+"/providers/") && !strings.HasPrefix(imp, module+"/providers/providertest") && !strings.HasPrefix(imp, module+"/providers/keys") {
+			// providertest (the harness), keys (where keys come from) and httpsse (the transport
+			// and its SSE reader) are no dialects.
+			if strings.HasPrefix(imp, module+"/providers/") && !strings.HasPrefix(imp, module+"/providers/providertest") &&
+				!strings.HasPrefix(imp, module+"/providers/keys") && !strings.HasPrefix(imp, module+"/providers/httpsse") {
 				t.Errorf("%s imports the dialect %s; only cmd/agentd names concrete providers", p.ImportPath, imp)
 			}
 		}
