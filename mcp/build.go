@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/agentd-dev/agentd/mcp/internal/client"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -42,7 +41,7 @@ const maxSchema = 16 << 10
 
 type listed struct {
 	sv      *server
-	tools   []*sdk.Tool
+	tools   []client.Tool
 	version int
 	err     error
 }
@@ -62,7 +61,7 @@ func build(builtin *tools.Registry, lists []listed) (*tools.Registry, []Drop) {
 	var drops []Drop
 	type cand struct {
 		sv   *server
-		tool *sdk.Tool
+		tool client.Tool
 	}
 	var cands []cand
 	servers := map[string]map[string]bool{} // tool name → servers offering it
@@ -124,8 +123,14 @@ func qualify(server string) string {
 	}, server)
 }
 
-// inputSchema is the tool's schema as the model reads it: a JSON object schema.
-func inputSchema(s any) (json.RawMessage, error) {
+// inputSchema is the tool's schema as the model reads it: a JSON object schema. The server's
+// JSON is decoded and encoded again first (object keys sorted, as the SDK's client did), so the
+// bound applies to what the model is sent.
+func inputSchema(in json.RawMessage) (json.RawMessage, error) {
+	var s any
+	if len(in) > 0 && json.Unmarshal(in, &s) != nil {
+		s = nil
+	}
 	raw, err := json.Marshal(s)
 	if err != nil || len(raw) == 0 || string(raw) == "null" {
 		return json.RawMessage(`{"type":"object","properties":{}}`), nil

@@ -16,8 +16,9 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/mcp/internal/client"
 )
 
 // State is where a server is in its life.
@@ -48,11 +49,11 @@ type server struct {
 	mu       sync.Mutex
 	state    State
 	err      error
-	cs       *sdk.ClientSession
+	cs       *client.Session
 	stop     func() // kills the process group (stdio) or nothing (http)
 	pid      int    // the stdio child's, for tests and `agentd mcp list`
-	tools    []*sdk.Tool
-	prompts  []*sdk.Prompt
+	tools    []client.Tool
+	prompts  []client.Prompt
 	version  int  // bumped whenever tools change: a start, a re-list
 	dirty    bool // the server said its tools changed; re-list before the next snapshot
 	restarts int
@@ -73,8 +74,8 @@ func (sv *server) start() {
 	defer cancel()
 	began := time.Now()
 	cs, stop, pid, err := sv.connect(ctx)
-	var tl []*sdk.Tool
-	var pl []*sdk.Prompt
+	var tl []client.Tool
+	var pl []client.Prompt
 	if err == nil {
 		tl, pl, err = list(ctx, cs)
 	}
@@ -122,44 +123,38 @@ func orEOF(err error) error {
 	return err
 }
 
-func list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, []*sdk.Prompt, error) {
-	var tl []*sdk.Tool
-	if caps := cs.InitializeResult(); caps == nil || caps.Capabilities == nil || caps.Capabilities.Tools != nil {
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				return nil, nil, fmt.Errorf("listing its tools failed: %w", err)
-			}
-			if len(tl) == maxListed {
-				break
-			}
-			tl = append(tl, t)
+func list(ctx context.Context, cs *client.Session) ([]client.Tool, []client.Prompt, error) {
+	caps := cs.InitializeResult().Capabilities
+	var tl []client.Tool
+	if caps == nil || caps.Tools != nil {
+		var err error
+		if tl, err = cs.Tools(ctx, maxListed); err != nil {
+			return nil, nil, fmt.Errorf("listing its tools failed: %w", err)
 		}
 	}
-	var pl []*sdk.Prompt
-	if caps := cs.InitializeResult(); caps != nil && caps.Capabilities != nil && caps.Capabilities.Prompts != nil {
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err != nil || len(pl) == maxListed {
-				break // prompts are a convenience; their failure costs nothing else
-			}
-			pl = append(pl, p)
-		}
+	var pl []client.Prompt
+	if caps != nil && caps.Prompts != nil {
+		// Prompts are a convenience: their failure costs nothing else (what was listed is kept).
+		pl, _ = cs.Prompts(ctx, maxListed)
 	}
 	return tl, pl, nil
 }
 
-func (sv *server) client() *sdk.Client {
-	return sdk.NewClient(&sdk.Implementation{Name: "agentd", Version: "1"}, &sdk.ClientOptions{
-		// No roots: agentd's tools, not a server's, are bound to the project.
-		Capabilities:             &sdk.ClientCapabilities{},
-		ToolListChangedHandler:   func(context.Context, *sdk.ToolListChangedRequest) { sv.markDirty() },
-		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { sv.markDirty() },
-	})
+// options are the client's: no roots (agentd's tools, not a server's, are bound to the
+// project), list changes mark the server dirty, and what the server sends wrong is logged.
+func (sv *server) options() client.Options {
+	return client.Options{
+		Info:           client.Info{Name: "agentd", Version: "1"},
+		ToolsChanged:   sv.markDirty,
+		PromptsChanged: sv.markDirty,
+		Log:            func(msg string, err error) { sv.log.Warn(msg, zap.Error(err)) },
+	}
 }
 
-func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int, error) {
+func (sv *server) connect(ctx context.Context) (*client.Session, func(), int, error) {
 	if sv.cfg.Type == "http" {
 		hc := &http.Client{Transport: newHeaderTransport(sv.cfg.URL, sv.cfg.Headers, http.DefaultTransport)}
-		cs, err := sv.client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: sv.cfg.URL, HTTPClient: hc, MaxRetries: 1}, nil)
+		cs, err := client.Connect(ctx, &client.HTTP{Endpoint: sv.cfg.URL, Client: hc, MaxRetries: 1}, sv.options())
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("connecting to %s failed: %w", sv.cfg.URL, err)
 		}
@@ -179,9 +174,9 @@ func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int,
 	ownGroup(cmd)
 	var once sync.Once
 	stop := func() { once.Do(func() { killGroup(cmd) }) }
-	// The SDK's Close waits TerminateDuration for the child after closing its stdin; agentd
+	// The session's Close waits TerminateDuration for the child after closing its stdin; agentd
 	// kills the group itself first, so the wait is only a backstop.
-	cs, err := sv.client().Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 100 * time.Millisecond}, nil)
+	cs, err := client.Connect(ctx, &client.Stdio{Cmd: cmd, TerminateDuration: 100 * time.Millisecond}, sv.options())
 	if err != nil {
 		stop()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
@@ -275,7 +270,7 @@ func (sv *server) markDirty() {
 // prepare readies the server for a snapshot: it restarts a server that stopped (at most
 // maxRestarts times), re-lists the tools of one that said they changed, and waits, bounded by
 // ctx, for a start in progress. It reports the tools to offer, or the reason there are none.
-func (sv *server) prepare(ctx context.Context) (tl []*sdk.Tool, version int, err error) {
+func (sv *server) prepare(ctx context.Context) (tl []client.Tool, version int, err error) {
 	sv.mu.Lock()
 	if sv.state == StateDown && sv.restarts < maxRestarts && !sv.closed {
 		sv.restarts++
@@ -318,7 +313,7 @@ func (sv *server) prepare(ctx context.Context) (tl []*sdk.Tool, version int, err
 }
 
 // call runs one tool on the server.
-func (sv *server) call(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
+func (sv *server) call(ctx context.Context, name string, args map[string]any) (*client.CallToolResult, error) {
 	sv.mu.Lock()
 	cs, err := sv.cs, sv.err
 	sv.mu.Unlock()
@@ -328,10 +323,10 @@ func (sv *server) call(ctx context.Context, name string, args map[string]any) (*
 		}
 		return nil, err
 	}
-	return cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	return cs.CallTool(ctx, name, args)
 }
 
-// shutdown stops the server now: the process group is killed first, so the SDK's close does not
+// shutdown stops the server now: the process group is killed first, so the session's close does not
 // wait for a child that ignores its closed stdin.
 func (sv *server) shutdown() {
 	sv.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,6 +133,31 @@ const (
 // unlinked are packages whose init is too dear for every start, with what does their job.
 var unlinked = map[string]string{
 	"golang.org/x/net/html": "its init builds a 2,231-entry entity map (126 KB); tools/web/internal/html is a copy that builds it at first use",
+}
+
+// notLinked are module paths (prefixes) the daemon must not link at all, with why; a test may.
+var notLinked = map[string]string{
+	"github.com/modelcontextprotocol/go-sdk": "the official MCP SDK cost every start about 300 resident pages and 2.4 MB of binary " +
+		"(docs/benchmarks.md, \"MCP client\"); mcp/internal/client is agentd's client, and the SDK serves only the tests",
+}
+
+// TestNotLinked lists the daemon's dependencies and fails on each package of notLinked.
+func TestNotLinked(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../../cmd/agentd").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 100 || !slices.Contains(deps, "github.com/agentd-dev/agentd/mcp") {
+		t.Fatalf("go list -deps gave %d packages, without agentd's mcp: the listing is broken", len(deps))
+	}
+	for _, dep := range deps {
+		for prefix, why := range notLinked {
+			if dep == prefix || strings.HasPrefix(dep, prefix+"/") {
+				t.Errorf("cmd/agentd links %s: %s", dep, why)
+			}
+		}
+	}
 }
 
 // TestInitCost runs the static binary's --version with inittrace and holds agentd's own
