@@ -228,9 +228,11 @@ func (c *httpConn) initialized(version string) {
 	go c.listen()
 }
 
-// listen keeps the standing stream open: a server that does not offer one (405, another 4xx,
-// or not an event stream) is fine; one that ends it is asked again, and after retries ends
-// that brought nothing, or a failed reconnection, the session is given up (the SDK's rule).
+// listen keeps the standing stream open, as the SDK's client does: a server that does not offer
+// one (405, another 4xx, or not an event stream, at the first GET) is fine; a stream that ends,
+// or a GET that fails to connect, is tried again, and after MaxRetries of those in a row that
+// brought no message the session is given up, as it is at once on a failed status (a 5xx, or a
+// 4xx on a reconnection: the session is gone).
 func (c *httpConn) listen() {
 	idle := 0
 	for attempt := 0; ; attempt++ {
@@ -251,30 +253,27 @@ func (c *httpConn) listen() {
 		req.Header.Set("Accept", "text/event-stream")
 		c.headers(req)
 		resp, err := c.hc.Do(req)
-		if err != nil {
-			if c.ctx.Err() == nil {
-				c.fail(fmt.Errorf("the standing event stream failed: %w", err))
-			}
-			return
-		}
-		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-		if resp.StatusCode == http.StatusMethodNotAllowed || ct != "text/event-stream" || resp.StatusCode >= 400 && resp.StatusCode < 500 {
-			resp.Body.Close()
-			return
-		}
-		if c.check("the standing event stream", resp) != nil {
-			return
-		}
 		got := false
-		err = c.events(resp.Body, func() bool { got = true; return false })
-		resp.Body.Close()
+		if err == nil {
+			ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+			if attempt == 0 && (resp.StatusCode == http.StatusMethodNotAllowed || ct != "text/event-stream" || resp.StatusCode >= 400 && resp.StatusCode < 500) {
+				resp.Body.Close()
+				return
+			}
+			if cerr := c.check("the standing event stream", resp); cerr != nil {
+				c.fail(cerr) // check already failed the session unless the status was transient
+				return
+			}
+			err = c.events(resp.Body, func() bool { got = true; return false })
+			resp.Body.Close()
+		}
 		if c.ctx.Err() != nil {
 			return
 		}
 		if got {
 			idle = 0
 		} else if idle++; idle > c.retries {
-			c.fail(fmt.Errorf("the standing event stream ended %d times without a message (last: %v)", idle, orEnd(err)))
+			c.fail(fmt.Errorf("the standing event stream ended or failed %d times in a row without a message (last: %v)", idle, orEnd(err)))
 			return
 		}
 	}

@@ -301,45 +301,87 @@ func TestHostileHTTP(t *testing.T) {
 	}
 }
 
-// The standing stream: a server that ends it again and again without a message loses the
-// session after MaxRetries reopenings; one that does not offer it (405) keeps it.
+// The standing stream, as the SDK's client keeps it: ended again and again without a message,
+// the session is given up after MaxRetries reopenings; a failed status gives it up at once; a
+// server that does not offer one (405) keeps the session.
 func TestStandingStream(t *testing.T) {
 	defer func(d time.Duration) { reconnectDelay = d }(reconnectDelay)
 	reconnectDelay = time.Millisecond
-	gets := 0
-	var mu sync.Mutex
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			mu.Lock()
-			gets++
-			mu.Unlock()
+	for _, c := range []struct {
+		name string
+		get  func(w http.ResponseWriter, n int) // the n-th GET, from 1
+		err  string                             // "" means the session lives on
+		gets int                                // negative: at least -gets
+	}{
+		{"it ends at once", func(w http.ResponseWriter, n int) { w.Header().Set("Content-Type", "text/event-stream") },
+			"ended or failed 2 times in a row without a message", 2},
+		// (A 503 that is not an event stream is "no stream offered", as for the SDK.)
+		{"a 503 event stream", func(w http.ResponseWriter, n int) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			return // ends at once
-		}
-		body, _ := io.ReadAll(r.Body)
-		var msg wire
-		_ = json.Unmarshal(body, &msg)
-		if msg.Method == "initialize" {
-			jsonAnswer(w, msg, initResult)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-	}))
-	defer ts.Close()
-	s := connectHTTP(t, ts.URL, Options{})
-	done := make(chan error, 1)
-	go func() { done <- s.Wait() }()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "ended 2 times without a message") {
-			t.Errorf("Wait = %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the session outlived a standing stream that keeps ending")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if gets != 2 {
-		t.Errorf("%d GETs, want 2 (the first and MaxRetries=1 more)", gets)
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}, "Service Unavailable", 1},
+		{"a 404 on the reconnection", func(w http.ResponseWriter, n int) {
+			if n == 1 {
+				w.Header().Set("Content-Type", "text/event-stream")
+				return
+			}
+			w.WriteHeader(http.StatusNotFound)
+		}, "HTTP 404", 2},
+		{"the connection drops", func(w http.ResponseWriter, n int) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}, "ended or failed 2 times in a row", -2}, // at least 2: net/http retries a GET on a reused connection once itself
+		{"no stream offered", func(w http.ResponseWriter, n int) { w.WriteHeader(http.StatusMethodNotAllowed) }, "", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			gets := 0
+			got := make(chan struct{}, 8)
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					mu.Lock()
+					gets++
+					n := gets
+					mu.Unlock()
+					c.get(w, n)
+					got <- struct{}{}
+					return
+				}
+				body, _ := io.ReadAll(r.Body)
+				var msg wire
+				_ = json.Unmarshal(body, &msg)
+				if msg.Method == "initialize" {
+					jsonAnswer(w, msg, initResult)
+					return
+				}
+				w.WriteHeader(http.StatusAccepted)
+			}))
+			defer ts.Close()
+			s := connectHTTP(t, ts.URL, Options{})
+			if c.err == "" {
+				<-got
+				select {
+				case <-s.done:
+					t.Fatalf("the session ended: %v", s.err)
+				default:
+				}
+				return
+			}
+			done := make(chan error, 1)
+			go func() { done <- s.Wait() }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("Wait = %v, want an error containing %q", err, c.err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the session outlived its standing stream")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if gets != c.gets && (c.gets > 0 || gets < -c.gets) {
+				t.Errorf("%d GETs, want %d", gets, c.gets)
+			}
+		})
 	}
 }
