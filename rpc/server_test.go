@@ -112,6 +112,9 @@ func (f *fakeSessions) Prompt(ctx context.Context, p protocol.PromptParams) (pro
 	return protocol.PromptResult{StopReason: protocol.StopEndTurn}, nil
 }
 func (f *fakeSessions) Cancel(id string) {
+	if id == "panic" {
+		panic("boom")
+	}
 	f.mu.Lock()
 	f.cancelled = append(f.cancelled, id)
 	f.mu.Unlock()
