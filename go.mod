@@ -8,7 +8,6 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/tmaxmax/go-sse v0.12.0
 	github.com/zalando/go-keyring v0.2.8
-	go.lsp.dev/jsonrpc2 v1.0.1
 	go.lsp.dev/uri v1.0.1
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
@@ -21,7 +20,6 @@ require (
 
 require (
 	github.com/danieljoos/wincred v1.2.3 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
 	github.com/godbus/dbus/v5 v5.2.2 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect

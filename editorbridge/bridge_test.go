@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/agentd-dev/agentd/editorbridge"
@@ -55,7 +54,7 @@ func setup(t *testing.T, opts fakeeditor.Options) *env {
 	edEnd, agentEnd := fakeeditor.Pipe()
 	ed := fakeeditor.New(t, edEnd, opts)
 	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
-	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	conn.Go(context.Background(), jsonrpc.MethodNotFoundHandler)
 	t.Cleanup(func() { conn.Close() })
 	b := editorbridge.New(conn, ed.BridgeCapabilities(), zaptest.NewLogger(t))
 	roots, err := workspace.NewRoots(root)
@@ -576,7 +575,7 @@ func BenchmarkUpdate(b *testing.B) {
 	edEnd, agentEnd := fakeeditor.Pipe()
 	ed := fakeeditor.New(b, edEnd, fakeeditor.Full())
 	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
-	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	conn.Go(context.Background(), jsonrpc.MethodNotFoundHandler)
 	b.Cleanup(func() { conn.Close() })
 	br := editorbridge.New(conn, ed.BridgeCapabilities(), nil)
 	c := br.Client()
@@ -622,7 +621,7 @@ func TestCreateIgnoreIfExistsKeepsTheFile(t *testing.T) {
 func TestClosedConnectionDoesNotBlock(t *testing.T) {
 	edEnd, agentEnd := fakeeditor.Pipe()
 	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
-	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	conn.Go(context.Background(), jsonrpc.MethodNotFoundHandler)
 	edEnd.Close()
 	<-conn.Done()
 	b := editorbridge.New(conn, fakeeditor.Full().BridgeCaps(), nil)

@@ -17,10 +17,10 @@ import (
 	"os"
 	"strings"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 )
@@ -96,7 +96,7 @@ func acpOwnUpdate(rest []byte) bool {
 // requests and notifications both ways and reshapes $/cancel_request's {requestId} into
 // $/cancelRequest's {id}. Answers pass unchanged, as does anything that is not a JSON object
 // (the decoder answers it). Session updates, the bulk of the traffic, take a byte-level path;
-// every other message is scanned once without decoding (jsonrpc2.ScanMessageView): an answer
+// every other message is scanned once without decoding (jsonrpc.Scan): an answer
 // passes as it is, and a request or notification gets its method's value replaced in place of
 // the old one, the rest of the body untouched. Only what the scan cannot place (a method with
 // escapes, the cancel notifications whose params change) is decoded and encoded again.
@@ -161,21 +161,21 @@ func acpTranslate(incoming bool, body []byte) []byte {
 // acpRename is acpTranslate's path without decoding; ok is false when the body needs the
 // decoding path (or is not a message, which that path passes on to the decoder).
 func acpRename(incoming bool, body []byte) (out []byte, ok bool) {
-	v, err := jsonrpc2.ScanMessageView(body)
-	if err != nil {
+	v, ok := jsonrpc.Scan(body)
+	if !ok {
 		return nil, false
 	}
 	switch v.Kind {
-	case jsonrpc2.MessageViewResponseResult, jsonrpc2.MessageViewResponseError:
+	case jsonrpc.KindAnswer:
 		return body, true
-	case jsonrpc2.MessageViewCall, jsonrpc2.MessageViewNotification:
+	case jsonrpc.KindCall, jsonrpc.KindNotification:
 	default:
 		return nil, false
 	}
-	if v.MethodEscaped || len(v.MethodRaw) < 2 {
+	if len(v.Method) < 2 || v.Method[0] != '"' || bytes.IndexByte(v.Method, '\\') >= 0 {
 		return nil, false
 	}
-	method := string(v.MethodBytes)
+	method := string(v.Method[1 : len(v.Method)-1])
 	if method == "$/cancel_request" || method == "$/cancelRequest" {
 		return nil, false
 	}
@@ -198,13 +198,8 @@ func acpRename(incoming bool, body []byte) (out []byte, ok bool) {
 			return nil, false // not written as it is: the decoding path quotes it
 		}
 	}
-	// MethodRaw (the quoted value) is a slice of body: its offset is what its capacity lacks.
-	at := cap(body) - cap(v.MethodRaw)
-	end := at + len(v.MethodRaw)
-	if at < 0 || end > len(body) || &body[at] != &v.MethodRaw[0] {
-		return nil, false
-	}
-	out = make([]byte, 0, len(body)-len(v.MethodRaw)+len(name)+2)
+	at, end := v.MethodAt, v.MethodAt+len(v.Method)
+	out = make([]byte, 0, len(body)-len(v.Method)+len(name)+2)
 	out = append(out, body[:at]...)
 	out = append(out, '"')
 	out = append(out, name...)
@@ -255,7 +250,7 @@ type acpInitResult struct {
 // AuthMethodKey is the id of the terminal auth method.
 const AuthMethodKey = "agentd-key"
 
-func (s *Server) acpInitialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err := s.checkNew(); err != nil {
 		return nil, err
 	}
@@ -350,13 +345,13 @@ func (s *Server) acpAuthenticate(ctx context.Context, p *acpAuthenticateParams) 
 			if url == "" {
 				url = st.Providers[current].BaseURL
 			}
-			return empty{}, jsonrpc2.NewError(CodeAuthRequired, fmt.Sprintf(
+			return empty{}, jsonrpc.NewError(CodeAuthRequired, fmt.Sprintf(
 				"authenticate: provider %q has no API key; run `agentd key set %s` (or set its apiKeyEnv variable) and try again",
 				current, url))
 		}
 		return empty{}, nil
 	}
-	return empty{}, jsonrpc2.NewError(CodeAuthRequired, fmt.Sprintf(
+	return empty{}, jsonrpc.NewError(CodeAuthRequired, fmt.Sprintf(
 		"authenticate: no provider %q is configured; add it under \"providers\" in %s", current, config.UserConfigPath()))
 }
 

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 )
@@ -289,7 +288,7 @@ func TestACPUpdatesAreRenamedLines(t *testing.T) {
 func TestRestoreDuringATurnIsRequestFailed(t *testing.T) {
 	var s Server
 	err := s.wireError(protocol.MethodCheckpointsRestore, fmt.Errorf("session x: %w", session.ErrBusy))
-	var we *jsonrpc2.Error
+	var we *jsonrpc.WireError
 	if !errors.As(err, &we) || int(we.Code) != protocol.CodeRequestFailed || !strings.Contains(we.Message, "turn is running") {
 		t.Fatalf("wire error %v", err)
 	}
@@ -348,12 +347,11 @@ func TestACPTranslateEscapedAndDuplicateMethods(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"session/new","method":"session/prompt","params":{}}`, "agent/session/prompt"},
 	} {
 		got := acpTranslate(true, []byte(c.in))
-		msg, err := jsonrpc2.DecodeMessage(got)
+		call, err := jsonrpc.DecodeRequest(got)
 		if err != nil {
 			t.Fatalf("%s → %s: %v", c.in, got, err)
 		}
-		call, ok := msg.(*jsonrpc2.Call)
-		if !ok || call.Method() != c.want {
+		if msg := call; call == nil || !call.IsCall() || call.Method() != c.want {
 			t.Errorf("%s → %s, decoded as %#v, want method %q", c.in, got, msg, c.want)
 		}
 	}

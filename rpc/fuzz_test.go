@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"go.lsp.dev/jsonrpc2"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -39,7 +39,7 @@ func FuzzParams(f *testing.F) {
 		if err == nil {
 			return
 		}
-		var we *jsonrpc2.Error
+		var we *jsonrpc.WireError
 		if !errors.As(err, &we) {
 			// errors from the fake engine and the provider source are plain errors the server
 			// maps; they must map to a JSON-RPC error too.
@@ -49,7 +49,7 @@ func FuzzParams(f *testing.F) {
 			}
 			return
 		}
-		if we.Code == jsonrpc2.InvalidParams {
+		if we.Code == jsonrpc.InvalidParams {
 			var data struct{ Field string }
 			if len(we.Data) > 0 && json.Unmarshal(we.Data, &data) == nil && data.Field == "" {
 				t.Fatalf("%s %q: invalid params without a field: %s", name, params, we.Message)

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/uri"
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 	"github.com/agentd-dev/agentd/workspace"
@@ -68,12 +68,12 @@ func (s *Server) checkNew() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state != stateNew {
-		return jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized")
+		return jsonrpc.NewError(jsonrpc.InvalidRequest, "initialize: already initialized")
 	}
 	return nil
 }
 
-func (s *Server) initialize(ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err := s.checkNew(); err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func workspaceRoot(p *initParams) string {
 	return ""
 }
 
-func (s *Server) shutdown(ctx context.Context, _ jsonrpc2.RawMessage) (any, error) {
+func (s *Server) shutdown(ctx context.Context, _ json.RawMessage) (any, error) {
 	s.mu.Lock()
 	sessions := s.sessions
 	s.state = stateShutdown
@@ -229,7 +229,7 @@ func (s *Server) shutdown(ctx context.Context, _ jsonrpc2.RawMessage) (any, erro
 
 // didChangeConfiguration takes settings.agent (or settings itself) as the client layer. A bad
 // value keeps the previous settings and is shown to the user, naming the key.
-func (s *Server) didChangeConfiguration(ctx context.Context, raw jsonrpc2.RawMessage) error {
+func (s *Server) didChangeConfiguration(ctx context.Context, raw json.RawMessage) error {
 	var p struct {
 		Settings json.RawMessage `json:"settings"`
 	}

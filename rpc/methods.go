@@ -7,15 +7,13 @@ import (
 	"errors"
 	"io"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // method is one entry of the method table.
 type method struct {
-	call func(s *Server, ctx context.Context, params jsonrpc2.RawMessage) (any, error)
+	call func(s *Server, ctx context.Context, params json.RawMessage) (any, error)
 	// inline methods run on the read goroutine, so nothing after them starts before they
 	// answer (initialize, shutdown).
 	inline bool
@@ -24,7 +22,7 @@ type method struct {
 // handler adapts a typed handler: it decodes the params (absent or null params decode as {}),
 // names the field of a type mismatch, runs validate, and calls f.
 func handler[P any, R any](validate func(*P) error, f func(s *Server, ctx context.Context, p *P) (R, error)) method {
-	return method{call: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+	return method{call: func(s *Server, ctx context.Context, raw json.RawMessage) (any, error) {
 		var p P
 		if err := decodeParams(raw, &p); err != nil {
 			return nil, err
@@ -92,9 +90,9 @@ func (s *Server) table() map[string]method {
 }
 
 // notifications are handled inline, in arrival order; they must stay quick.
-func (s *Server) notificationTable() map[string]func(ctx context.Context, params jsonrpc2.RawMessage) error {
-	return map[string]func(context.Context, jsonrpc2.RawMessage) error{
-		"initialized":                      func(context.Context, jsonrpc2.RawMessage) error { return nil },
+func (s *Server) notificationTable() map[string]func(ctx context.Context, params json.RawMessage) error {
+	return map[string]func(context.Context, json.RawMessage) error{
+		"initialized":                      func(context.Context, json.RawMessage) error { return nil },
 		protocol.MethodSessionCancel:       s.sessionCancel,
 		"workspace/didChangeConfiguration": s.didChangeConfiguration,
 	}

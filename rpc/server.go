@@ -9,18 +9,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentd-dev/agentd/prompts"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/editorbridge"
-	"github.com/agentd-dev/agentd/internal/growstack"
+	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
@@ -128,7 +125,7 @@ type Server struct {
 	log      *zap.Logger
 	settings *config.Store
 	methods  map[string]method
-	notifs   map[string]func(ctx context.Context, params jsonrpc2.RawMessage) error
+	notifs   map[string]func(ctx context.Context, params json.RawMessage) error
 	provs    *ProviderSource
 
 	conn *jsonrpc.Conn
@@ -138,7 +135,7 @@ type Server struct {
 	sessions Sessions
 	bridge   Bridge
 	caps     Capabilities
-	inflight map[jsonrpc2.ID]*inflight
+	inflight map[jsonrpc.ID]*inflight
 
 	exitOnce sync.Once
 	exitCh   chan int
@@ -196,7 +193,7 @@ func NewServer(opts Options) *Server {
 	}
 	s := &Server{
 		opts: opts, log: opts.Logger, settings: opts.Settings,
-		inflight: map[jsonrpc2.ID]*inflight{},
+		inflight: map[jsonrpc.ID]*inflight{},
 		exitCh:   make(chan int, 1),
 		readErr:  make(chan error, 1),
 	}
@@ -310,9 +307,9 @@ func (s *Server) watchParent(pid int) {
 // it.
 type preempter struct{ s *Server }
 
-func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+func (p preempter) Preempt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if req.Method() != "$/cancelRequest" {
-		return nil, jsonrpc2.ErrNotHandled
+		return nil, jsonrpc.ErrNotHandled
 	}
 	var params struct {
 		ID json.RawMessage `json:"id"`
@@ -335,17 +332,12 @@ func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, err
 // handle is the handler chain below the preempter: notifications inline and in order, calls
 // released to run concurrently (after their lifecycle check, which stays in order), every one
 // under recover.
-func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	// Each request runs on a goroutine of its own, a few frames deep here; decoding its params
-	// and running the method would grow its stack two or three times (internal/growstack).
-	growstack.To16K()
+func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if !req.IsCall() {
 		s.notification(ctx, req.Method(), req.Params())
-		return nil, nil // a notification error would kill the connection
+		return nil, nil // a notification has no answer
 	}
-	// The method string borrows the frame's buffer, which jsonrpc2 recycles once Async releases
-	// the reader; the in-flight table and the handler keep it longer, so it gets its own copy.
-	method := strings.Clone(req.Method())
+	method := req.Method()
 	m, known := s.methods[method]
 
 	s.mu.Lock()
@@ -355,20 +347,18 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	case method == "initialize":
 		// inline: nothing after initialize runs before it answers
 	case state == stateNew:
-		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, fmt.Sprintf("%s: the server is not initialized; send initialize first", method))
+		return nil, jsonrpc.NewError(jsonrpc.ServerNotInitialized, fmt.Sprintf("%s: the server is not initialized; send initialize first", method))
 	case state == stateShutdown:
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: the server is shutting down", method))
+		return nil, jsonrpc.NewError(jsonrpc.InvalidRequest, fmt.Sprintf("%s: the server is shutting down", method))
 	}
 	if !known {
-		return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "method not found: "+method)
+		return nil, jsonrpc.NewError(jsonrpc.MethodNotFound, "method not found: "+method)
 	}
 
-	// The request context jsonrpc2 hands us is pooled and recycled when the handler returns, so
-	// the handler's own context hangs off the connection's; $/cancelRequest and the end of the
+	// The handler's context hangs off the connection's; $/cancelRequest and the end of the
 	// connection cancel it.
 	id := req.ID()
-	hctx, cancel := context.WithCancelCause(jsonrpc2.DetachContext(ctx))
-	defer cancel(nil)
+	hctx, cancel := context.WithCancelCause(ctx)
 	// What the engine must send after this answer (session.AfterAnswer) waits for the ordered
 	// writer to queue it.
 	hctx = session.WithAfterAnswer(hctx, func(fn func()) { s.conn.AfterAnswer(id, fn) })
@@ -386,23 +376,27 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	s.mu.Lock()
 	s.inflight[id] = f
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.inflight, id)
-		s.mu.Unlock()
-	}()
-	if !m.inline {
-		jsonrpc2.Async(ctx)
+	run := func() (any, error) {
+		defer func() {
+			cancel(nil)
+			s.mu.Lock()
+			delete(s.inflight, id)
+			s.mu.Unlock()
+		}()
+		return s.call(hctx, method, m, req.Params())
 	}
-	return s.call(hctx, method, m, req.Params())
+	if m.inline {
+		return run()
+	}
+	return jsonrpc.Later(run), nil
 }
 
-func (s *Server) call(ctx context.Context, method string, m method, params jsonrpc2.RawMessage) (res any, err error) {
+func (s *Server) call(ctx context.Context, method string, m method, params json.RawMessage) (res any, err error) {
 	start := time.Now()
 	defer func() {
 		if ce := s.log.Check(zap.DebugLevel, "request"); ce != nil {
 			fields := []zap.Field{zap.String("method", method), zap.Duration("took", time.Since(start))}
-			var we *jsonrpc2.Error
+			var we *jsonrpc.WireError
 			if errors.As(err, &we) {
 				fields = append(fields, zap.Int("code", int(we.Code)), zap.String("error", we.Message))
 			}
@@ -412,7 +406,7 @@ func (s *Server) call(ctx context.Context, method string, m method, params jsonr
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("handler panicked", zap.String("method", method), zap.Any("panic", r), zap.Stack("stack"))
-			res, err = nil, jsonrpc2.NewError(jsonrpc2.InternalError, fmt.Sprintf("%s: internal error: %v", method, r))
+			res, err = nil, jsonrpc.NewError(jsonrpc.InternalError, fmt.Sprintf("%s: internal error: %v", method, r))
 		}
 	}()
 	res, err = m.call(s, ctx, params)
@@ -420,14 +414,14 @@ func (s *Server) call(ctx context.Context, method string, m method, params jsonr
 		return res, nil
 	}
 	if errors.Is(context.Cause(ctx), errCancelRequest) {
-		return nil, jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeRequestCancelled), method+": request cancelled")
+		return nil, jsonrpc.NewError(jsonrpc.Code(protocol.CodeRequestCancelled), method+": request cancelled")
 	}
 	return nil, s.wireError(method, err)
 }
 
 // wireError maps an error to the JSON-RPC error the contract names.
 func (s *Server) wireError(method string, err error) error {
-	var we *jsonrpc2.Error
+	var we *jsonrpc.WireError
 	if errors.As(err, &we) {
 		return we
 	}
@@ -440,21 +434,21 @@ func (s *Server) wireError(method string, err error) error {
 		return paramError(ke.Key, ke.Msg)
 	}
 	if errors.Is(err, session.ErrUnknownSession) {
-		return jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeServerNotInit), err.Error())
+		return jsonrpc.NewError(jsonrpc.Code(protocol.CodeServerNotInit), err.Error())
 	}
 	if errors.Is(err, session.ErrBusy) {
-		return jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeRequestFailed), method+": "+err.Error())
+		return jsonrpc.NewError(jsonrpc.Code(protocol.CodeRequestFailed), method+": "+err.Error())
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return jsonrpc2.NewError(jsonrpc2.Code(protocol.CodeRequestCancelled), method+": "+err.Error())
+		return jsonrpc.NewError(jsonrpc.Code(protocol.CodeRequestCancelled), method+": "+err.Error())
 	}
 	s.log.Warn("request failed", zap.String("method", method), zap.Error(err))
-	return jsonrpc2.NewError(jsonrpc2.InternalError, method+": "+err.Error())
+	return jsonrpc.NewError(jsonrpc.InternalError, method+": "+err.Error())
 }
 
 // paramError is the -32602 answer naming the field; data carries the field for programs.
-func paramError(field, msg string) *jsonrpc2.Error {
-	e := jsonrpc2.NewError(jsonrpc2.InvalidParams, "invalid params: "+(&config.KeyError{Key: field, Msg: msg}).Error())
+func paramError(field, msg string) *jsonrpc.WireError {
+	e := jsonrpc.NewError(jsonrpc.InvalidParams, "invalid params: "+(&config.KeyError{Key: field, Msg: msg}).Error())
 	if field != "" {
 		e.Data, _ = json.Marshal(map[string]string{"field": field})
 	}
@@ -462,7 +456,7 @@ func paramError(field, msg string) *jsonrpc2.Error {
 }
 
 // notification handles one notification inline. It never fails: a bad notification is logged.
-func (s *Server) notification(ctx context.Context, method string, params jsonrpc2.RawMessage) {
+func (s *Server) notification(ctx context.Context, method string, params json.RawMessage) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("notification handler panicked", zap.String("method", method), zap.Any("panic", r), zap.Stack("stack"))

@@ -2,8 +2,7 @@ package rpc
 
 import (
 	"context"
-
-	"go.lsp.dev/jsonrpc2"
+	"encoding/json"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -52,7 +51,7 @@ func deleteSession(m Sessions, ctx context.Context, p protocol.SessionIDParams) 
 
 // sessionCancel is the agent/session/cancel notification: inline, quick, never an error
 // answer (there is no answer).
-func (s *Server) sessionCancel(_ context.Context, raw jsonrpc2.RawMessage) error {
+func (s *Server) sessionCancel(_ context.Context, raw json.RawMessage) error {
 	var p protocol.SessionIDParams
 	if err := decodeParams(raw, &p); err != nil {
 		return err

@@ -3,8 +3,7 @@ package rpc
 import (
 	"context"
 
-	"go.lsp.dev/jsonrpc2"
-
+	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 )
@@ -23,7 +22,7 @@ type steerer interface {
 func (s *Server) steer(ctx context.Context, p *protocol.PromptParams) (session.SteerResult, error) {
 	st, ok := s.manager().(steerer)
 	if !ok {
-		return session.SteerResult{}, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "method not found: "+MethodSessionSteer)
+		return session.SteerResult{}, jsonrpc.NewError(jsonrpc.MethodNotFound, "method not found: "+MethodSessionSteer)
 	}
 	return st.Steer(ctx, *p)
 }

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
@@ -121,7 +120,7 @@ func newRestoreEnv(t *testing.T, opts fakeeditor.Options, turns ...[]call) *rest
 	edEnd, agentEnd := fakeeditor.Pipe()
 	e.ed = fakeeditor.New(t, edEnd, opts)
 	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
-	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	conn.Go(context.Background(), jsonrpc.MethodNotFoundHandler)
 	t.Cleanup(func() { conn.Close() })
 	e.bridge = editorbridge.New(conn, e.ed.BridgeCapabilities(), zap.NewNop())
 	e.m = e.manager(e.state)

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
@@ -46,7 +44,7 @@ func newRig(t *testing.T, opts fakeeditor.Options, files map[string]string) *rig
 	edEnd, agentEnd := fakeeditor.Pipe()
 	ed := fakeeditor.New(t, edEnd, opts)
 	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
-	conn.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	conn.Go(context.Background(), jsonrpc.MethodNotFoundHandler)
 	t.Cleanup(func() { conn.Close() })
 	b := editorbridge.New(conn, ed.BridgeCapabilities(), nil)
 	roots, err := workspace.NewRoots(root)

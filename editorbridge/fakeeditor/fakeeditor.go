@@ -21,8 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -537,12 +535,13 @@ func (e *Editor) SaveAll() {
 // ---- calls into agentd ----
 
 // Call sends a request to agentd; without a deadline on ctx it gets Options.Timeout. An error
-// answer comes back as *jsonrpc2.Error, the type a client library hands its caller.
+// answer comes back as *jsonrpc.WireError, whose text is the message as a client library hands
+// it to its caller.
 func (e *Editor) Call(ctx context.Context, method string, params, result any) error {
 	err := e.conn.Call(ctx, method, params, result)
 	var re *jsonrpc.Error
 	if errors.As(err, &re) {
-		return &jsonrpc2.Error{Code: jsonrpc2.Code(re.Code), Message: re.Message, Data: jsonrpc2.RawMessage(re.Data)}
+		return &jsonrpc.WireError{Code: jsonrpc.Code(re.Code), Message: re.Message, Data: re.Data}
 	}
 	return err
 }
@@ -634,32 +633,27 @@ func (e *Editor) Done() <-chan struct{} { return e.conn.Done() }
 
 // ---- serving agentd ----
 
-func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	// The request borrows the transport's read buffer until the handler returns or calls Async;
-	// both strings and bytes kept past that point must be copies.
-	method := strings.Clone(req.Method())
-	params := json.RawMessage(slices.Clone(req.Params()))
+func (e *Editor) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	method, params := req.Method(), req.Params()
 	if !req.IsCall() {
 		e.notification(method, params)
 		return nil, nil
 	}
-	jsonrpc2.Async(ctx)
+	// Noted in arrival order; served on a goroutine of its own, since serving may wait.
 	e.mu.Lock()
 	e.requests = append(e.requests, Request{Method: method, Params: params})
 	e.changedLocked()
 	e.mu.Unlock()
-	if slices.Contains(e.opts.Unanswered, method) {
-		select {
-		case <-ctx.Done():
-		case <-e.stop:
+	return jsonrpc.Later(func() (any, error) {
+		if slices.Contains(e.opts.Unanswered, method) {
+			select {
+			case <-ctx.Done():
+			case <-e.stop:
+			}
+			return nil, rpcErr(protocol.CodeRequestCancelled, "%s: never answered", method)
 		}
-		return nil, rpcErr(protocol.CodeRequestCancelled, "%s: never answered", method)
-	}
-	res, err := e.serve(method, params)
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+		return e.serve(method, params)
+	}), nil
 }
 
 func (e *Editor) notification(method string, params json.RawMessage) {
@@ -678,7 +672,7 @@ func (e *Editor) notification(method string, params json.RawMessage) {
 }
 
 func rpcErr(code int, format string, args ...any) error {
-	return jsonrpc2.Errorf(jsonrpc2.Code(code), format, args...)
+	return jsonrpc.Errorf(jsonrpc.Code(code), format, args...)
 }
 
 func decode[T any](params json.RawMessage) (T, error) {

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -55,7 +53,7 @@ func agentSide(t *testing.T, opts Options) (*Editor, *jsonrpc.Conn, string) {
 	edEnd, agentEnd := Pipe()
 	ed := New(t, edEnd, opts)
 	c := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
-	c.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	c.Go(context.Background(), jsonrpc.MethodNotFoundHandler)
 	t.Cleanup(func() { c.Close() })
 	return ed, c, dir
 }
@@ -150,7 +148,7 @@ func TestUnadvertisedRequestFailsTheTest(t *testing.T) {
 	edEnd, agentEnd := Pipe()
 	ed := New(ft, edEnd, Minimal())
 	c := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
-	c.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	c.Go(context.Background(), jsonrpc.MethodNotFoundHandler)
 	defer c.Close()
 	err := call(t, c, protocol.MethodDiagnostics, protocol.DiagnosticsParams{}, new(json.RawMessage))
 	var we *jsonrpc.Error

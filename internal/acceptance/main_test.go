@@ -21,8 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
 	"github.com/agentd-dev/agentd/internal/testbin"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
@@ -458,7 +456,7 @@ func (e *env) callError(method string, params any) (int, string) {
 // errorCode extracts the JSON-RPC error code and message of err.
 func errorCode(t *testing.T, err error) (int, string) {
 	t.Helper()
-	var je *jsonrpc2.Error
+	var je *jsonrpc.WireError
 	if !errors.As(err, &je) {
 		t.Fatalf("error %v (%T) is not a JSON-RPC error", err, err)
 	}

@@ -286,3 +286,30 @@ func isStdlib(imp string) bool {
 	first, _, _ := strings.Cut(imp, "/")
 	return !strings.Contains(first, ".")
 }
+
+// notInDaemon are modules the daemon must not link, with why; their packages may stay in tests.
+var notInDaemon = map[string]string{
+	"go.lsp.dev/jsonrpc2": "rpc/jsonrpc is agentd's own JSON-RPC connection: this one's default codec linked a second " +
+		"JSON implementation the daemon never used, and its reader goroutines grew their stacks deep at start",
+	"github.com/go-json-experiment/json": "encoding/json is the one JSON implementation (it came in with go.lsp.dev/jsonrpc2)",
+}
+
+// TestDaemonDoesNotLink asks `go list -deps` for what cmd/agentd links and fails on each package
+// of a module in notInDaemon.
+func TestDaemonDoesNotLink(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"/cmd/agentd").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 {
+		t.Fatalf("go list -deps found only %d packages", len(deps))
+	}
+	for _, pkg := range deps {
+		for mod, why := range notInDaemon {
+			if pkg == mod || strings.HasPrefix(pkg, mod+"/") {
+				t.Errorf("cmd/agentd links %s: %s", pkg, why)
+			}
+		}
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"io"
 	"testing"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -41,17 +39,15 @@ func BenchmarkSessionUpdateNotify(b *testing.B) {
 	}
 }
 
-// BenchmarkSessionUpdateNotifyReflect is the same notification through jsonrpc2's generic path
-// (encoding/json via the codec), for comparison.
+// BenchmarkSessionUpdateNotifyReflect is the same notification through the generic path
+// (encoding/json), for comparison.
 func BenchmarkSessionUpdateNotifyReflect(b *testing.B) {
-	s := NewStream(nopReader{}, discardCloser{io.Discard}, nil)
-	defer s.Close()
-	conn := jsonrpc2.NewConn(s, jsonrpc2.WithCodec(Codec{}))
+	c := NewConn(nopReader{}, discardCloser{io.Discard}, Options{})
+	defer c.CloseStream()
 	n := benchNotification()
-	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := conn.Notify(ctx, protocol.MethodSessionUpdate, n); err != nil {
+		if err := c.notify(protocol.MethodSessionUpdate, n); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -68,13 +64,12 @@ func TestSessionUpdateFastPathFrame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := jsonrpc2.DecodeMessage(body)
+	n, err := DecodeRequest(body)
 	if err != nil {
 		t.Fatalf("%s: %v", body, err)
 	}
-	n, ok := msg.(*jsonrpc2.Notification)
-	if !ok || n.Method() != protocol.MethodSessionUpdate {
-		t.Fatalf("got %T %s", msg, body)
+	if n == nil || n.IsCall() || n.Method() != protocol.MethodSessionUpdate {
+		t.Fatalf("got %#v %s", n, body)
 	}
 	want := string(protocol.AppendSessionNotification(nil, benchNotification()))
 	if string(n.Params()) != want {

@@ -1,50 +1,44 @@
-// Package jsonrpc is agentd's one JSON-RPC transport, used alike by the daemon (rpc) and by every
-// peer in the tests (editorbridge/fakeeditor, the bridge's and the tools' tests): go.lsp.dev/
-// jsonrpc2's connection over LSP framing with a bounded reader, one payload codec, calls with a
-// deadline that send $/cancelRequest when abandoned, and the ordered writer.
-//
-// The ordered writer is the one place that keeps a request's updates ahead of its answer: every
-// outgoing frame (a notification, a request, an answer) is queued in the order it is handed over
-// and written in that order by one goroutine, so a notification queued before a handler returns
-// is on the wire before the answer, with no waiting and no flushing by the sender. While a write
-// is in progress the frames queued behind it leave together in one write system call.
 package jsonrpc
 
 import (
 	"encoding/json"
-
-	"go.lsp.dev/jsonrpc2"
 )
 
-// Codec is encoding/json for params and results: the wire types are tagged for it (omitempty,
-// case-insensitive matching), which jsonrpc2 v1's default json/v2 codec does not honour. Its
-// output escapes HTML characters exactly as protocol.AppendSessionUpdate does, so every frame
-// agentd writes follows one set of escaping rules. Raw messages pass through untouched.
-type Codec struct{}
-
-func (Codec) Marshal(v any) ([]byte, error) {
+// marshal is encoding/json for params and results: the wire types are tagged for it (omitempty,
+// case-insensitive matching). Its output escapes HTML characters exactly as
+// protocol.AppendSessionUpdate does, so every payload agentd writes follows one set of escaping
+// rules. Raw messages pass through untouched; nil, and a value that encodes as null, give no
+// bytes (no params member; a null result).
+func marshal(v any) ([]byte, error) {
+	var b []byte
 	switch r := v.(type) {
-	case jsonrpc2.RawMessage:
-		if r == nil {
-			return []byte("null"), nil
-		}
-		return r, nil
+	case nil:
+		return nil, nil
 	case json.RawMessage:
-		if r == nil {
-			return []byte("null"), nil
+		b = r
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return nil, err
 		}
-		return r, nil
 	}
-	return json.Marshal(v)
+	if len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	return b, nil
 }
 
-func (Codec) Unmarshal(data []byte, v any) error {
+// unmarshalResult decodes an answer's result into v (nil: discarded). A raw message receives
+// the bytes as they are; any other v is left untouched by an absent or null result.
+func unmarshalResult(data []byte, v any) error {
 	switch r := v.(type) {
-	case *jsonrpc2.RawMessage:
-		*r = append((*r)[:0], data...)
+	case nil:
 		return nil
 	case *json.RawMessage:
-		*r = append((*r)[:0], data...)
+		*r = append(json.RawMessage(nil), data...)
+		return nil
+	}
+	if len(data) == 0 || string(data) == "null" {
 		return nil
 	}
 	return json.Unmarshal(data, v)

@@ -9,8 +9,6 @@ import (
 	"io"
 	"strconv"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentd-dev/agentd/internal/clip"
 )
 
@@ -137,14 +135,14 @@ func truncate(b []byte) string { return clip.String(string(b), 40, "…") }
 // decodeFrame decodes a frame body. A body that is not JSON yields a -32700 answer with a null
 // id (the frame's length was right, so the next frame is still found); JSON that is not a valid
 // message yields a -32600 answer (nil for a broken response, which has nobody to answer).
-func decodeFrame(body []byte) (msg, reply jsonrpc2.Message, err error) {
-	msg, err = jsonrpc2.DecodeMessage(body)
+func decodeFrame(body []byte) (msg, reply *message, err error) {
+	msg, err = decodeMessage(body)
 	if err == nil {
 		return msg, nil, nil
 	}
 	if !json.Valid(body) {
-		perr := jsonrpc2.NewError(jsonrpc2.ParseError, "parse error: the message body is not valid JSON")
-		return nil, jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, perr), errors.New("body is not valid JSON")
+		perr := NewError(ParseError, "parse error: the message body is not valid JSON")
+		return nil, &message{err: perr}, errors.New("body is not valid JSON")
 	}
 	var env struct {
 		JSONRPC *string         `json:"jsonrpc"`
@@ -153,7 +151,7 @@ func decodeFrame(body []byte) (msg, reply jsonrpc2.Message, err error) {
 		Result  json.RawMessage `json:"result"`
 		Error   json.RawMessage `json:"error"`
 	}
-	id := jsonrpc2.ID{}
+	id := ID{}
 	var reason string
 	trimmed := bytes.TrimSpace(body)
 	switch {
@@ -184,22 +182,11 @@ func decodeFrame(body []byte) (msg, reply jsonrpc2.Message, err error) {
 			reason = err.Error()
 		}
 	}
-	rerr := jsonrpc2.NewError(jsonrpc2.InvalidRequest, "invalid request: "+reason)
-	return nil, jsonrpc2.NewResponse(id, nil, rerr), errors.New(reason)
+	return nil, &message{id: id, err: NewError(InvalidRequest, "invalid request: "+reason)}, errors.New(reason)
 }
 
 // ParseID reads a JSON-RPC id (a string or an integer); anything else is the invalid, zero ID.
-func ParseID(raw json.RawMessage) jsonrpc2.ID {
-	if len(raw) == 0 {
-		return jsonrpc2.ID{}
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return jsonrpc2.NewStringID(s)
-	}
-	var n int64
-	if json.Unmarshal(raw, &n) == nil {
-		return jsonrpc2.NewNumberID(n)
-	}
-	return jsonrpc2.ID{}
+func ParseID(raw json.RawMessage) ID {
+	id, _ := decodeID(bytes.TrimSpace(raw))
+	return id
 }

@@ -3,11 +3,10 @@ package jsonrpc
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
-
-	"go.lsp.dev/jsonrpc2"
 )
 
 // FuzzReadFrame feeds arbitrary bytes to the frame reader and the message decoder: they may
@@ -38,10 +37,32 @@ func FuzzReadFrame(f *testing.F) {
 			case err == nil && msg == nil:
 				t.Fatal("no message and no error")
 			case err != nil && reply != nil:
-				if jsonrpc2.AppendMessage(nil, reply) == nil {
+				if !json.Valid(appendResponse(nil, reply.id, nil, reply.err)) {
 					t.Fatal("reply does not encode")
 				}
 			}
+		}
+	})
+}
+
+// FuzzScanAgreesWithValid holds the one-pass scanner to json.Valid: it accepts exactly the
+// bodies that are one valid JSON object, so a body it refuses is answered -32700 and one it
+// accepts decodes.
+func FuzzScanAgreesWithValid(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a":-0.5e+3,"b":[true,false,null,{"c":"\u00e9\n"}]}`, `{"a":01}`, `{"a":1.}`,
+		`{"a":"\x"}`, `{"a":"` + "\x01" + `"}`, `{"a":[1,]}`, `{"a":1,}`, `{"a" 1}`, `{"a":1}x`, `[]`, `"s"`, `{"a":tru}`,
+		`{"a":"\ud800"}`, `{"a":{"b":{"c":[[[]]]}}}`, `{"jsonrpc":"2.0","id":1,"method":"x","params":{"k":"v"}}`, `{"a":1e}`, `{"a":-}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var fl fields
+		got := scanObject(body, &fl)
+		i := skipSpace(body, 0)
+		want := json.Valid(body) && i < len(body) && body[i] == '{'
+		if got != want {
+			t.Fatalf("scanObject(%q) = %v, json.Valid says %v", body, got, want)
 		}
 	})
 }

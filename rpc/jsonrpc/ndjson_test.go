@@ -2,13 +2,10 @@ package jsonrpc
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"strings"
 	"testing"
-
-	"go.lsp.dev/jsonrpc2"
 )
 
 func TestReadLine(t *testing.T) {
@@ -61,19 +58,18 @@ func TestNDJSONStream(t *testing.T) {
 		io.WriteString(cw, "not json\n{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n")
 	}()
 	out := bufio.NewReader(sr)
-	msg, _, err := s.Read(context.Background())
+	msg, err := s.read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, ok := msg.(*jsonrpc2.Notification); !ok || n.Method() != "b" {
+	if n := &msg.req; !msg.isReq || n.IsCall() || n.Method() != "b" {
 		t.Fatalf("read %#v", msg)
 	}
 	line, err := out.ReadString('\n')
 	if err != nil || !strings.Contains(line, `-32700`) || strings.Count(line, "\n") != 1 {
 		t.Fatalf("answer to a line that is not JSON = %q, %v", line, err)
 	}
-	n := jsonrpc2.NewNotification("a", nil)
-	if _, err := s.Write(context.Background(), n); err != nil {
+	if err := s.writeNotification("a", nil); err != nil {
 		t.Fatal(err)
 	}
 	line, err = out.ReadString('\n')

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -41,7 +39,7 @@ func (p *peer) send(body string) {
 	fmt.Fprintf(p.w, "Content-Length: %d\r\n\r\n%s", len(body), body)
 }
 
-func serve(t *testing.T, handler jsonrpc2.Handler) (*Conn, *peer) {
+func serve(t *testing.T, handler Handler) (*Conn, *peer) {
 	a, b := net.Pipe()
 	c := NewConn(a, a, Options{})
 	c.Go(context.Background(), handler)
@@ -54,14 +52,15 @@ func serve(t *testing.T, handler jsonrpc2.Handler) (*Conn, *peer) {
 func TestUpdatesPrecedeTheirAnswer(t *testing.T) {
 	const n = 200
 	var c *Conn
-	c, p := serve(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		jsonrpc2.Async(ctx)
-		for i := range n {
-			c.Notify(ctx, protocol.MethodSessionUpdate, &protocol.SessionNotification{SessionID: "s",
-				Update: protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk,
-					Content: &protocol.ContentBlock{Type: "text", Text: fmt.Sprint(i)}}})
-		}
-		return "done", nil
+	c, p := serve(t, func(ctx context.Context, req *Request) (any, error) {
+		return Later(func() (any, error) {
+			for i := range n {
+				c.Notify(ctx, protocol.MethodSessionUpdate, &protocol.SessionNotification{SessionID: "s",
+					Update: protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk,
+						Content: &protocol.ContentBlock{Type: "text", Text: fmt.Sprint(i)}}})
+			}
+			return "done", nil
+		}), nil
 	})
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"prompt"}`)
 	// Chunks may arrive joined (see coalesceBytes); their text, in order, is all of it.
@@ -92,7 +91,7 @@ func TestUpdatesPrecedeTheirAnswer(t *testing.T) {
 // Work scheduled with AfterAnswer goes out after the answer, however early it was scheduled.
 func TestAfterAnswerFollowsTheAnswer(t *testing.T) {
 	var c *Conn
-	c, p := serve(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	c, p := serve(t, func(ctx context.Context, req *Request) (any, error) {
 		c.AfterAnswer(req.ID(), func() { c.Notify(ctx, "after", nil) })
 		c.Notify(ctx, "before", nil)
 		return "answer", nil
@@ -246,7 +245,7 @@ func TestChunksJoinWhileTheWriterIsBusy(t *testing.T) {
 // A well-framed body that is not JSON is answered -32700 with a null id, and the connection
 // goes on: its length was right, so the next frame is found.
 func TestNotJSONIsAParseErrorAndReadingGoesOn(t *testing.T) {
-	_, p := serve(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) { return "ok", nil })
+	_, p := serve(t, func(ctx context.Context, req *Request) (any, error) { return "ok", nil })
 	p.send(`{oops!}`)
 	m := p.read()
 	var e struct{ Code int }

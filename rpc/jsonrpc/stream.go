@@ -2,17 +2,13 @@ package jsonrpc
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"io"
 	"strconv"
 	"sync"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
 
-	"github.com/agentd-dev/agentd/internal/growstack"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -41,8 +37,8 @@ const (
 // reading; it is well inside the contract's second for exiting.
 const closeDrain = 250 * time.Millisecond
 
-// Stream is agentd's jsonrpc2.Stream over a byte reader and writer with LSP framing. It exists
-// instead of jsonrpc2.NewHeaderStream for three reasons: a frame that is valid JSON but not a
+// Stream is the framing under a Conn: LSP header blocks (or ACP's lines) over a byte reader and
+// writer. It is written for three reasons: a frame that is valid JSON but not a
 // valid JSON-RPC request gets an error answer naming the problem instead of killing the
 // connection, a huge declared Content-Length is not allocated up front, and every outgoing frame
 // goes through the ordered writer (see the package doc), with a reflection-free path for session
@@ -70,8 +66,8 @@ type Stream struct {
 	scratch []byte     // the body being encoded
 	writing bool       // the writer goroutine holds a batch
 	closed  bool
-	err     error                    // the first write error; every later write returns it
-	after   map[jsonrpc2.ID][]func() // work waiting for the answer with that id (AfterAnswer)
+	err     error           // the first write error; every later write returns it
+	after   map[ID][]func() // work waiting for the answer with that id (AfterAnswer)
 
 	// The last frame queued, while it is a text or thought chunk, is kept unencoded so the
 	// chunks behind it can join it (see coalesceBytes).
@@ -103,11 +99,10 @@ func NewStream(r io.ReadCloser, w io.WriteCloser, log *zap.Logger) *Stream {
 	return s
 }
 
-// Read implements jsonrpc2.Stream.
-func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
-	// jsonrpc2 hands the reading on to a new goroutine for each request it dispatches; the
-	// framing, translation and decoding below would grow its stack twice (internal/growstack).
-	growstack.To16K()
+// read returns the next message. A body that is valid JSON but not a usable message is answered
+// (when it can be) and skipped; a framing failure or the end of input ends reading, and is
+// passed to onRead.
+func (s *Stream) read() (*message, error) {
 	for {
 		var body []byte
 		var err error
@@ -120,7 +115,7 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 			if s.onRead != nil {
 				s.onRead(err)
 			}
-			return nil, 0, err
+			return nil, err
 		}
 		s.rbuf = body
 		if s.trace != nil {
@@ -133,52 +128,60 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		}
 		msg, reply, err := decodeFrame(body)
 		if err == nil {
-			return msg, int64(len(body)), nil
-		}
-		if errors.Is(err, ErrMalformedFrame) {
-			if s.onRead != nil {
-				s.onRead(err)
-			}
-			return nil, 0, err
+			return msg, nil
 		}
 		// A JSON value that is not a usable message: answer it when it can be answered, and
 		// read on.
 		s.log.Warn("invalid JSON-RPC message", zap.Error(err))
 		if reply != nil {
-			if _, werr := s.Write(ctx, reply); werr != nil {
-				return nil, 0, werr
+			if werr := s.writeResponse(reply.id, nil, reply.err); werr != nil {
+				return nil, werr
 			}
 		}
 	}
 }
 
-// Write implements jsonrpc2.Stream: msg is queued behind every frame handed over before it.
-// Work waiting for the answer it carries (AfterAnswer) runs once it is queued, outside the
-// lock, so what that work sends follows the answer on the wire.
-func (s *Stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+// writeCall queues a request behind every frame handed over before it.
+func (s *Stream) writeCall(id ID, method string, params []byte) error {
 	s.mu.Lock()
-	n, err := s.enqueueLocked(func(b []byte) []byte { return jsonrpc2.AppendMessage(b, msg) })
+	defer s.mu.Unlock()
+	return s.enqueueLocked(func(b []byte) []byte { return appendCall(b, id, method, params) })
+}
+
+// writeNotification queues a notification behind every frame handed over before it.
+func (s *Stream) writeNotification(method string, params []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.enqueueLocked(func(b []byte) []byte { return appendNotification(b, method, params) })
+}
+
+// writeResponse queues the answer to the peer's request id behind every frame handed over
+// before it. Work waiting for that answer (AfterAnswer) runs once it is queued, outside the
+// lock, so what that work sends follows the answer on the wire.
+func (s *Stream) writeResponse(id ID, result []byte, rerr *WireError) error {
+	s.mu.Lock()
+	err := s.enqueueLocked(func(b []byte) []byte { return appendResponse(b, id, result, rerr) })
 	var after []func()
-	if err == nil && len(s.after) > 0 {
-		after = s.takeAfterLocked()
+	if err == nil && len(s.after) > 0 && id.IsValid() {
+		after = s.after[id]
+		delete(s.after, id)
 	}
 	s.mu.Unlock()
 	for _, fn := range after {
 		fn()
 	}
-	return n, err
+	return err
 }
 
 // WriteSessionUpdate queues one agent/session/update notification without reflection or the
-// jsonrpc2 codec: the envelope and the params are appended straight into the queue. A text or
+// generic encoder: the envelope and the params are appended straight into the queue. A text or
 // thought chunk that follows another of the same session, kind and message still waiting for
 // the writer joins it (see coalesceBytes).
 func (s *Stream) WriteSessionUpdate(n *protocol.SessionNotification) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !coalescible(n) {
-		_, err := s.enqueueLocked(func(b []byte) []byte { return appendUpdate(b, n) })
-		return err
+		return s.enqueueLocked(func(b []byte) []byte { return appendUpdate(b, n) })
 	}
 	text := n.Update.Content.Text
 	if s.tail && s.tailN.SessionID == n.SessionID && s.tailN.Update.SessionUpdate == n.Update.SessionUpdate &&
@@ -278,39 +281,23 @@ func (s *Stream) flushTailLocked() {
 // AfterAnswer runs fn once the answer to the client's request id is queued, so what fn sends
 // follows that answer on the wire (agent/session/new's available_commands_update, the next
 // queued prompt of a session).
-func (s *Stream) AfterAnswer(id jsonrpc2.ID, fn func()) {
+func (s *Stream) AfterAnswer(id ID, fn func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.after == nil {
-		s.after = map[jsonrpc2.ID][]func(){}
+		s.after = map[ID][]func(){}
 	}
 	s.after[id] = append(s.after[id], fn)
 }
 
-// takeAfterLocked returns, and forgets, the work waiting for the frame just queued (in
-// s.scratch) when that frame is an answer. Only frames written while some work waits are looked
-// at.
-func (s *Stream) takeAfterLocked() []func() {
-	v, err := jsonrpc2.ScanMessageView(s.scratch)
-	if err != nil || (v.Kind != jsonrpc2.MessageViewResponseResult && v.Kind != jsonrpc2.MessageViewResponseError) {
-		return nil
-	}
-	id, ok := v.ID.ID()
-	if !ok {
-		return nil
-	}
-	fns := s.after[id]
-	delete(s.after, id)
-	return fns
-}
-
 // enqueueLocked encodes one body with appendBody and queues it as a frame. It waits while the
 // queue is full, and fails once the stream is closed or a write has failed.
-func (s *Stream) enqueueLocked(appendBody func([]byte) []byte) (int64, error) {
+func (s *Stream) enqueueLocked(appendBody func([]byte) []byte) error {
 	if err := s.readyLocked(); err != nil {
-		return 0, err
+		return err
 	}
-	return s.frameLocked(appendBody), nil
+	s.frameLocked(appendBody)
+	return nil
 }
 
 // readyLocked queues the held chunk, waits while the queue is full, and says whether frames may
@@ -325,21 +312,20 @@ func (s *Stream) readyLocked() error {
 		return s.err
 	}
 	if s.closed {
-		return jsonrpc2.ErrClientClosing
+		return ErrClosing
 	}
 	return nil
 }
 
 // frameLocked encodes one body and appends it, framed, to the queue.
-func (s *Stream) frameLocked(appendBody func([]byte) []byte) int64 {
+func (s *Stream) frameLocked(appendBody func([]byte) []byte) {
 	s.scratch = appendBody(s.scratch[:0])
 	body := s.scratch
 	if s.translate != nil {
 		if body = s.translate(false, body); body == nil {
-			return 0
+			return
 		}
 	}
-	start := len(s.queue)
 	if s.ndjson {
 		// encoding/json escapes every control character inside strings, so a body never holds
 		// a raw newline and one line is one message.
@@ -360,7 +346,6 @@ func (s *Stream) frameLocked(appendBody func([]byte) []byte) int64 {
 	if !s.writing {
 		s.cond.Broadcast()
 	}
-	return int64(len(s.queue) - start)
 }
 
 // writeLoop is the writer: it takes everything queued so far and writes it with one Write, so
