@@ -127,12 +127,23 @@ func (c *httpConn) check(what string, resp *http.Response) error {
 	return err
 }
 
+// send POSTs one message. The request ends with ctx (the caller's) or with the connection, so
+// a closed session leaves no request or stream behind.
 func (c *httpConn) send(ctx context.Context, msg []byte, id int64) error {
+	rctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.ctx, cancel)
+	streaming := false
+	defer func() {
+		if !streaming {
+			stop()
+			cancel()
+		}
+	}()
 	what := "sending a message"
 	if id > 0 {
 		what = "sending a request"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url, bytes.NewReader(msg))
 	if err != nil {
 		return err
 	}
@@ -180,7 +191,12 @@ func (c *httpConn) send(ctx context.Context, msg []byte, id int64) error {
 		c.s.deliverError(id, "the server's JSON answer was not the answer to this request")
 		return nil
 	case "text/event-stream":
-		go c.stream(ctx, resp, id)
+		streaming = true
+		go func() {
+			defer cancel()
+			defer stop()
+			c.stream(ctx, resp, id)
+		}()
 		return nil
 	}
 	resp.Body.Close()
@@ -219,14 +235,17 @@ func (c *httpConn) events(body io.Reader, stop func() bool) error {
 	return nil
 }
 
-// initialized opens the standing GET stream, on which the server sends what is not an answer
-// (list_changed among it).
+// initialized puts the negotiated version on every request from now on.
 func (c *httpConn) initialized(version string) {
 	c.mu.Lock()
 	c.version = version
 	c.mu.Unlock()
-	go c.listen()
 }
+
+// ready opens the standing GET stream, on which the server sends what is not an answer
+// (list_changed among it). (The SDK opens it before the initialized notification, and a
+// stream that fails at once fails its Connect; here Connect succeeds and the session ends.)
+func (c *httpConn) ready() { go c.listen() }
 
 // listen keeps the standing stream open, as the SDK's client does: a server that does not offer
 // one (405, another 4xx, or not an event stream, at the first GET) is fine; a stream that ends,

@@ -385,3 +385,23 @@ func TestStandingStream(t *testing.T) {
 		})
 	}
 }
+
+// Close ends a call whose POST the server never answers, and its request: a closed session
+// leaves nothing behind (the server's handler sees its request end, and goleak the client's).
+func TestCloseEndsAHangingPost(t *testing.T) {
+	entered, left := make(chan struct{}), make(chan struct{})
+	f, url := newFake(t, func(w http.ResponseWriter, r *http.Request, msg wire) {
+		close(entered)
+		<-r.Context().Done()
+		close(left)
+	})
+	f.getOK = false
+	s := connectHTTP(t, url, Options{})
+	call := async(func() (*CallToolResult, error) { return s.CallTool(context.Background(), "t", nil) })
+	<-entered
+	s.Close()
+	if _, err := call(); err == nil {
+		t.Error("the call succeeded")
+	}
+	<-left
+}

@@ -49,12 +49,13 @@ type Transport interface {
 }
 
 // conn is a connected transport. send writes one message; a call's answer (id > 0) arrives
-// through the session's receive, as everything else the server sends. initialized says the
-// handshake is done, with the negotiated version. close ends the connection and reaps what it
+// through the session's receive, as everything else the server sends. initialized gives it the
+// negotiated version, ready says the handshake is over. close ends the connection and reaps what it
 // started; it is idempotent.
 type conn interface {
 	send(ctx context.Context, msg []byte, id int64) error
 	initialized(version string)
+	ready()
 	close() error
 }
 
@@ -102,13 +103,13 @@ func Connect(ctx context.Context, t Transport, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("the server answered with protocol version %q, which this client does not speak (it speaks %v)", res.ProtocolVersion, versions)
 	}
 	s.init = &res
-	// As the SDK: the version is on the initialized notification already, and the standing
-	// stream opens with it.
+	// As the SDK: the version is on the initialized notification already.
 	c.initialized(res.ProtocolVersion)
 	if err := s.notify(ctx, "notifications/initialized", struct{}{}); err != nil {
 		s.Close()
 		return nil, err
 	}
+	c.ready()
 	return s, nil
 }
 

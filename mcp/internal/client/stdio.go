@@ -124,6 +124,7 @@ func (c *stdioConn) send(ctx context.Context, msg []byte, _ int64) error {
 }
 
 func (c *stdioConn) initialized(string) {}
+func (c *stdioConn) ready()             {}
 
 // close closes the child's stdin and waits for it to exit, escalating to SIGTERM and SIGKILL.
 func (c *stdioConn) close() error {
