@@ -66,3 +66,29 @@ func FuzzScanAgreesWithValid(f *testing.F) {
 		}
 	})
 }
+
+// An invalid request is answered under the id it carries, and with a null id when it carries
+// null or none (jsonrpc2's ParseID read null as the string id "").
+func TestInvalidRequestAnswerID(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"id":null,"method":"x"}`:     "null",
+		`{"method":"x"}`:               "null",
+		`{"id":7,"method":"x"}`:        "7",
+		`{"id":"a\"b","method":"x"}`:   `"a\"b"`,
+		`{"jsonrpc":"1.0","id":-3}`:    "", // a broken response: not answered
+		`{"jsonrpc":"2.0","id":[1]}`:   "null",
+		`{"jsonrpc":"2.0","method":1}`: "null",
+	} {
+		_, reply, err := decodeFrame([]byte(body))
+		if err == nil {
+			t.Fatalf("%s decoded", body)
+		}
+		got := ""
+		if reply != nil {
+			got = string(reply.id.appendTo(nil))
+		}
+		if got != want {
+			t.Errorf("%s answered with id %q, want %q", body, got, want)
+		}
+	}
+}
