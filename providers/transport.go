@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +23,37 @@ import (
 // about 25 KB): with net/http's 4 KB, the headers went out in one write and the body in a second
 // one through a 32 KB copy buffer allocated and cleared per request (or, over TLS, in 4 KB pieces,
 // a record and a system call each).
-var HTTPTransport http.RoundTripper = newHTTPTransport()
+//
+// It is built at its first request: cloning http.DefaultTransport configures HTTP/2, code the
+// daemon otherwise never runs before its first turn, and doing it at init faulted two 64 KB
+// windows of net/http's code into memory at every start.
+var HTTPTransport http.RoundTripper = lazyTransport{}
+
+// lazyTransport is HTTPTransport: newHTTPTransport's transport, built at the first request.
+type lazyTransport struct{}
+
+var sharedTransport struct {
+	once sync.Once
+	t    atomic.Pointer[http.Transport]
+}
+
+// pinnedTransport is the one transport HTTPTransport carries requests with.
+func pinnedTransport() *http.Transport {
+	sharedTransport.once.Do(func() { sharedTransport.t.Store(newHTTPTransport()) })
+	return sharedTransport.t.Load()
+}
+
+func (lazyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return pinnedTransport().RoundTrip(r)
+}
+
+// CloseIdleConnections closes the idle connections of the transport if it was built
+// (http.Client.CloseIdleConnections finds it by this method).
+func (lazyTransport) CloseIdleConnections() {
+	if t := sharedTransport.t.Load(); t != nil {
+		t.CloseIdleConnections()
+	}
+}
 
 // requestBuffer is the transport's write buffer per connection.
 const requestBuffer = 64 << 10

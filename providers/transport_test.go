@@ -57,7 +57,7 @@ func TestLocalhostNeverGoesThroughAProxy(t *testing.T) {
 	if got, _ := direct(r); got != proxy {
 		t.Errorf("a remote host: proxy %v, want %v", got, proxy)
 	}
-	if HTTPTransport.(*http.Transport).Proxy == nil {
+	if pinnedTransport().Proxy == nil {
 		t.Fatal("HTTPTransport dropped the environment's proxy")
 	}
 }
