@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/agentd-dev/agentd/config"
@@ -25,101 +24,99 @@ const DefaultContextWindow = 128000
 // `capabilities` setting says it once for good.
 var unknownModel = Capabilities{Tools: true, Images: true, Thinking: true, ContextWindow: DefaultContextWindow}
 
-// family is one row of the table: models whose normalized name starts with prefix.
+// family is one row of the table: models whose normalized name starts with prefix. Its fields
+// are constants, not a Capabilities built by a call, so that the compiler lays the table out in
+// the binary instead of the package's init building it at every start.
 type family struct {
-	prefix string
-	caps   Capabilities
+	prefix                  string
+	tools, images, thinking bool
+	window                  int
 }
 
-func caps(tools, images, thinking bool, window int) Capabilities {
-	return Capabilities{Tools: tools, Images: images, Thinking: thinking, ContextWindow: window}
+func (f *family) caps() Capabilities {
+	return Capabilities{Tools: f.tools, Images: f.images, Thinking: f.thinking, ContextWindow: f.window}
 }
 
 // families are the known model families, from the vendors' model pages (and, for open-weight
 // models, what Ollama's library marks as tools / vision / thinking). Names are matched after
 // normalize, by the longest prefix, so a specific row ("gpt4o") wins over its family ("gpt4").
-var families = sortedFamilies([]family{
+var families = [...]family{
 	// Anthropic: every Claude model takes tools and images; extended thinking from 3.7 on.
-	{"claude", caps(true, true, true, 200000)},
-	{"claude3", caps(true, true, false, 200000)},
-	{"claude35", caps(true, true, false, 200000)},
-	{"claude37", caps(true, true, true, 200000)},
-	{"claudeinstant", caps(false, false, false, 100000)},
-	{"claude2", caps(false, false, false, 200000)},
+	{"claude", true, true, true, 200000},
+	{"claude3", true, true, false, 200000},
+	{"claude35", true, true, false, 200000},
+	{"claude37", true, true, true, 200000},
+	{"claudeinstant", false, false, false, 100000},
+	{"claude2", false, false, false, 200000},
 	// OpenAI.
-	{"gpt35", caps(true, false, false, 16385)},
-	{"gpt4", caps(true, false, false, 8192)},
-	{"gpt4turbo", caps(true, true, false, 128000)},
-	{"gpt4o", caps(true, true, false, 128000)},
-	{"gpt41", caps(true, true, false, 1047576)},
-	{"gpt5", caps(true, true, true, 400000)},
-	{"gpt5chat", caps(true, true, false, 128000)},
-	{"gptoss", caps(true, false, true, 131072)},
-	{"o1", caps(true, true, true, 200000)},
-	{"o1mini", caps(false, false, true, 128000)},
-	{"o1preview", caps(false, false, true, 128000)},
-	{"o3", caps(true, true, true, 200000)},
-	{"o3mini", caps(true, false, true, 200000)},
-	{"o4mini", caps(true, true, true, 200000)},
+	{"gpt35", true, false, false, 16385},
+	{"gpt4", true, false, false, 8192},
+	{"gpt4turbo", true, true, false, 128000},
+	{"gpt4o", true, true, false, 128000},
+	{"gpt41", true, true, false, 1047576},
+	{"gpt5", true, true, true, 400000},
+	{"gpt5chat", true, true, false, 128000},
+	{"gptoss", true, false, true, 131072},
+	{"o1", true, true, true, 200000},
+	{"o1mini", false, false, true, 128000},
+	{"o1preview", false, false, true, 128000},
+	{"o3", true, true, true, 200000},
+	{"o3mini", true, false, true, 200000},
+	{"o4mini", true, true, true, 200000},
 	// Google.
-	{"gemini", caps(true, true, false, 1048576)},
-	{"gemini15pro", caps(true, true, false, 2097152)},
-	{"gemini25", caps(true, true, true, 1048576)},
-	{"gemini3", caps(true, true, true, 1048576)},
-	{"gemma", caps(false, false, false, 8192)},
-	{"gemma3", caps(false, true, false, 131072)},
+	{"gemini", true, true, false, 1048576},
+	{"gemini15pro", true, true, false, 2097152},
+	{"gemini25", true, true, true, 1048576},
+	{"gemini3", true, true, true, 1048576},
+	{"gemma", false, false, false, 8192},
+	{"gemma3", false, true, false, 131072},
 	// Alibaba's Qwen.
-	{"qwen", caps(true, false, false, 32768)},
-	{"qwen2", caps(true, false, false, 32768)},
-	{"qwen25", caps(true, false, false, 32768)},
-	{"qwen25coder", caps(true, false, false, 32768)},
-	{"qwen25vl", caps(true, true, false, 128000)},
-	{"qwen2vl", caps(false, true, false, 32768)},
-	{"qwenvl", caps(false, true, false, 32768)},
-	{"qwen3", caps(true, false, true, 40960)},
-	{"qwen3coder", caps(true, false, false, 262144)},
-	{"qwen3vl", caps(true, true, true, 262144)},
-	{"qwq", caps(true, false, true, 40960)},
+	{"qwen", true, false, false, 32768},
+	{"qwen2", true, false, false, 32768},
+	{"qwen25", true, false, false, 32768},
+	{"qwen25coder", true, false, false, 32768},
+	{"qwen25vl", true, true, false, 128000},
+	{"qwen2vl", false, true, false, 32768},
+	{"qwenvl", false, true, false, 32768},
+	{"qwen3", true, false, true, 40960},
+	{"qwen3coder", true, false, false, 262144},
+	{"qwen3vl", true, true, true, 262144},
+	{"qwq", true, false, true, 40960},
 	// Meta's Llama: 3.0 has no tool calling; 3.1 and later do, with 128K windows.
-	{"llama2", caps(false, false, false, 4096)},
-	{"llama3", caps(false, false, false, 8192)},
-	{"llama31", caps(true, false, false, 131072)},
-	{"llama32", caps(true, false, false, 131072)},
-	{"llama32vision", caps(false, true, false, 131072)},
-	{"llama33", caps(true, false, false, 131072)},
-	{"llama4", caps(true, true, false, 1048576)},
-	{"codellama", caps(false, false, false, 16384)},
+	{"llama2", false, false, false, 4096},
+	{"llama3", false, false, false, 8192},
+	{"llama31", true, false, false, 131072},
+	{"llama32", true, false, false, 131072},
+	{"llama32vision", false, true, false, 131072},
+	{"llama33", true, false, false, 131072},
+	{"llama4", true, true, false, 1048576},
+	{"codellama", false, false, false, 16384},
 	// DeepSeek: the coder models have no tool calling; R1 reasons without tools.
-	{"deepseekcoder", caps(false, false, false, 16384)},
-	{"deepseekcoderv2", caps(false, false, false, 163840)},
-	{"deepseekchat", caps(true, false, false, 131072)},
-	{"deepseekv3", caps(true, false, false, 131072)},
-	{"deepseekreasoner", caps(true, false, true, 131072)},
-	{"deepseekr1", caps(false, false, true, 131072)},
+	{"deepseekcoder", false, false, false, 16384},
+	{"deepseekcoderv2", false, false, false, 163840},
+	{"deepseekchat", true, false, false, 131072},
+	{"deepseekv3", true, false, false, 131072},
+	{"deepseekreasoner", true, false, true, 131072},
+	{"deepseekr1", false, false, true, 131072},
 	// Mistral.
-	{"mistral", caps(true, false, false, 32768)},
-	{"mistrallarge", caps(true, false, false, 131072)},
-	{"mistralsmall", caps(true, true, false, 131072)},
-	{"mistralnemo", caps(true, false, false, 131072)},
-	{"mixtral", caps(true, false, false, 32768)},
-	{"codestral", caps(true, false, false, 262144)},
-	{"devstral", caps(true, false, false, 131072)},
-	{"pixtral", caps(true, true, false, 131072)},
-	{"magistral", caps(true, false, true, 40960)},
+	{"mistral", true, false, false, 32768},
+	{"mistrallarge", true, false, false, 131072},
+	{"mistralsmall", true, true, false, 131072},
+	{"mistralnemo", true, false, false, 131072},
+	{"mixtral", true, false, false, 32768},
+	{"codestral", true, false, false, 262144},
+	{"devstral", true, false, false, 131072},
+	{"pixtral", true, true, false, 131072},
+	{"magistral", true, false, true, 40960},
 	// Others commonly run locally.
-	{"phi3", caps(false, false, false, 131072)},
-	{"phi4", caps(false, false, false, 16384)},
-	{"phi4mini", caps(true, false, false, 131072)},
-	{"starcoder", caps(false, false, false, 16384)},
-	{"granite3", caps(true, false, false, 131072)},
-	{"llava", caps(false, true, false, 4096)},
-	{"bakllava", caps(false, true, false, 4096)},
-	{"moondream", caps(false, true, false, 2048)},
-})
-
-func sortedFamilies(fs []family) []family {
-	sort.Slice(fs, func(i, j int) bool { return len(fs[i].prefix) > len(fs[j].prefix) })
-	return fs
+	{"phi3", false, false, false, 131072},
+	{"phi4", false, false, false, 16384},
+	{"phi4mini", true, false, false, 131072},
+	{"starcoder", false, false, false, 16384},
+	{"granite3", true, false, false, 131072},
+	{"llava", false, true, false, 4096},
+	{"bakllava", false, true, false, 4096},
+	{"moondream", false, true, false, 2048},
 }
 
 // normalize reduces a model name to what the table matches: lower case, without a vendor or
@@ -149,12 +146,16 @@ func ModelCapabilities(model string) (Capabilities, bool) {
 	if n == "" {
 		return unknownModel, false
 	}
-	for _, f := range families {
-		if strings.HasPrefix(n, f.prefix) {
-			return f.caps, true
+	var best *family
+	for i := range families {
+		if f := &families[i]; strings.HasPrefix(n, f.prefix) && (best == nil || len(f.prefix) > len(best.prefix)) {
+			best = f
 		}
 	}
-	return unknownModel, false
+	if best == nil {
+		return unknownModel, false
+	}
+	return best.caps(), true
 }
 
 // CapabilitiesOf is what the provider's model can do under its settings: the table's row for the

@@ -56,3 +56,19 @@ func TestCapabilitiesOfSettings(t *testing.T) {
 		t.Fatalf("override not applied: %+v", c)
 	}
 }
+
+func caps(tools, images, thinking bool, window int) Capabilities {
+	return Capabilities{Tools: tools, Images: images, Thinking: thinking, ContextWindow: window}
+}
+
+// TestFamiliesUnique holds the table to one row per prefix: the longest matching prefix is then
+// one row, whatever the table's order.
+func TestFamiliesUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range families {
+		if seen[f.prefix] {
+			t.Errorf("two rows for %q", f.prefix)
+		}
+		seen[f.prefix] = true
+	}
+}

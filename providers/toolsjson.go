@@ -77,9 +77,17 @@ func MarshalWithTools[T any](c *ToolsJSON, specs []ToolSpec, body any, slot *[]T
 // tool input, which Anthropic's dialect sends as it came) could otherwise hold the placeholder's
 // very encoding ahead of the tools and take their place, so the marker ends in a nonce drawn at
 // first use that nothing outside this process knows.
-var ToolsMarker = sync.OnceValue(func() string {
-	return "\x00agentd:tools:" + rand.Text()
-})
+func ToolsMarker() string {
+	toolsMarker.once.Do(func() { toolsMarker.name = "\x00agentd:tools:" + rand.Text() })
+	return toolsMarker.name
+}
+
+// toolsMarker holds ToolsMarker's name. A sync.Once in a zero variable costs the package's init
+// nothing; a package-level sync.OnceValue is a call at every start.
+var toolsMarker struct {
+	once sync.Once
+	name string
+}
 
 // SpliceJSON returns body with placeholder replaced by value. The placeholder is the encoding of a
 // value that holds quotes outside any string (an array of one object), so it cannot occur inside
