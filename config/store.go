@@ -113,6 +113,9 @@ func defaultsLayer() map[string]any {
 	for _, s := range settings {
 		if s.def != nil && !strings.Contains(s.path, ".") {
 			m[s.path] = s.def
+			if object, ok := s.def.(func() map[string]any); ok {
+				m[s.path] = object()
+			}
 		}
 	}
 	return m

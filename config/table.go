@@ -36,7 +36,9 @@ type setting struct {
 	// path is the dotted key; "*" stands for any map key (a provider id).
 	path  string
 	class Class
-	// def is the built-in default as encoding/json decodes it (nil: none).
+	// def is the built-in default as encoding/json decodes it (nil: none). An object default is
+	// a func() map[string]any that builds it: the table is then laid out by the compiler, not
+	// built by the package's init at every start, and each store gets maps of its own.
 	def any
 	// stricter reports, for a Tighten key, whether value v from the project only tightens what
 	// the user's layers (trusted) say.
@@ -63,7 +65,7 @@ func builtinProviders() map[string]any {
 // TestEverySettingHasATrustClass fails when a field of Settings has no row here.
 var settings = []setting{
 	{path: "provider", class: Describe, def: "anthropic", check: checkProvider},
-	{path: "providers", class: Describe, def: builtinProviders(), object: true},
+	{path: "providers", class: Describe, def: builtinProviders, object: true},
 	{path: "providers.*", class: Describe, object: true},
 	{path: "providers.*.apiType", class: UserOnly, check: func(s Settings, id string) error {
 		if s.Providers[id].APIType == "" {
@@ -123,11 +125,11 @@ var settings = []setting{
 		}},
 	{path: "maxIterations", class: Tighten, def: float64(24),
 		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.MaxIterations) },
-		check:    positive("maxIterations", func(s Settings) int { return s.MaxIterations })},
+		check:    func(s Settings, _ string) error { return positive("maxIterations", s.MaxIterations) }},
 	{path: "maxTokens", class: Tighten, def: float64(8192),
 		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.MaxTokens) },
-		check:    positive("maxTokens", func(s Settings) int { return s.MaxTokens })},
-	{path: "thinking", class: Describe, def: map[string]any{"enabled": true, "budgetTokens": nil}, object: true},
+		check:    func(s Settings, _ string) error { return positive("maxTokens", s.MaxTokens) }},
+	{path: "thinking", class: Describe, def: func() map[string]any { return map[string]any{"enabled": true, "budgetTokens": nil} }, object: true},
 	{path: "thinking.enabled", class: Describe},
 	{path: "thinking.budgetTokens", class: Describe, check: func(s Settings, _ string) error {
 		if s.Thinking.BudgetTokens != nil && *s.Thinking.BudgetTokens < 0 {
@@ -150,9 +152,9 @@ var settings = []setting{
 		stricter: func(v any, _ Settings) bool { return v == false }},
 	// The web tools send what the model writes (a URL, a query) off the machine: only the user
 	// turns them on; a project may turn them off.
-	{path: "web", class: Describe, def: map[string]any{"enabled": false}, object: true},
+	{path: "web", class: Describe, def: func() map[string]any { return map[string]any{"enabled": false} }, object: true},
 	{path: "web.enabled", class: Tighten, stricter: func(v any, _ Settings) bool { return v == false }},
-	{path: "webSearch", class: UserOnly, def: map[string]any{}, object: true},
+	{path: "webSearch", class: UserOnly, def: func() map[string]any { return map[string]any{} }, object: true},
 	{path: "webSearch.provider", class: UserOnly, check: func(s Settings, _ string) error {
 		if p := s.WebSearch.Provider; p != "" {
 			if _, ok := s.Providers[p]; !ok {
@@ -208,13 +210,12 @@ func providerIDs(s Settings) []string {
 	return ids
 }
 
-func positive(key string, get func(Settings) int) func(Settings, string) error {
-	return func(s Settings, _ string) error {
-		if get(s) <= 0 {
-			return &KeyError{Key: key, Msg: "must be positive"}
-		}
-		return nil
+// positive is the check of a key whose value v must be positive.
+func positive(key string, v int) error {
+	if v <= 0 {
+		return &KeyError{Key: key, Msg: "must be positive"}
 	}
+	return nil
 }
 
 // number reads a JSON number as decoded with UseNumber or not; NaN-like garbage counts as huge,
@@ -231,14 +232,23 @@ func number(v any) float64 {
 	return 1e308
 }
 
-// rowParts is each row's path split at its dots, worked out once.
-var rowParts = sync.OnceValue(func() [][]string {
-	out := make([][]string, len(settings))
-	for i, s := range settings {
-		out[i] = strings.Split(s.path, ".")
-	}
-	return out
-})
+// rowParts is each row's path split at its dots, worked out once, at first use.
+func rowParts() [][]string {
+	splitRows.once.Do(func() {
+		splitRows.parts = make([][]string, len(settings))
+		for i, s := range settings {
+			splitRows.parts[i] = strings.Split(s.path, ".")
+		}
+	})
+	return splitRows.parts
+}
+
+// splitRows holds rowParts' result: a sync.Once in a zero variable costs the package's init
+// nothing, where a package-level sync.OnceValue is a call at every start.
+var splitRows struct {
+	once  sync.Once
+	parts [][]string
+}
 
 // lookup returns the row for the dotted path of keys (provider ids match "*").
 func lookup(keys []string) (setting, bool) {
