@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	_ "github.com/agentd-dev/agentd/cmd/agentd/internal/early" // one P, before the heavier package inits
+	_ "github.com/agentd-dev/agentd/cmd/agentd/internal/stack" // a 32 KB stack for the package inits, before them
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"

@@ -218,6 +218,27 @@ func TestOnePBeforeHeavyInits(t *testing.T) {
 	}
 }
 
+// TestStackGrownFirst holds cmd/agentd/internal/stack's init (the main goroutine's stack grown to
+// 32 KB) ahead of every init that goes deep enough to grow a small stack: internal/godebug's
+// (its settings map), net/netip's (unique handles) and the heavier ones after them. Each growth
+// it saves copied the stack and looked up every frame's stack maps in the binary's pclntab.
+func TestStackGrownFirst(t *testing.T) {
+	inits := traceInits(t)
+	at := map[string]int{}
+	for i, c := range inits {
+		at[c.pkg] = i
+	}
+	stack, ok := at["github.com/agentd-dev/agentd/cmd/agentd/internal/stack"]
+	if !ok {
+		t.Fatal("cmd/agentd/internal/stack's init does not run: the package inits run on the runtime's smallest stack")
+	}
+	for _, deep := range []string{"internal/godebug", "net/netip", "encoding/json", "reflect"} {
+		if i, ok := at[deep]; ok && i < stack {
+			t.Errorf("%s's init (#%d) runs before the stack is grown (#%d)", deep, i, stack)
+		}
+	}
+}
+
 type initCost struct {
 	pkg           string
 	bytes, allocs int

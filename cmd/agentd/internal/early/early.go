@@ -19,7 +19,6 @@ import (
 	"os"
 
 	"github.com/agentd-dev/agentd/internal/cpus"
-	"github.com/agentd-dev/agentd/internal/growstack"
 )
 
 func init() {
@@ -27,10 +26,7 @@ func init() {
 		return // tests keep the runtime's setting: cmd/agentd's tests call run in-process
 	}
 	cpus.Default()
-	// The package inits that follow run on this goroutine and go deep (encoding/gob's type
-	// building, godebug, jsonschema-go): grown here, where the stack is a few frames, they do
-	// not grow it again (internal/growstack says what each growth costs).
-	growstack.To32K()
+	// The package inits run on a stack grown to 32 KB before them: cmd/agentd/internal/stack.
 }
 
 // testBinary says whether the program is a test binary `go test` built (pkg.test).
