@@ -36,26 +36,6 @@ const (
 	kInputJSONDelta
 )
 
-var kinds = map[string]kind{
-	"message_start":       kMessageStart,
-	"message_delta":       kMessageDelta,
-	"message_stop":        kMessageStop,
-	"content_block_start": kBlockStart,
-	"content_block_delta": kBlockDelta,
-	"content_block_stop":  kBlockStop,
-	"ping":                kPing,
-	"error":               kError,
-	"text":                kText,
-	"thinking":            kThinking,
-	"redacted_thinking":   kRedactedThinking,
-	"tool_use":            kToolUse,
-	"server_tool_use":     kServerToolUse,
-	"text_delta":          kTextDelta,
-	"thinking_delta":      kThinkingDelta,
-	"signature_delta":     kSignatureDelta,
-	"input_json_delta":    kInputJSONDelta,
-}
-
 func (k *kind) UnmarshalJSON(b []byte) error {
 	if len(b) >= 2 && b[0] == '"' {
 		*k = kindOf(b[1 : len(b)-1])
@@ -65,8 +45,47 @@ func (k *kind) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// kindOf looks a raw type name up; the map lookup does not allocate.
-func kindOf(b []byte) kind { return kinds[string(b)] }
+// kindOf looks a raw type name up; a switch on string(b) does not allocate, and unlike a map
+// literal it costs the package's init nothing.
+func kindOf(b []byte) kind {
+	switch string(b) {
+	case "message_start":
+		return kMessageStart
+	case "message_delta":
+		return kMessageDelta
+	case "message_stop":
+		return kMessageStop
+	case "content_block_start":
+		return kBlockStart
+	case "content_block_delta":
+		return kBlockDelta
+	case "content_block_stop":
+		return kBlockStop
+	case "ping":
+		return kPing
+	case "error":
+		return kError
+	case "text":
+		return kText
+	case "thinking":
+		return kThinking
+	case "redacted_thinking":
+		return kRedactedThinking
+	case "tool_use":
+		return kToolUse
+	case "server_tool_use":
+		return kServerToolUse
+	case "text_delta":
+		return kTextDelta
+	case "thinking_delta":
+		return kThinkingDelta
+	case "signature_delta":
+		return kSignatureDelta
+	case "input_json_delta":
+		return kInputJSONDelta
+	}
+	return kOther
+}
 
 type wireUsage struct {
 	InputTokens              *int `json:"input_tokens"`

@@ -392,10 +392,10 @@ func (t *Transport) doer() Doer {
 	if t.Doer != nil {
 		return t.Doer
 	}
-	return defaultClient
+	// A client holds no connections (the shared transport does): made here, it costs the
+	// package's init nothing.
+	return &http.Client{Transport: providers.HTTPTransport}
 }
-
-var defaultClient = &http.Client{Transport: providers.HTTPTransport}
 
 // send performs one exchange. It waits for the server to start answering (see awaitFirstByte)
 // and returns a 2xx response with its body buffered in the returned reader and watched for

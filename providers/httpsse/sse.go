@@ -91,13 +91,15 @@ func (p *eventReader) next() (Event, bool) {
 	}
 }
 
-var bom = []byte("\xEF\xBB\xBF")
+// bom is the UTF-8 byte order mark: an array, which the compiler lays out (a []byte conversion
+// at package level is made by the init).
+var bom = [...]byte{0xEF, 0xBB, 0xBF}
 
 // field applies one non-blank line to the event being read.
 func (p *eventReader) field(line []byte) {
 	if !p.started {
 		p.started = true
-		if line = bytes.TrimPrefix(line, bom); len(line) == 0 {
+		if line = bytes.TrimPrefix(line, bom[:]); len(line) == 0 {
 			return // a blank line; nothing is pending before the first field
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -69,13 +70,17 @@ type Provider struct {
 	tools providers.ToolsJSON
 }
 
-// sharedClient keeps connections alive across turns and refuses cross-origin redirects, so a key
-// never follows a redirect to another origin.
-var sharedClient = &http.Client{Transport: providers.HTTPTransport, CheckRedirect: providers.CheckRedirect}
+// newClient is a provider's HTTP client: it refuses cross-origin redirects, so a key never follows
+// a redirect to another origin. Connections are kept alive across turns and providers by the
+// one transport they share (providers.HTTPTransport); a client per provider, made when it is,
+// spares the package's init building one at every start.
+func newClient() *http.Client {
+	return &http.Client{Transport: providers.HTTPTransport, CheckRedirect: providers.CheckRedirect}
+}
 
 // New is the registry Factory for apiType "openai".
 func New(cfg providers.Config) (providers.Provider, error) {
-	return NewWithTransport(cfg, &httpsse.Transport{Doer: sharedClient})
+	return NewWithTransport(cfg, &httpsse.Transport{Doer: newClient()})
 }
 
 // NewWithTransport is New with a given transport (tests pass one that records its sleeps).
@@ -98,7 +103,7 @@ func newProvider(cfg providers.Config, tr *httpsse.Transport) (*Provider, error)
 		return nil, err
 	}
 	if tr == nil {
-		tr = &httpsse.Transport{Doer: sharedClient}
+		tr = &httpsse.Transport{Doer: newClient()}
 	}
 	tr = httpsse.Configured(tr, cfg)
 	p := &Provider{cfg: cfg, base: base, ep: ep, tr: tr, official: ep.Origin == providers.Origin(DefaultBaseURL)}
@@ -346,13 +351,13 @@ func refusedParam(e *providers.Error, body *chatRequest) string {
 	}
 	if e.Param != "" {
 		// The server named the parameter; trust it over words in the message.
-		if droppable[e.Param] && sent(body, e.Param) {
+		if slices.Contains(droppable, e.Param) && sent(body, e.Param) {
 			return e.Param
 		}
 		return ""
 	}
 	msg := strings.ToLower(e.Detail + " " + e.Message)
-	for name := range droppable {
+	for _, name := range droppable {
 		if !sent(body, name) {
 			continue
 		}
@@ -367,7 +372,7 @@ func refusedParam(e *providers.Error, body *chatRequest) string {
 		!strings.Contains(msg, "not permitted") && !strings.Contains(msg, "extra") {
 		return ""
 	}
-	for name := range droppable {
+	for _, name := range droppable {
 		if sent(body, name) && containsWord(msg, name) {
 			return name
 		}

@@ -467,7 +467,7 @@ func TestRedirectToAnotherOriginNeverCarriesTheKey(t *testing.T) {
 		http.Redirect(w, r, other.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
 	})
 	p, err := newProvider(providers.Config{Model: "m", APIKey: "sk-secret", BaseURL: srv.URL + "/v1"},
-		&httpsse.Transport{Doer: sharedClient, Sleep: (&providertest.Sleeps{}).Sleep})
+		&httpsse.Transport{Doer: newClient(), Sleep: (&providertest.Sleeps{}).Sleep})
 	if err != nil {
 		t.Fatal(err)
 	}

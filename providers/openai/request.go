@@ -183,10 +183,11 @@ func applyDrops(body *chatRequest, drop map[string]bool) {
 	}
 }
 
-// droppable lists the parameters agentd may send and can do without.
-var droppable = map[string]bool{
-	"max_tokens": true, "max_completion_tokens": true, "temperature": true,
-	"stream_options": true, "reasoning_effort": true, "reasoning": true, "reasoning_content": true,
+// droppable lists the parameters agentd may send and can do without: a slice, which the
+// compiler lays out (a map literal is built by the package's init at every start).
+var droppable = []string{
+	"max_tokens", "max_completion_tokens", "temperature",
+	"stream_options", "reasoning_effort", "reasoning", "reasoning_content",
 }
 
 // sent reports whether body carries the parameter name.
