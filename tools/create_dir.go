@@ -20,7 +20,7 @@ func (in createDirIn) title() string {
 }
 
 // CreateDir is the create_dir tool.
-var CreateDir = New(Spec{Name: "create_dir", Effect: EffectWrite, Kind: "edit", Title: "Create directory"}, createDir)
+var CreateDir Tool = &typed[createDirIn]{spec: Spec{Name: "create_dir", Effect: EffectWrite, Kind: "edit", Title: "Create directory"}, run: createDir}
 
 func createDir(ctx context.Context, env *Env, in createDirIn) Result {
 	abs, bad := resolve(env, "path", in.Path, true)

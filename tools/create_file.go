@@ -24,7 +24,7 @@ func (in createFileIn) title() string {
 }
 
 // CreateFile is the create_file tool.
-var CreateFile = New(Spec{Name: "create_file", Effect: EffectWrite, Kind: "edit", Title: "Create file"}, createFile)
+var CreateFile Tool = &typed[createFileIn]{spec: Spec{Name: "create_file", Effect: EffectWrite, Kind: "edit", Title: "Create file"}, run: createFile}
 
 func createFile(ctx context.Context, env *Env, in createFileIn) Result {
 	abs, bad := resolve(env, "path", in.Path, true)

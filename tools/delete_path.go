@@ -21,7 +21,7 @@ func (in deletePathIn) title() string {
 }
 
 // DeletePath is the delete_path tool.
-var DeletePath = New(Spec{Name: "delete_path", Effect: EffectWrite, Kind: "delete", Title: "Delete"}, deletePath)
+var DeletePath Tool = &typed[deletePathIn]{spec: Spec{Name: "delete_path", Effect: EffectWrite, Kind: "delete", Title: "Delete"}, run: deletePath}
 
 func deletePath(ctx context.Context, env *Env, in deletePathIn) Result {
 	abs, bad := resolveEntry(env, "path", in.Path)

@@ -27,7 +27,7 @@ func (in editFileIn) title() string {
 }
 
 // EditFile is the edit_file tool.
-var EditFile = New(Spec{Name: "edit_file", Effect: EffectWrite, Kind: "edit", Title: "Edit file"}, editFile)
+var EditFile Tool = &typed[editFileIn]{spec: Spec{Name: "edit_file", Effect: EffectWrite, Kind: "edit", Title: "Edit file"}, run: editFile}
 
 func editFile(ctx context.Context, env *Env, in editFileIn) Result {
 	abs, bad := resolve(env, "path", in.Path, true)
@@ -60,7 +60,7 @@ func editFile(ctx context.Context, env *Env, in editFileIn) Result {
 		}
 		if n == 0 {
 			hint := closestLines(text, e.OldText)
-			if lineNumbered().MatchString(e.OldText) {
+			if lineNumbered.get().MatchString(e.OldText) {
 				hint = "old_text seems to start with read_file's line-number prefix (a number and a tab); leave the prefixes out. " + hint
 			}
 			return Errorf("field %s.old_text was not found in %s%s; nothing was changed. %s", field, name, afterEarlier(i), hint)
@@ -98,7 +98,7 @@ func editFile(ctx context.Context, env *Env, in editFileIn) Result {
 	return afterEdit(ctx, env, abs, Result{Output: msg, Diffs: []Diff{diff}, Locations: []Location{{Path: abs, Line: max(firstLine, 1)}}})
 }
 
-var lineNumbered = lazyRegexp(`^\s*[0-9]+\t`)
+var lineNumbered = lazyRegexp{expr: `^\s*[0-9]+\t`}
 
 func afterEarlier(i int) string {
 	if i == 0 {

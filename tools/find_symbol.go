@@ -38,7 +38,7 @@ func (in findSymbolIn) title() string {
 }
 
 // FindSymbol is the find_symbol tool.
-var FindSymbol = New(Spec{Name: "find_symbol", Effect: EffectRead, Kind: "search", Title: "Find symbol"}, findSymbol)
+var FindSymbol Tool = &typed[findSymbolIn]{spec: Spec{Name: "find_symbol", Effect: EffectRead, Kind: "search", Title: "Find symbol"}, run: findSymbol}
 
 func findSymbol(ctx context.Context, env *Env, in findSymbolIn) Result {
 	q := strings.TrimSpace(in.Query)
@@ -215,18 +215,30 @@ func scanSymbols(ctx context.Context, env *Env, q, scope string) ([]workspace.Sy
 // same RSS (bench/e2e), and a query that common is answered by its first results anyway.
 const ctagsMaxFiles = 1000
 
-var ctagsOnce = sync.OnceValue(func() string {
-	p, err := exec.LookPath("ctags")
-	if err != nil {
-		return ""
-	}
-	// --list-features exists only in universal-ctags (Exuberant ctags fails on it), so one probe
-	// tells both that and whether JSON output is built in; each ctags start counts (bench/e2e).
-	if out, err := exec.Command(p, "--options=NONE", "--list-features").Output(); err != nil || !bytes.Contains(out, []byte("json")) {
-		return ""
-	}
-	return p
-})
+// ctagsOnce finds universal-ctags with JSON output once, at first use.
+func ctagsOnce() string {
+	ctags.once.Do(func() {
+		p, err := exec.LookPath("ctags")
+		if err != nil {
+			return
+		}
+		// --list-features exists only in universal-ctags (Exuberant ctags fails on it), so one
+		// probe tells both that and whether JSON output is built in; each ctags start counts
+		// (bench/e2e).
+		if out, err := exec.Command(p, "--options=NONE", "--list-features").Output(); err != nil || !bytes.Contains(out, []byte("json")) {
+			return
+		}
+		ctags.path = p
+	})
+	return ctags.path
+}
+
+// ctags holds ctagsOnce's answer: a zero sync.Once costs the package's init nothing, where a
+// package-level sync.OnceValue is a call at every start.
+var ctags struct {
+	once sync.Once
+	path string
+}
 
 // ctagsPath is universal-ctags with JSON output, or "".
 var ctagsPath = ctagsOnce
@@ -365,106 +377,134 @@ type defPattern struct {
 }
 
 // defs compiles a kind's patterns when called (by lazyDefs).
-func defs(kind string, exprs ...string) func() []defPattern {
-	return func() []defPattern {
-		var out []defPattern
-		for _, e := range exprs {
-			out = append(out, defPattern{regexp.MustCompile(e), kind})
-		}
-		return out
-	}
+// defSpec is the patterns of one kind of definition.
+type defSpec struct {
+	kind  string
+	exprs []string
 }
 
-// lazyDefs joins a language's patterns when its first file is scanned: compiling all ~45 at
-// package init cost agentd's start-up more than any other init.
-func lazyDefs(lists ...func() []defPattern) func() []defPattern {
-	return sync.OnceValue(func() []defPattern {
-		var out []defPattern
-		for _, l := range lists {
-			out = append(out, l()...)
+// language is one language's definition patterns, compiled when its first file is scanned:
+// compiling all ~45 at package init cost agentd's start-up more than any other init. A
+// package-level language is a composite literal the compiler lays out (strings beside a zero
+// sync.Once), so the table costs the init nothing either.
+type language struct {
+	defs []defSpec
+	once sync.Once
+	pats []defPattern
+}
+
+// patterns are the language's compiled patterns.
+func (l *language) patterns() []defPattern {
+	l.once.Do(func() {
+		for _, d := range l.defs {
+			for _, e := range d.exprs {
+				l.pats = append(l.pats, defPattern{regexp.MustCompile(e), d.kind})
+			}
 		}
-		return out
 	})
+	return l.pats
 }
 
 var (
-	goDefs = lazyDefs(
-		defs("method", `^func\s+\(\s*\w*\s*\*?\s*(?P<container>\w+)[^)]*\)\s*(?P<name>\w+)`),
-		defs("function", `^func\s+(?P<name>\w+)`),
-		defs("type", `^type\s+(?P<name>\w+)`, `^\t(?P<name>[A-Za-z_]\w*)\s+(?:struct|interface)\b`),
-		defs("variable", `^var\s+(?P<name>\w+)`),
-		defs("constant", `^const\s+(?P<name>\w+)`),
-	)
-	pyDefs = lazyDefs(
-		defs("function", `^\s*(?:async\s+)?def\s+(?P<name>\w+)`),
-		defs("class", `^\s*class\s+(?P<name>\w+)`),
-		defs("variable", `^(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=[^=]`),
-	)
-	jsDefs = lazyDefs(
-		defs("function", `^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)`),
-		defs("class", `^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)`),
-		defs("interface", `^\s*(?:export\s+)?(?:declare\s+)?interface\s+(?P<name>[\w$]+)`),
-		defs("type", `^\s*(?:export\s+)?(?:declare\s+)?type\s+(?P<name>[\w$]+)\s*(?:<[^=]*>)?\s*=`),
-		defs("enum", `^\s*(?:export\s+)?(?:const\s+)?enum\s+(?P<name>[\w$]+)`),
-		defs("constant", `^\s*(?:export\s+)?const\s+(?P<name>[\w$]+)\s*(?::[^=]+)?=`),
-		defs("variable", `^\s*(?:export\s+)?(?:let|var)\s+(?P<name>[\w$]+)`),
-		defs("method", `^\s+(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*(?P<name>[\w$]+)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`),
-	)
-	rustDefs = lazyDefs(
-		defs("function", `^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+(?P<name>\w+)`),
-		defs("struct", `^\s*(?:pub(?:\([^)]*\))?\s+)?struct\s+(?P<name>\w+)`),
-		defs("enum", `^\s*(?:pub(?:\([^)]*\))?\s+)?enum\s+(?P<name>\w+)`),
-		defs("trait", `^\s*(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?trait\s+(?P<name>\w+)`),
-		defs("type", `^\s*(?:pub(?:\([^)]*\))?\s+)?type\s+(?P<name>\w+)`),
-		defs("module", `^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(?P<name>\w+)`),
-		defs("constant", `^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(?:mut\s+)?(?P<name>\w+)`),
-		defs("macro", `^\s*macro_rules!\s*(?P<name>\w+)`),
-	)
-	jvmDefs = lazyDefs(
-		defs("class", `^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial|inner)\s+)*(?:class|record|object)\s+(?P<name>\w+)`),
-		defs("interface", `^\s*(?:(?:public|private|protected|internal|static|sealed|partial)\s+)*interface\s+(?P<name>\w+)`),
-		defs("enum", `^\s*(?:(?:public|private|protected|internal|static)\s+)*enum\s+(?:class\s+)?(?P<name>\w+)`),
-		defs("function", `^\s*(?:(?:public|private|protected|internal|override|suspend|inline|open)\s+)*fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)`),
-		defs("method", `^\s*(?:(?:public|private|protected|internal|static|final|abstract|synchronized|virtual|override|async|native)\s+)+[\w<>\[\],.?\s]+?\s+(?P<name>\w+)\s*\(`),
-	)
-	cDefs = lazyDefs(
-		defs("macro", `^\s*#\s*define\s+(?P<name>\w+)`),
-		defs("struct", `^\s*(?:typedef\s+)?(?:struct|union)\s+(?P<name>\w+)\s*\{?\s*$`),
-		defs("class", `^\s*(?:template\s*<[^>]*>\s*)?class\s+(?P<name>\w+)`),
-		defs("enum", `^\s*(?:typedef\s+)?enum\s+(?:class\s+)?(?P<name>\w+)`),
-		defs("type", `^\s*typedef\s+.*?\b(?P<name>\w+)\s*;\s*$`),
-		defs("function", `^[A-Za-z_][\w\s\*&:<>,]*?[\s\*&](?P<name>[A-Za-z_][\w:~]*)\s*\([^;]*$`),
-	)
-	rubyDefs = lazyDefs(
-		defs("method", `^\s*def\s+(?:self\.)?(?P<name>\w+[?!=]?)`),
-		defs("class", `^\s*class\s+(?P<name>[\w:]+)`),
-		defs("module", `^\s*module\s+(?P<name>[\w:]+)`),
-	)
-	phpDefs = lazyDefs(
-		defs("function", `^\s*(?:(?:public|private|protected|static|final|abstract)\s+)*function\s+&?(?P<name>\w+)`),
-		defs("class", `^\s*(?:(?:final|abstract)\s+)?(?:class|trait|enum)\s+(?P<name>\w+)`),
-		defs("interface", `^\s*interface\s+(?P<name>\w+)`),
-	)
-	// defsByExt maps an extension to its language's patterns, compiled on first use.
-	defsByExt = map[string]func() []defPattern{
-		".go": goDefs, ".py": pyDefs, ".pyi": pyDefs,
-		".js": jsDefs, ".jsx": jsDefs, ".mjs": jsDefs, ".cjs": jsDefs, ".ts": jsDefs, ".tsx": jsDefs, ".mts": jsDefs, ".cts": jsDefs,
-		".rs":   rustDefs,
-		".java": jvmDefs, ".kt": jvmDefs, ".kts": jvmDefs, ".cs": jvmDefs, ".scala": jvmDefs,
-		".c": cDefs, ".h": cDefs, ".cc": cDefs, ".cpp": cDefs, ".cxx": cDefs, ".hpp": cDefs, ".hh": cDefs, ".hxx": cDefs, ".m": cDefs, ".mm": cDefs,
-		".rb":  rubyDefs,
-		".php": phpDefs,
-	}
-	notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "return": true, "function": true, "else": true, "new": true, "sizeof": true}
+	goDefs = language{defs: []defSpec{
+		{"method", []string{`^func\s+\(\s*\w*\s*\*?\s*(?P<container>\w+)[^)]*\)\s*(?P<name>\w+)`}},
+		{"function", []string{`^func\s+(?P<name>\w+)`}},
+		{"type", []string{`^type\s+(?P<name>\w+)`, `^\t(?P<name>[A-Za-z_]\w*)\s+(?:struct|interface)\b`}},
+		{"variable", []string{`^var\s+(?P<name>\w+)`}},
+		{"constant", []string{`^const\s+(?P<name>\w+)`}},
+	}}
+	pyDefs = language{defs: []defSpec{
+		{"function", []string{`^\s*(?:async\s+)?def\s+(?P<name>\w+)`}},
+		{"class", []string{`^\s*class\s+(?P<name>\w+)`}},
+		{"variable", []string{`^(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=[^=]`}},
+	}}
+	jsDefs = language{defs: []defSpec{
+		{"function", []string{`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)`}},
+		{"class", []string{`^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)`}},
+		{"interface", []string{`^\s*(?:export\s+)?(?:declare\s+)?interface\s+(?P<name>[\w$]+)`}},
+		{"type", []string{`^\s*(?:export\s+)?(?:declare\s+)?type\s+(?P<name>[\w$]+)\s*(?:<[^=]*>)?\s*=`}},
+		{"enum", []string{`^\s*(?:export\s+)?(?:const\s+)?enum\s+(?P<name>[\w$]+)`}},
+		{"constant", []string{`^\s*(?:export\s+)?const\s+(?P<name>[\w$]+)\s*(?::[^=]+)?=`}},
+		{"variable", []string{`^\s*(?:export\s+)?(?:let|var)\s+(?P<name>[\w$]+)`}},
+		{"method", []string{`^\s+(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*(?P<name>[\w$]+)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`}},
+	}}
+	rustDefs = language{defs: []defSpec{
+		{"function", []string{`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+(?P<name>\w+)`}},
+		{"struct", []string{`^\s*(?:pub(?:\([^)]*\))?\s+)?struct\s+(?P<name>\w+)`}},
+		{"enum", []string{`^\s*(?:pub(?:\([^)]*\))?\s+)?enum\s+(?P<name>\w+)`}},
+		{"trait", []string{`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?trait\s+(?P<name>\w+)`}},
+		{"type", []string{`^\s*(?:pub(?:\([^)]*\))?\s+)?type\s+(?P<name>\w+)`}},
+		{"module", []string{`^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(?P<name>\w+)`}},
+		{"constant", []string{`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(?:mut\s+)?(?P<name>\w+)`}},
+		{"macro", []string{`^\s*macro_rules!\s*(?P<name>\w+)`}},
+	}}
+	jvmDefs = language{defs: []defSpec{
+		{"class", []string{`^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial|inner)\s+)*(?:class|record|object)\s+(?P<name>\w+)`}},
+		{"interface", []string{`^\s*(?:(?:public|private|protected|internal|static|sealed|partial)\s+)*interface\s+(?P<name>\w+)`}},
+		{"enum", []string{`^\s*(?:(?:public|private|protected|internal|static)\s+)*enum\s+(?:class\s+)?(?P<name>\w+)`}},
+		{"function", []string{`^\s*(?:(?:public|private|protected|internal|override|suspend|inline|open)\s+)*fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)`}},
+		{"method", []string{`^\s*(?:(?:public|private|protected|internal|static|final|abstract|synchronized|virtual|override|async|native)\s+)+[\w<>\[\],.?\s]+?\s+(?P<name>\w+)\s*\(`}},
+	}}
+	cDefs = language{defs: []defSpec{
+		{"macro", []string{`^\s*#\s*define\s+(?P<name>\w+)`}},
+		{"struct", []string{`^\s*(?:typedef\s+)?(?:struct|union)\s+(?P<name>\w+)\s*\{?\s*$`}},
+		{"class", []string{`^\s*(?:template\s*<[^>]*>\s*)?class\s+(?P<name>\w+)`}},
+		{"enum", []string{`^\s*(?:typedef\s+)?enum\s+(?:class\s+)?(?P<name>\w+)`}},
+		{"type", []string{`^\s*typedef\s+.*?\b(?P<name>\w+)\s*;\s*$`}},
+		{"function", []string{`^[A-Za-z_][\w\s\*&:<>,]*?[\s\*&](?P<name>[A-Za-z_][\w:~]*)\s*\([^;]*$`}},
+	}}
+	rubyDefs = language{defs: []defSpec{
+		{"method", []string{`^\s*def\s+(?:self\.)?(?P<name>\w+[?!=]?)`}},
+		{"class", []string{`^\s*class\s+(?P<name>[\w:]+)`}},
+		{"module", []string{`^\s*module\s+(?P<name>[\w:]+)`}},
+	}}
+	phpDefs = language{defs: []defSpec{
+		{"function", []string{`^\s*(?:(?:public|private|protected|static|final|abstract)\s+)*function\s+&?(?P<name>\w+)`}},
+		{"class", []string{`^\s*(?:(?:final|abstract)\s+)?(?:class|trait|enum)\s+(?P<name>\w+)`}},
+		{"interface", []string{`^\s*interface\s+(?P<name>\w+)`}},
+	}}
 )
+
+// languageOf is the language of a file extension (lower case), or nil: a switch, where a map
+// literal would be built by the package's init at every start.
+func languageOf(ext string) *language {
+	switch ext {
+	case ".go":
+		return &goDefs
+	case ".py", ".pyi":
+		return &pyDefs
+	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
+		return &jsDefs
+	case ".rs":
+		return &rustDefs
+	case ".java", ".kt", ".kts", ".cs", ".scala":
+		return &jvmDefs
+	case ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".m", ".mm":
+		return &cDefs
+	case ".rb":
+		return &rubyDefs
+	case ".php":
+		return &phpDefs
+	}
+	return nil
+}
+
+// notName reports whether a word a pattern took for a name is a keyword instead.
+func notName(word string) bool {
+	switch word {
+	case "if", "for", "while", "switch", "catch", "return", "function", "else", "new", "sizeof":
+		return true
+	}
+	return false
+}
 
 // scanDefinitions finds definitions whose name contains q in one file.
 func scanDefinitions(path, q string) []workspace.Symbol {
-	lang := defsByExt[strings.ToLower(filepath.Ext(path))]
+	lang := languageOf(strings.ToLower(filepath.Ext(path)))
 	if lang == nil {
 		return nil
 	}
-	pats := lang()
+	pats := lang.patterns()
 	data, err := os.ReadFile(path)
 	if err != nil || len(data) > MaxFileBytes || isBinary(data) {
 		return nil
@@ -481,7 +521,7 @@ func scanDefinitions(path, q string) []workspace.Symbol {
 				continue
 			}
 			name := m[p.re.SubexpIndex("name")]
-			if notNames[name] || !strings.Contains(strings.ToLower(name), lq) {
+			if notName(name) || !strings.Contains(strings.ToLower(name), lq) {
 				continue
 			}
 			s := workspace.Symbol{Name: name, Kind: p.kind, Path: path, Line: i + 1}

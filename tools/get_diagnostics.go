@@ -25,14 +25,24 @@ func (in getDiagnosticsIn) title() string {
 }
 
 // GetDiagnostics is the get_diagnostics tool.
-var GetDiagnostics = New(Spec{Name: "get_diagnostics", Effect: EffectRead, Kind: "read", Title: "Diagnostics"}, getDiagnostics)
+var GetDiagnostics Tool = &typed[getDiagnosticsIn]{spec: Spec{Name: "get_diagnostics", Effect: EffectRead, Kind: "read", Title: "Diagnostics"}, run: getDiagnostics}
 
-var severityNames = map[workspace.Severity]string{1: "error", 2: "warning", 3: "information", 4: "hint"}
+// severityNames are the LSP severities' names, at their values (1 to 4): an array the compiler
+// lays out, where a map literal is built by the package's init at every start.
+var severityNames = [...]string{1: "error", 2: "warning", 3: "information", 4: "hint"}
+
+// severityName is severity s's name ("" for a value LSP does not define).
+func severityName(s workspace.Severity) string {
+	if s < 1 || int(s) >= len(severityNames) {
+		return ""
+	}
+	return severityNames[s]
+}
 
 func severityLevel(name string) workspace.Severity {
 	for s, n := range severityNames {
-		if n == name {
-			return s
+		if n != "" && n == name {
+			return workspace.Severity(s)
 		}
 	}
 	return 2
@@ -63,7 +73,7 @@ func getDiagnostics(ctx context.Context, env *Env, in getDiagnosticsIn) Result {
 		if in.Path != "" {
 			scope = rel(env, paths[0])
 		}
-		return Result{Output: fmt.Sprintf("No problems of severity %s or worse reported for %s.", severityNames[min], scope), Raw: counts}
+		return Result{Output: fmt.Sprintf("No problems of severity %s or worse reported for %s.", severityName(min), scope), Raw: counts}
 	}
 	return Result{Output: text, Locations: locs, Raw: counts}
 }
@@ -87,7 +97,7 @@ func formatDiagnostics(env *Env, fds []workspace.FileDiagnostics, min workspace.
 				continue
 			}
 			d.Severity = sev
-			counts[severityNames[sev]]++
+			counts[severityName(sev)]++
 			items = append(items, item{fd.Path, d})
 		}
 	}
@@ -112,7 +122,7 @@ func formatDiagnostics(env *Env, fds []workspace.FileDiagnostics, min workspace.
 		if it.d.Source != "" || it.d.Code != "" {
 			src = " [" + strings.TrimSpace(it.d.Source+" "+it.d.Code) + "]"
 		}
-		fmt.Fprintf(&b, "%s:%d:%d: %s: %s%s\n", rel(env, it.path), it.d.Line, it.d.Column, severityNames[it.d.Severity], strings.TrimSpace(it.d.Message), src)
+		fmt.Fprintf(&b, "%s:%d:%d: %s: %s%s\n", rel(env, it.path), it.d.Line, it.d.Column, severityName(it.d.Severity), strings.TrimSpace(it.d.Message), src)
 		if len(locs) < 50 {
 			locs = append(locs, Location{Path: it.path, Line: it.d.Line})
 		}

@@ -1,15 +1,13 @@
 package tools
 
-import (
-	"regexp"
-	"testing"
-)
+import "testing"
 
 // The patterns compile on first use, so a bad one would panic only when a model first reached
 // it; compile them all here.
 func TestLazyPatternsCompile(t *testing.T) {
-	for ext, lang := range defsByExt {
-		pats := lang()
+	for _, ext := range []string{".go", ".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".rs",
+		".java", ".kt", ".kts", ".cs", ".scala", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".m", ".mm", ".rb", ".php"} {
+		pats := languageOf(ext).patterns()
 		if len(pats) == 0 {
 			t.Errorf("%s: no definition patterns", ext)
 		}
@@ -19,9 +17,9 @@ func TestLazyPatternsCompile(t *testing.T) {
 			}
 		}
 	}
-	for _, re := range []func() *regexp.Regexp{goModulePath, goVersion, npmName, npmRange, npmKey, goLangVer, lineNumbered, gradleDep, tomlString} {
-		if re() != re() {
-			t.Errorf("%s compiled twice", re())
+	for _, re := range []*lazyRegexp{&goModulePath, &goVersion, &npmName, &npmRange, &npmKey, &goLangVer, &lineNumbered, &gradleDep, &tomlString} {
+		if re.get() != re.get() || re.get().String() != re.expr {
+			t.Errorf("%s compiled twice, or not from its expression", re.get())
 		}
 	}
 }

@@ -7,13 +7,18 @@ import (
 
 // running holds the programs running now and their run tags, so that what they started dies
 // with agentd even when agentd exits before they do (KillLeftovers).
-var running = struct {
+// Its map is made by the first track: a map literal here would be built by the package's init
+// at every start.
+var running struct {
 	sync.Mutex
 	m map[*exec.Cmd]string
-}{m: map[*exec.Cmd]string{}}
+}
 
 func track(cmd *exec.Cmd, token string) {
 	running.Lock()
+	if running.m == nil {
+		running.m = map[*exec.Cmd]string{}
+	}
 	running.m[cmd] = token
 	running.Unlock()
 }

@@ -23,7 +23,7 @@ func (in listDirIn) title() string {
 }
 
 // ListDir is the list_dir tool.
-var ListDir = New(Spec{Name: "list_dir", Effect: EffectRead, Kind: "read", Title: "List directory"}, listDir)
+var ListDir Tool = &typed[listDirIn]{spec: Spec{Name: "list_dir", Effect: EffectRead, Kind: "read", Title: "List directory"}, run: listDir}
 
 func listDir(ctx context.Context, env *Env, in listDirIn) Result {
 	if in.Path == "" {

@@ -21,7 +21,7 @@ func (in movePathIn) title() string {
 }
 
 // MovePath is the move_path tool.
-var MovePath = New(Spec{Name: "move_path", Effect: EffectWrite, Kind: "move", Title: "Move"}, movePath)
+var MovePath Tool = &typed[movePathIn]{spec: Spec{Name: "move_path", Effect: EffectWrite, Kind: "move", Title: "Move"}, run: movePath}
 
 func movePath(ctx context.Context, env *Env, in movePathIn) Result {
 	src, bad := resolveEntry(env, "path", in.Path)

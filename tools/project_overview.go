@@ -19,22 +19,104 @@ import (
 type projectOverviewIn struct{}
 
 // ProjectOverview is the project_overview tool.
-var ProjectOverview = New(Spec{Name: "project_overview", Effect: EffectRead, Kind: "read", Title: "Project overview"}, projectOverview)
+var ProjectOverview Tool = &typed[projectOverviewIn]{spec: Spec{Name: "project_overview", Effect: EffectRead, Kind: "read", Title: "Project overview"}, run: projectOverview}
 
-var languageByExt = map[string]string{
-	".go": "Go", ".py": "Python", ".pyi": "Python", ".js": "JavaScript", ".mjs": "JavaScript", ".cjs": "JavaScript", ".jsx": "JavaScript",
-	".ts": "TypeScript", ".tsx": "TypeScript", ".mts": "TypeScript", ".cts": "TypeScript", ".rs": "Rust", ".java": "Java", ".kt": "Kotlin", ".kts": "Kotlin",
-	".scala": "Scala", ".cs": "C#", ".c": "C", ".h": "C/C++ header", ".cc": "C++", ".cpp": "C++", ".cxx": "C++", ".hpp": "C++", ".hh": "C++",
-	".m": "Objective-C", ".mm": "Objective-C++", ".swift": "Swift", ".rb": "Ruby", ".php": "PHP", ".lua": "Lua", ".sh": "Shell", ".bash": "Shell",
-	".zig": "Zig", ".dart": "Dart", ".ex": "Elixir", ".exs": "Elixir", ".erl": "Erlang", ".hs": "Haskell", ".ml": "OCaml", ".clj": "Clojure",
-	".r": "R", ".jl": "Julia", ".vue": "Vue", ".svelte": "Svelte", ".html": "HTML", ".css": "CSS", ".scss": "SCSS", ".sql": "SQL",
-	".proto": "Protocol Buffers", ".md": "Markdown", ".s": "Assembly", ".asm": "Assembly", ".vim": "Vim script", ".tf": "Terraform",
+// languageName is the language of a file extension (lower case): a switch, where a map literal
+// would be built by the package's init at every start.
+func languageName(ext string) (string, bool) {
+	switch ext {
+	case ".go":
+		return "Go", true
+	case ".py", ".pyi":
+		return "Python", true
+	case ".js", ".mjs", ".cjs", ".jsx":
+		return "JavaScript", true
+	case ".ts", ".tsx", ".mts", ".cts":
+		return "TypeScript", true
+	case ".rs":
+		return "Rust", true
+	case ".java":
+		return "Java", true
+	case ".kt", ".kts":
+		return "Kotlin", true
+	case ".scala":
+		return "Scala", true
+	case ".cs":
+		return "C#", true
+	case ".c":
+		return "C", true
+	case ".h":
+		return "C/C++ header", true
+	case ".cc", ".cpp", ".cxx", ".hpp", ".hh":
+		return "C++", true
+	case ".m":
+		return "Objective-C", true
+	case ".mm":
+		return "Objective-C++", true
+	case ".swift":
+		return "Swift", true
+	case ".rb":
+		return "Ruby", true
+	case ".php":
+		return "PHP", true
+	case ".lua":
+		return "Lua", true
+	case ".sh", ".bash":
+		return "Shell", true
+	case ".zig":
+		return "Zig", true
+	case ".dart":
+		return "Dart", true
+	case ".ex", ".exs":
+		return "Elixir", true
+	case ".erl":
+		return "Erlang", true
+	case ".hs":
+		return "Haskell", true
+	case ".ml":
+		return "OCaml", true
+	case ".clj":
+		return "Clojure", true
+	case ".r":
+		return "R", true
+	case ".jl":
+		return "Julia", true
+	case ".vue":
+		return "Vue", true
+	case ".svelte":
+		return "Svelte", true
+	case ".html":
+		return "HTML", true
+	case ".css":
+		return "CSS", true
+	case ".scss":
+		return "SCSS", true
+	case ".sql":
+		return "SQL", true
+	case ".proto":
+		return "Protocol Buffers", true
+	case ".md":
+		return "Markdown", true
+	case ".s", ".asm":
+		return "Assembly", true
+	case ".vim":
+		return "Vim script", true
+	case ".tf":
+		return "Terraform", true
+	}
+	return "", false
 }
 
-var manifestNames = map[string]bool{
-	"go.mod": true, "go.work": true, "package.json": true, "Cargo.toml": true, "pyproject.toml": true, "requirements.txt": true,
-	"setup.py": true, "pom.xml": true, "build.gradle": true, "build.gradle.kts": true, "settings.gradle": true, "settings.gradle.kts": true,
-	"Gemfile": true, "composer.json": true, "CMakeLists.txt": true, "Makefile": true, "deno.json": true, "pubspec.yaml": true, "mix.exs": true,
+// isManifest reports whether a file name is a build manifest's.
+func isManifest(name string) bool {
+	switch name {
+	case "go.mod", "go.work", "package.json", "Cargo.toml", "pyproject.toml", "requirements.txt",
+		"setup.py", "pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts",
+		"Gemfile", "composer.json", "CMakeLists.txt", "Makefile", "deno.json", "pubspec.yaml",
+		"mix.exs":
+		return true
+	}
+	return false
 }
 
 const overviewMaxFiles = 100000
@@ -78,10 +160,10 @@ func overviewRoot(ctx context.Context, env *Env, root string, b *strings.Builder
 			return fs.SkipAll
 		}
 		name := e.Entry.Name()
-		if manifestNames[name] && len(manifests) < 200 {
+		if isManifest(name) && len(manifests) < 200 {
 			manifests = append(manifests, e.Abs)
 		}
-		if lang, ok := languageByExt[strings.ToLower(filepath.Ext(name))]; ok {
+		if lang, ok := languageName(strings.ToLower(filepath.Ext(name))); ok {
 			langs[lang]++
 			if lang != "Markdown" && len(e.Parts) > 1 {
 				dirs[e.Parts[0]]++
@@ -265,7 +347,7 @@ func describeManifest(path string) string {
 		return describePom(data)
 	case "build.gradle", "build.gradle.kts":
 		var deps []string
-		for _, m := range gradleDep().FindAllStringSubmatch(text, -1) {
+		for _, m := range gradleDep.get().FindAllStringSubmatch(text, -1) {
 			deps = append(deps, m[2])
 		}
 		if len(deps) > 0 {
@@ -275,7 +357,7 @@ func describeManifest(path string) string {
 	return ""
 }
 
-var gradleDep = lazyRegexp(`(?m)^\s*(implementation|api|compileOnly|runtimeOnly|testImplementation|kapt|annotationProcessor)\s*\(?\s*["']([^"']+)["']`)
+var gradleDep = lazyRegexp{expr: `(?m)^\s*(implementation|api|compileOnly|runtimeOnly|testImplementation|kapt|annotationProcessor)\s*\(?\s*["']([^"']+)["']`}
 
 func describeGoMod(text string) string {
 	var module, goVer string
@@ -454,7 +536,7 @@ func tomlKeys(text, section string) []string {
 	return out
 }
 
-var tomlString = lazyRegexp(`"([^"]*)"|'([^']*)'`)
+var tomlString = lazyRegexp{expr: `"([^"]*)"|'([^']*)'`}
 
 func tomlArray(text, section, key string) []string {
 	lines := tomlSection(text, section)
@@ -468,7 +550,7 @@ func tomlArray(text, section, key string) []string {
 			body += " " + lines[j]
 		}
 		var out []string
-		for _, m := range tomlString().FindAllStringSubmatch(body, -1) {
+		for _, m := range tomlString.get().FindAllStringSubmatch(body, -1) {
 			out = append(out, m[1]+m[2])
 		}
 		return out

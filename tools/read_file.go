@@ -27,7 +27,7 @@ const (
 )
 
 // ReadFile is the read_file tool.
-var ReadFile = New(Spec{Name: "read_file", Effect: EffectRead, Kind: "read", Title: "Read file"}, readFile)
+var ReadFile Tool = &typed[readFileIn]{spec: Spec{Name: "read_file", Effect: EffectRead, Kind: "read", Title: "Read file"}, run: readFile}
 
 func readFile(ctx context.Context, env *Env, in readFileIn) Result {
 	abs, bad := resolve(env, "path", in.Path, false)

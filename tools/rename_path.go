@@ -21,7 +21,7 @@ func (in renamePathIn) title() string {
 }
 
 // RenamePath is the rename_path tool.
-var RenamePath = New(Spec{Name: "rename_path", Effect: EffectWrite, Kind: "move", Title: "Rename"}, renamePath)
+var RenamePath Tool = &typed[renamePathIn]{spec: Spec{Name: "rename_path", Effect: EffectWrite, Kind: "move", Title: "Rename"}, run: renamePath}
 
 func renamePath(ctx context.Context, env *Env, in renamePathIn) Result {
 	if in.NewName == "" || in.NewName == "." || in.NewName == ".." || strings.ContainsAny(in.NewName, `/\`) || strings.ContainsRune(in.NewName, 0) {

@@ -28,7 +28,7 @@ func (in runProgramIn) title() string {
 }
 
 // RunProgram is the run_program tool.
-var RunProgram = New(Spec{Name: "run_program", Effect: EffectExec, Kind: "execute", Title: "Run program"}, runProgram)
+var RunProgram Tool = &typed[runProgramIn]{spec: Spec{Name: "run_program", Effect: EffectExec, Kind: "execute", Title: "Run program"}, run: runProgram}
 
 func runProgram(ctx context.Context, env *Env, in runProgramIn) Result {
 	var argv []string

@@ -157,26 +157,27 @@ func upperASCII(c byte) byte {
 // byteRank is how common a byte is in source code (higher: more common), so the prefilter scans
 // for the literal's rarest byte. The order is measured on a sample of 3,000 files of Go's source
 // tree (Go, assembly, C, JavaScript, text).
-var byteRank = func() [256]uint8 {
+// It is looked up in the order string itself, a few times per search: a table built from it
+// at package level would be built by the init at every start.
+func byteRank(b byte) uint8 {
 	const order = " et\trn\niasoAclud0f,/p().gmhS=TxE\"1_bIyCR{}Pk2wO:DBMvLNF4638GVH-U5*Q9Y7][zW\\+X;qJK!j&'<%Z$|>`#^?@~"
-	var r [256]uint8
-	for i := 0; i < len(order); i++ {
-		r[order[i]] = uint8(255 - i)
+	if i := strings.IndexByte(order, b); i >= 0 {
+		return uint8(255 - i)
 	}
-	return r
-}()
+	return 0
+}
 
 func rarestByte(lit []byte) int {
 	best := 0
 	for i := range lit {
-		rank := byteRank[lit[i]]
+		rank := byteRank(lit[i])
 		if lowerASCII(lit[i]) != upperASCII(lit[i]) {
 			// A folded letter is found in either case: count both.
-			rank = max(byteRank[lowerASCII(lit[i])], byteRank[upperASCII(lit[i])])
+			rank = max(byteRank(lowerASCII(lit[i])), byteRank(upperASCII(lit[i])))
 		}
-		br := byteRank[lit[best]]
+		br := byteRank(lit[best])
 		if lowerASCII(lit[best]) != upperASCII(lit[best]) {
-			br = max(byteRank[lowerASCII(lit[best])], byteRank[upperASCII(lit[best])])
+			br = max(byteRank(lowerASCII(lit[best])), byteRank(upperASCII(lit[best])))
 		}
 		if rank < br {
 			best = i

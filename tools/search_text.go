@@ -31,7 +31,7 @@ func (in searchTextIn) title() string {
 }
 
 // SearchText is the search_text tool.
-var SearchText = New(Spec{Name: "search_text", Effect: EffectRead, Kind: "search", Title: "Search"}, searchText)
+var SearchText Tool = &typed[searchTextIn]{spec: Spec{Name: "search_text", Effect: EffectRead, Kind: "search", Title: "Search"}, run: searchText}
 
 const searchPerFile = 50
 

@@ -24,7 +24,7 @@ func (in semanticSearchIn) title() string {
 
 // SemanticSearch is the semantic_search tool: the chunks of the project's text files whose
 // meaning is closest to a query, from the index the engine keeps (Env.Semantic).
-var SemanticSearch = New(Spec{Name: "semantic_search", Effect: EffectRead, Kind: "search", Title: "Semantic search", Needs: []Need{NeedEmbeddings}}, semanticSearch)
+var SemanticSearch Tool = &typed[semanticSearchIn]{spec: Spec{Name: "semantic_search", Effect: EffectRead, Kind: "search", Title: "Semantic search", Needs: []Need{NeedEmbeddings}}, run: semanticSearch}
 
 // maxHitText bounds the text shown of one hit.
 const maxHitText = 3000

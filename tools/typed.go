@@ -42,19 +42,26 @@ const MaxArgsBytes = 16 << 20
 //
 // The schema is reflected on first use, not when New runs: every tool is a package-level
 // variable, and reflecting them all at init cost the daemon ~8 ms of start-up before it could
-// answer initialize.
+// answer initialize. New itself is one composite literal, which the compiler inlines and lays
+// out in the binary: the tools cost the package's init nothing (internal/inittest holds that).
 func New[In any](spec Spec, run func(ctx context.Context, env *Env, in In) Result) Tool {
-	return &typed[In]{spec: spec, run: run, schemas: sync.OnceValues(func() (*jsonschema.Schema, json.RawMessage) {
+	return &typed[In]{spec: spec, run: run}
+}
+
+// schemas is the tool's schema and its JSON, reflected once, at first use.
+func (t *typed[In]) schemas() (*jsonschema.Schema, json.RawMessage) {
+	t.once.Do(func() {
 		s, err := reflectSchema(reflect.TypeFor[In]())
 		if err != nil {
-			panic(fmt.Sprintf("tools: schema of %s: %v", spec.Name, err))
+			panic(fmt.Sprintf("tools: schema of %s: %v", t.spec.Name, err))
 		}
 		raw, err := marshalSchema(s)
 		if err != nil {
-			panic(fmt.Sprintf("tools: schema of %s: %v", spec.Name, err))
+			panic(fmt.Sprintf("tools: schema of %s: %v", t.spec.Name, err))
 		}
-		return s, raw
-	})}
+		t.schema, t.raw = s, raw
+	})
+	return t.schema, t.raw
 }
 
 // reflectSchema is the schema of input type t: the MCP SDK's schema library (also what the MCP
@@ -168,9 +175,12 @@ func floatPtr(v string) (*float64, error) {
 }
 
 type typed[In any] struct {
-	spec    Spec
-	schemas func() (*jsonschema.Schema, json.RawMessage) // the schema and its JSON, made once
-	run     func(context.Context, *Env, In) Result
+	spec Spec
+	run  func(context.Context, *Env, In) Result
+	// once makes schema and raw (its JSON) at first use: see schemas.
+	once   sync.Once
+	schema *jsonschema.Schema
+	raw    json.RawMessage
 }
 
 func (t *typed[In]) Name() string { return t.spec.Name }

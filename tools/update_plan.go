@@ -42,7 +42,7 @@ func (in updatePlanIn) title() string {
 
 // UpdatePlan is the update_plan tool. It changes nothing in the project (effect read, so it never
 // asks); its whole effect is the plan the client shows.
-var UpdatePlan = New(Spec{Name: "update_plan", Effect: EffectRead, Kind: "think", Title: "Update plan"}, updatePlan)
+var UpdatePlan Tool = &typed[updatePlanIn]{spec: Spec{Name: "update_plan", Effect: EffectRead, Kind: "think", Title: "Update plan"}, run: updatePlan}
 
 func updatePlan(ctx context.Context, env *Env, in updatePlanIn) Result {
 	inProgress := -1

@@ -25,7 +25,7 @@ func (in webFetchIn) title() string {
 
 // WebFetch is the web_fetch tool. Its addresses are checked in tools/web; the permission it asks
 // is about where the URL sends what it carries.
-var WebFetch = New(Spec{Name: "web_fetch", Effect: EffectFetch, Kind: "fetch", Title: "Fetch a web page", Needs: []Need{NeedWeb}}, webFetch)
+var WebFetch Tool = &typed[webFetchIn]{spec: Spec{Name: "web_fetch", Effect: EffectFetch, Kind: "fetch", Title: "Fetch a web page", Needs: []Need{NeedWeb}}, run: webFetch}
 
 func webFetch(ctx context.Context, env *Env, in webFetchIn) Result {
 	raw := strings.TrimSpace(in.URL)

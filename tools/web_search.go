@@ -21,7 +21,7 @@ func (in webSearchIn) title() string {
 
 // WebSearch is the web_search tool: one request to the search-capable provider the user chose
 // (Env.SearchWeb), whose answer and sources come back as data.
-var WebSearch = New(Spec{Name: "web_search", Effect: EffectFetch, Kind: "fetch", Title: "Search the web", Needs: []Need{NeedWeb, NeedWebSearch}}, webSearch)
+var WebSearch Tool = &typed[webSearchIn]{spec: Spec{Name: "web_search", Effect: EffectFetch, Kind: "fetch", Title: "Search the web", Needs: []Need{NeedWeb, NeedWebSearch}}, run: webSearch}
 
 // maxAnswer bounds the answer the model reads.
 const maxAnswer = 30000
