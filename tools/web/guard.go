@@ -13,47 +13,67 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 )
 
 // ErrForbiddenAddress is the error every refused address wraps.
 var ErrForbiddenAddress = errors.New("address not allowed")
 
-// blocked are the ranges no fetch may reach beyond what netip's predicates name: networks that
-// are private or special-purpose without being loopback, private or link-local in netip's sense.
-var blocked = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network": 0.0.0.0 reaches the local host on Linux
-	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT, shared address space
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and the broadcast address
-	netip.MustParsePrefix("100::/64"),        // discard
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
+// ranges are the fixed addresses and networks CheckAddr refuses by name, parsed at the first
+// check: parsed at package level, they were 15 parses in the package's init at every start of
+// the daemon, which fetches nothing until a model asks.
+func ranges() *addrRanges {
+	parsed.once.Do(func() {
+		parsed.r = addrRanges{
+			blocked: []netip.Prefix{
+				netip.MustParsePrefix("0.0.0.0/8"),       // "this network": 0.0.0.0 reaches the local host on Linux
+				netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT, shared address space
+				netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+				netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+				netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+				netip.MustParsePrefix("198.51.100.0/24"), // documentation
+				netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+				netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and the broadcast address
+				netip.MustParsePrefix("100::/64"),        // discard
+				netip.MustParsePrefix("2001:db8::/32"),   // documentation
+				netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
+			},
+			metadata: []netip.Addr{
+				netip.MustParseAddr("169.254.169.254"),
+				netip.MustParseAddr("fd00:ec2::254"),
+			},
+			nat64:     netip.MustParsePrefix("64:ff9b::/96"),
+			sixToFour: netip.MustParsePrefix("2002::/16"),
+		}
+	})
+	return &parsed.r
 }
 
-// metadata are the cloud instance metadata services, named apart so the error says what they are
-// (both are inside ranges refused anyway: link-local and unique-local).
-var metadata = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"),
-	netip.MustParseAddr("fd00:ec2::254"),
+var parsed struct {
+	once sync.Once
+	r    addrRanges
 }
 
-// nat64 and sixToFour embed an IPv4 address in an IPv6 one; the embedded address is checked too,
-// or [64:ff9b::7f00:1] would be a way to 127.0.0.1 through a NAT64 gateway.
-var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-)
+type addrRanges struct {
+	// blocked are the ranges no fetch may reach beyond what netip's predicates name: networks
+	// that are private or special-purpose without being loopback, private or link-local in
+	// netip's sense.
+	blocked []netip.Prefix
+	// metadata are the cloud instance metadata services, named apart so the error says what
+	// they are (both are inside ranges refused anyway: link-local and unique-local).
+	metadata []netip.Addr
+	// nat64 and sixToFour embed an IPv4 address in an IPv6 one; the embedded address is checked
+	// too, or [64:ff9b::7f00:1] would be a way to 127.0.0.1 through a NAT64 gateway.
+	nat64, sixToFour netip.Prefix
+}
 
 // CheckAddr is the default address policy: it refuses loopback, private, link-local, unspecified,
 // multicast, metadata and other special-purpose addresses, IPv4-mapped and embedded forms
 // included, and allows the rest (the public internet).
 func CheckAddr(a netip.Addr) error {
 	a = a.Unmap().WithZone("")
-	for _, m := range metadata {
+	r := ranges()
+	for _, m := range r.metadata {
 		if a == m {
 			return fmt.Errorf("%w: %s is a cloud metadata service", ErrForbiddenAddress, a)
 		}
@@ -74,7 +94,7 @@ func CheckAddr(a netip.Addr) error {
 		what = "a multicast address"
 	}
 	if what == "" {
-		for _, p := range blocked {
+		for _, p := range r.blocked {
 			if p.Contains(a) {
 				what = "a special-purpose address (" + p.String() + ")"
 				break
@@ -85,9 +105,9 @@ func CheckAddr(a netip.Addr) error {
 		b := a.As16()
 		var v4 netip.Addr
 		switch {
-		case nat64.Contains(a):
+		case r.nat64.Contains(a):
 			v4 = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-		case sixToFour.Contains(a):
+		case r.sixToFour.Contains(a):
 			v4 = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
 		}
 		if v4.IsValid() {

@@ -30,18 +30,28 @@ type textWriter struct {
 	pre          int
 }
 
-// skipped elements carry no readable text, or chrome the reader does not want.
-var skipped = map[atom.Atom]bool{
-	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Nav: true, atom.Template: true,
-	atom.Svg: true, atom.Iframe: true, atom.Object: true, atom.Embed: true, atom.Canvas: true,
-	atom.Form: true, atom.Button: true, atom.Select: true, atom.Input: true, atom.Textarea: true,
-	atom.Head: false, atom.Footer: true, atom.Aside: true,
+// skipped reports whether element a carries no readable text, or chrome the reader does not
+// want. It and block are switches: map literals are built by the package's init at every start.
+func skipped(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Nav, atom.Template,
+		atom.Svg, atom.Iframe, atom.Object, atom.Embed, atom.Canvas,
+		atom.Form, atom.Button, atom.Select, atom.Input, atom.Textarea,
+		atom.Footer, atom.Aside:
+		return true
+	}
+	return false
 }
 
-var blocks = map[atom.Atom]bool{
-	atom.P: true, atom.Div: true, atom.Section: true, atom.Article: true, atom.Main: true, atom.Header: true,
-	atom.Ul: true, atom.Ol: true, atom.Dl: true, atom.Dt: true, atom.Dd: true, atom.Table: true, atom.Tr: true,
-	atom.Blockquote: true, atom.Figure: true, atom.Figcaption: true, atom.Hr: true, atom.Details: true, atom.Summary: true,
+// block reports whether element a starts a block of text.
+func block(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header,
+		atom.Ul, atom.Ol, atom.Dl, atom.Dt, atom.Dd, atom.Table, atom.Tr,
+		atom.Blockquote, atom.Figure, atom.Figcaption, atom.Hr, atom.Details, atom.Summary:
+		return true
+	}
+	return false
 }
 
 func (w *textWriter) brk(n int) {
@@ -117,7 +127,7 @@ func (w *textWriter) node(n *html.Node) {
 		}
 		return
 	}
-	if skipped[n.DataAtom] || hidden(n) {
+	if skipped(n.DataAtom) || hidden(n) {
 		return
 	}
 	switch n.DataAtom {
@@ -172,7 +182,7 @@ func (w *textWriter) node(n *html.Node) {
 			w.write("`")
 		}
 	default:
-		if blocks[n.DataAtom] {
+		if block(n.DataAtom) {
 			w.brk(2)
 			w.children(n)
 			w.brk(2)

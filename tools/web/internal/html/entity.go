@@ -4,8 +4,6 @@
 
 package html
 
-import "sync"
-
 // All entities that do not end with ';' are 6 or fewer bytes long.
 const longestEntityWithoutSemicolon = 6
 
@@ -16,9 +14,9 @@ const longestEntityWithoutSemicolon = 6
 // Note that the HTML5 list is larger than the HTML4 list at
 // http://www.w3.org/TR/html4/sgml/entities.html
 //
-// agentd: built at first use (upstream builds it at package init, 2,231 entries and 126 KB at
+// agentd: built at first use, a lazyMap (upstream builds it at package init, 2,231 entries and 126 KB at
 // every start of a program that links the package).
-var entity = sync.OnceValue(func() map[string]rune {
+var entity = lazyMap[string, rune]{build: func() map[string]rune {
 	return map[string]rune{
 		"AElig;":                           '\U000000C6',
 		"AMP;":                             '\U00000026',
@@ -2159,12 +2157,12 @@ var entity = sync.OnceValue(func() map[string]rune {
 		"yen":                              '\U000000A5',
 		"yuml":                             '\U000000FF',
 	}
-})
+}}
 
 // HTML entities that are two unicode codepoints.
 //
 // agentd: built at first use, as entity is.
-var entity2 = sync.OnceValue(func() map[string][2]rune {
+var entity2 = lazyMap[string, [2]rune]{build: func() map[string][2]rune {
 	return map[string][2]rune{
 		"nLt;":                     {'\u226A', '\u20D2'},
 		"nGt;":                     {'\u226B', '\u20D2'},
@@ -2260,4 +2258,4 @@ var entity2 = sync.OnceValue(func() map[string][2]rune {
 		"vsupnE;":                  {'\u2ACC', '\uFE00'},
 		"vsupne;":                  {'\u228B', '\uFE00'},
 	}
-})
+}}

@@ -1193,8 +1193,8 @@ func convertNewlines(s []byte) []byte {
 }
 
 var (
-	nul         = []byte("\x00")
-	replacement = []byte("\ufffd")
+	nul         = [...]byte{0x00}
+	replacement = [...]byte{0xef, 0xbf, 0xbd}
 )
 
 // Text returns the unescaped text of a text, comment or doctype token. The
@@ -1206,8 +1206,8 @@ func (z *Tokenizer) Text() []byte {
 		z.data.start = z.raw.end
 		z.data.end = z.raw.end
 		s = convertNewlines(s)
-		if (z.convertNUL || z.tt == CommentToken) && bytes.Contains(s, nul) {
-			s = bytes.Replace(s, nul, replacement, -1)
+		if (z.convertNUL || z.tt == CommentToken) && bytes.Contains(s, nul[:]) {
+			s = bytes.Replace(s, nul[:], replacement[:], -1)
 		}
 		if !z.textIsRaw {
 			s = unescape(s, false)
@@ -1224,7 +1224,7 @@ func (z *Tokenizer) TagName() (name []byte, hasAttr bool) {
 	if z.data.start < z.data.end {
 		switch z.tt {
 		case StartTagToken, EndTagToken, SelfClosingTagToken:
-			s := bytes.ReplaceAll(z.buf[z.data.start:z.data.end], nul, replacement)
+			s := bytes.ReplaceAll(z.buf[z.data.start:z.data.end], nul[:], replacement[:])
 			z.data.start = z.raw.end
 			z.data.end = z.raw.end
 			return lower(s), z.nAttrReturned < len(z.attr)
@@ -1242,8 +1242,8 @@ func (z *Tokenizer) TagAttr() (key, val []byte, moreAttr bool) {
 		case StartTagToken, SelfClosingTagToken:
 			x := z.attr[z.nAttrReturned]
 			z.nAttrReturned++
-			key = bytes.ReplaceAll(z.buf[x[0].start:x[0].end], nul, replacement)
-			val = bytes.ReplaceAll(z.buf[x[1].start:x[1].end], nul, replacement)
+			key = bytes.ReplaceAll(z.buf[x[0].start:x[0].end], nul[:], replacement[:])
+			val = bytes.ReplaceAll(z.buf[x[1].start:x[1].end], nul[:], replacement[:])
 			return lower(key), unescape(convertNewlines(val), true), z.nAttrReturned < len(z.attr)
 		}
 	}
