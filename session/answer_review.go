@@ -3,7 +3,6 @@ package session
 import (
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/prompts"
@@ -20,7 +19,11 @@ const (
 )
 
 // reviewEnvelope matches what could close an envelope the review request wraps text in.
-var reviewEnvelope = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(evidence|answer|request)\b`) })
+func reviewEnvelope() *regexp.Regexp {
+	return lazyReviewEnvelope.get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(evidence|answer|request)\b`) })
+}
+
+var lazyReviewEnvelope lazy[*regexp.Regexp]
 
 func escapeReview(text string) string {
 	return reviewEnvelope().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })

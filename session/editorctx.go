@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -113,7 +112,11 @@ func outsideRoots(roots *workspace.Roots, p string) bool {
 }
 
 // closingSelection matches what could end the envelope a selection is shown in.
-var closingSelection = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*selection\b`) })
+func closingSelection() *regexp.Regexp {
+	return lazyClosingSelection.get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*selection\b`) })
+}
+
+var lazyClosingSelection lazy[*regexp.Regexp]
 
 // editorRun puts the editor's state into run: CURRENT_FILE (and CURRENT_FILE_OUTSIDE),
 // SELECTION {PATH, START_LINE, END_LINE, TEXT, CUT, OUTSIDE}, OTHER_FILES and OUTSIDE_FILES (the

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/clip"
@@ -113,7 +112,11 @@ func sameFiles(a, b []instructionFile) bool {
 }
 
 // closingInstructions matches what could end the envelope instructions are shown in.
-var closingInstructions = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*instructions\b`) })
+func closingInstructions() *regexp.Regexp {
+	return lazyClosingInstructions.get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*instructions\b`) })
+}
+
+var lazyClosingInstructions lazy[*regexp.Regexp]
 
 // readInstructions reads the files, nearest first against the cap, and returns the run values
 // for layout.system (INSTRUCTIONS, INSTRUCTIONS_CUT).

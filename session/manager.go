@@ -156,7 +156,9 @@ func afterFunc(d time.Duration, f func()) func() {
 }
 
 // loopDefaults is config.Defaults(), built once.
-var loopDefaults = sync.OnceValue(config.Defaults)
+func loopDefaults() config.Settings { return lazyLoopDefaults.get(config.Defaults) }
+
+var lazyLoopDefaults lazy[config.Settings]
 
 func newID(prefix string) string {
 	var b [8]byte

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -29,21 +28,25 @@ type pendingPerm struct {
 	cancel context.CancelFunc
 }
 
-var permissionOptions = []protocol.PermissionOption{
-	{OptionID: protocol.OptionAllowOnce, Name: "Allow once", Kind: "allow_once"},
-	{OptionID: protocol.OptionAllowSession, Name: "Allow for this session", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "session"}},
-	{OptionID: protocol.OptionAllowAlways, Name: "Always allow in this project", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "project"}},
-	{OptionID: protocol.OptionRejectOnce, Name: "Reject", Kind: "reject_once"},
-	{OptionID: protocol.OptionRejectAlways, Name: "Always reject in this project", Kind: "reject_always"},
+// permissionOptions are the standard options, made per request: their _meta maps would be built
+// by the package's init at every start as a package-level table.
+func permissionOptions() []protocol.PermissionOption {
+	return []protocol.PermissionOption{
+		{OptionID: protocol.OptionAllowOnce, Name: "Allow once", Kind: "allow_once"},
+		{OptionID: protocol.OptionAllowSession, Name: "Allow for this session", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "session"}},
+		{OptionID: protocol.OptionAllowAlways, Name: "Always allow in this project", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "project"}},
+		{OptionID: protocol.OptionRejectOnce, Name: "Reject", Kind: "reject_once"},
+		{OptionID: protocol.OptionRejectAlways, Name: "Always reject in this project", Kind: "reject_always"},
+	}
 }
 
 // optionsFor is the options of a permission request: the standard ones, whose lasting answers name
 // the host for a fetch (they cover that host only, see policy.GrantFor).
 func optionsFor(req tools.PermissionRequest) []protocol.PermissionOption {
+	opts := permissionOptions()
 	if req.Host == "" {
-		return permissionOptions
+		return opts
 	}
-	opts := slices.Clone(permissionOptions)
 	for i := range opts {
 		switch opts[i].OptionID {
 		case protocol.OptionAllowSession:

@@ -337,7 +337,7 @@ func TestFetchOptionsNameTheHost(t *testing.T) {
 			t.Errorf("%s: %q, want %q", id, names[id], name)
 		}
 	}
-	if got := optionsFor(tools.PermissionRequest{Kind: "edit"}); got[2].Name != "Always allow in this project" || permissionOptions[2].Name != got[2].Name {
+	if got := optionsFor(tools.PermissionRequest{Kind: "edit"}); got[2].Name != "Always allow in this project" || permissionOptions()[2].Name != got[2].Name {
 		t.Errorf("an edit's options: %+v", got)
 	}
 }

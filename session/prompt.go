@@ -139,7 +139,11 @@ func (t *turn) readLink(b protocol.ContentBlock) string {
 
 // closingTag matches what could end an envelope agentd wraps text in, in any case and with
 // space before the '>'.
-var closingTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(file|context)\b`) })
+func closingTag() *regexp.Regexp {
+	return lazyClosingTag.get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(file|context)\b`) })
+}
+
+var lazyClosingTag lazy[*regexp.Regexp]
 
 // escapeEnvelope keeps text from closing the <file> or <context> envelope it is shown in: a
 // closing tag inside becomes <\/file, which reads the same to the model and closes nothing.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"sync"
 )
 
 // Parse reads one envelope's body. It is tolerant in what it accepts, because small models write
@@ -69,9 +68,13 @@ func Parse(body string) []Call {
 // nameRE finds the tool's name in a call whose body could not be parsed, so the user still sees
 // which tool it was. It is compiled at first use, with `+` and a length check where `{1,128}`
 // would unroll into 128 copies of the class (60 KB and 2 ms at every start of agentd).
-var nameRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`["']name["']\s*:\s*["']([A-Za-z0-9_.:-]+)["']`)
-})
+func nameRE() *regexp.Regexp {
+	return lazyNameRE.get(func() *regexp.Regexp {
+		return regexp.MustCompile(`["']name["']\s*:\s*["']([A-Za-z0-9_.:-]+)["']`)
+	})
+}
+
+var lazyNameRE lazy[*regexp.Regexp]
 
 // decodeOne decodes the first JSON value of s and refuses anything but blank space after it.
 func decodeOne(s string) (json.RawMessage, error) {
