@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Module is a build manifest found in the workspace: the file, its ecosystem and, when the
@@ -20,35 +19,59 @@ type Module struct {
 	Name string // "" when the manifest names none or the name is not a plain identifier
 }
 
-// manifests maps a manifest's file name to its ecosystem.
-var manifests = map[string]string{
-	"go.mod":           "go",
-	"package.json":     "npm",
-	"Cargo.toml":       "cargo",
-	"pyproject.toml":   "python",
-	"setup.py":         "python",
-	"build.gradle":     "gradle",
-	"build.gradle.kts": "gradle",
-	"pom.xml":          "maven",
-	"composer.json":    "composer",
-	"Gemfile":          "ruby",
-	"mix.exs":          "elixir",
-	"deno.json":        "deno",
-	"CMakeLists.txt":   "cmake",
-	"Package.swift":    "swift",
-	"pubspec.yaml":     "dart",
+// manifestKind is the ecosystem of a manifest's file name, if it is one: a switch, where a map
+// literal would be built by the package's init at every start.
+func manifestKind(name string) (string, bool) {
+	switch name {
+	case "go.mod":
+		return "go", true
+	case "package.json":
+		return "npm", true
+	case "Cargo.toml":
+		return "cargo", true
+	case "pyproject.toml":
+		return "python", true
+	case "setup.py":
+		return "python", true
+	case "build.gradle":
+		return "gradle", true
+	case "build.gradle.kts":
+		return "gradle", true
+	case "pom.xml":
+		return "maven", true
+	case "composer.json":
+		return "composer", true
+	case "Gemfile":
+		return "ruby", true
+	case "mix.exs":
+		return "elixir", true
+	case "deno.json":
+		return "deno", true
+	case "CMakeLists.txt":
+		return "cmake", true
+	case "Package.swift":
+		return "swift", true
+	case "pubspec.yaml":
+		return "dart", true
+	}
+	return "", false
 }
 
 // IsManifest reports whether a file of this name is one FindModules looks for.
 func IsManifest(path string) bool {
-	_, ok := manifests[filepath.Base(path)]
+	_, ok := manifestKind(filepath.Base(path))
 	return ok
 }
 
-// skipDirs are directories FindModules never enters: dependencies, build output, caches.
-var skipDirs = map[string]bool{
-	"node_modules": true, "vendor": true, "target": true, "build": true, "dist": true, "out": true,
-	"__pycache__": true, "venv": true, "testdata": true, "third_party": true,
+// skipDir reports whether FindModules never enters a directory of this name: dependencies,
+// build output, caches.
+func skipDir(name string) bool {
+	switch name {
+	case "node_modules", "vendor", "target", "build", "dist", "out",
+		"__pycache__", "venv", "testdata", "third_party":
+		return true
+	}
+	return false
 }
 
 const (
@@ -87,12 +110,12 @@ func FindModules(roots []string) []Module {
 					p := filepath.Join(dir, name)
 					switch {
 					case e.Type().IsDir():
-						if depth < moduleDepth && !strings.HasPrefix(name, ".") && !skipDirs[name] && !seen[p] {
+						if depth < moduleDepth && !strings.HasPrefix(name, ".") && !skipDir(name) && !seen[p] {
 							seen[p] = true
 							next = append(next, p)
 						}
 					case e.Type().IsRegular():
-						if kind, ok := manifests[name]; ok {
+						if kind, ok := manifestKind(name); ok {
 							out = append(out, Module{Path: p, Kind: kind, Name: moduleName(p, name)})
 						}
 					}
@@ -123,10 +146,17 @@ func plainName(name string) bool {
 }
 
 // The name lines of go.mod and of a TOML table, compiled at first use.
-var (
-	goModule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^module\s+"?([^\s"]+)"?`) })
-	tomlName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^name\s*=\s*["']([^"']+)["']`) })
-)
+func goModule() *regexp.Regexp {
+	return lazyGoModule.get(func() *regexp.Regexp { return regexp.MustCompile(`^module\s+"?([^\s"]+)"?`) })
+}
+
+var lazyGoModule lazy[*regexp.Regexp]
+
+func tomlName() *regexp.Regexp {
+	return lazyTomlName.get(func() *regexp.Regexp { return regexp.MustCompile(`^name\s*=\s*["']([^"']+)["']`) })
+}
+
+var lazyTomlName lazy[*regexp.Regexp]
 
 // moduleName reads the module's name from the start of its manifest, for the manifests that
 // state it plainly.
