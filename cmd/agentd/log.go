@@ -6,7 +6,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -50,15 +49,22 @@ func utcTime(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
 
 // The patterns are compiled on first use: start-up time is a budget, and most log lines never
 // need them (mayHoldSecret screens them first).
-var (
-	secretField = sync.OnceValue(func() *regexp.Regexp {
+func secretField() *regexp.Regexp {
+	return lazySecretField.get(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)(api[-_]?key|authorization|secret|password|^token$|bearer)`)
 	})
-	// secretValue matches key-shaped strings that slipped into a message or field.
-	secretValue = sync.OnceValue(func() *regexp.Regexp {
+}
+
+var lazySecretField lazy[*regexp.Regexp]
+
+// secretValue matches key-shaped strings that slipped into a message or field.
+func secretValue() *regexp.Regexp {
+	return lazySecretValue.get(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk|sk-ant|sk-proj|AIza)[-_A-Za-z0-9]{20,}`)
 	})
-)
+}
+
+var lazySecretValue lazy[*regexp.Regexp]
 
 // secretKey reports whether a field's name says it holds a secret, as secretField matches it.
 // Every field name agentd logs is ASCII, and for those the test is a few substring checks on the

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -33,15 +32,19 @@ var version = "dev"
 
 // agentdVersion is worked out once: debug.ReadBuildInfo parses the embedded module list on every
 // call, and serving asks twice before it answers initialize.
-var agentdVersion = sync.OnceValue(func() string {
-	if version != "dev" {
+func agentdVersion() string {
+	return lazyAgentdVersion.get(func() string {
+		if version != "dev" {
+			return version
+		}
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return bi.Main.Version
+		}
 		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return version
-})
+	})
+}
+
+var lazyAgentdVersion lazy[string]
 
 const usage = `agentd: an LLM coding agent that lives beside your editor.
 
