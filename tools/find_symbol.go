@@ -376,7 +376,6 @@ type defPattern struct {
 	kind string
 }
 
-// defs compiles a kind's patterns when called (by lazyDefs).
 // defSpec is the patterns of one kind of definition.
 type defSpec struct {
 	kind  string
