@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // SchemaVersion is the one agent.yml schema_version this agentd reads.
@@ -46,7 +48,7 @@ func texts(k string, ks ...string) *field {
 // load naming its file and path. agent.yml's own keys come first. It is built at first use (a
 // config load), not at every start of the daemon.
 func schema() *field {
-	return lazySchema.get(func() *field {
+	return lazySchema.Get(func() *field {
 		return group("",
 			&field{key: "schema_version", kind: kInt},
 			text("identity"),
@@ -77,7 +79,7 @@ func schema() *field {
 	})
 }
 
-var lazySchema lazy[*field]
+var lazySchema lazy.Value[*field]
 
 // agentOnly reports whether key is one only agent.yml may hold.
 func agentOnly(key string) bool { return key == "schema_version" || key == "include" }

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 //go:embed builtin/*.yml
@@ -49,7 +51,7 @@ type Run map[string]any
 // runNames declares every run value a text may name, each with a full sample: activation
 // renders every text with these (every section opened) and with none (every section closed).
 func runNames() map[string]any {
-	return lazyRunNames.get(func() map[string]any {
+	return lazyRunNames.Get(func() map[string]any {
 		return map[string]any{
 			"TOOLS":        []map[string]any{{"NAME": "read_file", "EFFECT": "read", "SUMMARY": "Read a file.", "DESCRIPTION": "Read a file.", "SCHEMA": `{"type":"object"}`}, {"NAME": "edit_file", "EFFECT": "write", "SUMMARY": "Edit.", "DESCRIPTION": "Edit.", "SCHEMA": `{"type":"object"}`}},
 			"TEXT_TOOLS":   true,
@@ -95,7 +97,7 @@ func runNames() map[string]any {
 	})
 }
 
-var lazyRunNames lazy[map[string]any]
+var lazyRunNames lazy.Value[map[string]any]
 
 // Load reads agent.yml and its includes from fsys, checks them against the schema and, when cat
 // is not nil, the tool entries against the real tools, and renders every text against runs that
@@ -387,7 +389,7 @@ func (s *Set) render(t *template, run Run) (string, error) {
 
 // known is the set of runNames, made at first use like it.
 func known() map[string]bool {
-	return lazyKnown.get(func() map[string]bool {
+	return lazyKnown.Get(func() map[string]bool {
 		m := map[string]bool{}
 		for k := range runNames() {
 			m[k] = true
@@ -396,7 +398,7 @@ func known() map[string]bool {
 	})
 }
 
-var lazyKnown lazy[map[string]bool]
+var lazyKnown lazy.Value[map[string]bool]
 
 // Render renders the text at a dotted path ("layout.system", "loop.cancelled") with run. A
 // checked set fails here only for a path no schema key has, which is a bug in the caller.

@@ -5,8 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"sync"
 	"sync/atomic"
+
+	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // ToolsJSON keeps a dialect's encoding of the last tool set it sent: a session sends the same
@@ -78,16 +79,11 @@ func MarshalWithTools[T any](c *ToolsJSON, specs []ToolSpec, body any, slot *[]T
 // very encoding ahead of the tools and take their place, so the marker ends in a nonce drawn at
 // first use that nothing outside this process knows.
 func ToolsMarker() string {
-	toolsMarker.once.Do(func() { toolsMarker.name = "\x00agentd:tools:" + rand.Text() })
-	return toolsMarker.name
+	return toolsMarker.Get(func() string { return "\x00agentd:tools:" + rand.Text() })
 }
 
-// toolsMarker holds ToolsMarker's name. A sync.Once in a zero variable costs the package's init
-// nothing; a package-level sync.OnceValue is a call at every start.
-var toolsMarker struct {
-	once sync.Once
-	name string
-}
+// toolsMarker holds ToolsMarker's name (internal/lazy).
+var toolsMarker lazy.Value[string]
 
 // SpliceJSON returns body with placeholder replaced by value. The placeholder is the encoding of a
 // value that holds quotes outside any string (an array of one object), so it cannot occur inside

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -20,10 +21,10 @@ const (
 
 // reviewEnvelope matches what could close an envelope the review request wraps text in.
 func reviewEnvelope() *regexp.Regexp {
-	return lazyReviewEnvelope.get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(evidence|answer|request)\b`) })
+	return lazyReviewEnvelope.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(evidence|answer|request)\b`) })
 }
 
-var lazyReviewEnvelope lazy[*regexp.Regexp]
+var lazyReviewEnvelope lazy.Value[*regexp.Regexp]
 
 func escapeReview(text string) string {
 	return reviewEnvelope().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })

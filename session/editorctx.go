@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -113,10 +114,10 @@ func outsideRoots(roots *workspace.Roots, p string) bool {
 
 // closingSelection matches what could end the envelope a selection is shown in.
 func closingSelection() *regexp.Regexp {
-	return lazyClosingSelection.get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*selection\b`) })
+	return lazyClosingSelection.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*selection\b`) })
 }
 
-var lazyClosingSelection lazy[*regexp.Regexp]
+var lazyClosingSelection lazy.Value[*regexp.Regexp]
 
 // editorRun puts the editor's state into run: CURRENT_FILE (and CURRENT_FILE_OUTSIDE),
 // SELECTION {PATH, START_LINE, END_LINE, TEXT, CUT, OUTSIDE}, OTHER_FILES and OUTSIDE_FILES (the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -113,10 +114,10 @@ func sameFiles(a, b []instructionFile) bool {
 
 // closingInstructions matches what could end the envelope instructions are shown in.
 func closingInstructions() *regexp.Regexp {
-	return lazyClosingInstructions.get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*instructions\b`) })
+	return lazyClosingInstructions.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*instructions\b`) })
 }
 
-var lazyClosingInstructions lazy[*regexp.Regexp]
+var lazyClosingInstructions lazy.Value[*regexp.Regexp]
 
 // readInstructions reads the files, nearest first against the cap, and returns the run values
 // for layout.system (INSTRUCTIONS, INSTRUCTIONS_CUT).

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
@@ -156,9 +157,9 @@ func afterFunc(d time.Duration, f func()) func() {
 }
 
 // loopDefaults is config.Defaults(), built once.
-func loopDefaults() config.Settings { return lazyLoopDefaults.get(config.Defaults) }
+func loopDefaults() config.Settings { return lazyLoopDefaults.Get(config.Defaults) }
 
-var lazyLoopDefaults lazy[config.Settings]
+var lazyLoopDefaults lazy.Value[config.Settings]
 
 func newID(prefix string) string {
 	var b [8]byte

@@ -16,6 +16,7 @@ import (
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -140,10 +141,10 @@ func (t *turn) readLink(b protocol.ContentBlock) string {
 // closingTag matches what could end an envelope agentd wraps text in, in any case and with
 // space before the '>'.
 func closingTag() *regexp.Regexp {
-	return lazyClosingTag.get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(file|context)\b`) })
+	return lazyClosingTag.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(file|context)\b`) })
 }
 
-var lazyClosingTag lazy[*regexp.Regexp]
+var lazyClosingTag lazy.Value[*regexp.Regexp]
 
 // escapeEnvelope keeps text from closing the <file> or <context> envelope it is shown in: a
 // closing tag inside becomes <\/file, which reads the same to the model and closes nothing.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/providers"
 )
 
@@ -46,12 +47,12 @@ func (tr *tracer) on() bool { return tr.enabled.Load() }
 // secretRE is compiled on first use, when a trace is written: compiling it at package init cost
 // every start of the daemon ~0.1 ms, and most runs write no trace.
 func secretRE() *regexp.Regexp {
-	return lazySecretRE.get(func() *regexp.Regexp {
+	return lazySecretRE.Get(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)(sk-[a-z0-9_\-]{8,}|sk-ant-[a-z0-9_\-]{8,}|AIza[0-9a-z_\-]{20,}|bearer\s+[a-z0-9._\-]{8,}|(api[_-]?key|token|secret|password)("?\s*[:=]\s*"?)[^\s",}]{4,})`)
 	})
 }
 
-var lazySecretRE lazy[*regexp.Regexp]
+var lazySecretRE lazy.Value[*regexp.Regexp]
 
 // redact hides things that look like keys and tokens.
 func redact(b []byte) []byte {

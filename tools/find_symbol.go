@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/cpus"
+	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
@@ -217,28 +218,23 @@ const ctagsMaxFiles = 1000
 
 // ctagsOnce finds universal-ctags with JSON output once, at first use.
 func ctagsOnce() string {
-	ctags.once.Do(func() {
+	return ctags.Get(func() string {
 		p, err := exec.LookPath("ctags")
 		if err != nil {
-			return
+			return ""
 		}
 		// --list-features exists only in universal-ctags (Exuberant ctags fails on it), so one
 		// probe tells both that and whether JSON output is built in; each ctags start counts
 		// (bench/e2e).
 		if out, err := exec.Command(p, "--options=NONE", "--list-features").Output(); err != nil || !bytes.Contains(out, []byte("json")) {
-			return
+			return ""
 		}
-		ctags.path = p
+		return p
 	})
-	return ctags.path
 }
 
-// ctags holds ctagsOnce's answer: a zero sync.Once costs the package's init nothing, where a
-// package-level sync.OnceValue is a call at every start.
-var ctags struct {
-	once sync.Once
-	path string
-}
+// ctags holds ctagsOnce's answer (internal/lazy).
+var ctags lazy.Value[string]
 
 // ctagsPath is universal-ctags with JSON output, or "".
 var ctagsPath = ctagsOnce

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // Module is a build manifest found in the workspace: the file, its ecosystem and, when the
@@ -147,16 +149,16 @@ func plainName(name string) bool {
 
 // The name lines of go.mod and of a TOML table, compiled at first use.
 func goModule() *regexp.Regexp {
-	return lazyGoModule.get(func() *regexp.Regexp { return regexp.MustCompile(`^module\s+"?([^\s"]+)"?`) })
+	return lazyGoModule.Get(func() *regexp.Regexp { return regexp.MustCompile(`^module\s+"?([^\s"]+)"?`) })
 }
 
-var lazyGoModule lazy[*regexp.Regexp]
+var lazyGoModule lazy.Value[*regexp.Regexp]
 
 func tomlName() *regexp.Regexp {
-	return lazyTomlName.get(func() *regexp.Regexp { return regexp.MustCompile(`^name\s*=\s*["']([^"']+)["']`) })
+	return lazyTomlName.Get(func() *regexp.Regexp { return regexp.MustCompile(`^name\s*=\s*["']([^"']+)["']`) })
 }
 
-var lazyTomlName lazy[*regexp.Regexp]
+var lazyTomlName lazy.Value[*regexp.Regexp]
 
 // moduleName reads the module's name from the start of its manifest, for the manifests that
 // state it plainly.

@@ -11,6 +11,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // newLogger builds the daemon's logger: JSON lines to stderr (or a file), the level from the
@@ -50,21 +52,21 @@ func utcTime(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
 // The patterns are compiled on first use: start-up time is a budget, and most log lines never
 // need them (mayHoldSecret screens them first).
 func secretField() *regexp.Regexp {
-	return lazySecretField.get(func() *regexp.Regexp {
+	return lazySecretField.Get(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)(api[-_]?key|authorization|secret|password|^token$|bearer)`)
 	})
 }
 
-var lazySecretField lazy[*regexp.Regexp]
+var lazySecretField lazy.Value[*regexp.Regexp]
 
 // secretValue matches key-shaped strings that slipped into a message or field.
 func secretValue() *regexp.Regexp {
-	return lazySecretValue.get(func() *regexp.Regexp {
+	return lazySecretValue.Get(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk|sk-ant|sk-proj|AIza)[-_A-Za-z0-9]{20,}`)
 	})
 }
 
-var lazySecretValue lazy[*regexp.Regexp]
+var lazySecretValue lazy.Value[*regexp.Regexp]
 
 // secretKey reports whether a field's name says it holds a secret, as secretField matches it.
 // Every field name agentd logs is ASCII, and for those the test is a few substring checks on the

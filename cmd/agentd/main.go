@@ -22,6 +22,7 @@ import (
 	_ "github.com/agentd-dev/agentd/cmd/agentd/internal/early" // one P, before the heavier package inits
 	_ "github.com/agentd-dev/agentd/cmd/agentd/internal/stack" // a 32 KB stack for the package inits, before them
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"
 	"github.com/agentd-dev/agentd/tools"
@@ -33,7 +34,7 @@ var version = "dev"
 // agentdVersion is worked out once: debug.ReadBuildInfo parses the embedded module list on every
 // call, and serving asks twice before it answers initialize.
 func agentdVersion() string {
-	return lazyAgentdVersion.get(func() string {
+	return lazyAgentdVersion.Get(func() string {
 		if version != "dev" {
 			return version
 		}
@@ -44,7 +45,7 @@ func agentdVersion() string {
 	})
 }
 
-var lazyAgentdVersion lazy[string]
+var lazyAgentdVersion lazy.Value[string]
 
 const usage = `agentd: an LLM coding agent that lives beside your editor.
 

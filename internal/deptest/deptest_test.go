@@ -19,7 +19,7 @@ func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
 		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "providers", "tools", "workspace", "config", "prompts",
-		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/cpus", "internal/growstack", "internal/testbin", "clients",
+		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/cpus", "internal/growstack", "internal/lazy", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
 			return l
@@ -37,7 +37,7 @@ func layer(pkg string) string {
 //	                 │         ├──► mcp ─► tools (the MCP servers' tools, as tools.Tool values)
 //	                 │         └──► tools ─► workspace
 //	                 └─► editorbridge ─► workspace, rpc/protocol, rpc/jsonrpc
-//	config, prompts, rpc/protocol, internal/clip, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
+//	config, prompts, rpc/protocol, internal/clip, internal/lazy, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
 var allowed = map[string]map[string]string{
 	"cmd": {
 		"rpc":                "serve runs the server on stdio",
@@ -54,6 +54,7 @@ var allowed = map[string]map[string]string{
 		"internal/cpus":      "main puts the daemon on one P",
 		"internal/growstack": growReason,
 		"internal/testbin":   testbinReason,
+		"internal/lazy":      lazyReason,
 	},
 	"rpc": {
 		"session":            "handlers turn requests into Manager calls",
@@ -90,6 +91,7 @@ var allowed = map[string]map[string]string{
 		"mcp":                "a turn's tool set is the built-in tools plus its MCP servers', one snapshot",
 		"internal/clip":      clipReason,
 		"internal/growstack": growReason,
+		"internal/lazy":      lazyReason,
 	},
 	"mcp": {
 		"tools":         "the servers' tools are contributed as tools.Tool values, next to the built-in ones",
@@ -102,19 +104,22 @@ var allowed = map[string]map[string]string{
 		"config":        "tools/policy takes the permission mode names from the settings",
 		"internal/clip": clipReason,
 		"internal/cpus": "the parallel searches lease every CPU for their duration",
+		"internal/lazy": lazyReason,
 	},
 	"providers": {
 		"config":        "a provider's settings",
 		"internal/clip": clipReason,
+		"internal/lazy": lazyReason,
 	},
-	"workspace":          {"internal/clip": clipReason},
+	"workspace":          {"internal/clip": clipReason, "internal/lazy": lazyReason},
 	"config":             {"internal/clip": clipReason},
-	"prompts":            {}, // a leaf: the caller hands it the tool catalog and the run values
+	"prompts":            {"internal/lazy": lazyReason}, // otherwise a leaf: the caller hands it the tool catalog and the run values
 	"rpc/protocol":       {},
 	"internal/fakemodel": {"providers": "the neutral model it scripts", "rpc/protocol": "the wire types", "internal/clip": clipReason},
 	"internal/clip":      {},
 	"internal/cpus":      {}, // the scheduler policy: one P, every CPU under a lease
 	"internal/growstack": {}, // a goroutine's stack grown once, while shallow
+	"internal/lazy":      {}, // a package-level value made at its first use
 	"internal/testbin":   {}, // test helper: builds cmd/agentd by running the go command
 }
 
@@ -125,6 +130,10 @@ const testbinReason = "tests run the binary, built once"
 // growReason is why a layer may import internal/growstack: its deep goroutines (the init chain,
 // each request's decoding, a response's calls) grow their stacks once, while they are shallow.
 const growReason = "deep goroutines grow their stack once, while shallow"
+
+// lazyReason is why a layer may import internal/lazy: its package-level values are made at their
+// first use, so that its init does nothing (internal/inittest).
+const lazyReason = "package-level values made at first use, so the init does nothing"
 
 // clipReason is why every layer may import internal/clip: a cut that splits a UTF-8 character
 // is the same bug wherever it happens, so there is one function for it.

@@ -13,7 +13,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-	"sync"
+
+	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // ErrForbiddenAddress is the error every refused address wraps.
@@ -23,8 +24,8 @@ var ErrForbiddenAddress = errors.New("address not allowed")
 // check: parsed at package level, they were 15 parses in the package's init at every start of
 // the daemon, which fetches nothing until a model asks.
 func ranges() *addrRanges {
-	parsed.once.Do(func() {
-		parsed.r = addrRanges{
+	return parsed.Get(func() *addrRanges {
+		return &addrRanges{
 			blocked: []netip.Prefix{
 				netip.MustParsePrefix("0.0.0.0/8"),       // "this network": 0.0.0.0 reaches the local host on Linux
 				netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT, shared address space
@@ -46,13 +47,10 @@ func ranges() *addrRanges {
 			sixToFour: netip.MustParsePrefix("2002::/16"),
 		}
 	})
-	return &parsed.r
 }
 
-var parsed struct {
-	once sync.Once
-	r    addrRanges
-}
+// parsed holds ranges' answer (internal/lazy).
+var parsed lazy.Value[*addrRanges]
 
 type addrRanges struct {
 	// blocked are the ranges no fetch may reach beyond what netip's predicates name: networks

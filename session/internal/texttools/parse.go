@@ -7,6 +7,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // Parse reads one envelope's body. It is tolerant in what it accepts, because small models write
@@ -69,12 +71,12 @@ func Parse(body string) []Call {
 // which tool it was. It is compiled at first use, with `+` and a length check where `{1,128}`
 // would unroll into 128 copies of the class (60 KB and 2 ms at every start of agentd).
 func nameRE() *regexp.Regexp {
-	return lazyNameRE.get(func() *regexp.Regexp {
+	return lazyNameRE.Get(func() *regexp.Regexp {
 		return regexp.MustCompile(`["']name["']\s*:\s*["']([A-Za-z0-9_.:-]+)["']`)
 	})
 }
 
-var lazyNameRE lazy[*regexp.Regexp]
+var lazyNameRE lazy.Value[*regexp.Regexp]
 
 // decodeOne decodes the first JSON value of s and refuses anything but blank space after it.
 func decodeOne(s string) (json.RawMessage, error) {

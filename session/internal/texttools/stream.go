@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/providers"
 )
 
@@ -156,10 +157,10 @@ func Envelope(name string, args json.RawMessage) string {
 // responseTag matches what could open or close a <tool_response> envelope (or open a call) in a
 // tool's output: in any case, with space before the '>'.
 func responseTag() *regexp.Regexp {
-	return lazyResponseTag.get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<(/?)\s*(tool_response|tool_call)\b`) })
+	return lazyResponseTag.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<(/?)\s*(tool_response|tool_call)\b`) })
 }
 
-var lazyResponseTag lazy[*regexp.Regexp]
+var lazyResponseTag lazy.Value[*regexp.Regexp]
 
 // EscapeResponse keeps a tool's output from ending its <tool_response> envelope or passing for a
 // call: <tool_response and </tool_response become <\tool_response and <\/tool_response, which
