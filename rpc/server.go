@@ -278,29 +278,46 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 	return code, err
 }
 
-// watchParent exits like the exit notification (code 1) once process pid is gone.
+// watchParent exits like the exit notification (code 1) once process pid is gone. It checks with
+// a timer that re-arms itself, not a goroutine waiting on a ticker: nothing waits between checks,
+// and a goroutine made at initialize grew its stack deep in time.NewTicker's first setting
+// lookup, a copy that made several 64 KB windows of the binary's function tables resident for
+// the daemon's whole life (docs/benchmarks.md, "Idle RSS, the last cuts").
 func (s *Server) watchParent(pid int) {
-	if s.opts.ParentPoll <= 0 || pid <= 0 {
+	poll := s.opts.ParentPoll
+	if poll <= 0 || pid <= 0 {
 		return
 	}
-	s.watchers.Add(1)
-	go func() {
+	var mu sync.Mutex // orders the re-arming against the stop at the end
+	var t *time.Timer
+	check := func() {
 		defer s.watchers.Done()
-		t := time.NewTicker(s.opts.ParentPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.base.Done():
-				return
-			case <-t.C:
-				if !processAlive(pid) {
-					s.log.Info("the client process is gone; exiting", zap.Int("processId", pid))
-					s.exitOnce.Do(func() { s.exitCh <- 1 })
-					return
-				}
-			}
+		if s.base.Err() != nil {
+			return
 		}
-	}()
+		if !processAlive(pid) {
+			s.log.Info("the client process is gone; exiting", zap.Int("processId", pid))
+			s.exitOnce.Do(func() { s.exitCh <- 1 })
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if s.base.Err() == nil {
+			s.watchers.Add(1)
+			t.Reset(poll)
+		}
+	}
+	mu.Lock()
+	s.watchers.Add(1)
+	t = time.AfterFunc(poll, check)
+	mu.Unlock()
+	context.AfterFunc(s.base, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if t.Stop() { // a check that was due will not run: it counts as done
+			s.watchers.Done()
+		}
+	})
 }
 
 // preempter answers $/cancelRequest on the read goroutine, ahead of everything queued behind
