@@ -7,7 +7,7 @@ set -e
 B=$(readlink -f "$1"); shift
 D=$(dirname "$(readlink -f "$0")")
 OUT=$(mktemp -d)
-(sleep 12; echo q) | env "$@" python3 "$D/drive.py" "$B" > "$OUT/pid" 2>/dev/null &
+(sleep 12; echo q) | env "$@" python3 "$D/../idle/drive.py" "$B" > "$OUT/pid" 2>/dev/null &
 for i in $(seq 100); do sleep 0.1; [ -s "$OUT/pid" ] && break; done
 PID=$(cat "$OUT/pid")
 grep -E "VmRSS|RssAnon|RssFile|Threads" /proc/$PID/status | tr -s ' \t\n' ' '; echo
