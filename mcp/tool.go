@@ -22,8 +22,15 @@ const (
 	maxImageBytes  = 4 << 20
 )
 
-// modelImageTypes are the image types every dialect's vision models read.
-var modelImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+// modelImageType says whether every dialect's vision models read images of type mime (a switch,
+// not a package-level map, which the init would build at every start).
+func modelImageType(mime string) bool {
+	switch mime {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
 
 // Tool is one contributed tool, bound to its server. Its effect is exec (it runs outside agentd's
 // path containment, one call at a time); the session asks before every call.
@@ -103,7 +110,7 @@ func convert(server string, res *client.CallToolResult) tools.Result {
 		case client.KindImage:
 			mime := Clean(c.MIMEType, 64)
 			switch {
-			case !modelImageTypes[mime]:
+			case !modelImageType(mime):
 				parts = append(parts, fmt.Sprintf("[an image of type %s, which models do not read, was left out]", mime))
 			case len(c.Data) > maxImageBytes:
 				parts = append(parts, fmt.Sprintf("[an image (%s, %d bytes) over the %d MB limit was left out]", mime, len(c.Data), maxImageBytes>>20))

@@ -218,7 +218,7 @@ func (s *Session) approveProjectMCP(set *mcp.Set, entries []json.RawMessage, tak
 		res, err := s.m.d.Client.RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: s.id,
 			ToolCall: protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: "mcp_start_" + strconv.Itoa(i),
 				Title: title, Kind: protocol.KindExecute, Status: protocol.StatusPending, RawInput: rawJSON(input)},
-			Options: mcpStartOptions})
+			Options: mcpStartOptions()})
 		if ctx.Err() != nil {
 			return
 		}
@@ -238,12 +238,15 @@ func (s *Session) approveProjectMCP(set *mcp.Set, entries []json.RawMessage, tak
 	}
 }
 
-// mcpStartOptions answer a project server's start request.
-var mcpStartOptions = []protocol.PermissionOption{
-	{OptionID: protocol.OptionAllowAlways, Name: "Always allow in this project", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "project"}},
-	{OptionID: protocol.OptionAllowOnce, Name: "Allow once", Kind: "allow_once"},
-	{OptionID: protocol.OptionRejectOnce, Name: "Reject", Kind: "reject_once"},
-	{OptionID: protocol.OptionRejectAlways, Name: "Always reject in this project", Kind: "reject_always"},
+// mcpStartOptions answer a project server's start request, made per request as
+// permissionOptions are: a package-level table's _meta map would be built by the init.
+func mcpStartOptions() []protocol.PermissionOption {
+	return []protocol.PermissionOption{
+		{OptionID: protocol.OptionAllowAlways, Name: "Always allow in this project", Kind: "allow_always", Meta: protocol.Meta{"agentd/scope": "project"}},
+		{OptionID: protocol.OptionAllowOnce, Name: "Allow once", Kind: "allow_once"},
+		{OptionID: protocol.OptionRejectOnce, Name: "Reject", Kind: "reject_once"},
+		{OptionID: protocol.OptionRejectAlways, Name: "Always reject in this project", Kind: "reject_always"},
+	}
 }
 
 // closeMCP releases the session's servers.

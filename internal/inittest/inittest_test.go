@@ -211,8 +211,6 @@ var ownInits = map[string]struct {
 }{
 	"github.com/agentd-dev/agentd/cmd/agentd/internal/stack": {"grows the main goroutine's stack before the other inits (TestStackGrownFirst)", 0},
 	"github.com/agentd-dev/agentd/cmd/agentd/internal/early": {"the one-P policy, before the heavier inits (TestOnePBeforeHeavyInits); os.Getenv copies the environment", 12},
-	"github.com/agentd-dev/agentd/session":                   {"session/mcp.go's start options hold _meta maps (the MCP client's file)", 2},
-	"github.com/agentd-dev/agentd/mcp":                       {"the MCP client, being replaced", 4},
 }
 
 func ownPackage(pkg string) bool {
