@@ -1199,16 +1199,24 @@ try {
     // A fresh window whose agentd is held at start until the test lets it go: the prompt is surely
     // sent while the language client loads and agentd starts, and must be answered, not refused.
     const go = path.join(WORK, 'held-agentd.go');
+    const heldStarted = path.join(WORK, 'held-agentd.started');
     const held = path.join(WORK, 'held-agentd');
     fs.rmSync(go, { force: true });
-    fs.writeFileSync(held, `#!/bin/sh\ni=0\nwhile [ ! -e '${go}' ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done\nexec '${AGENTD}' "$@"\n`);
+    fs.rmSync(heldStarted, { force: true });
+    fs.writeFileSync(held, `#!/bin/sh\ntouch '${heldStarted}'\ni=0\nwhile [ ! -e '${go}' ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done\nexec '${AGENTD}' "$@"\n`);
     fs.chmodSync(held, 0o755);
     try {
       await startFake('held', { turns: [{ text: 'Answered once agentd was up.', chunkDelayMs: 15 }, { text: 'Held start' }] });
       await setAgentdPath(held);
+      // The running window restarts agentd on the new path: once it has, the configuration the
+      // reloaded window reads has it too. A reload before that could start the old path (seen
+      // once on a slow machine: the prompt was answered before the test let agentd go).
+      await waitFor('the held agentd started by the path change', async () => fs.existsSync(heldStarted), 60000);
+      fs.rmSync(heldStarted);
       await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
       await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
       await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+      await waitFor('the reloaded window starting the held agentd', async () => fs.existsSync(heldStarted), 60000);
       log('window reloaded');
       await sendPromptFromPalette('Are you there?');
       await waitFor('the chat view showing agentd starting', async () => (await chat().locator('body').getAttribute('data-daemon')) === 'starting', 30000);
