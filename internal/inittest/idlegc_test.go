@@ -92,8 +92,12 @@ func cyclesBeforeIdle(t *testing.T, extra string) []string {
 	}
 	settings := map[string]any{"provider": "fm", "providers": map[string]any{
 		"fm": map[string]any{"apiType": "openai", "baseUrl": "http://127.0.0.1:9/v1", "model": "m"}}}
+	// The initialize an editor sends (the settings under "agent", as bench/e2e sends them), with
+	// its process id, which agentd watches.
 	send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
-		"processId": nil, "rootUri": nil, "capabilities": map[string]any{}, "initializationOptions": settings}})
+		"processId": os.Getpid(), "capabilities": map[string]any{}, "initializationOptions": map[string]any{
+			"agent": map[string]any{"protocolVersion": 1, "clientInfo": map[string]any{"name": "inittest"},
+				"clientCapabilities": map[string]any{}, "settings": settings}}}})
 	answer(t, out, 1, &stderr)
 	send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
 	send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "agent/session/new", "params": map[string]any{"cwd": root, "mcpServers": []any{}}})
