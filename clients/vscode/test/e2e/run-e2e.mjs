@@ -42,11 +42,16 @@ const log = (s) => console.log(`[${((Date.now() - T0) / 1000).toFixed(1)}s] ${s}
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function waitFor(what, fn, ms = 30000, every = 200) {
   const end = Date.now() + ms;
-  let last;
+  let last, lastErr;
   for (;;) {
-    try { last = await fn(); } catch (e) { last = undefined; }
+    try { last = await fn(); lastErr = undefined; } catch (e) { last = undefined; lastErr = e; }
     if (last) return last;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() > end) {
+      // Say why the last look failed (a locator that matched two frames, a closed page): a bare
+      // timeout left a flaky test's cause unknown.
+      const why = lastErr ? `; the last look failed: ${String(lastErr.message || lastErr).split('\n')[0]}` : '';
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${why}`);
+    }
     await sleep(every);
   }
 }
@@ -1219,7 +1224,12 @@ try {
       await waitFor('the reloaded window starting the held agentd', async () => fs.existsSync(heldStarted), 60000);
       log('window reloaded');
       await sendPromptFromPalette('Are you there?');
-      await waitFor('the chat view showing agentd starting', async () => (await chat().locator('body').getAttribute('data-daemon')) === 'starting', 30000);
+      const seen = [];
+      await waitFor('the chat view showing agentd starting', async () => {
+        const st = await chat().locator('body').getAttribute('data-daemon');
+        if (seen.at(-1) !== st) seen.push(st);
+        return st === 'starting';
+      }, 30000).catch((e) => { throw new Error(`${e.message} (the chat showed: ${seen.join(' → ') || 'nothing'})`); });
       if (fs.existsSync(go)) throw new Error('agentd was let go before the prompt was sent');
       fs.writeFileSync(go, '');
       await chatSays('Answered once agentd was up.', 60000);
