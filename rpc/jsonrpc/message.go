@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // ID is a JSON-RPC request id: an integer or a string. The zero ID is "no id" (a notification,
@@ -70,7 +71,7 @@ func (id ID) appendTo(dst []byte) []byte {
 	case idNumber:
 		return strconv.AppendInt(dst, id.num, 10)
 	case idString:
-		return appendQuoted(dst, id.str)
+		return protocol.AppendJSONString(dst, id.str)
 	}
 	return append(dst, "null"...)
 }
@@ -577,7 +578,7 @@ func appendCall(dst []byte, id ID, method string, params []byte) []byte {
 // appendNotification appends a notification; params are left out when empty.
 func appendNotification(dst []byte, method string, params []byte) []byte {
 	dst = append(dst, envelope+`,"method":`...)
-	dst = appendQuoted(dst, method)
+	dst = protocol.AppendJSONString(dst, method)
 	if len(params) > 0 {
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, params...)
@@ -594,7 +595,7 @@ func appendResponse(dst []byte, id ID, result []byte, err *WireError) []byte {
 		dst = append(dst, `,"error":{"code":`...)
 		dst = strconv.AppendInt(dst, int64(err.Code), 10)
 		dst = append(dst, `,"message":`...)
-		dst = appendQuoted(dst, err.Message)
+		dst = protocol.AppendJSONString(dst, err.Message)
 		if len(err.Data) > 0 {
 			dst = append(dst, `,"data":`...)
 			dst = append(dst, err.Data...)
@@ -607,37 +608,6 @@ func appendResponse(dst []byte, id ID, result []byte, err *WireError) []byte {
 	}
 	dst = append(dst, result...)
 	return append(dst, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendQuoted appends s as a JSON string, escaping quotes, backslashes and control characters
-// (methods, string ids and error messages, as the envelope has always been written).
-func appendQuoted(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf || (c >= 0x20 && c != '"' && c != '\\') {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // DecodeRequest decodes body as the connection reads it and returns the request it holds (nil
