@@ -403,7 +403,12 @@ cases.add("with the built-in vim.ui.select the question waits in the command lin
   agentd.session_id = "p6"
   agentd.models.p6 = require("agentd.chat").new_model("p6")
   agentd.open_chat()
-  vim.ui.select = permission.builtin_select
+  vim.ui.select = h.builtin_select
+  -- Each key comes a deliberate second after the one before.
+  local clock = 0
+  permission.now = function()
+    return clock
+  end
   local old = {}
   for i = 1, 120 do
     old[#old + 1] = "line " .. i
@@ -413,9 +418,10 @@ cases.add("with the built-in vim.ui.select the question waits in the command lin
     new[i] = "LINE " .. i
   end
   -- The keys the user types, and the preview's top line before each.
-  local keys = { "j", "j", "\4", "x", "3" }
+  local keys = { "j", "j", "\4", "x", "4" }
   local tops, n, heights = {}, 0, {}
   vim.fn.getcharstr = function()
+    clock = clock + 1000
     n = n + 1
     heights[n] = vim.o.cmdheight
     local w = permission.preview_win
@@ -431,7 +437,7 @@ cases.add("with the built-in vim.ui.select the question waits in the command lin
       oldText = table.concat(old, "\n") .. "\n", newText = table.concat(new, "\n") .. "\n" } } },
     options = { { optionId = "allow_once", name = "Allow once" }, { optionId = "reject_once", name = "Reject" } },
   })
-  -- 1: Show diff, 2: Allow once, 3: Reject, 4: Reject with a reason…
+  -- The same keys on every card: 1 Allow once, 4 Reject, d Show diff, r Reject with a reason…
   h.eq({ outcome = { outcome = "selected", optionId = "reject_once" } }, res, "the digit chose Reject")
   h.eq(5, n, "one key at a time until a choice")
   h.eq(1, tops[1], "the preview starts at its top")
@@ -442,9 +448,10 @@ cases.add("with the built-in vim.ui.select the question waits in the command lin
   h.truthy(heights[1] >= 3, "the command line holds the whole question (no Press ENTER): " .. heights[1])
   h.eq(1, vim.o.cmdheight, "and shrinks back after")
   -- After "Show diff" the same keys scroll the side-by-side diff.
-  keys = { "1", "j", "j", "2" }
+  keys = { "d", "j", "j", "1" }
   n, tops = 0, {}
   vim.fn.getcharstr = function()
+    clock = clock + 1000
     n = n + 1
     tops[n] = vim.wo.diff and vim.fn.line("w0") or -1
     return keys[n] or "\27"
@@ -459,6 +466,138 @@ cases.add("with the built-in vim.ui.select the question waits in the command lin
   h.eq(-1, tops[1], "asked first without the diff tab")
   h.truthy(tops[2] >= 1 and tops[3] == tops[2] + 1 and tops[4] == tops[3] + 1, "j scrolled the diff tab: " .. vim.inspect(tops))
   h.eq(1, #vim.api.nvim_list_tabpages(), "the diff tab closed after")
+end)
+
+-- Types keys one at a time, as a person does (every 40 ms by default),
+-- into Neovim's real input while the question waits in getcharstr.
+local function type_keys(keys, every_ms, after_ms)
+  local i = 0
+  local t = vim.loop.new_timer()
+  t:start(after_ms or 0, every_ms or 40, vim.schedule_wrap(function()
+    i = i + 1
+    if i > #keys then
+      t:stop()
+      t:close()
+      return
+    end
+    vim.api.nvim_input(keys[i])
+  end))
+end
+
+local function permission_params(sid)
+  return {
+    sessionId = sid,
+    toolCall = { toolCallId = "t", title = "Run go test", rawInput = { command = { "go", "test" } } },
+    options = {
+      { optionId = "allow_once", name = "Allow once" },
+      { optionId = "allow_session", name = "Allow for this session" },
+      { optionId = "allow_always", name = "Always allow in this project" },
+      { optionId = "reject_once", name = "Reject" },
+      { optionId = "reject_always", name = "Always reject in this project" },
+    },
+  }
+end
+
+cases.add("typing while a question arrives answers nothing, and the typed text reaches the buffer", function()
+  local agentd = require("agentd")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "ty"
+  agentd.models.ty = require("agentd.chat").new_model("ty")
+  vim.ui.select = h.builtin_select
+  local buf = vim.api.nvim_create_buf(true, false)
+  vim.api.nvim_set_current_buf(buf)
+  -- "i" was typed before the question came; "line 42" goes on being typed
+  -- after it appeared; then, after a pause, <Esc>, the typist's own key.
+  vim.api.nvim_input("i")
+  local keys = vim.split("line 42", "")
+  type_keys(keys, 40, 30)
+  type_keys({ "<Esc>" }, 0, 30 + 40 * #keys + 900)
+  local res = call("agent/session/request_permission", permission_params("ty"))
+  h.eq({ outcome = { outcome = "cancelled" } }, res, "no answer came from the typing; the paused <Esc> cancelled")
+  -- The keys the question held back are given back: "iline 42" types the line.
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<Esc>", true, false, true), "x", false)
+  h.eq({ "line 42" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), "the typed text is in the buffer")
+end)
+
+cases.add("a key pressed after a pause answers; the same digit means the same answer on every card", function()
+  local agentd = require("agentd")
+  local permission = require("agentd.permission")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "dk"
+  agentd.models.dk = require("agentd.chat").new_model("dk")
+  vim.ui.select = h.builtin_select
+  -- A burst ending in "3" (always allow) does not answer; a lone "4" after a pause rejects.
+  type_keys({ "x", "y", "3" }, 30, 700)
+  type_keys({ "4" }, 0, 700 + 90 + 700)
+  local res = call("agent/session/request_permission", permission_params("dk"))
+  h.eq({ outcome = { outcome = "selected", optionId = "reject_once" } }, res, "the deliberate 4 rejected")
+  -- A key pressed too soon after the question appeared counts for nothing.
+  type_keys({ "1" }, 0, 50)
+  type_keys({ "\27" }, 0, 50 + 1000)
+  res = call("agent/session/request_permission", permission_params("dk"))
+  h.eq({ outcome = { outcome = "cancelled" } }, res, "a 1 in the first moments did not allow")
+  -- The keys of the answers, on an edit card (with Show diff) and a program card.
+  local edit = permission_params("dk")
+  edit.toolCall.content = { { type = "diff", path = "/w/a.txt", oldText = "a\n", newText = "b\n" } }
+  for _, p in ipairs({ edit, permission_params("dk") }) do
+    local items = {}
+    for _, o in ipairs(p.options) do
+      items[#items + 1] = { option = o }
+    end
+    h.eq({ "1", "2", "3", "4", "5" }, vim.tbl_map(function(it)
+      return permission.key_of(it, items)
+    end, items), "allow once … always reject keep their keys")
+  end
+end)
+
+cases.add("a picker installed before the plugin loaded is used, Neovim's own is told by what it is", function()
+  local permission = require("agentd.permission")
+  h.truthy(permission.is_builtin(h.builtin_select), "Neovim's own vim.ui.select")
+  local asked = 0
+  local picker = function(items, _, on_choice)
+    asked = asked + 1
+    for _, it in ipairs(items) do
+      if it.option and it.option.optionId == "allow_once" then
+        return on_choice(it)
+      end
+    end
+  end
+  h.truthy(not permission.is_builtin(picker), "a plugin's picker")
+  -- The picker was set up first; the plugin is (re)loaded after it.
+  vim.ui.select = picker
+  package.loaded["agentd.permission"] = nil
+  package.loaded["agentd"] = nil
+  local agentd = require("agentd")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "pk"
+  agentd.models.pk = require("agentd.chat").new_model("pk")
+  local res = call("agent/session/request_permission", permission_params("pk"))
+  h.eq(1, asked, "the user's picker asked")
+  h.eq({ outcome = { outcome = "selected", optionId = "allow_once" } }, res, "its answer was sent")
+end)
+
+cases.add("a program's environment, standard input and a server's headers are on the card", function()
+  local agentd = require("agentd")
+  local permission = require("agentd.permission")
+  h.truthy(agentd.setup({}))
+  agentd.session_id = "ev"
+  agentd.models.ev = require("agentd.chat").new_model("ev")
+  local p = permission_params("ev")
+  p.toolCall.rawInput.env = { LD_PRELOAD = "/tmp/evil.so", GIT_CONFIG_COUNT = "1" }
+  p.toolCall.rawInput.stdin = "import os\nos.system('id')\n"
+  p.toolCall.rawInput.headers = { ["X-Api-Key"] = "[redacted]" }
+  local seen
+  h.stub_select(function(items, labels, opts)
+    seen = { prompt = opts.prompt, preview = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(permission.preview_win), 0, -1, false) }
+    return nil
+  end)
+  call("agent/session/request_permission", p)
+  h.contains(seen.prompt, "with environment: GIT_CONFIG_COUNT=1 LD_PRELOAD=/tmp/evil.so", "env in the question")
+  h.contains(seen.prompt, "with 26 bytes of standard input", "stdin in the question")
+  h.contains(seen.prompt, "with headers: X-Api-Key=[redacted]", "headers in the question")
+  local text = table.concat(seen.preview, "\n")
+  h.contains(text, "  LD_PRELOAD=/tmp/evil.so", "env in the preview")
+  h.contains(text, "standard input (26 bytes):\n  import os\n  os.system('id')", "stdin in the preview")
 end)
 
 cases.add("an MCP tool's permission question names its server", function()

@@ -121,6 +121,9 @@ end
 
 --- Replaces vim.ui.select with a scripted chooser: choose(items, opts,
 --- format) returns the item to pick (or nil). Calls are recorded.
+-- Neovim's own vim.ui.select, before any case replaces it.
+M.builtin_select = vim.ui.select
+
 function M.stub_select(choose)
   local calls = {}
   vim.ui.select = function(items, opts, on_choice)

@@ -299,6 +299,26 @@ function M.add_permission(model, tool_call)
   if e.command and type(raw.cwd) == "string" then
     e.cwd = raw.cwd
   end
+  -- The environment, standard input and headers a program or server gets are
+  -- part of what is approved: a hidden LD_PRELOAD or a script on stdin must
+  -- be seen. Shown sorted, one per line, escaped like the command.
+  local function pairs_of(t)
+    local out = {}
+    if type(t) == "table" then
+      for k, v in pairs(t) do
+        if type(k) == "string" then
+          out[#out + 1] = M.visible(k) .. "=" .. M.visible(type(v) == "string" and v or vim.inspect(v))
+        end
+      end
+    end
+    table.sort(out)
+    return out
+  end
+  e.env = pairs_of(raw.env)
+  e.headers = pairs_of(raw.headers)
+  if type(raw.stdin) == "string" and raw.stdin ~= "" then
+    e.stdin = raw.stdin
+  end
   local meta = tool_call and type(tool_call._meta) == "table" and tool_call._meta or {}
   if type(meta["agentd/mcpServer"]) == "string" and meta["agentd/mcpServer"] ~= "" then
     e.mcp_server = meta["agentd/mcpServer"]

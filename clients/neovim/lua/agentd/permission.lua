@@ -5,11 +5,17 @@
 --
 -- With Neovim's built-in vim.ui.select the question is asked by the plugin
 -- itself, in the command line, so the preview stays usable while it waits:
--- j/k, <C-d>/<C-u>, <C-f>/<C-b>, gg/G scroll it, a digit chooses, <Esc>
--- (or q, <C-c>) cancels. A vim.ui.select the user installed (dressing.nvim,
--- telescope…) is used as it is. "Show diff" opens the diff side by side in
--- a tab; "Reject with a reason…" asks for the reason with vim.ui.input and
--- answers reject_once with it, for the model to read.
+-- j/k, <C-d>/<C-u>, <C-f>/<C-b>, gg/G scroll it, a key chooses, <Esc>
+-- (or q, <C-c>) cancels. Each answer has the same key on every card (1 allow
+-- once … 5 always reject, d show diff, r reject with a reason). Typing can
+-- never answer: keys typed before the question appeared, in its first
+-- moments, or in a burst (each within quiet_ms of the one before) count for
+-- nothing and are given back to the editor when the question closes; only
+-- a key pressed after a pause is a decision. A vim.ui.select the user
+-- installed (dressing.nvim, snacks, telescope…), before or after this
+-- plugin loaded, is used as it is. "Show diff" opens the diff side by side
+-- in a tab; "Reject with a reason…" asks for the reason with vim.ui.input
+-- and answers reject_once with it, for the model to read.
 --
 -- Where Neovim runs server requests in a coroutine (0.10+), an asynchronous
 -- vim.ui.select is awaited by yielding. On older Neovim the handler must
@@ -22,11 +28,65 @@ local M = {}
 M.timeout_ms = 10 * 60 * 1000
 M.pending = {} -- set of { cancel = fn }
 
--- Neovim's own vim.ui.select, to tell it from one a plugin installed.
-M.builtin_select = vim.ui.select
+-- A key counts as a decision only when no other key came for quiet_ms
+-- before it, and not before arm_ms after the question appeared.
+M.quiet_ms = 400
+M.arm_ms = 600
+
+--- The clock the timing rules read, in milliseconds (tests replace it).
+function M.now()
+  return vim.loop.hrtime() / 1e6
+end
+
+--- Whether select is Neovim's own vim.ui.select, told by where it is
+--- defined (runtime/lua/vim/ui.lua), not by when it was seen: a picker set
+--- up before this plugin loaded (the usual lazy.nvim order) is the user's.
+function M.is_builtin(select)
+  if type(select) ~= "function" then
+    return false
+  end
+  local info = debug.getinfo(select, "S")
+  local src = info and info.source or ""
+  return src:match("[/\\]lua[/\\]vim[/\\]ui%.lua$") ~= nil
+end
 
 local SHOW_DIFF = { show_diff = true }
 local WITH_REASON = { with_reason = true }
+
+-- The key of each answer, the same on every card whatever else it offers.
+M.option_keys = {
+  allow_once = "1",
+  allow_session = "2",
+  allow_always = "3",
+  reject_once = "4",
+  reject_always = "5",
+  switch_mode_ask = "6",
+  switch_mode_auto = "7",
+}
+
+--- The key that chooses item on a card.
+function M.key_of(item, items)
+  if item.show_diff then
+    return "d"
+  end
+  if item.with_reason then
+    return "r"
+  end
+  local k = M.option_keys[item.option.optionId]
+  if k then
+    return k
+  end
+  -- An option agentd does not name here: 8, 9, … in the order offered.
+  local n = 7
+  for _, it in ipairs(items) do
+    if it.option and not M.option_keys[it.option.optionId] then
+      n = n + 1
+      if it == item then
+        return tostring(n)
+      end
+    end
+  end
+end
 
 local function label(item)
   if item.show_diff then
@@ -77,6 +137,26 @@ local function await(start, pending)
   return result
 end
 
+-- How much of a program's standard input the question shows.
+M.stdin_preview_lines = 20
+
+--- The first lines of stdin, escaped, with a last line saying how much more
+--- there is.
+function M.stdin_lines(stdin)
+  local all = vim.split(stdin, "\n", true)
+  if all[#all] == "" then
+    all[#all] = nil
+  end
+  local out = {}
+  for i = 1, math.min(#all, M.stdin_preview_lines) do
+    out[#out + 1] = chat.visible((all[i]:gsub("\t", "    ")))
+  end
+  if #all > M.stdin_preview_lines then
+    out[#out + 1] = string.format("… %d more lines", #all - M.stdin_preview_lines)
+  end
+  return out
+end
+
 --- The lines the preview shows for a permission entry.
 function M.preview_lines(entry)
   local lines = {}
@@ -84,6 +164,25 @@ function M.preview_lines(entry)
     lines[#lines + 1] = "$ " .. entry.command
     if entry.cwd then
       lines[#lines + 1] = "in " .. chat.visible(entry.cwd)
+    end
+  end
+  if entry.env and #entry.env > 0 then
+    lines[#lines + 1] = "with environment:"
+    for _, kv in ipairs(entry.env) do
+      lines[#lines + 1] = "  " .. kv
+    end
+  end
+  if entry.headers and #entry.headers > 0 then
+    lines[#lines + 1] = "with headers:"
+    for _, kv in ipairs(entry.headers) do
+      lines[#lines + 1] = "  " .. kv
+    end
+  end
+  if entry.stdin then
+    local shown = M.stdin_lines(entry.stdin)
+    lines[#lines + 1] = string.format("standard input (%d bytes):", #entry.stdin)
+    for _, l in ipairs(shown) do
+      lines[#lines + 1] = "  " .. l
     end
   end
   if entry.saves and #entry.saves > 0 then
@@ -161,49 +260,86 @@ local SCROLL = {
 }
 
 --- Asks in the command line while the preview window stays on screen and
---- scrolls. Returns the chosen item or nil.
+--- scrolls. Returns the chosen item or nil. Keys that come too soon (see
+--- quiet_ms and arm_ms) do nothing here and are fed back to the editor once
+--- the question is closed, so text being typed is neither lost nor read as
+--- an answer.
 function M.ask_builtin(items, prompt, preview)
-  local labels = {}
-  for i, it in ipairs(items) do
-    labels[#labels + 1] = string.format("%d: %s", i, label(it))
+  local labels, by_key = {}, {}
+  for _, it in ipairs(items) do
+    local k = M.key_of(it, items)
+    by_key[k] = it
+    labels[#labels + 1] = string.format("%s: %s", k, label(it))
   end
   local hint = preview and "  (j/k, <C-d>/<C-u> scroll the change; <Esc> cancels)" or "  (<Esc> cancels)"
   local text = prompt .. "\n" .. table.concat(labels, "   ") .. hint .. "\n> "
   -- Room for the whole question, so it never turns into a "Press ENTER"
   -- prompt that scrolls the screen (and the diff) away.
-  local rows = 0
+  local rows = 1
   for _, l in ipairs(vim.split(text, "\n", true)) do
     rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / math.max(1, vim.o.columns - 1)))
   end
   local cmdheight = vim.o.cmdheight
   vim.o.cmdheight = math.max(cmdheight, math.min(rows, math.floor(vim.o.lines / 3)))
+  -- Keys typed before the question appeared were meant for the editor.
+  local given_back = {}
+  while true do
+    local ok, c = pcall(vim.fn.getchar, 0)
+    if not ok or c == 0 or c == "" then
+      break
+    end
+    given_back[#given_back + 1] = type(c) == "number" and vim.fn.nr2char(c) or c
+  end
   local function done(v)
     vim.o.cmdheight = cmdheight
     vim.api.nvim_echo({ { "" } }, false, {})
+    if #given_back > 0 then
+      vim.api.nvim_feedkeys(table.concat(given_back), "n", false)
+    end
     return v
   end
+  local opened = M.now()
+  local last = opened
+  local warning = ""
   while true do
     vim.cmd("redraw")
-    vim.api.nvim_echo({ { prompt, "Question" }, { "\n" .. table.concat(labels, "   ") .. hint .. "\n> ", "Normal" } }, false, {})
+    local chunks = { { prompt, "Question" }, { "\n" .. table.concat(labels, "   ") .. hint, "Normal" } }
+    if warning ~= "" then
+      chunks[#chunks + 1] = { "\n" .. warning, "WarningMsg" }
+    end
+    chunks[#chunks + 1] = { "\n> ", "Normal" }
+    vim.api.nvim_echo(chunks, false, {})
     local ok, key = pcall(vim.fn.getcharstr)
-    if not ok or key == "\27" or key == "q" or key == "\3" then
+    if not ok then
       return done(nil)
     end
-    local n = tonumber(key)
-    if n and items[n] then
-      return done(items[n])
-    end
-    -- The keys scroll the preview, or, after "Show diff", the diff tab's
-    -- windows (scroll-bound in diff mode).
-    local target = preview
-    if not (target and vim.api.nvim_win_is_valid(target)
-      and vim.api.nvim_win_get_tabpage(target) == vim.api.nvim_get_current_tabpage()) then
-      target = vim.wo.diff and vim.api.nvim_get_current_win() or nil
-    end
-    if target and SCROLL[key] then
-      pcall(vim.api.nvim_win_call, target, function()
-        vim.cmd("normal! " .. SCROLL[key])
-      end)
+    local t = M.now()
+    local deliberate = t - last >= M.quiet_ms and t - opened >= M.arm_ms
+    last = t
+    if not deliberate then
+      -- Part of something being typed: not an answer, not a scroll.
+      given_back[#given_back + 1] = key
+      warning = "agentd is asking: keys typed now are kept for the editor; pause, then press a key to answer"
+    else
+      warning = ""
+      if key == "\27" or key == "q" or key == "\3" then
+        return done(nil)
+      end
+      if by_key[key] then
+        return done(by_key[key])
+      end
+      -- The keys scroll the preview, or, after "Show diff", the diff tab's
+      -- windows (scroll-bound in diff mode).
+      local target = preview
+      if not (target and vim.api.nvim_win_is_valid(target)
+        and vim.api.nvim_win_get_tabpage(target) == vim.api.nvim_get_current_tabpage()) then
+        target = vim.wo.diff and vim.api.nvim_get_current_win() or nil
+      end
+      if target and SCROLL[key] then
+        pcall(vim.api.nvim_win_call, target, function()
+          vim.cmd("normal! " .. SCROLL[key])
+        end)
+      end
     end
   end
 end
@@ -245,6 +381,15 @@ function M.ask(params, model)
   if entry.command then
     prompt = prompt .. " — $ " .. entry.command .. (entry.cwd and (" (in " .. chat.visible(entry.cwd) .. ")") or "")
   end
+  if entry.env and #entry.env > 0 then
+    prompt = prompt .. " — with environment: " .. table.concat(entry.env, " ")
+  end
+  if entry.headers and #entry.headers > 0 then
+    prompt = prompt .. " — with headers: " .. table.concat(entry.headers, " ")
+  end
+  if entry.stdin then
+    prompt = prompt .. string.format(" — with %d bytes of standard input (in the preview)", #entry.stdin)
+  end
   if entry.saves and #entry.saves > 0 then
     local names = {}
     for _, f in ipairs(entry.saves) do
@@ -261,7 +406,7 @@ function M.ask(params, model)
   local diff_tabs = {} -- one per diff, per time "Show diff" was chosen
   local reason
   while true do
-    if vim.ui.select == M.builtin_select then
+    if M.is_builtin(vim.ui.select) then
       choice = M.ask_builtin(items, prompt, preview)
     else
       choice = await(function(finish)
