@@ -349,6 +349,28 @@ cases.add("a steer shows in place; / completes the session's commands in the inp
   end, chat.complete_items("#")), "context words")
 end)
 
+cases.add("typing a whole command through the / menu keeps what was typed, whatever completeopt says", function()
+  local sid = "co"
+  fresh(sid)
+  local chat = require("agentd.chat")
+  update(sid, { sessionUpdate = "available_commands_update", availableCommands = {
+    { name = "compact", description = "Summarize the conversation" },
+    { name = "undo", description = "Restore the files the newest turn changed" },
+  } })
+  local user_opt = vim.o.completeopt
+  for _, opt in ipairs({ user_opt, "menu,preview", "menuone", "menu,menuone,noinsert" }) do
+    vim.o.completeopt = opt
+    vim.api.nvim_set_current_win(chat.ui.iwin)
+    vim.api.nvim_buf_set_lines(chat.ui.input, 0, -1, false, { "" })
+    vim.api.nvim_feedkeys("i/undo\27", "xt", false)
+    h.eq({ "/undo" }, vim.api.nvim_buf_get_lines(chat.ui.input, 0, -1, false), "typed with completeopt=" .. opt)
+    h.eq(opt, vim.o.completeopt, "the user's completeopt is back")
+    vim.api.nvim_buf_set_lines(chat.ui.input, 0, -1, false, { "" })
+    vim.api.nvim_feedkeys("i@no\27", "xt", false)
+    h.eq({ "@no" }, vim.api.nvim_buf_get_lines(chat.ui.input, 0, -1, false), "@ typed with completeopt=" .. opt)
+  end
+end)
+
 cases.add("replies are highlighted as Markdown; the chat keeps its width on resize", function()
   local sid = "md"
   local model = fresh(sid)

@@ -912,9 +912,36 @@ function M.auto_complete()
   if (c == "/" and s == 0 and first_line) or ((c == "#" or c == "@") and #word == 1) then
     local items = M.complete_items(word)
     if #items > 0 then
-      vim.fn.complete(s + 1, items)
+      M.complete_offering(s + 1, items)
     end
   end
+end
+
+--- Opens the menu for items at col as an offer: nothing is inserted or
+--- selected until the user picks an entry, whatever the user's 'completeopt'
+--- says (its default inserts the first entry, so typing "/undo" would end up
+--- "/compact undo"). The user's 'completeopt' is put back when the menu
+--- closes.
+function M.complete_offering(col, items)
+  local user = vim.o.completeopt
+  local flags = {}
+  for _, f in ipairs(vim.split(user, ",", true)) do
+    if f ~= "" and f ~= "noinsert" and f ~= "noselect" and f ~= "menu" and f ~= "menuone" then
+      flags[#flags + 1] = f
+    end
+  end
+  vim.list_extend(flags, { "menuone", "noselect" })
+  vim.o.completeopt = table.concat(flags, ",")
+  local group = vim.api.nvim_create_augroup("agentd_complete_offering", { clear = true })
+  vim.api.nvim_create_autocmd({ "CompleteDone", "InsertLeave" }, {
+    group = group,
+    once = true,
+    callback = function()
+      vim.o.completeopt = user
+      pcall(vim.api.nvim_del_augroup_by_id, group)
+    end,
+  })
+  vim.fn.complete(col, items)
 end
 
 local function ensure_buffers()
