@@ -759,4 +759,21 @@ cases.add("#buffer, #selection, #file: and @path in a chat message send that con
   h.truthy(vim.tbl_contains(words, "@notes.md"), "@ completes paths: " .. vim.inspect(words))
 end)
 
+cases.add("a provider-name typo is one clear message and the chat does not stay working", function()
+  local dir = project()
+  local fm = h.fakemodel({ turns = { { text = "never reached" } } })
+  h.setup_agentd(fm.url, dir, { settings = { provider = "fakee" } })
+  vim.cmd("AgentdPrompt hello")
+  h.wait_for(function()
+    return #h.errors() > 0 and idle()
+  end, "an error and an idle chat", 30000, h.report)
+  vim.wait(300)
+  local errs = h.errors()
+  h.eq(1, #errs, "one error message: " .. vim.inspect(errs))
+  h.contains(errs[1], "fakee", "it names the unknown provider")
+  h.truthy(not errs[1]:find("stack traceback", 1, true) and not errs[1]:find("%.lua:%d+:"), "no Lua stack trace: " .. errs[1])
+  h.truthy(not require("agentd").status():find("working", 1, true) and not h.transcript_text():find("working…", 1, true), "the chat is not stuck at working…")
+  h.eq(0, #fm.requests(), "no model request")
+end)
+
 return cases

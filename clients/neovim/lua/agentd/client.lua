@@ -216,6 +216,37 @@ function M.start(handlers, on_exit, cb)
       end)
     end,
   }
+  -- Neovim's LSP client asserts on an initialize error (a Lua stack trace
+  -- the user cannot act on, then the start time-out). agentd answers a bad
+  -- setting (a provider-name typo) that way, with the field in its message:
+  -- catch that answer on the way in and report it once, plainly.
+  local rpc_mod = vim.lsp.rpc
+  local rpc_start = rpc_mod.start
+  rpc_mod.start = function(...)
+    local r = rpc_start(...)
+    if type(r) == "table" and type(r.request) == "function" then
+      local request = r.request
+      r.request = function(method, params, callback, ...)
+        if method == "initialize" and type(callback) == "function" then
+          local inner = callback
+          callback = function(err, result, ...)
+            if err then
+              local msg = type(err) == "table" and err.message or tostring(err)
+              vim.schedule(function()
+                if st.starting then
+                  abort_start("agentd: refused the settings: " .. tostring(msg))
+                end
+              end)
+              return
+            end
+            return inner(err, result, ...)
+          end
+        end
+        return request(method, params, callback, ...)
+      end
+    end
+    return r
+  end
   local ok, id
   if vim.fn.has("nvim-0.11") == 1 and vim.lsp.start then
     ok, id = pcall(vim.lsp.start, lsp_config, { attach = false, reuse_client = function()
@@ -224,6 +255,7 @@ function M.start(handlers, on_exit, cb)
   else
     ok, id = pcall(vim.lsp.start_client, lsp_config)
   end
+  rpc_mod.start = rpc_start
   if not ok or not id then
     st.starting = false
     return fail("agentd: could not start `" .. shown_cmd .. "`: " .. tostring(ok and "spawn failed" or id))
