@@ -165,7 +165,7 @@ func UserMessage(who string, kind ErrorKind, detail string, retryAfter time.Dura
 	case ErrServer:
 		return fmt.Sprintf("%s had an internal error%s; try again.", p, paren(d))
 	case ErrNetwork:
-		return fmt.Sprintf("Could not reach %s%s; check the network connection and the base URL.", p, paren(d))
+		return fmt.Sprintf("Could not reach %s%s; check the network connection and the base URL.", midSentence(p), paren(d))
 	case ErrCancelled:
 		return "The request was cancelled."
 	}
@@ -444,6 +444,15 @@ func name(who string) string {
 		return "The provider"
 	}
 	return who
+}
+
+// midSentence is a provider's name where it does not start the sentence: "The server at x" reads
+// "the server at x" there, while a proper name ("OpenRouter") is kept as it is.
+func midSentence(p string) string {
+	if rest, ok := strings.CutPrefix(p, "The "); ok {
+		return "the " + rest
+	}
+	return p
 }
 
 func paren(s string) string {

@@ -220,3 +220,17 @@ func FuzzClassifyResponse(f *testing.F) {
 		}
 	})
 }
+
+// A network error names the provider in the middle of its sentence: "The server at x" from the
+// openai dialect must not read "Could not reach The server at x".
+func TestUserMessageNetworkNameMidSentence(t *testing.T) {
+	for who, want := range map[string]string{
+		"The server at 127.0.0.1:9": "Could not reach the server at 127.0.0.1:9; check the network connection and the base URL.",
+		"":                          "Could not reach the provider; check the network connection and the base URL.",
+		"OpenRouter":                "Could not reach OpenRouter; check the network connection and the base URL.",
+	} {
+		if got := providers.UserMessage(who, providers.ErrNetwork, "", 0); got != want {
+			t.Errorf("UserMessage(%q, network) = %q, want %q", who, got, want)
+		}
+	}
+}
