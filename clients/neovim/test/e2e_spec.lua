@@ -759,11 +759,15 @@ cases.add("#buffer, #selection, #file: and @path in a chat message send that con
   h.truthy(vim.tbl_contains(words, "@notes.md"), "@ completes paths: " .. vim.inspect(words))
 end)
 
-cases.add("a provider-name typo is one clear message and the chat does not stay working", function()
+cases.add("a provider-name typo is one clear message, the chat does not stay working, the prompt is kept", function()
   local dir = project()
   local fm = h.fakemodel({ turns = { { text = "never reached" } } })
   h.setup_agentd(fm.url, dir, { settings = { provider = "fakee" } })
-  vim.cmd("AgentdPrompt hello")
+  -- Typed in the chat's input and sent from there.
+  require("agentd").open_chat()
+  local chat = require("agentd.chat")
+  vim.api.nvim_buf_set_lines(chat.ui.input, 0, -1, false, { "hello", "world" })
+  chat.submit()
   h.wait_for(function()
     return #h.errors() > 0 and idle()
   end, "an error and an idle chat", 30000, h.report)
@@ -774,6 +778,7 @@ cases.add("a provider-name typo is one clear message and the chat does not stay 
   h.truthy(not errs[1]:find("stack traceback", 1, true) and not errs[1]:find("%.lua:%d+:"), "no Lua stack trace: " .. errs[1])
   h.truthy(not require("agentd").status():find("working", 1, true) and not h.transcript_text():find("working…", 1, true), "the chat is not stuck at working…")
   h.eq(0, #fm.requests(), "no model request")
+  h.eq({ "hello", "world" }, vim.api.nvim_buf_get_lines(chat.ui.input, 0, -1, false), "the typed prompt is back in the input")
 end)
 
 return cases

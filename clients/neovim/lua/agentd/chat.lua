@@ -1013,6 +1013,20 @@ function M.submit(steer)
   end
 end
 
+--- Puts text back into an empty input buffer (a prompt that could not be
+--- sent), so nothing the user typed is lost.
+function M.restore_input(text)
+  local ui = M.ui
+  if not valid_buf(ui.input) then
+    return
+  end
+  local lines = vim.api.nvim_buf_get_lines(ui.input, 0, -1, false)
+  if #lines > 1 or (lines[1] or "") ~= "" then
+    return
+  end
+  vim.api.nvim_buf_set_lines(ui.input, 0, -1, false, vim.split(text, "\n", true))
+end
+
 function M.is_open()
   return valid_win(M.ui.twin)
 end

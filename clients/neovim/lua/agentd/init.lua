@@ -347,6 +347,7 @@ function M.prompt(text, opts)
     err_notify("agentd: the prompt is empty")
     return
   end
+  local typed = text
   local blocks = { { type = "text", text = text } }
   if opts.range then
     local block, where = range_block(opts.range)
@@ -375,6 +376,8 @@ function M.prompt(text, opts)
       m.busy = 0
       m.queued = {}
       table.insert(m.entries, { kind = "notice", severity = "error", title = "agentd is not available", description = err })
+      -- The prompt was never sent: it goes back into the input to send again.
+      chat.restore_input(typed)
       show_current()
       return
     end
