@@ -283,6 +283,8 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 		ProtocolVersion: version,
 		AgentCapabilities: protocol.AgentCapabilities{
 			LoadSession: true,
+			// HTTP MCP servers in session/new's mcpServers run as the user's own do (issue 29).
+			MCPCapabilities: protocol.MCPCapabilities{HTTP: true},
 			SessionCapabilities: protocol.SessionCapabilities{
 				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{},
 			},

@@ -210,6 +210,9 @@ func TestACPInitializeAndAuthenticate(t *testing.T) {
 	if err := json.Unmarshal(res, &ir); err != nil {
 		t.Fatal(err)
 	}
+	if !ir.AgentCapabilities.MCPCapabilities.HTTP {
+		t.Errorf("mcpCapabilities.http = false on the ACP door: %s", res)
+	}
 	if ir.ProtocolVersion != 1 || !ir.AgentCapabilities.LoadSession || ir.AgentInfo.Name != "agentd" || ir.AgentInfo.Version != "1.2.3" {
 		t.Errorf("initialize = %s", res)
 	}
