@@ -16,10 +16,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
@@ -158,6 +160,72 @@ func acpTranslate(incoming bool, body []byte) []byte {
 	return out
 }
 
+// acpCodec is the ACP door's codec with what the client said at initialize that changes how a
+// message is written: a notice goes as ACP's own `notice` update to a client that advertised
+// clientCapabilities.session.notices, and as an agent_message_chunk holding its text to every
+// other client, which shows that and would drop an update it does not know (or the _agentd/
+// extension): a fallback, a retry or settings left out must reach the user in any client.
+type acpCodec struct {
+	notices atomic.Bool
+}
+
+var noticeKind = []byte(protocol.UpdateNotice + `"`)
+
+func (c *acpCodec) translate(incoming bool, body []byte) []byte {
+	if !incoming && bytes.HasPrefix(body, lspUpdatePrefix) && acpUpdateIs(body[len(lspUpdatePrefix):], noticeKind) {
+		if c.notices.Load() {
+			rest := body[len(lspUpdatePrefix):]
+			return append(append(make([]byte, 0, len(acpUpdatePrefix)+len(rest)), acpUpdatePrefix...), rest...)
+		}
+		if out, ok := noticeAsMessage(body); ok {
+			return out
+		}
+	}
+	return acpTranslate(incoming, body)
+}
+
+// acpUpdateIs says whether the params of an agent/session/update (the bytes after its method)
+// hold an update of kind (written with its closing quote).
+func acpUpdateIs(rest, kind []byte) bool {
+	head := rest[:min(len(rest), 512)]
+	i := bytes.Index(head, updateKindKey)
+	return i >= 0 && bytes.HasPrefix(head[i+len(updateKindKey):], kind)
+}
+
+// noticeAsMessage rewrites a notice update as the agent_message_chunk a client without
+// session.notices shows: "Warning: TITLE", the description on the next line, set apart from
+// the text around it by blank lines. ok is false for a body it cannot read (passed on as it is).
+func noticeAsMessage(body []byte) ([]byte, bool) {
+	var msg struct {
+		Params protocol.SessionNotification `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return nil, false
+	}
+	u := msg.Params.Update
+	label := "Note"
+	switch u.Severity {
+	case protocol.SeverityWarning:
+		label = "Warning"
+	case protocol.SeverityError:
+		label = "Error"
+	}
+	text := "\n\n" + label + ": " + u.NoticeTitle
+	if u.Description != "" {
+		text += "\n" + u.Description
+	}
+	text += "\n\n"
+	n := protocol.SessionNotification{SessionID: msg.Params.SessionID, Update: protocol.SessionUpdate{
+		SessionUpdate: protocol.UpdateAgentMessageChunk,
+		Content:       &protocol.ContentBlock{Type: "text", Text: text},
+		Meta:          protocol.Meta{"agentd/notice": u.Severity},
+	}}
+	out := append([]byte(nil), acpUpdatePrefix...)
+	out = append(out, `"params":`...)
+	out = protocol.AppendSessionNotification(out, &n)
+	return append(out, '}'), true
+}
+
 // acpRename is acpTranslate's path without decoding; ok is false when the body needs the
 // decoding path (or is not a message, which that path passes on to the decoder).
 func acpRename(incoming bool, body []byte) (out []byte, ok bool) {
@@ -214,6 +282,29 @@ func (s *Server) acpTable(t map[string]method) {
 	t["authenticate"] = handler(nil, (*Server).acpAuthenticate)
 	t["agent/session/set_mode"] = handler(nil, (*Server).acpSetMode)
 	t[protocol.MethodSessionNew] = handler(nil, (*Server).acpSessionNew)
+	t[protocol.MethodSessionPrompt] = handler(nil, (*Server).acpPrompt)
+}
+
+// acpPrompt is session/prompt on the ACP door. A turn that failed (a provider error, a missing
+// key, a server that does not answer) answers with a JSON-RPC error whose message is the text
+// the user reads, as every ACP client shows a failed prompt; the LSP door's normal result with
+// _meta["agentd/error"] would end as a silent end_turn there. A missing or refused key is ACP's
+// auth_required, which a client answers by offering the terminal auth method.
+func (s *Server) acpPrompt(ctx context.Context, p *protocol.PromptParams) (protocol.PromptResult, error) {
+	res, err := prompt(s.manager(), ctx, *p)
+	if err != nil {
+		return res, err
+	}
+	em, ok := res.Meta["agentd/error"].(protocol.ErrorMeta)
+	if !ok {
+		return res, nil
+	}
+	code := jsonrpc.InternalError
+	if em.Kind == string(providers.ErrAuth) {
+		code = CodeAuthRequired
+	}
+	data, _ := json.Marshal(em)
+	return protocol.PromptResult{}, &jsonrpc.WireError{Code: code, Message: "The model request failed: " + em.Message, Data: data}
 }
 
 // acpInitParams is ACP's InitializeRequest, the part agentd reads.
@@ -225,6 +316,9 @@ type acpInitParams struct {
 			WriteTextFile bool `json:"writeTextFile"`
 		} `json:"fs"`
 		Terminal bool `json:"terminal"`
+		Session  struct {
+			Notices json.RawMessage `json:"notices"`
+		} `json:"session"`
 	} `json:"clientCapabilities"`
 	ClientInfo *protocol.ClientInfo `json:"clientInfo,omitempty"`
 }
@@ -273,6 +367,8 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	caps.Agent.Permissions.UI = true // every ACP client answers session/request_permission
 	caps.WriteTextFile = p.ClientCapabilities.FS.WriteTextFile
 	caps.Terminal = p.ClientCapabilities.Terminal
+	notices := p.ClientCapabilities.Session.Notices
+	s.acp.notices.Store(len(notices) > 0 && string(notices) != "null")
 	s.mu.Lock()
 	s.caps = caps
 	s.mu.Unlock()

@@ -359,3 +359,106 @@ func TestACPTranslateEscapedAndDuplicateMethods(t *testing.T) {
 		}
 	}
 }
+
+// A notice reaches a client without session.notices as an agent_message_chunk holding its text
+// (a standard client shows that, and drops an update or extension it does not know), and a client
+// that advertised session.notices as ACP's own notice update, params unchanged.
+func TestACPNoticeReachesEveryClient(t *testing.T) {
+	params := protocol.AppendSessionNotification(nil, &protocol.SessionNotification{SessionID: "s1", Update: protocol.SessionUpdate{
+		SessionUpdate: protocol.UpdateNotice, Severity: protocol.SeverityWarning, NoticeTitle: "rate limited, retrying in 8 s", Description: "the provider said 429",
+	}})
+	body := append([]byte(`{"jsonrpc":"2.0","method":"`+protocol.MethodSessionUpdate+`","params":`), params...)
+	body = append(body, '}')
+
+	var c acpCodec
+	var got struct {
+		Method string                       `json:"method"`
+		Params protocol.SessionNotification `json:"params"`
+	}
+	if err := json.Unmarshal(c.translate(false, body), &got); err != nil {
+		t.Fatal(err)
+	}
+	u := got.Params.Update
+	if got.Method != "session/update" || got.Params.SessionID != "s1" || u.SessionUpdate != protocol.UpdateAgentMessageChunk || u.Content == nil ||
+		!strings.Contains(u.Content.Text, "Warning: rate limited, retrying in 8 s\nthe provider said 429") {
+		t.Errorf("notice to a client without session.notices = %+v", got)
+	}
+
+	c.notices.Store(true)
+	var raw struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(c.translate(false, body), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw.Method != "session/update" || string(raw.Params) != string(params) {
+		t.Errorf("notice to a client with session.notices = %s %s", raw.Method, raw.Params)
+	}
+	// Every other message is translated as before.
+	if out := c.translate(true, []byte(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)); !strings.Contains(string(out), `"agent/session/new"`) {
+		t.Errorf("session/new → %s", out)
+	}
+}
+
+// initialize's clientCapabilities.session.notices decides how the door writes notices.
+func TestACPInitializeReadsSessionNotices(t *testing.T) {
+	for _, c := range []struct {
+		caps map[string]any
+		want bool
+	}{
+		{map[string]any{}, false},
+		{map[string]any{"session": map[string]any{"notices": nil}}, false},
+		{map[string]any{"session": map[string]any{"notices": map[string]any{}}}, true},
+	} {
+		e := &engine{}
+		opts := e.options(Options{})
+		opts.ACP = true
+		srv := NewServer(opts)
+		raw, _ := json.Marshal(map[string]any{"protocolVersion": 1, "clientCapabilities": c.caps})
+		if _, err := srv.acpInitialize(context.Background(), raw); err != nil {
+			t.Fatal(err)
+		}
+		if srv.acp.notices.Load() != c.want {
+			t.Errorf("clientCapabilities %v: notices = %v, want %v", c.caps, !c.want, c.want)
+		}
+	}
+}
+
+// A turn that failed answers session/prompt with a JSON-RPC error whose message is what the user
+// reads, never a silent end_turn; a missing key is ACP's auth_required.
+func TestACPFailedTurnIsAnError(t *testing.T) {
+	for _, c := range []struct {
+		kind string
+		code float64
+	}{
+		{"auth", CodeAuthRequired},
+		{"unavailable", float64(jsonrpc.InternalError)},
+	} {
+		e := &engine{}
+		h := startACP(t, e.options(Options{}))
+		e.fake.prompt = func(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error) {
+			return protocol.PromptResult{StopReason: protocol.StopEndTurn, Meta: protocol.Meta{"agentd/error": protocol.ErrorMeta{Kind: c.kind, Message: "no API key for provider r"}}}, nil
+		}
+		h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+		h.answer(1)
+		h.send(map[string]any{"id": 2, "method": "session/prompt", "params": map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}})
+		m := h.answer(2)
+		em, _ := m["error"].(map[string]any)
+		if em == nil || em["code"] != c.code || em["message"] != "The model request failed: no API key for provider r" || m["result"] != nil {
+			t.Errorf("%s: failed turn answered %v", c.kind, m)
+		}
+		if d, _ := em["data"].(map[string]any); d["kind"] != c.kind {
+			t.Errorf("%s: error data = %v", c.kind, em["data"])
+		}
+	}
+	// A turn that did not fail still answers its stop reason.
+	e := &engine{}
+	h := startACP(t, e.options(Options{}))
+	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+	h.answer(1)
+	h.send(map[string]any{"id": 2, "method": "session/prompt", "params": map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}})
+	if m := h.answer(2); m["error"] != nil || m["result"].(map[string]any)["stopReason"] != "end_turn" {
+		t.Errorf("a good turn answered %v", m)
+	}
+}

@@ -181,8 +181,8 @@ func startGo(t *testing.T, bin, root string, env []string) (*acp.ClientSideConne
 }
 
 // A scripted session through the Go SDK: initialize, a session whose MCP server cannot start (its
-// notice arrives as agentd's extension notification, which the SDK routes to the extension
-// handler instead of failing its session/update validation), a turn with a read served by the
+// notice arrives as an agent_message_chunk with its text, as this client did not advertise
+// session.notices: a standard client shows it), a turn with a read served by the
 // client, an edit asked with its diff and written by the client, a program in a client terminal,
 // steering refused when idle, and listing and loading the session in a new process.
 func TestACPWithTheGoSDK(t *testing.T) {
@@ -261,11 +261,18 @@ func TestACPWithTheGoSDK(t *testing.T) {
 		t.Errorf("updates: program output in a completed call %v, the answer's text %v (%d updates)", ranInTerminal, sawText, len(client.updates))
 	}
 	var notice bool
-	for _, e := range client.extensions {
-		notice = notice || (strings.HasPrefix(e, "_agentd/session/update ") && strings.Contains(e, `"sessionUpdate":"notice"`) && strings.Contains(e, "broken"))
+	for _, u := range client.updates {
+		if m := u.AgentMessageChunk; m != nil && m.Content.Text != nil && strings.Contains(m.Content.Text.Text, "Warning: ") && strings.Contains(m.Content.Text.Text, "broken") {
+			notice = true
+		}
 	}
 	if !notice {
-		t.Errorf("no _agentd/session/update notice named the MCP server that could not start: %q", client.extensions)
+		t.Errorf("no agent_message_chunk told the user that the MCP server broken could not start")
+	}
+	for _, e := range client.extensions {
+		if strings.Contains(e, `"sessionUpdate":"notice"`) {
+			t.Errorf("a notice went as an extension a standard client drops: %s", e)
+		}
 	}
 	for _, e := range client.extensions {
 		if strings.Contains(e, "editor_state") {
