@@ -334,11 +334,37 @@ type acpAuthMethod struct {
 }
 
 type acpInitResult struct {
-	ProtocolVersion   int                        `json:"protocolVersion"`
-	AgentCapabilities protocol.AgentCapabilities `json:"agentCapabilities"`
-	AuthMethods       []acpAuthMethod            `json:"authMethods"`
-	AgentInfo         protocol.ClientInfo        `json:"agentInfo"`
-	Meta              protocol.Meta              `json:"_meta,omitempty"`
+	ProtocolVersion   int                  `json:"protocolVersion"`
+	AgentCapabilities acpAgentCapabilities `json:"agentCapabilities"`
+	AuthMethods       []acpAuthMethod      `json:"authMethods"`
+	AgentInfo         protocol.ClientInfo  `json:"agentInfo"`
+	Meta              protocol.Meta        `json:"_meta,omitempty"`
+}
+
+// acpAgentCapabilities is ACP v1's AgentCapabilities as the ACP door fills it: the LSP door's
+// (protocol.AgentCapabilities) plus what only ACP has, additionalDirectories.
+type acpAgentCapabilities struct {
+	LoadSession         bool                        `json:"loadSession"`
+	SessionCapabilities acpSessionCapabilities      `json:"sessionCapabilities"`
+	PromptCapabilities  protocol.PromptCapabilities `json:"promptCapabilities"`
+	MCPCapabilities     protocol.MCPCapabilities    `json:"mcpCapabilities"`
+}
+
+// AppendJSON appends c as json.Marshal writes it, for acpInitResult's writer (init_json.go); it
+// is written once per process, so encoding/json does it.
+func (c acpAgentCapabilities) AppendJSON(dst []byte) []byte {
+	b, _ := json.Marshal(c) // bools and empty structs only: it cannot fail
+	return append(dst, b...)
+}
+
+type acpSessionCapabilities struct {
+	List   *struct{} `json:"list,omitempty"`
+	Resume *struct{} `json:"resume,omitempty"`
+	Close  *struct{} `json:"close,omitempty"`
+	Delete *struct{} `json:"delete,omitempty"`
+	// AdditionalDirectories: session/new's additionalDirectories become roots of the session
+	// beside its cwd (workspace.NewRoots), as on the LSP door.
+	AdditionalDirectories *struct{} `json:"additionalDirectories,omitempty"`
 }
 
 // AuthMethodKey is the id of the terminal auth method.
@@ -377,12 +403,12 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	}
 	res := acpInitResult{
 		ProtocolVersion: version,
-		AgentCapabilities: protocol.AgentCapabilities{
+		AgentCapabilities: acpAgentCapabilities{
 			LoadSession: true,
 			// HTTP MCP servers in session/new's mcpServers run as the user's own do (issue 29).
 			MCPCapabilities: protocol.MCPCapabilities{HTTP: true},
-			SessionCapabilities: protocol.SessionCapabilities{
-				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{},
+			SessionCapabilities: acpSessionCapabilities{
+				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{}, AdditionalDirectories: &struct{}{},
 			},
 			PromptCapabilities: protocol.PromptCapabilities{Image: s.provs.ImagesAccepted(), EmbeddedContext: true},
 		},

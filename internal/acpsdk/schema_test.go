@@ -91,6 +91,7 @@ var (
 		"terminal/wait_for_exit":     "WaitForTerminalExitRequest",
 		"terminal/kill":              "KillTerminalRequest",
 		"terminal/release":           "ReleaseTerminalRequest",
+		"$/cancel_request":           "CancelRequestNotification",
 	}
 	agentAnswers = map[string]string{
 		"initialize":                "InitializeResponse",
@@ -226,10 +227,21 @@ type rawAnswer struct {
 // way.
 func (c *rawClient) call(method string, params any) rawAnswer {
 	c.t.Helper()
+	return c.wait(c.start(method, params))
+}
+
+// start sends a request and returns its id, for wait.
+func (c *rawClient) start(method string, params any) int {
 	c.nextID++
-	id := fmt.Sprint(c.nextID)
-	c.asked[id] = method
+	c.asked[fmt.Sprint(c.nextID)] = method
 	c.write(map[string]any{"id": c.nextID, "method": method, "params": params})
+	return c.nextID
+}
+
+// wait reads lines until the answer to the request id, answering agentd's requests on the way.
+func (c *rawClient) wait(n int) rawAnswer {
+	c.t.Helper()
+	id := fmt.Sprint(n)
 	for c.sc.Scan() {
 		line := append([]byte(nil), c.sc.Bytes()...)
 		c.lines = append(c.lines, line)
@@ -255,7 +267,7 @@ func (c *rawClient) call(method string, params any) rawAnswer {
 			return a
 		}
 	}
-	c.t.Fatalf("agentd's output ended before the answer to %s: %v", method, c.sc.Err())
+	c.t.Fatalf("agentd's output ended before the answer to %s: %v", c.asked[id], c.sc.Err())
 	return rawAnswer{}
 }
 
@@ -318,10 +330,19 @@ func TestACPMessagesMatchTheSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first prompt runs scriptedProject's read, edit and program; the second calls the HTTP
-	// MCP server's tool.
+	// MCP server's tool; the third reads a file of the session's additional directory; the
+	// fourth would stream for a minute, and is cancelled by $/cancel_request.
+	extra := filepath.Join(t.TempDir(), "other-root")
+	if err := os.MkdirAll(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(extra, "shared.txt"), []byte("text of the other root\n"), 0o644)
 	root, env := scriptedProject(t, "Schema", "ran for the schema",
 		map[string]any{"toolCalls": []any{map[string]any{"id": "m1", "name": "lookup", "args": map[string]any{}}}},
-		map[string]any{"text": "Looked it up.", "stopReason": "end_turn"})
+		map[string]any{"text": "Looked it up.", "stopReason": "end_turn"},
+		map[string]any{"toolCalls": []any{map[string]any{"id": "x1", "name": "read_file", "args": map[string]any{"path": filepath.Join(extra, "shared.txt")}}}},
+		map[string]any{"text": "Read it.", "stopReason": "end_turn"},
+		map[string]any{"text": strings.Repeat("slowly ", 200), "chunkDelayMs": 300, "stopReason": "end_turn"})
 	c := startRaw(t, bin, root, env, editorAnswers(t))
 
 	init := c.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]any{"name": "schema-test", "version": "1"},
@@ -331,13 +352,17 @@ func TestACPMessagesMatchTheSchema(t *testing.T) {
 			MCPCapabilities struct {
 				HTTP bool `json:"http"`
 			} `json:"mcpCapabilities"`
+			SessionCapabilities struct {
+				AdditionalDirectories *struct{} `json:"additionalDirectories"`
+			} `json:"sessionCapabilities"`
 		} `json:"agentCapabilities"`
 	}
-	if init.Error != nil || json.Unmarshal(init.Result, &ir) != nil || !ir.AgentCapabilities.MCPCapabilities.HTTP {
-		t.Errorf("initialize = %s %+v: want mcpCapabilities.http true", init.Result, init.Error)
+	if init.Error != nil || json.Unmarshal(init.Result, &ir) != nil || !ir.AgentCapabilities.MCPCapabilities.HTTP ||
+		ir.AgentCapabilities.SessionCapabilities.AdditionalDirectories == nil {
+		t.Errorf("initialize = %s %+v: want mcpCapabilities.http true and sessionCapabilities.additionalDirectories", init.Result, init.Error)
 	}
 	c.call("authenticate", map[string]any{"methodId": "agentd-key"})
-	ns := c.call("session/new", map[string]any{"cwd": root, "mcpServers": []any{httpMCP(t)}})
+	ns := c.call("session/new", map[string]any{"cwd": root, "additionalDirectories": []string{extra}, "mcpServers": []any{httpMCP(t)}})
 	var sess struct {
 		SessionID string `json:"sessionId"`
 	}
@@ -347,10 +372,16 @@ func TestACPMessagesMatchTheSchema(t *testing.T) {
 	prompt := func(text string) rawAnswer {
 		return c.call("session/prompt", map[string]any{"sessionId": sess.SessionID, "prompt": []any{map[string]any{"type": "text", "text": text}}})
 	}
-	for _, text := range []string{"Fix a.txt and run echo.", "Look it up."} {
+	for _, text := range []string{"Fix a.txt and run echo.", "Look it up.", "Read the other root."} {
 		if a := prompt(text); a.Error != nil || !strings.Contains(string(a.Result), `"stopReason":"end_turn"`) {
 			t.Errorf("prompt %q = %s %+v", text, a.Result, a.Error)
 		}
+	}
+	// $/cancel_request naming the pending prompt ends the turn as session/cancel does.
+	slow := c.start("session/prompt", map[string]any{"sessionId": sess.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "Talk slowly."}}})
+	c.write(map[string]any{"method": "$/cancel_request", "params": map[string]any{"requestId": slow}})
+	if a := c.wait(slow); a.Error != nil || !strings.Contains(string(a.Result), `"stopReason":"cancelled"`) {
+		t.Errorf("a prompt cancelled by $/cancel_request answered %s %+v, want stopReason cancelled", a.Result, a.Error)
 	}
 	if a := c.call("session/set_mode", map[string]any{"sessionId": sess.SessionID, "modeId": "plan"}); a.Error != nil {
 		t.Errorf("session/set_mode = %+v", a.Error)
@@ -358,17 +389,24 @@ func TestACPMessagesMatchTheSchema(t *testing.T) {
 	c.call("session/set_config_option", map[string]any{"sessionId": sess.SessionID, "configId": "mode", "value": "ask"})
 	c.call("session/list", map[string]any{})
 	c.call("session/load", map[string]any{"sessionId": sess.SessionID, "cwd": root, "mcpServers": []any{}})
+	if a := c.call("session/close", map[string]any{"sessionId": sess.SessionID}); a.Error != nil {
+		t.Errorf("session/close = %+v", a.Error)
+	}
 
 	// The MCP server the client passed ran, with the client's header, and its tool's output
 	// reached the client on a completed call; the mode change went as current_mode_update.
-	var mcpRan, modeUpdate bool
+	var mcpRan, modeUpdate, readExtra bool
 	for _, line := range c.lines {
 		s := string(line)
+		readExtra = readExtra || (strings.Contains(s, `"tool_call_update"`) && strings.Contains(s, `"completed"`) && strings.Contains(s, "text of the other root"))
 		mcpRan = mcpRan || (strings.Contains(s, `"tool_call_update"`) && strings.Contains(s, `"completed"`) && strings.Contains(s, "looked up over HTTP"))
 		modeUpdate = modeUpdate || (strings.Contains(s, `"current_mode_update"`) && strings.Contains(s, `"currentModeId":"plan"`))
 	}
 	if !mcpRan {
 		t.Error("no completed tool call showed the HTTP MCP server's answer: the session's mcpServers entry was not honoured")
+	}
+	if !readExtra {
+		t.Error("no completed read of a file in the session's additionalDirectories")
 	}
 	if !modeUpdate {
 		t.Error("session/set_mode sent no current_mode_update {currentModeId: plan}")
