@@ -283,6 +283,33 @@ func (s *Server) acpTable(t map[string]method) {
 	t["agent/session/set_mode"] = handler(nil, (*Server).acpSetMode)
 	t[protocol.MethodSessionNew] = handler(nil, (*Server).acpSessionNew)
 	t[protocol.MethodSessionPrompt] = handler(nil, (*Server).acpPrompt)
+	t[protocol.MethodSessionSetConfigOption] = handler(nil, (*Server).acpSetConfigOption)
+}
+
+// acpSetConfigParams is ACP v1's SetSessionConfigOptionRequest: a value id, or (type "boolean")
+// a boolean for a boolean option.
+type acpSetConfigParams struct {
+	SessionID string          `json:"sessionId"`
+	ConfigID  string          `json:"configId"`
+	Type      string          `json:"type"`
+	Value     json.RawMessage `json:"value"`
+}
+
+// acpSetConfigOption is session/set_config_option. agentd's options (mode, model, thought_level)
+// are all selects, and it offers no boolean one, so a boolean value is refused naming the
+// option's kind instead of failing on the value's JSON type.
+func (s *Server) acpSetConfigOption(ctx context.Context, p *acpSetConfigParams) (protocol.SetConfigOptionResult, error) {
+	if p.Type == "boolean" {
+		return protocol.SetConfigOptionResult{}, paramError("type", fmt.Sprintf(
+			"config option %q is not a boolean: agentd's config options are selects; send one of its value ids", p.ConfigID))
+	}
+	var value string
+	if len(p.Value) > 0 {
+		if err := json.Unmarshal(p.Value, &value); err != nil {
+			return protocol.SetConfigOptionResult{}, paramError("value", "expected a value id (a string), got "+string(p.Value))
+		}
+	}
+	return s.manager().SetConfigOption(ctx, protocol.SetConfigOptionParams{SessionID: p.SessionID, ConfigID: p.ConfigID, Value: value})
 }
 
 // acpPrompt is session/prompt on the ACP door. A turn that failed (a provider error, a missing

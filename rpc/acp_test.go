@@ -462,3 +462,26 @@ func TestACPFailedTurnIsAnError(t *testing.T) {
 		t.Errorf("a good turn answered %v", m)
 	}
 }
+
+// agentd offers no boolean config option: a boolean set_config_option is refused naming the
+// option and what to send instead; a value id still reaches the engine.
+func TestACPBooleanConfigOptionRefused(t *testing.T) {
+	e := &engine{}
+	h := startACP(t, e.options(Options{}))
+	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+	h.answer(1)
+	h.send(map[string]any{"id": 2, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "type": "boolean", "value": true}})
+	m := h.answer(2)
+	em, _ := m["error"].(map[string]any)
+	if em == nil || em["code"] != float64(-32602) || !strings.Contains(em["message"].(string), `config option "mode" is not a boolean`) {
+		t.Errorf("boolean set_config_option = %v", m)
+	}
+	h.send(map[string]any{"id": 3, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "value": 3}})
+	if m := h.answer(3); m["error"] == nil || !strings.Contains(m["error"].(map[string]any)["message"].(string), "expected a value id") {
+		t.Errorf("numeric value = %v", m)
+	}
+	h.send(map[string]any{"id": 4, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "value": "auto"}})
+	if m := h.answer(4); m["error"] != nil {
+		t.Errorf("value id = %v", m)
+	}
+}
