@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
@@ -280,6 +281,7 @@ func (s *Server) acpTable(t map[string]method) {
 	t["initialize"] = method{call: (*Server).acpInitialize, inline: true}
 	delete(t, "shutdown")
 	t["authenticate"] = handler(nil, (*Server).acpAuthenticate)
+	t["logout"] = handler(nil, (*Server).acpLogout)
 	t["agent/session/set_mode"] = handler(nil, (*Server).acpSetMode)
 	t[protocol.MethodSessionNew] = handler(nil, (*Server).acpSessionNew)
 	t[protocol.MethodSessionPrompt] = handler(nil, (*Server).acpPrompt)
@@ -375,6 +377,12 @@ type acpAgentCapabilities struct {
 	SessionCapabilities acpSessionCapabilities      `json:"sessionCapabilities"`
 	PromptCapabilities  protocol.PromptCapabilities `json:"promptCapabilities"`
 	MCPCapabilities     protocol.MCPCapabilities    `json:"mcpCapabilities"`
+	Auth                acpAgentAuthCapabilities    `json:"auth"`
+}
+
+// acpAgentAuthCapabilities: Logout says agentd serves logout (acpLogout).
+type acpAgentAuthCapabilities struct {
+	Logout *struct{} `json:"logout,omitempty"`
 }
 
 // AppendJSON appends c as json.Marshal writes it, for acpInitResult's writer (init_json.go); it
@@ -438,6 +446,7 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{}, AdditionalDirectories: &struct{}{},
 			},
 			PromptCapabilities: protocol.PromptCapabilities{Image: s.provs.ImagesAccepted(), EmbeddedContext: true},
+			Auth:               acpAgentAuthCapabilities{Logout: &struct{}{}},
 		},
 		AuthMethods: []acpAuthMethod{{
 			ID: AuthMethodKey, Name: "API key",
@@ -504,6 +513,32 @@ func (s *Server) acpAuthenticate(ctx context.Context, p *acpAuthenticateParams) 
 	}
 	return empty{}, jsonrpc.NewError(CodeAuthRequired, fmt.Sprintf(
 		"authenticate: no provider %q is configured; add it under \"providers\" in %s", current, config.UserConfigPath()))
+}
+
+// acpLogout is ACP's logout: agentd forgets the key it keeps for the current provider's origin
+// in its own secret store (the one `agentd key set` files it in), and the next turn needs a key
+// again. A key that still reaches the provider from somewhere agentd does not own (an environment
+// variable, agent/providers/set) is not forgotten: logout says where it comes from instead of
+// answering as if the user were logged out.
+func (s *Server) acpLogout(ctx context.Context, _ *struct{}) (empty, error) {
+	r, err := s.provs.resolve(ctx, "", false)
+	if err != nil {
+		return empty{}, err
+	}
+	if r.Status == keys.StatusNotNeeded {
+		return empty{}, nil // a provider without a key (a local server, a replay file): nothing to forget
+	}
+	if s.opts.Secrets != nil && r.Target.BaseURL != "" {
+		if err := s.opts.Secrets.Delete(r.Target.BaseURL); err != nil {
+			return empty{}, jsonrpc.NewError(jsonrpc.InternalError, "logout: the key could not be removed from "+s.opts.Secrets.Where()+": "+err.Error())
+		}
+	}
+	if after, err := s.provs.resolve(ctx, "", false); err == nil && keyStatus(after.Status) == protocol.KeySet {
+		return empty{}, jsonrpc.NewError(jsonrpc.InternalError, fmt.Sprintf(
+			"logout: provider %q still has a key from %s, which agentd does not keep; remove it there to log out", s.settings.Get().Provider, after.Source))
+	}
+	s.log.Info("logged out", zap.String("provider", s.settings.Get().Provider))
+	return empty{}, nil
 }
 
 type acpSetModeParams struct {

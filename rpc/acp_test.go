@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
@@ -483,5 +485,48 @@ func TestACPBooleanConfigOptionRefused(t *testing.T) {
 	h.send(map[string]any{"id": 4, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "value": "auto"}})
 	if m := h.answer(4); m["error"] != nil {
 		t.Errorf("value id = %v", m)
+	}
+}
+
+// logout forgets the key agentd keeps for the current provider's origin, after which
+// authenticate asks for one again; a key from the environment, which agentd does not keep, is
+// named instead of a logout that did nothing.
+func TestACPLogout(t *testing.T) {
+	store := &keys.File{Path: filepath.Join(t.TempDir(), "keys.json")}
+	if err := store.Set("https://models.example.com", "sk-stored"); err != nil {
+		t.Fatal(err)
+	}
+	settings := config.NewStore()
+	if err := settings.Set(config.LayerUser, []byte(`{"provider":"remote","providers":{"remote":{"apiType":"openai","baseUrl":"https://models.example.com/v1","model":"m","apiKeyEnv":"AGENTD_LOGOUT_TEST_KEY"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	e := &engine{}
+	h := startACP(t, e.options(Options{Settings: settings, Registry: checkingRegistry(), Secrets: store}))
+	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+	caps, _ := h.answer(1)["result"].(map[string]any)["agentCapabilities"].(map[string]any)
+	if auth, _ := caps["auth"].(map[string]any); auth == nil || auth["logout"] == nil {
+		t.Errorf("agentCapabilities = %v, want auth.logout", caps)
+	}
+	h.send(map[string]any{"id": 2, "method": "authenticate", "params": map[string]any{"methodId": "agentd-key"}})
+	if m := h.answer(2); m["error"] != nil {
+		t.Fatalf("authenticate with a stored key = %v", m)
+	}
+	h.send(map[string]any{"id": 3, "method": "logout", "params": map[string]any{}})
+	if m := h.answer(3); m["error"] != nil {
+		t.Errorf("logout = %v", m)
+	}
+	if _, ok, _ := store.Get("https://models.example.com"); ok {
+		t.Error("the stored key is still there after logout")
+	}
+	h.send(map[string]any{"id": 4, "method": "authenticate", "params": map[string]any{"methodId": "agentd-key"}})
+	if m := h.answer(4); m["error"] == nil {
+		t.Errorf("authenticate after logout = %v, want auth_required", m)
+	}
+
+	t.Setenv("AGENTD_LOGOUT_TEST_KEY", "sk-env")
+	h.send(map[string]any{"id": 5, "method": "logout"})
+	m := h.answer(5)
+	if em, _ := m["error"].(map[string]any); em == nil || !strings.Contains(em["message"].(string), "env AGENTD_LOGOUT_TEST_KEY") {
+		t.Errorf("logout with a key from the environment = %v", m)
 	}
 }

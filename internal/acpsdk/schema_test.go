@@ -392,6 +392,9 @@ func TestACPMessagesMatchTheSchema(t *testing.T) {
 	if a := c.call("session/close", map[string]any{"sessionId": sess.SessionID}); a.Error != nil {
 		t.Errorf("session/close = %+v", a.Error)
 	}
+	if a := c.call("logout", map[string]any{}); a.Error != nil {
+		t.Errorf("logout with a provider that needs no key = %+v", a.Error)
+	}
 
 	// The MCP server the client passed ran, with the client's header, and its tool's output
 	// reached the client on a completed call; the mode change went as current_mode_update.
