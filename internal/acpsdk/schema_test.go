@@ -422,9 +422,13 @@ func TestACPMessagesMatchTheSchema(t *testing.T) {
 
 func checkAll(t *testing.T, schema *acpSchema, c *rawClient) {
 	t.Helper()
+	known := loadKnownKeys(t)
 	for _, line := range c.lines {
 		if err := schema.checkMessage(line, c.asked); err != nil {
 			t.Errorf("a message agentd sent does not match the ACP v1 schema:\n%.600s\n%v", line, err)
+		}
+		if bad := known.check(line, c.asked); len(bad) > 0 {
+			t.Errorf("a message agentd sent has keys the ACP v1 schema does not name, %v:\n%.600s", bad, line)
 		}
 	}
 }
@@ -516,6 +520,156 @@ func TestACPSchemaCatchesWrongShapes(t *testing.T) {
 		err := schema.checkMessage([]byte(c.line), asked)
 		if (err == nil) != c.ok {
 			t.Errorf("%s: check said %v, want ok=%v", c.line, err, c.ok)
+		}
+	}
+}
+
+// knownKeys is a second check beside the schema's: the schema lets an object carry properties it
+// does not name (few of its types close themselves), so a misspelt optional field (modeID, a
+// stray snake_case key) would pass it. unknown walks an instance beside the raw schema and
+// reports every object key that no branch of the schema at that point names, except under
+// objects the schema leaves open (_meta, additionalProperties, free-form rawInput/rawOutput).
+// The names come from the package's schema.unstable.json, the stable schema plus v1's unstable
+// additions: agentd may send a field only an /unstable client reads (PromptResponse.usage),
+// which a stable client drops, but never one ACP v1 does not name at all.
+type knownKeys struct {
+	defs map[string]any
+}
+
+func loadKnownKeys(t *testing.T) *knownKeys {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(sdkDir(t), "schema", "v1", "schema.unstable.json"))
+	if err != nil {
+		missing(t, err.Error())
+	}
+	var doc struct {
+		Defs map[string]any `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return &knownKeys{defs: doc.Defs}
+}
+
+// branches flattens a schema node into the nodes that apply to the same instance: itself, its
+// $ref's target, and every allOf / anyOf / oneOf branch, recursively.
+func (k *knownKeys) branches(node any, out []map[string]any, depth int) []map[string]any {
+	m, ok := node.(map[string]any)
+	if !ok || depth > 32 {
+		return out
+	}
+	out = append(out, m)
+	if ref, ok := m["$ref"].(string); ok {
+		out = k.branches(k.defs[strings.TrimPrefix(ref, "#/$defs/")], out, depth+1)
+	}
+	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
+		list, _ := m[key].([]any)
+		for _, b := range list {
+			out = k.branches(b, out, depth+1)
+		}
+	}
+	return out
+}
+
+func (k *knownKeys) unknown(path string, node any, v any, report func(string)) {
+	bs := k.branches(node, nil, 0)
+	switch v := v.(type) {
+	case map[string]any:
+		closed := false
+		for _, b := range bs {
+			_, hasProps := b["properties"]
+			closed = closed || hasProps
+		}
+		if !closed {
+			return // free-form here (rawInput, rawOutput, an ExtNotification's params)
+		}
+		for key, val := range v {
+			var sub []any
+			open := false
+			for _, b := range bs {
+				if props, ok := b["properties"].(map[string]any); ok {
+					if p, ok := props[key]; ok {
+						sub = append(sub, p)
+					}
+				}
+				if ap, ok := b["additionalProperties"]; ok && ap != false {
+					open = true
+					if apm, ok := ap.(map[string]any); ok {
+						sub = append(sub, apm)
+					}
+				}
+			}
+			switch {
+			case len(sub) == 0 && !open:
+				report(path + "/" + key)
+			case len(sub) > 0:
+				k.unknown(path+"/"+key, map[string]any{"anyOf": sub}, val, report)
+			}
+		}
+	case []any:
+		var items []any
+		for _, b := range bs {
+			if it, ok := b["items"]; ok {
+				items = append(items, it)
+			}
+		}
+		if len(items) == 0 {
+			return
+		}
+		for i, val := range v {
+			k.unknown(fmt.Sprintf("%s/%d", path, i), map[string]any{"anyOf": items}, val, report)
+		}
+	}
+}
+
+// check reports the unknown keys of the params or result of one line agentd wrote.
+func (k *knownKeys) check(line []byte, asked map[string]string) []string {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+		Params any             `json:"params"`
+		Result any             `json:"result"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return nil
+	}
+	var def string
+	var v any
+	switch {
+	case m.Method != nil:
+		def, v = agentSends[*m.Method], m.Params
+	case m.Result != nil:
+		def, v = agentAnswers[asked[string(m.ID)]], m.Result
+	}
+	if def == "" {
+		return nil
+	}
+	var bad []string
+	k.unknown(def, map[string]any{"$ref": "#/$defs/" + def}, v, func(p string) { bad = append(bad, p) })
+	return bad
+}
+
+// The key check catches a misspelt optional field, which the schema alone lets through, also
+// inside arrays, and leaves free-form objects (rawInput, _meta) alone.
+func TestACPKeyCheckCatchesUnknownFields(t *testing.T) {
+	schema, known := loadSchema(t), loadKnownKeys(t)
+	asked := map[string]string{"7": "session/prompt"}
+	for _, c := range []struct {
+		line string
+		bad  string // the unknown key's path, "" for none
+	}{
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"completed"}}}`, ""},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","stauts":"completed"}}}`, "SessionNotification/update/stauts"},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"c","priority":"high","status":"pending","prio":1}]}}}`, "SessionNotification/update/entries/0/prio"},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","rawInput":{"anything":1},"_meta":{"agentd/x":{"y":2}}}}}`, ""},
+		{`{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn","stop_reason":"end_turn"}}`, "PromptResponse/stop_reason"},
+	} {
+		if err := schema.checkMessage([]byte(c.line), asked); err != nil {
+			t.Errorf("%s: the schema refused it (%v); the case is for the key check", c.line, err)
+		}
+		got := strings.Join(known.check([]byte(c.line), asked), ",")
+		if got != c.bad {
+			t.Errorf("%s: unknown keys %q, want %q", c.line, got, c.bad)
 		}
 	}
 }
