@@ -168,9 +168,15 @@ func acpTranslate(incoming bool, body []byte) []byte {
 // extension): a fallback, a retry or settings left out must reach the user in any client.
 type acpCodec struct {
 	notices atomic.Bool
+	// compaction: the client advertised session.compaction, so compaction_update goes as ACP's
+	// own update (its summary as content blocks) instead of the _agentd/ extension.
+	compaction atomic.Bool
 }
 
-var noticeKind = []byte(protocol.UpdateNotice + `"`)
+var (
+	noticeKind     = []byte(protocol.UpdateNotice + `"`)
+	compactionKind = []byte(protocol.UpdateCompactionUpdate + `"`)
+)
 
 func (c *acpCodec) translate(incoming bool, body []byte) []byte {
 	if !incoming && bytes.HasPrefix(body, lspUpdatePrefix) && acpUpdateIs(body[len(lspUpdatePrefix):], noticeKind) {
@@ -179,6 +185,11 @@ func (c *acpCodec) translate(incoming bool, body []byte) []byte {
 			return append(append(make([]byte, 0, len(acpUpdatePrefix)+len(rest)), acpUpdatePrefix...), rest...)
 		}
 		if out, ok := noticeAsMessage(body); ok {
+			return out
+		}
+	}
+	if !incoming && c.compaction.Load() && bytes.HasPrefix(body, lspUpdatePrefix) && acpUpdateIs(body[len(lspUpdatePrefix):], compactionKind) {
+		if out, ok := acpCompaction(body); ok {
 			return out
 		}
 	}
@@ -225,6 +236,48 @@ func noticeAsMessage(body []byte) ([]byte, bool) {
 	out = append(out, `"params":`...)
 	out = protocol.AppendSessionNotification(out, &n)
 	return append(out, '}'), true
+}
+
+// acpCompaction writes a compaction_update as ACP v1's own: the same compactionId and status,
+// the summary (agentd's is one text) as the content blocks ACP's summary is.
+func acpCompaction(body []byte) ([]byte, bool) {
+	var msg struct {
+		Params struct {
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				CompactionID string        `json:"compactionId"`
+				Status       string        `json:"status"`
+				Summary      string        `json:"summary"`
+				Meta         protocol.Meta `json:"_meta,omitempty"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return nil, false
+	}
+	u := msg.Params.Update
+	type acpUpdate struct {
+		SessionUpdate string                  `json:"sessionUpdate"`
+		CompactionID  string                  `json:"compactionId"`
+		Status        string                  `json:"status"`
+		Summary       []protocol.ContentBlock `json:"summary,omitempty"`
+		Meta          protocol.Meta           `json:"_meta,omitempty"`
+	}
+	out := acpUpdate{SessionUpdate: protocol.UpdateCompactionUpdate, CompactionID: u.CompactionID, Status: u.Status, Meta: u.Meta}
+	if u.Summary != "" {
+		out.Summary = []protocol.ContentBlock{{Type: "text", Text: u.Summary}}
+	}
+	params, err := json.Marshal(struct {
+		SessionID string    `json:"sessionId"`
+		Update    acpUpdate `json:"update"`
+	}{msg.Params.SessionID, out})
+	if err != nil {
+		return nil, false
+	}
+	b := append([]byte(nil), acpUpdatePrefix...)
+	b = append(b, `"params":`...)
+	b = append(b, params...)
+	return append(b, '}'), true
 }
 
 // acpRename is acpTranslate's path without decoding; ok is false when the body needs the
@@ -346,7 +399,8 @@ type acpInitParams struct {
 		} `json:"fs"`
 		Terminal bool `json:"terminal"`
 		Session  struct {
-			Notices json.RawMessage `json:"notices"`
+			Notices    json.RawMessage `json:"notices"`
+			Compaction json.RawMessage `json:"compaction"`
 		} `json:"session"`
 	} `json:"clientCapabilities"`
 	ClientInfo *protocol.ClientInfo `json:"clientInfo,omitempty"`
@@ -428,8 +482,9 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	caps.Agent.Permissions.UI = true // every ACP client answers session/request_permission
 	caps.WriteTextFile = p.ClientCapabilities.FS.WriteTextFile
 	caps.Terminal = p.ClientCapabilities.Terminal
-	notices := p.ClientCapabilities.Session.Notices
-	s.acp.notices.Store(len(notices) > 0 && string(notices) != "null")
+	offered := func(c json.RawMessage) bool { return len(c) > 0 && string(c) != "null" }
+	s.acp.notices.Store(offered(p.ClientCapabilities.Session.Notices))
+	s.acp.compaction.Store(offered(p.ClientCapabilities.Session.Compaction))
 	s.mu.Lock()
 	s.caps = caps
 	s.mu.Unlock()

@@ -530,3 +530,38 @@ func TestACPLogout(t *testing.T) {
 		t.Errorf("logout with a key from the environment = %v", m)
 	}
 }
+
+// compaction_update goes to a client that advertised session.compaction as ACP's own update,
+// its summary as a text content block; to others as the _agentd/ extension, unchanged.
+func TestACPCompactionUpdate(t *testing.T) {
+	params := protocol.AppendSessionNotification(nil, &protocol.SessionNotification{SessionID: "s1", Update: protocol.SessionUpdate{
+		SessionUpdate: protocol.UpdateCompactionUpdate, CompactionID: "c1", Status: protocol.StatusCompleted, Summary: "We fixed a.txt.",
+	}})
+	body := append([]byte(`{"jsonrpc":"2.0","method":"`+protocol.MethodSessionUpdate+`","params":`), params...)
+	body = append(body, '}')
+	var c acpCodec
+	var raw struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(c.translate(false, body), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw.Method != "_agentd/session/update" || string(raw.Params) != string(params) {
+		t.Errorf("to a client without session.compaction: %s %s", raw.Method, raw.Params)
+	}
+	c.compaction.Store(true)
+	out := c.translate(false, body)
+	want := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"compaction_update","compactionId":"c1","status":"completed","summary":[{"type":"text","text":"We fixed a.txt."}]}}}`
+	if string(out) != want {
+		t.Errorf("to a client with session.compaction:\n got %s\nwant %s", out, want)
+	}
+	e := &engine{}
+	opts := e.options(Options{})
+	opts.ACP = true
+	srv := NewServer(opts)
+	raw2, _ := json.Marshal(map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"session": map[string]any{"compaction": map[string]any{}}}})
+	if _, err := srv.acpInitialize(context.Background(), raw2); err != nil || !srv.acp.compaction.Load() || srv.acp.notices.Load() {
+		t.Errorf("initialize with session.compaction: compaction %v notices %v (%v)", srv.acp.compaction.Load(), srv.acp.notices.Load(), err)
+	}
+}

@@ -673,3 +673,43 @@ func TestACPKeyCheckCatchesUnknownFields(t *testing.T) {
 		}
 	}
 }
+
+// A client that advertised session.compaction and session.notices gets /compact's progress as
+// ACP's own compaction_update (the summary as content blocks), every message matching the schema.
+func TestACPCompactionMatchesTheSchema(t *testing.T) {
+	schema := loadSchema(t)
+	bin, err := testbin.Agentd(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, env := scriptedProject(t, "Compaction", "ran before compaction")
+	c := startRaw(t, bin, root, env, editorAnswers(t))
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+		"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "session": map[string]any{"compaction": map[string]any{}, "notices": map[string]any{}}}})
+	ns := c.call("session/new", map[string]any{"cwd": root, "mcpServers": []any{}})
+	var sess struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(ns.Result, &sess)
+	for _, text := range []string{"Fix a.txt and run echo.", "/compact"} {
+		if a := c.call("session/prompt", map[string]any{"sessionId": sess.SessionID, "prompt": []any{map[string]any{"type": "text", "text": text}}}); a.Error != nil {
+			t.Fatalf("prompt %q: %+v", text, a.Error)
+		}
+	}
+	var inProgress, completed bool
+	for _, line := range c.lines {
+		s := string(line)
+		if !strings.Contains(s, `"sessionUpdate":"compaction_update"`) {
+			continue
+		}
+		if !strings.Contains(s, `"method":"session/update"`) {
+			t.Errorf("a compaction_update to a client with session.compaction went elsewhere: %.300s", s)
+		}
+		inProgress = inProgress || strings.Contains(s, `"status":"in_progress"`)
+		completed = completed || (strings.Contains(s, `"status":"completed"`) && strings.Contains(s, `"summary":[{"type":"text","text":`))
+	}
+	if !inProgress || !completed {
+		t.Errorf("compaction updates: in_progress %v, completed with a summary %v", inProgress, completed)
+	}
+	checkAll(t, schema, c)
+}
