@@ -304,3 +304,47 @@ func TestACPWithTheGoSDK(t *testing.T) {
 		t.Errorf("session/load replayed no user or no agent message")
 	}
 }
+
+// A turn whose provider refuses the key, through the Go SDK: the prompt fails with the
+// auth_required error carrying the text the user reads, and the failure's notice arrived as an
+// agent_message_chunk, never a silent end_turn.
+func TestACPGoSDKSeesAFailedTurn(t *testing.T) {
+	bin, err := testbin.Agentd(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, env := scriptedProject(t, "Go SDK failing", "unused")
+	env = refusingProvider(t, root, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, client, _, _ := startGo(t, bin, root, env)
+	if _, err := conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: root, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+	var re *acp.RequestError
+	if !errors.As(err, &re) || re.Code != -32000 || !strings.HasPrefix(re.Message, "The model request failed") {
+		t.Fatalf("prompt with a refused key = %+v, %v; want the auth_required error with the user's text", res, err)
+	}
+	// The notice was written before the answer; the SDK may hand it to the client a moment after.
+	shown := func() bool {
+		client.mu.Lock()
+		defer client.mu.Unlock()
+		for _, u := range client.updates {
+			if m := u.AgentMessageChunk; m != nil && m.Content.Text != nil && strings.Contains(m.Content.Text.Text, "Error: The model request failed") {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(5 * time.Second); !shown() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !shown() {
+		t.Error("no agent_message_chunk told the user the model request failed")
+	}
+}

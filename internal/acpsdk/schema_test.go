@@ -442,23 +442,30 @@ func TestACPFailedTurnMatchesTheSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	root, env := scriptedProject(t, "Failing", "unused")
+	env = refusingProvider(t, root, env)
+	for _, notices := range []bool{false, true} {
+		t.Run(fmt.Sprintf("notices=%v", notices), func(t *testing.T) { failedTurn(t, schema, bin, root, env, notices) })
+	}
+}
+
+// refusingProvider points the settings scriptedProject wrote at an OpenAI-compatible server on
+// loopback that refuses the key, and returns agentd's environment with that key set.
+func refusingProvider(t *testing.T, root string, env []string) []string {
+	t.Helper()
 	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		io.WriteString(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
 	}))
-	defer provider.Close()
-	root, env := scriptedProject(t, "Failing", "unused")
+	t.Cleanup(provider.Close)
 	settings, _ := json.Marshal(map[string]any{"provider": "remote", "providers": map[string]any{"remote": map[string]any{
 		"apiType": "openai", "baseUrl": provider.URL + "/v1", "model": "m", "apiKeyEnv": "AGENTD_SCHEMA_TEST_KEY"}}})
 	home := filepath.Dir(root)
 	if err := os.WriteFile(filepath.Join(home, "config", "agentd", "config.json"), settings, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env = append(env, "AGENTD_SCHEMA_TEST_KEY=sk-wrong")
-	for _, notices := range []bool{false, true} {
-		t.Run(fmt.Sprintf("notices=%v", notices), func(t *testing.T) { failedTurn(t, schema, bin, root, env, notices) })
-	}
+	return append(env, "AGENTD_SCHEMA_TEST_KEY=sk-wrong")
 }
 
 func failedTurn(t *testing.T, schema *acpSchema, bin, root string, env []string, notices bool) {
