@@ -107,6 +107,10 @@ type procLog struct {
 	Turn     struct {
 		StopReason string `json:"stopReason"`
 	} `json:"turn"`
+	Failed struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"failed"`
 	SteerIdle map[string]any `json:"steerIdle"`
 	SteerBusy map[string]any `json:"steerBusy"`
 	Cancelled struct {
@@ -136,8 +140,11 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 	root, env := scriptedProject(t, "ACP", "ran in a terminal",
 		map[string]any{"text": strings.Repeat("slowly ", 100), "chunkDelayMs": slow, "stopReason": "end_turn"})
 
+	// The third process runs with settings whose provider refuses the key.
+	failing := t.TempDir()
+	writeRefusingSettings(t, failing)
 	cmd := exec.Command(node, filepath.Join("testdata", "client.mjs"))
-	cmd.Env = append(env, "ACP_SDK="+sdk, "AGENTD_BIN="+bin, "ROOT="+root)
+	cmd.Env = append(env, "ACP_SDK="+sdk, "AGENTD_BIN="+bin, "ROOT="+root, "FAIL_CONFIG_HOME="+failing, "AGENTD_SCHEMA_TEST_KEY=sk-wrong")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -147,7 +154,7 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 		SessionID string    `json:"sessionId"`
 		Processes []procLog `json:"processes"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil || len(report.Processes) != 2 {
+	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil || len(report.Processes) != 3 {
 		t.Fatalf("report: %v\n%s\nstderr:\n%s", err, stdout.String(), tail(stderr.String()))
 	}
 	defer func() {
@@ -155,7 +162,7 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 			t.Logf("agentd's stderr:\n%s", tail(stderr.String()))
 		}
 	}()
-	first, second := report.Processes[0], report.Processes[1]
+	first, second, third := report.Processes[0], report.Processes[1], report.Processes[2]
 
 	// initialize and authenticate.
 	in := first.Initialize
@@ -238,6 +245,19 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 	}
 	if !replayedUser || !replayedAgent {
 		t.Errorf("session/load replayed %d updates without both sides of the conversation", len(second.Updates))
+	}
+
+	// A third process whose provider refuses the key: the SDK's prompt rejects with the
+	// auth_required error and the user's text, and the notice arrived as an agent message.
+	if third.Failed.Code != -32000 || !strings.HasPrefix(third.Failed.Message, "The model request failed") {
+		t.Errorf("a turn the provider refused: %+v, want the auth_required error with the user's text", third.Failed)
+	}
+	var failureShown bool
+	for _, u := range third.Updates {
+		failureShown = failureShown || (u.SessionUpdate == "agent_message_chunk" && strings.Contains(string(u.Content), "Error: The model request failed"))
+	}
+	if !failureShown {
+		t.Error("no agent_message_chunk told the SDK's user the model request failed")
 	}
 
 	// stdout carried nothing but NDJSON JSON-RPC messages, and both processes ended cleanly at

@@ -453,6 +453,15 @@ func TestACPFailedTurnMatchesTheSchema(t *testing.T) {
 // loopback that refuses the key, and returns agentd's environment with that key set.
 func refusingProvider(t *testing.T, root string, env []string) []string {
 	t.Helper()
+	writeRefusingSettings(t, filepath.Join(filepath.Dir(root), "config"))
+	return append(env, "AGENTD_SCHEMA_TEST_KEY=sk-wrong")
+}
+
+// writeRefusingSettings writes, under the XDG config directory configHome, user settings whose
+// provider is a server on loopback that answers every request 401 for its key
+// ($AGENTD_SCHEMA_TEST_KEY).
+func writeRefusingSettings(t *testing.T, configHome string) {
+	t.Helper()
 	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
@@ -461,11 +470,12 @@ func refusingProvider(t *testing.T, root string, env []string) []string {
 	t.Cleanup(provider.Close)
 	settings, _ := json.Marshal(map[string]any{"provider": "remote", "providers": map[string]any{"remote": map[string]any{
 		"apiType": "openai", "baseUrl": provider.URL + "/v1", "model": "m", "apiKeyEnv": "AGENTD_SCHEMA_TEST_KEY"}}})
-	home := filepath.Dir(root)
-	if err := os.WriteFile(filepath.Join(home, "config", "agentd", "config.json"), settings, 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Join(configHome, "agentd"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return append(env, "AGENTD_SCHEMA_TEST_KEY=sk-wrong")
+	if err := os.WriteFile(filepath.Join(configHome, "agentd", "config.json"), settings, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func failedTurn(t *testing.T, schema *acpSchema, bin, root string, env []string, notices bool) {

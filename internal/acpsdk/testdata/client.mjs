@@ -16,8 +16,8 @@ const root = process.env.ROOT;
 const report = { processes: [] };
 
 // startAgent spawns agentd acp and connects the SDK's client to it, keeping the raw stdout bytes.
-function startAgent(log) {
-  const child = spawn(process.env.AGENTD_BIN, ["acp"], { cwd: root, env: process.env, stdio: ["pipe", "pipe", "inherit"] });
+function startAgent(log, env = process.env) {
+  const child = spawn(process.env.AGENTD_BIN, ["acp"], { cwd: root, env, stdio: ["pipe", "pipe", "inherit"] });
   const raw = [];
   const input = new ReadableStream({
     start(ctrl) {
@@ -163,6 +163,21 @@ const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true }
   log.initialize = await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: caps });
   log.list = await conn.listSessions({ cwd: root });
   log.load = await conn.loadSession({ sessionId: report.sessionId, cwd: root, mcpServers: [] });
+  await finish(agent, log);
+}
+
+// A third process whose settings name a provider that refuses the key: the prompt must reject
+// with the error the user reads.
+{
+  const log = newLog();
+  const agent = startAgent(log, { ...process.env, XDG_CONFIG_HOME: process.env.FAIL_CONFIG_HOME });
+  const { conn } = agent;
+  log.initialize = await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: caps });
+  const s = await conn.newSession({ cwd: root, mcpServers: [] });
+  log.failed = await conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "hi" }] }).then(
+    (r) => ({ code: 0, message: "answered " + JSON.stringify(r) }),
+    (e) => ({ code: e.code, message: e.message }),
+  );
   await finish(agent, log);
 }
 
