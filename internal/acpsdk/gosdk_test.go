@@ -204,6 +204,9 @@ func TestACPWithTheGoSDK(t *testing.T) {
 	if in.ProtocolVersion != acp.ProtocolVersionNumber || !in.AgentCapabilities.LoadSession {
 		t.Errorf("initialize = %+v", in)
 	}
+	if !in.AgentCapabilities.McpCapabilities.Http || in.AgentCapabilities.SessionCapabilities.AdditionalDirectories == nil {
+		t.Errorf("agentCapabilities = %+v, want mcpCapabilities.http and sessionCapabilities.additionalDirectories", in.AgentCapabilities)
+	}
 	if len(in.AuthMethods) != 1 || in.AuthMethods[0].Terminal == nil || in.AuthMethods[0].Terminal.Id != "agentd-key" ||
 		!slices.Equal(in.AuthMethods[0].Terminal.Args, []string{"key", "set"}) {
 		t.Errorf("authMethods = %+v", in.AuthMethods)
@@ -213,7 +216,7 @@ func TestACPWithTheGoSDK(t *testing.T) {
 	}
 
 	broken := acp.McpServer{Stdio: &acp.McpServerStdio{Name: "broken", Command: filepath.Join(root, "no-such-server"), Args: []string{}, Env: []acp.EnvVariable{}}}
-	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: root, McpServers: []acp.McpServer{broken}})
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: root, AdditionalDirectories: []string{t.TempDir()}, McpServers: []acp.McpServer{broken}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -392,6 +392,19 @@ func TestACPMessagesMatchTheSchema(t *testing.T) {
 	if a := c.call("session/close", map[string]any{"sessionId": sess.SessionID}); a.Error != nil {
 		t.Errorf("session/close = %+v", a.Error)
 	}
+	if a := c.call("session/resume", map[string]any{"sessionId": sess.SessionID, "cwd": root, "mcpServers": []any{}}); a.Error != nil {
+		t.Errorf("session/resume = %+v", a.Error)
+	}
+	if a := c.call("session/delete", map[string]any{"sessionId": sess.SessionID}); a.Error != nil {
+		t.Errorf("session/delete = %+v", a.Error)
+	}
+	var chunkIDs bool
+	for _, line := range c.lines {
+		chunkIDs = chunkIDs || (strings.Contains(string(line), `"agent_message_chunk"`) && strings.Contains(string(line), `"messageId":"`))
+	}
+	if !chunkIDs {
+		t.Error("no agent_message_chunk carried a messageId")
+	}
 	if a := c.call("logout", map[string]any{}); a.Error != nil {
 		t.Errorf("logout with a provider that needs no key = %+v", a.Error)
 	}
