@@ -6,6 +6,9 @@ package rpc
 // spells agentd's extensions `_agentd/…`; acpTranslate renames each message as it crosses the
 // wire, so the table and the bridge keep the LSP door's names), and the lifecycle (ACP's own
 // initialize and authenticate, no shutdown/exit: the end of input ends the process, exit code 0).
+// Where a standard ACP client would not see what the LSP door's clients see, the door says it in
+// ACP's terms: a failed turn is an error answer to session/prompt (acpPrompt), and a notice or a
+// compaction goes in the form the client's capabilities allow (acpCodec).
 // The session package never learns which door it serves.
 
 import (
@@ -425,7 +428,7 @@ type acpInitResult struct {
 }
 
 // acpAgentCapabilities is ACP v1's AgentCapabilities as the ACP door fills it: the LSP door's
-// (protocol.AgentCapabilities) plus what only ACP has, additionalDirectories.
+// (protocol.AgentCapabilities) plus what only ACP has, additionalDirectories and auth.logout.
 type acpAgentCapabilities struct {
 	LoadSession         bool                        `json:"loadSession"`
 	SessionCapabilities acpSessionCapabilities      `json:"sessionCapabilities"`
