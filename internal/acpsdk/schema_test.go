@@ -271,20 +271,43 @@ func (c *rawClient) wait(n int) rawAnswer {
 	return rawAnswer{}
 }
 
-// editorAnswers is a client that serves reads and writes from the disk and allows every
-// permission once.
+// editorAnswers is a client that serves reads and writes from the disk, allows every permission
+// once, and runs terminals as child processes (each to its end before terminal/create answers).
 func editorAnswers(t *testing.T) func(string, json.RawMessage) (any, error) {
+	type term struct {
+		out  string
+		code int
+	}
+	terms := map[string]term{}
 	return func(method string, params json.RawMessage) (any, error) {
 		var p struct {
-			Path    string `json:"path"`
-			Content string `json:"content"`
-			Options []struct {
+			Path       string   `json:"path"`
+			Content    string   `json:"content"`
+			Command    string   `json:"command"`
+			Args       []string `json:"args"`
+			Cwd        string   `json:"cwd"`
+			TerminalID string   `json:"terminalId"`
+			Options    []struct {
 				OptionID string `json:"optionId"`
 				Kind     string `json:"kind"`
 			} `json:"options"`
 		}
 		json.Unmarshal(params, &p)
 		switch method {
+		case "terminal/create":
+			cmd := exec.Command(p.Command, p.Args...)
+			cmd.Dir = p.Cwd
+			out, _ := cmd.CombinedOutput()
+			id := fmt.Sprintf("term-%d", len(terms)+1)
+			terms[id] = term{string(out), cmd.ProcessState.ExitCode()}
+			return map[string]any{"terminalId": id}, nil
+		case "terminal/output":
+			tm := terms[p.TerminalID]
+			return map[string]any{"output": tm.out, "truncated": false, "exitStatus": map[string]any{"exitCode": tm.code}}, nil
+		case "terminal/wait_for_exit":
+			return map[string]any{"exitCode": terms[p.TerminalID].code}, nil
+		case "terminal/kill", "terminal/release":
+			return map[string]any{}, nil
 		case "fs/read_text_file":
 			b, err := os.ReadFile(p.Path)
 			return map[string]any{"content": string(b)}, err
@@ -346,7 +369,7 @@ func TestACPMessagesMatchTheSchema(t *testing.T) {
 	c := startRaw(t, bin, root, env, editorAnswers(t))
 
 	init := c.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]any{"name": "schema-test", "version": "1"},
-		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": false}})
+		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": true}})
 	var ir struct {
 		AgentCapabilities struct {
 			MCPCapabilities struct {
@@ -411,15 +434,19 @@ func TestACPMessagesMatchTheSchema(t *testing.T) {
 
 	// The MCP server the client passed ran, with the client's header, and its tool's output
 	// reached the client on a completed call; the mode change went as current_mode_update.
-	var mcpRan, modeUpdate, readExtra bool
+	var mcpRan, modeUpdate, readExtra, terminal bool
 	for _, line := range c.lines {
 		s := string(line)
+		terminal = terminal || strings.Contains(s, `"method":"terminal/create"`)
 		readExtra = readExtra || (strings.Contains(s, `"tool_call_update"`) && strings.Contains(s, `"completed"`) && strings.Contains(s, "text of the other root"))
 		mcpRan = mcpRan || (strings.Contains(s, `"tool_call_update"`) && strings.Contains(s, `"completed"`) && strings.Contains(s, "looked up over HTTP"))
 		modeUpdate = modeUpdate || (strings.Contains(s, `"current_mode_update"`) && strings.Contains(s, `"currentModeId":"plan"`))
 	}
 	if !mcpRan {
 		t.Error("no completed tool call showed the HTTP MCP server's answer: the session's mcpServers entry was not honoured")
+	}
+	if !terminal {
+		t.Error("the program did not run in the client's terminal")
 	}
 	if !readExtra {
 		t.Error("no completed read of a file in the session's additionalDirectories")
