@@ -6,6 +6,7 @@ require (
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/tmaxmax/go-sse v0.12.0
 	github.com/zalando/go-keyring v0.2.8
 	go.lsp.dev/uri v1.0.1

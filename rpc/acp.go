@@ -6,6 +6,9 @@ package rpc
 // spells agentd's extensions `_agentd/…`; acpTranslate renames each message as it crosses the
 // wire, so the table and the bridge keep the LSP door's names), and the lifecycle (ACP's own
 // initialize and authenticate, no shutdown/exit: the end of input ends the process, exit code 0).
+// Where a standard ACP client would not see what the LSP door's clients see, the door says it in
+// ACP's terms: a failed turn is an error answer to session/prompt (acpPrompt), and a notice or a
+// compaction goes in the form the client's capabilities allow (acpCodec).
 // The session package never learns which door it serves.
 
 import (
@@ -16,10 +19,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
@@ -158,6 +164,125 @@ func acpTranslate(incoming bool, body []byte) []byte {
 	return out
 }
 
+// acpCodec is the ACP door's codec with what the client said at initialize that changes how a
+// message is written: a notice goes as ACP's own `notice` update to a client that advertised
+// clientCapabilities.session.notices, and as an agent_message_chunk holding its text to every
+// other client, which shows that and would drop an update it does not know (or the _agentd/
+// extension): a fallback, a retry or settings left out must reach the user in any client.
+type acpCodec struct {
+	notices atomic.Bool
+	// compaction: the client advertised session.compaction, so compaction_update goes as ACP's
+	// own update (its summary as content blocks) instead of the _agentd/ extension.
+	compaction atomic.Bool
+}
+
+var (
+	noticeKind     = []byte(protocol.UpdateNotice + `"`)
+	compactionKind = []byte(protocol.UpdateCompactionUpdate + `"`)
+)
+
+func (c *acpCodec) translate(incoming bool, body []byte) []byte {
+	if !incoming && bytes.HasPrefix(body, lspUpdatePrefix) && acpUpdateIs(body[len(lspUpdatePrefix):], noticeKind) {
+		if c.notices.Load() {
+			rest := body[len(lspUpdatePrefix):]
+			return append(append(make([]byte, 0, len(acpUpdatePrefix)+len(rest)), acpUpdatePrefix...), rest...)
+		}
+		if out, ok := noticeAsMessage(body); ok {
+			return out
+		}
+	}
+	if !incoming && c.compaction.Load() && bytes.HasPrefix(body, lspUpdatePrefix) && acpUpdateIs(body[len(lspUpdatePrefix):], compactionKind) {
+		if out, ok := acpCompaction(body); ok {
+			return out
+		}
+	}
+	return acpTranslate(incoming, body)
+}
+
+// acpUpdateIs says whether the params of an agent/session/update (the bytes after its method)
+// hold an update of kind (written with its closing quote).
+func acpUpdateIs(rest, kind []byte) bool {
+	head := rest[:min(len(rest), 512)]
+	i := bytes.Index(head, updateKindKey)
+	return i >= 0 && bytes.HasPrefix(head[i+len(updateKindKey):], kind)
+}
+
+// noticeAsMessage rewrites a notice update as the agent_message_chunk a client without
+// session.notices shows: "Warning: TITLE", the description on the next line, set apart from
+// the text around it by blank lines. ok is false for a body it cannot read (passed on as it is).
+func noticeAsMessage(body []byte) ([]byte, bool) {
+	var msg struct {
+		Params protocol.SessionNotification `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return nil, false
+	}
+	u := msg.Params.Update
+	label := "Note"
+	switch u.Severity {
+	case protocol.SeverityWarning:
+		label = "Warning"
+	case protocol.SeverityError:
+		label = "Error"
+	}
+	text := "\n\n" + label + ": " + u.NoticeTitle
+	if u.Description != "" {
+		text += "\n" + u.Description
+	}
+	text += "\n\n"
+	n := protocol.SessionNotification{SessionID: msg.Params.SessionID, Update: protocol.SessionUpdate{
+		SessionUpdate: protocol.UpdateAgentMessageChunk,
+		Content:       &protocol.ContentBlock{Type: "text", Text: text},
+		Meta:          protocol.Meta{"agentd/notice": u.Severity},
+	}}
+	out := append([]byte(nil), acpUpdatePrefix...)
+	out = append(out, `"params":`...)
+	out = protocol.AppendSessionNotification(out, &n)
+	return append(out, '}'), true
+}
+
+// acpCompaction writes a compaction_update as ACP v1's own: the same compactionId and status,
+// the summary (agentd's is one text) as the content blocks ACP's summary is.
+func acpCompaction(body []byte) ([]byte, bool) {
+	var msg struct {
+		Params struct {
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				CompactionID string        `json:"compactionId"`
+				Status       string        `json:"status"`
+				Summary      string        `json:"summary"`
+				Meta         protocol.Meta `json:"_meta,omitempty"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return nil, false
+	}
+	u := msg.Params.Update
+	type acpUpdate struct {
+		SessionUpdate string                  `json:"sessionUpdate"`
+		CompactionID  string                  `json:"compactionId"`
+		Status        string                  `json:"status"`
+		Summary       []protocol.ContentBlock `json:"summary,omitempty"`
+		Meta          protocol.Meta           `json:"_meta,omitempty"`
+	}
+	out := acpUpdate{SessionUpdate: protocol.UpdateCompactionUpdate, CompactionID: u.CompactionID, Status: u.Status, Meta: u.Meta}
+	if u.Summary != "" {
+		out.Summary = []protocol.ContentBlock{{Type: "text", Text: u.Summary}}
+	}
+	params, err := json.Marshal(struct {
+		SessionID string    `json:"sessionId"`
+		Update    acpUpdate `json:"update"`
+	}{msg.Params.SessionID, out})
+	if err != nil {
+		return nil, false
+	}
+	b := append([]byte(nil), acpUpdatePrefix...)
+	b = append(b, `"params":`...)
+	b = append(b, params...)
+	return append(b, '}'), true
+}
+
 // acpRename is acpTranslate's path without decoding; ok is false when the body needs the
 // decoding path (or is not a message, which that path passes on to the decoder).
 func acpRename(incoming bool, body []byte) (out []byte, ok bool) {
@@ -212,8 +337,59 @@ func (s *Server) acpTable(t map[string]method) {
 	t["initialize"] = method{call: (*Server).acpInitialize, inline: true}
 	delete(t, "shutdown")
 	t["authenticate"] = handler(nil, (*Server).acpAuthenticate)
+	t["logout"] = handler(nil, (*Server).acpLogout)
 	t["agent/session/set_mode"] = handler(nil, (*Server).acpSetMode)
 	t[protocol.MethodSessionNew] = handler(nil, (*Server).acpSessionNew)
+	t[protocol.MethodSessionPrompt] = handler(nil, (*Server).acpPrompt)
+	t[protocol.MethodSessionSetConfigOption] = handler(nil, (*Server).acpSetConfigOption)
+}
+
+// acpSetConfigParams is ACP v1's SetSessionConfigOptionRequest: a value id, or (type "boolean")
+// a boolean for a boolean option.
+type acpSetConfigParams struct {
+	SessionID string          `json:"sessionId"`
+	ConfigID  string          `json:"configId"`
+	Type      string          `json:"type"`
+	Value     json.RawMessage `json:"value"`
+}
+
+// acpSetConfigOption is session/set_config_option. agentd's options (mode, model, thought_level)
+// are all selects, and it offers no boolean one, so a boolean value is refused naming the
+// option's kind instead of failing on the value's JSON type.
+func (s *Server) acpSetConfigOption(ctx context.Context, p *acpSetConfigParams) (protocol.SetConfigOptionResult, error) {
+	if p.Type == "boolean" {
+		return protocol.SetConfigOptionResult{}, paramError("type", fmt.Sprintf(
+			"config option %q is not a boolean: agentd's config options are selects; send one of its value ids", p.ConfigID))
+	}
+	var value string
+	if len(p.Value) > 0 {
+		if err := json.Unmarshal(p.Value, &value); err != nil {
+			return protocol.SetConfigOptionResult{}, paramError("value", "expected a value id (a string), got "+string(p.Value))
+		}
+	}
+	return s.manager().SetConfigOption(ctx, protocol.SetConfigOptionParams{SessionID: p.SessionID, ConfigID: p.ConfigID, Value: value})
+}
+
+// acpPrompt is session/prompt on the ACP door. A turn that failed (a provider error, a missing
+// key, a server that does not answer) answers with a JSON-RPC error whose message is the text
+// the user reads, as every ACP client shows a failed prompt; the LSP door's normal result with
+// _meta["agentd/error"] would end as a silent end_turn there. A missing or refused key is ACP's
+// auth_required, which a client answers by offering the terminal auth method.
+func (s *Server) acpPrompt(ctx context.Context, p *protocol.PromptParams) (protocol.PromptResult, error) {
+	res, err := prompt(s.manager(), ctx, *p)
+	if err != nil {
+		return res, err
+	}
+	em, ok := res.Meta["agentd/error"].(protocol.ErrorMeta)
+	if !ok {
+		return res, nil
+	}
+	code := jsonrpc.InternalError
+	if em.Kind == string(providers.ErrAuth) {
+		code = CodeAuthRequired
+	}
+	data, _ := json.Marshal(em)
+	return protocol.PromptResult{}, &jsonrpc.WireError{Code: code, Message: "The model request failed: " + em.Message, Data: data}
 }
 
 // acpInitParams is ACP's InitializeRequest, the part agentd reads.
@@ -225,6 +401,10 @@ type acpInitParams struct {
 			WriteTextFile bool `json:"writeTextFile"`
 		} `json:"fs"`
 		Terminal bool `json:"terminal"`
+		Session  struct {
+			Notices    json.RawMessage `json:"notices"`
+			Compaction json.RawMessage `json:"compaction"`
+		} `json:"session"`
 	} `json:"clientCapabilities"`
 	ClientInfo *protocol.ClientInfo `json:"clientInfo,omitempty"`
 }
@@ -240,11 +420,43 @@ type acpAuthMethod struct {
 }
 
 type acpInitResult struct {
-	ProtocolVersion   int                        `json:"protocolVersion"`
-	AgentCapabilities protocol.AgentCapabilities `json:"agentCapabilities"`
-	AuthMethods       []acpAuthMethod            `json:"authMethods"`
-	AgentInfo         protocol.ClientInfo        `json:"agentInfo"`
-	Meta              protocol.Meta              `json:"_meta,omitempty"`
+	ProtocolVersion   int                  `json:"protocolVersion"`
+	AgentCapabilities acpAgentCapabilities `json:"agentCapabilities"`
+	AuthMethods       []acpAuthMethod      `json:"authMethods"`
+	AgentInfo         protocol.ClientInfo  `json:"agentInfo"`
+	Meta              protocol.Meta        `json:"_meta,omitempty"`
+}
+
+// acpAgentCapabilities is ACP v1's AgentCapabilities as the ACP door fills it: the LSP door's
+// (protocol.AgentCapabilities) plus what only ACP has, additionalDirectories and auth.logout.
+type acpAgentCapabilities struct {
+	LoadSession         bool                        `json:"loadSession"`
+	SessionCapabilities acpSessionCapabilities      `json:"sessionCapabilities"`
+	PromptCapabilities  protocol.PromptCapabilities `json:"promptCapabilities"`
+	MCPCapabilities     protocol.MCPCapabilities    `json:"mcpCapabilities"`
+	Auth                acpAgentAuthCapabilities    `json:"auth"`
+}
+
+// acpAgentAuthCapabilities: Logout says agentd serves logout (acpLogout).
+type acpAgentAuthCapabilities struct {
+	Logout *struct{} `json:"logout,omitempty"`
+}
+
+// AppendJSON appends c as json.Marshal writes it, for acpInitResult's writer (init_json.go); it
+// is written once per process, so encoding/json does it.
+func (c acpAgentCapabilities) AppendJSON(dst []byte) []byte {
+	b, _ := json.Marshal(c) // bools and empty structs only: it cannot fail
+	return append(dst, b...)
+}
+
+type acpSessionCapabilities struct {
+	List   *struct{} `json:"list,omitempty"`
+	Resume *struct{} `json:"resume,omitempty"`
+	Close  *struct{} `json:"close,omitempty"`
+	Delete *struct{} `json:"delete,omitempty"`
+	// AdditionalDirectories: session/new's additionalDirectories become roots of the session
+	// beside its cwd (workspace.NewRoots), as on the LSP door.
+	AdditionalDirectories *struct{} `json:"additionalDirectories,omitempty"`
 }
 
 // AuthMethodKey is the id of the terminal auth method.
@@ -273,6 +485,9 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	caps.Agent.Permissions.UI = true // every ACP client answers session/request_permission
 	caps.WriteTextFile = p.ClientCapabilities.FS.WriteTextFile
 	caps.Terminal = p.ClientCapabilities.Terminal
+	offered := func(c json.RawMessage) bool { return len(c) > 0 && string(c) != "null" }
+	s.acp.notices.Store(offered(p.ClientCapabilities.Session.Notices))
+	s.acp.compaction.Store(offered(p.ClientCapabilities.Session.Compaction))
 	s.mu.Lock()
 	s.caps = caps
 	s.mu.Unlock()
@@ -281,12 +496,15 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	}
 	res := acpInitResult{
 		ProtocolVersion: version,
-		AgentCapabilities: protocol.AgentCapabilities{
+		AgentCapabilities: acpAgentCapabilities{
 			LoadSession: true,
-			SessionCapabilities: protocol.SessionCapabilities{
-				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{},
+			// HTTP MCP servers in session/new's mcpServers run as the user's own do (issue 29).
+			MCPCapabilities: protocol.MCPCapabilities{HTTP: true},
+			SessionCapabilities: acpSessionCapabilities{
+				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{}, AdditionalDirectories: &struct{}{},
 			},
 			PromptCapabilities: protocol.PromptCapabilities{Image: s.provs.ImagesAccepted(), EmbeddedContext: true},
+			Auth:               acpAgentAuthCapabilities{Logout: &struct{}{}},
 		},
 		AuthMethods: []acpAuthMethod{{
 			ID: AuthMethodKey, Name: "API key",
@@ -353,6 +571,32 @@ func (s *Server) acpAuthenticate(ctx context.Context, p *acpAuthenticateParams) 
 	}
 	return empty{}, jsonrpc.NewError(CodeAuthRequired, fmt.Sprintf(
 		"authenticate: no provider %q is configured; add it under \"providers\" in %s", current, config.UserConfigPath()))
+}
+
+// acpLogout is ACP's logout: agentd forgets the key it keeps for the current provider's origin
+// in its own secret store (the one `agentd key set` files it in), and the next turn needs a key
+// again. A key that still reaches the provider from somewhere agentd does not own (an environment
+// variable, agent/providers/set) is not forgotten: logout says where it comes from instead of
+// answering as if the user were logged out.
+func (s *Server) acpLogout(ctx context.Context, _ *struct{}) (empty, error) {
+	r, err := s.provs.resolve(ctx, "", false)
+	if err != nil {
+		return empty{}, err
+	}
+	if r.Status == keys.StatusNotNeeded {
+		return empty{}, nil // a provider without a key (a local server, a replay file): nothing to forget
+	}
+	if s.opts.Secrets != nil && r.Target.BaseURL != "" {
+		if err := s.opts.Secrets.Delete(r.Target.BaseURL); err != nil {
+			return empty{}, jsonrpc.NewError(jsonrpc.InternalError, "logout: the key could not be removed from "+s.opts.Secrets.Where()+": "+err.Error())
+		}
+	}
+	if after, err := s.provs.resolve(ctx, "", false); err == nil && keyStatus(after.Status) == protocol.KeySet {
+		return empty{}, jsonrpc.NewError(jsonrpc.InternalError, fmt.Sprintf(
+			"logout: provider %q still has a key from %s, which agentd does not keep; remove it there to log out", s.settings.Get().Provider, after.Source))
+	}
+	s.log.Info("logged out", zap.String("provider", s.settings.Get().Provider))
+	return empty{}, nil
 }
 
 type acpSetModeParams struct {

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
@@ -210,6 +212,9 @@ func TestACPInitializeAndAuthenticate(t *testing.T) {
 	if err := json.Unmarshal(res, &ir); err != nil {
 		t.Fatal(err)
 	}
+	if !ir.AgentCapabilities.MCPCapabilities.HTTP {
+		t.Errorf("mcpCapabilities.http = false on the ACP door: %s", res)
+	}
 	if ir.ProtocolVersion != 1 || !ir.AgentCapabilities.LoadSession || ir.AgentInfo.Name != "agentd" || ir.AgentInfo.Version != "1.2.3" {
 		t.Errorf("initialize = %s", res)
 	}
@@ -354,5 +359,209 @@ func TestACPTranslateEscapedAndDuplicateMethods(t *testing.T) {
 		if msg := call; call == nil || !call.IsCall() || call.Method() != c.want {
 			t.Errorf("%s → %s, decoded as %#v, want method %q", c.in, got, msg, c.want)
 		}
+	}
+}
+
+// A notice reaches a client without session.notices as an agent_message_chunk holding its text
+// (a standard client shows that, and drops an update or extension it does not know), and a client
+// that advertised session.notices as ACP's own notice update, params unchanged.
+func TestACPNoticeReachesEveryClient(t *testing.T) {
+	params := protocol.AppendSessionNotification(nil, &protocol.SessionNotification{SessionID: "s1", Update: protocol.SessionUpdate{
+		SessionUpdate: protocol.UpdateNotice, Severity: protocol.SeverityWarning, NoticeTitle: "rate limited, retrying in 8 s", Description: "the provider said 429",
+	}})
+	body := append([]byte(`{"jsonrpc":"2.0","method":"`+protocol.MethodSessionUpdate+`","params":`), params...)
+	body = append(body, '}')
+
+	var c acpCodec
+	var got struct {
+		Method string                       `json:"method"`
+		Params protocol.SessionNotification `json:"params"`
+	}
+	if err := json.Unmarshal(c.translate(false, body), &got); err != nil {
+		t.Fatal(err)
+	}
+	u := got.Params.Update
+	if got.Method != "session/update" || got.Params.SessionID != "s1" || u.SessionUpdate != protocol.UpdateAgentMessageChunk || u.Content == nil ||
+		!strings.Contains(u.Content.Text, "Warning: rate limited, retrying in 8 s\nthe provider said 429") {
+		t.Errorf("notice to a client without session.notices = %+v", got)
+	}
+
+	c.notices.Store(true)
+	var raw struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(c.translate(false, body), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw.Method != "session/update" || string(raw.Params) != string(params) {
+		t.Errorf("notice to a client with session.notices = %s %s", raw.Method, raw.Params)
+	}
+	// Every other message is translated as before.
+	if out := c.translate(true, []byte(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)); !strings.Contains(string(out), `"agent/session/new"`) {
+		t.Errorf("session/new → %s", out)
+	}
+}
+
+// initialize's clientCapabilities.session.notices decides how the door writes notices.
+func TestACPInitializeReadsSessionNotices(t *testing.T) {
+	for _, c := range []struct {
+		caps map[string]any
+		want bool
+	}{
+		{map[string]any{}, false},
+		{map[string]any{"session": map[string]any{"notices": nil}}, false},
+		{map[string]any{"session": map[string]any{"notices": map[string]any{}}}, true},
+	} {
+		e := &engine{}
+		opts := e.options(Options{})
+		opts.ACP = true
+		srv := NewServer(opts)
+		raw, _ := json.Marshal(map[string]any{"protocolVersion": 1, "clientCapabilities": c.caps})
+		if _, err := srv.acpInitialize(context.Background(), raw); err != nil {
+			t.Fatal(err)
+		}
+		if srv.acp.notices.Load() != c.want {
+			t.Errorf("clientCapabilities %v: notices = %v, want %v", c.caps, !c.want, c.want)
+		}
+	}
+}
+
+// A turn that failed answers session/prompt with a JSON-RPC error whose message is what the user
+// reads, never a silent end_turn; a missing key is ACP's auth_required.
+func TestACPFailedTurnIsAnError(t *testing.T) {
+	for _, c := range []struct {
+		kind string
+		code float64
+	}{
+		{"auth", CodeAuthRequired},
+		{"unavailable", float64(jsonrpc.InternalError)},
+	} {
+		e := &engine{}
+		h := startACP(t, e.options(Options{}))
+		e.fake.prompt = func(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error) {
+			return protocol.PromptResult{StopReason: protocol.StopEndTurn, Meta: protocol.Meta{"agentd/error": protocol.ErrorMeta{Kind: c.kind, Message: "no API key for provider r"}}}, nil
+		}
+		h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+		h.answer(1)
+		h.send(map[string]any{"id": 2, "method": "session/prompt", "params": map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}})
+		m := h.answer(2)
+		em, _ := m["error"].(map[string]any)
+		if em == nil || em["code"] != c.code || em["message"] != "The model request failed: no API key for provider r" || m["result"] != nil {
+			t.Errorf("%s: failed turn answered %v", c.kind, m)
+		}
+		if d, _ := em["data"].(map[string]any); d["kind"] != c.kind {
+			t.Errorf("%s: error data = %v", c.kind, em["data"])
+		}
+	}
+	// A turn that did not fail still answers its stop reason.
+	e := &engine{}
+	h := startACP(t, e.options(Options{}))
+	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+	h.answer(1)
+	h.send(map[string]any{"id": 2, "method": "session/prompt", "params": map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}})
+	if m := h.answer(2); m["error"] != nil || m["result"].(map[string]any)["stopReason"] != "end_turn" {
+		t.Errorf("a good turn answered %v", m)
+	}
+}
+
+// agentd offers no boolean config option: a boolean set_config_option is refused naming the
+// option and what to send instead; a value id still reaches the engine.
+func TestACPBooleanConfigOptionRefused(t *testing.T) {
+	e := &engine{}
+	h := startACP(t, e.options(Options{}))
+	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+	h.answer(1)
+	h.send(map[string]any{"id": 2, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "type": "boolean", "value": true}})
+	m := h.answer(2)
+	em, _ := m["error"].(map[string]any)
+	if em == nil || em["code"] != float64(-32602) || !strings.Contains(em["message"].(string), `config option "mode" is not a boolean`) {
+		t.Errorf("boolean set_config_option = %v", m)
+	}
+	h.send(map[string]any{"id": 3, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "value": 3}})
+	if m := h.answer(3); m["error"] == nil || !strings.Contains(m["error"].(map[string]any)["message"].(string), "expected a value id") {
+		t.Errorf("numeric value = %v", m)
+	}
+	h.send(map[string]any{"id": 4, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "value": "auto"}})
+	if m := h.answer(4); m["error"] != nil {
+		t.Errorf("value id = %v", m)
+	}
+}
+
+// logout forgets the key agentd keeps for the current provider's origin, after which
+// authenticate asks for one again; a key from the environment, which agentd does not keep, is
+// named instead of a logout that did nothing.
+func TestACPLogout(t *testing.T) {
+	store := &keys.File{Path: filepath.Join(t.TempDir(), "keys.json")}
+	if err := store.Set("https://models.example.com", "sk-stored"); err != nil {
+		t.Fatal(err)
+	}
+	settings := config.NewStore()
+	if err := settings.Set(config.LayerUser, []byte(`{"provider":"remote","providers":{"remote":{"apiType":"openai","baseUrl":"https://models.example.com/v1","model":"m","apiKeyEnv":"AGENTD_LOGOUT_TEST_KEY"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	e := &engine{}
+	h := startACP(t, e.options(Options{Settings: settings, Registry: checkingRegistry(), Secrets: store}))
+	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
+	caps, _ := h.answer(1)["result"].(map[string]any)["agentCapabilities"].(map[string]any)
+	if auth, _ := caps["auth"].(map[string]any); auth == nil || auth["logout"] == nil {
+		t.Errorf("agentCapabilities = %v, want auth.logout", caps)
+	}
+	h.send(map[string]any{"id": 2, "method": "authenticate", "params": map[string]any{"methodId": "agentd-key"}})
+	if m := h.answer(2); m["error"] != nil {
+		t.Fatalf("authenticate with a stored key = %v", m)
+	}
+	h.send(map[string]any{"id": 3, "method": "logout", "params": map[string]any{}})
+	if m := h.answer(3); m["error"] != nil {
+		t.Errorf("logout = %v", m)
+	}
+	if _, ok, _ := store.Get("https://models.example.com"); ok {
+		t.Error("the stored key is still there after logout")
+	}
+	h.send(map[string]any{"id": 4, "method": "authenticate", "params": map[string]any{"methodId": "agentd-key"}})
+	if m := h.answer(4); m["error"] == nil {
+		t.Errorf("authenticate after logout = %v, want auth_required", m)
+	}
+
+	t.Setenv("AGENTD_LOGOUT_TEST_KEY", "sk-env")
+	h.send(map[string]any{"id": 5, "method": "logout"})
+	m := h.answer(5)
+	if em, _ := m["error"].(map[string]any); em == nil || !strings.Contains(em["message"].(string), "env AGENTD_LOGOUT_TEST_KEY") {
+		t.Errorf("logout with a key from the environment = %v", m)
+	}
+}
+
+// compaction_update goes to a client that advertised session.compaction as ACP's own update,
+// its summary as a text content block; to others as the _agentd/ extension, unchanged.
+func TestACPCompactionUpdate(t *testing.T) {
+	params := protocol.AppendSessionNotification(nil, &protocol.SessionNotification{SessionID: "s1", Update: protocol.SessionUpdate{
+		SessionUpdate: protocol.UpdateCompactionUpdate, CompactionID: "c1", Status: protocol.StatusCompleted, Summary: "We fixed a.txt.",
+	}})
+	body := append([]byte(`{"jsonrpc":"2.0","method":"`+protocol.MethodSessionUpdate+`","params":`), params...)
+	body = append(body, '}')
+	var c acpCodec
+	var raw struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(c.translate(false, body), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw.Method != "_agentd/session/update" || string(raw.Params) != string(params) {
+		t.Errorf("to a client without session.compaction: %s %s", raw.Method, raw.Params)
+	}
+	c.compaction.Store(true)
+	out := c.translate(false, body)
+	want := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"compaction_update","compactionId":"c1","status":"completed","summary":[{"type":"text","text":"We fixed a.txt."}]}}}`
+	if string(out) != want {
+		t.Errorf("to a client with session.compaction:\n got %s\nwant %s", out, want)
+	}
+	e := &engine{}
+	opts := e.options(Options{})
+	opts.ACP = true
+	srv := NewServer(opts)
+	raw2, _ := json.Marshal(map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"session": map[string]any{"compaction": map[string]any{}}}})
+	if _, err := srv.acpInitialize(context.Background(), raw2); err != nil || !srv.acp.compaction.Load() || srv.acp.notices.Load() {
+		t.Errorf("initialize with session.compaction: compaction %v notices %v (%v)", srv.acp.compaction.Load(), srv.acp.notices.Load(), err)
 	}
 }

@@ -46,7 +46,9 @@ func TestInitializeResultsMatchMarshal(t *testing.T) {
 	acps := []acpInitResult{
 		{},
 		{AuthMethods: []acpAuthMethod{}, Meta: protocol.Meta{}},
-		{ProtocolVersion: 1, AgentCapabilities: agent.AgentCapabilities,
+		{ProtocolVersion: 1, AgentCapabilities: acpAgentCapabilities{LoadSession: true, MCPCapabilities: protocol.MCPCapabilities{HTTP: true},
+			SessionCapabilities: acpSessionCapabilities{List: &struct{}{}, AdditionalDirectories: &struct{}{}},
+			Auth:                acpAgentAuthCapabilities{Logout: &struct{}{}}},
 			AuthMethods: []acpAuthMethod{{ID: AuthMethodKey, Name: "API key", Description: "run `agentd key set` & \"go\"", Type: "terminal", Args: []string{"key", "set"}},
 				{ID: "b", Args: []string{}}},
 			AgentInfo: protocol.ClientInfo{Name: "agentd", Title: "agentd", Version: "dev"},

@@ -127,6 +127,7 @@ type Server struct {
 	methods  map[string]method
 	notifs   map[string]func(ctx context.Context, params json.RawMessage) error
 	provs    *ProviderSource
+	acp      acpCodec // the ACP door's codec (acp.go)
 
 	conn *jsonrpc.Conn
 
@@ -222,7 +223,7 @@ func (s *Server) Serve(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (
 		OnReadEnd: func(err error) { readOnce.Do(func() { s.readErr <- err }) },
 	}
 	if s.opts.ACP {
-		co.NDJSON, co.Translate = true, acpTranslate
+		co.NDJSON, co.Translate = true, s.acp.translate
 	}
 	s.conn = jsonrpc.NewConn(r, w, co)
 

@@ -41,14 +41,17 @@ install_mcp_everything() {
     npm install --prefix "$MCP_EVERYTHING_DIR" --no-audit --no-fund --silent @modelcontextprotocol/server-everything@2026.8.31
 }
 
-# The ACP door's acceptance test (internal/acpsdk) drives agentd with the official ACP SDK, kept
-# in a cache outside the repo; the test skips without it, and fails when CI is set.
-export AGENTD_ACP_SDK="${AGENTD_ACP_SDK:-${XDG_CACHE_HOME:-$HOME/.cache}/agentd-acp}"
+# The ACP door's tests (internal/acpsdk) drive agentd with the official ACP SDK and validate every
+# message against the ACP v1 JSON schema the package ships (schema/v1/schema.json), both taken from
+# a cache outside the repo, one directory per release; the tests skip without it, and fail when CI
+# is set. ACP_SDK_VERSION is the newest release, the one internal/acpsdk's acpSDKVersion names.
+ACP_SDK_VERSION=2.4.0
+export AGENTD_ACP_SDK="${AGENTD_ACP_SDK:-${XDG_CACHE_HOME:-$HOME/.cache}/agentd-acp/$ACP_SDK_VERSION}"
 install_acp_sdk() {
   [ "${AGENTD_SKIP_INSTALL:-0}" = 1 ] && return 0
-  [ -f "$AGENTD_ACP_SDK/node_modules/@agentclientprotocol/sdk/package.json" ] && return 0
+  [ -f "$AGENTD_ACP_SDK/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json" ] && return 0
   mkdir -p "$AGENTD_ACP_SDK" &&
-    npm install --prefix "$AGENTD_ACP_SDK" --no-audit --no-fund --silent @agentclientprotocol/sdk@1.9.0
+    npm install --prefix "$AGENTD_ACP_SDK" --no-audit --no-fund --silent "@agentclientprotocol/sdk@$ACP_SDK_VERSION"
 }
 
 go_vet() { test -z "$(gofmt -l $(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $(git ls-files '*.go'); return 1; }; go vet ./...; }

@@ -114,7 +114,7 @@ func TestAutoNeverAsksAndPlanRefusesWithSwitch(t *testing.T) {
 	if len(h.client.permissions()) != 0 || h.ws.file(h.path("a.txt")) != "ALPHA\n" {
 		t.Fatalf("auto asked or did not apply")
 	}
-	if ms := kinds(h.client.snapshot(), protocol.UpdateCurrentModeUpdate); len(ms) != 1 || ms[0].ModeID != ModeAuto {
+	if ms := kinds(h.client.snapshot(), protocol.UpdateCurrentModeUpdate); len(ms) != 1 || ms[0].CurrentModeID != ModeAuto {
 		t.Fatalf("mode updates: %s", dumpUpdates(ms))
 	}
 

@@ -268,7 +268,7 @@ func (s *Session) setMode(mode string, announce bool) {
 	s.m.projects.setMode(s.roots.Cwd(), mode)
 	s.record(record{T: recConfig, Mode: mode})
 	if changed || announce {
-		s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateCurrentModeUpdate, ModeID: mode})
+		s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateCurrentModeUpdate, CurrentModeID: mode})
 		s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateConfigOptionUpdate, ConfigOptions: s.configOptions()})
 	}
 }

@@ -139,8 +139,8 @@ func checkInvariants(frames []frame, replayed map[string]bool) []string {
 					badf("notice without a title: %v", u)
 				}
 			case "current_mode_update":
-				if _, ok := u["modeId"].(string); !ok {
-					badf("current_mode_update without modeId")
+				if _, ok := u["currentModeId"].(string); !ok {
+					badf("current_mode_update without currentModeId")
 				}
 			case "config_option_update":
 				if _, ok := u["configOptions"].([]any); !ok {

@@ -126,8 +126,8 @@ func TestPlanModeSwitch(t *testing.T) {
 	}
 	us := e.rawUpdates(sid)
 	cm := kinds(us, "current_mode_update")
-	if len(cm) == 0 || cm[len(cm)-1]["modeId"] != "auto" {
-		t.Errorf("current_mode_update = %v, want modeId auto", cm)
+	if len(cm) == 0 || cm[len(cm)-1]["currentModeId"] != "auto" {
+		t.Errorf("current_mode_update = %v, want currentModeId auto", cm)
 	}
 	co := kinds(us, "config_option_update")
 	if len(co) == 0 {

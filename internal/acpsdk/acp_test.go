@@ -1,5 +1,5 @@
 // Package acpsdk_test holds the ACP door (`agentd acp`) to ACP v1 as a real client reads it: the
-// official TypeScript SDK, @agentclientprotocol/sdk 1.9.0, drives the real binary through
+// official TypeScript SDK, @agentclientprotocol/sdk 2.x (acpSDKVersion), drives the real binary through
 // testdata/client.mjs, and its schema validation fails the run on any message of the wrong
 // shape. scripts/test.sh installs the SDK into a cache outside the repository
 // ($XDG_CACHE_HOME/agentd-acp); without it (or without node) the test skips, and fails when CI
@@ -19,22 +19,39 @@ import (
 	"github.com/agentd-dev/agentd/internal/testbin"
 )
 
-// sdkPath finds the SDK's dist/acp.js: $AGENTD_ACP_SDK (a directory holding node_modules), else
-// the cache scripts/test.sh installs into.
-func sdkPath(t *testing.T) string {
+// acpSDKVersion is the @agentclientprotocol/sdk release the tests run, the newest (scripts/test.sh
+// installs the same).
+const acpSDKVersion = "2.4.0"
+
+// sdkDir finds the installed @agentclientprotocol/sdk package: under $AGENTD_ACP_SDK (a directory
+// holding node_modules), else the cache scripts/test.sh installs into,
+// $XDG_CACHE_HOME/agentd-acp/VERSION. An older release there is missing, not used.
+func sdkDir(t *testing.T) string {
+	t.Helper()
 	dir := os.Getenv("AGENTD_ACP_SDK")
 	if dir == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir = filepath.Join(cache, "agentd-acp")
+		dir = filepath.Join(cache, "agentd-acp", acpSDKVersion)
 	}
-	p := filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "dist", "acp.js")
-	if _, err := os.Stat(p); err != nil {
-		missing(t, "the ACP SDK is not installed at "+p+" (scripts/test.sh installs it: npm install --prefix "+dir+" @agentclientprotocol/sdk@1.9.0)")
+	p := filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")
+	install := " (scripts/test.sh installs it: npm install --prefix " + dir + " @agentclientprotocol/sdk@" + acpSDKVersion + ")"
+	b, err := os.ReadFile(filepath.Join(p, "package.json"))
+	if err != nil {
+		missing(t, "the ACP SDK is not installed at "+p+install)
+	}
+	var pkg struct{ Version string }
+	if json.Unmarshal(b, &pkg) != nil || !strings.HasPrefix(pkg.Version, "2.") {
+		missing(t, "the ACP SDK at "+p+" is "+pkg.Version+", not a 2.x release"+install)
 	}
 	return p
+}
+
+// sdkPath is the SDK's stable ACP v1 entry point (package.json "exports"["."]).
+func sdkPath(t *testing.T) string {
+	return filepath.Join(sdkDir(t), "dist", "v1", "stable", "acp.js")
 }
 
 func missing(t *testing.T, why string) {
@@ -52,6 +69,7 @@ type update struct {
 	Status        string            `json:"status"`
 	ToolCallID    string            `json:"toolCallId"`
 	Content       json.RawMessage   `json:"content"`
+	CurrentModeID string            `json:"currentModeId"`
 	Meta          map[string]any    `json:"_meta"`
 	Extra         map[string]string `json:"-"`
 }
@@ -68,6 +86,7 @@ type procLog struct {
 		} `json:"agentCapabilities"`
 	} `json:"initialize"`
 	Authenticate string   `json:"authenticate"`
+	SetMode      string   `json:"setMode"`
 	Updates      []update `json:"updates"`
 	Permissions  []struct {
 		Title   string
@@ -88,6 +107,10 @@ type procLog struct {
 	Turn     struct {
 		StopReason string `json:"stopReason"`
 	} `json:"turn"`
+	Failed struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"failed"`
 	SteerIdle map[string]any `json:"steerIdle"`
 	SteerBusy map[string]any `json:"steerBusy"`
 	Cancelled struct {
@@ -117,8 +140,11 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 	root, env := scriptedProject(t, "ACP", "ran in a terminal",
 		map[string]any{"text": strings.Repeat("slowly ", 100), "chunkDelayMs": slow, "stopReason": "end_turn"})
 
+	// The third process runs with settings whose provider refuses the key.
+	failing := t.TempDir()
+	writeRefusingSettings(t, failing)
 	cmd := exec.Command(node, filepath.Join("testdata", "client.mjs"))
-	cmd.Env = append(env, "ACP_SDK="+sdk, "AGENTD_BIN="+bin, "ROOT="+root)
+	cmd.Env = append(env, "ACP_SDK="+sdk, "AGENTD_BIN="+bin, "ROOT="+root, "FAIL_CONFIG_HOME="+failing, "AGENTD_SCHEMA_TEST_KEY=sk-wrong")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -128,7 +154,7 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 		SessionID string    `json:"sessionId"`
 		Processes []procLog `json:"processes"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil || len(report.Processes) != 2 {
+	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil || len(report.Processes) != 3 {
 		t.Fatalf("report: %v\n%s\nstderr:\n%s", err, stdout.String(), tail(stderr.String()))
 	}
 	defer func() {
@@ -136,7 +162,7 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 			t.Logf("agentd's stderr:\n%s", tail(stderr.String()))
 		}
 	}()
-	first, second := report.Processes[0], report.Processes[1]
+	first, second, third := report.Processes[0], report.Processes[1], report.Processes[2]
 
 	// initialize and authenticate.
 	in := first.Initialize
@@ -185,6 +211,15 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 	if !ranInTerminal {
 		t.Error("no completed tool call shows the terminal's output")
 	}
+	// session/set_mode: answered, and the change reported as current_mode_update {currentModeId},
+	// which the SDK's validation let through.
+	var modeUpdate bool
+	for _, u := range first.Updates {
+		modeUpdate = modeUpdate || (u.SessionUpdate == "current_mode_update" && u.CurrentModeID == "plan")
+	}
+	if first.SetMode != "ok" || !modeUpdate {
+		t.Errorf("session/set_mode = %s; a current_mode_update to plan arrived: %v", first.SetMode, modeUpdate)
+	}
 
 	// Steering with no turn running is refused; a cancel ends a turn whose model would stream for
 	// half a minute more, as cancelled.
@@ -210,6 +245,19 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 	}
 	if !replayedUser || !replayedAgent {
 		t.Errorf("session/load replayed %d updates without both sides of the conversation", len(second.Updates))
+	}
+
+	// A third process whose provider refuses the key: the SDK's prompt rejects with the
+	// auth_required error and the user's text, and the notice arrived as an agent message.
+	if third.Failed.Code != -32000 || !strings.HasPrefix(third.Failed.Message, "The model request failed") {
+		t.Errorf("a turn the provider refused: %+v, want the auth_required error with the user's text", third.Failed)
+	}
+	var failureShown bool
+	for _, u := range third.Updates {
+		failureShown = failureShown || (u.SessionUpdate == "agent_message_chunk" && strings.Contains(string(u.Content), "Error: The model request failed"))
+	}
+	if !failureShown {
+		t.Error("no agent_message_chunk told the SDK's user the model request failed")
 	}
 
 	// stdout carried nothing but NDJSON JSON-RPC messages, and both processes ended cleanly at

@@ -181,8 +181,8 @@ func startGo(t *testing.T, bin, root string, env []string) (*acp.ClientSideConne
 }
 
 // A scripted session through the Go SDK: initialize, a session whose MCP server cannot start (its
-// notice arrives as agentd's extension notification, which the SDK routes to the extension
-// handler instead of failing its session/update validation), a turn with a read served by the
+// notice arrives as an agent_message_chunk with its text, as this client did not advertise
+// session.notices: a standard client shows it), a turn with a read served by the
 // client, an edit asked with its diff and written by the client, a program in a client terminal,
 // steering refused when idle, and listing and loading the session in a new process.
 func TestACPWithTheGoSDK(t *testing.T) {
@@ -204,6 +204,9 @@ func TestACPWithTheGoSDK(t *testing.T) {
 	if in.ProtocolVersion != acp.ProtocolVersionNumber || !in.AgentCapabilities.LoadSession {
 		t.Errorf("initialize = %+v", in)
 	}
+	if !in.AgentCapabilities.McpCapabilities.Http || in.AgentCapabilities.SessionCapabilities.AdditionalDirectories == nil {
+		t.Errorf("agentCapabilities = %+v, want mcpCapabilities.http and sessionCapabilities.additionalDirectories", in.AgentCapabilities)
+	}
 	if len(in.AuthMethods) != 1 || in.AuthMethods[0].Terminal == nil || in.AuthMethods[0].Terminal.Id != "agentd-key" ||
 		!slices.Equal(in.AuthMethods[0].Terminal.Args, []string{"key", "set"}) {
 		t.Errorf("authMethods = %+v", in.AuthMethods)
@@ -213,7 +216,7 @@ func TestACPWithTheGoSDK(t *testing.T) {
 	}
 
 	broken := acp.McpServer{Stdio: &acp.McpServerStdio{Name: "broken", Command: filepath.Join(root, "no-such-server"), Args: []string{}, Env: []acp.EnvVariable{}}}
-	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: root, McpServers: []acp.McpServer{broken}})
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: root, AdditionalDirectories: []string{t.TempDir()}, McpServers: []acp.McpServer{broken}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +264,18 @@ func TestACPWithTheGoSDK(t *testing.T) {
 		t.Errorf("updates: program output in a completed call %v, the answer's text %v (%d updates)", ranInTerminal, sawText, len(client.updates))
 	}
 	var notice bool
-	for _, e := range client.extensions {
-		notice = notice || (strings.HasPrefix(e, "_agentd/session/update ") && strings.Contains(e, `"sessionUpdate":"notice"`) && strings.Contains(e, "broken"))
+	for _, u := range client.updates {
+		if m := u.AgentMessageChunk; m != nil && m.Content.Text != nil && strings.Contains(m.Content.Text.Text, "Warning: ") && strings.Contains(m.Content.Text.Text, "broken") {
+			notice = true
+		}
 	}
 	if !notice {
-		t.Errorf("no _agentd/session/update notice named the MCP server that could not start: %q", client.extensions)
+		t.Errorf("no agent_message_chunk told the user that the MCP server broken could not start")
+	}
+	for _, e := range client.extensions {
+		if strings.Contains(e, `"sessionUpdate":"notice"`) {
+			t.Errorf("a notice went as an extension a standard client drops: %s", e)
+		}
 	}
 	for _, e := range client.extensions {
 		if strings.Contains(e, "editor_state") {
@@ -295,5 +305,49 @@ func TestACPWithTheGoSDK(t *testing.T) {
 	client2.mu.Unlock()
 	if !user || !agent {
 		t.Errorf("session/load replayed no user or no agent message")
+	}
+}
+
+// A turn whose provider refuses the key, through the Go SDK: the prompt fails with the
+// auth_required error carrying the text the user reads, and the failure's notice arrived as an
+// agent_message_chunk, never a silent end_turn.
+func TestACPGoSDKSeesAFailedTurn(t *testing.T) {
+	bin, err := testbin.Agentd(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, env := scriptedProject(t, "Go SDK failing", "unused")
+	env = refusingProvider(t, root, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, client, _, _ := startGo(t, bin, root, env)
+	if _, err := conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: root, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+	var re *acp.RequestError
+	if !errors.As(err, &re) || re.Code != -32000 || !strings.HasPrefix(re.Message, "The model request failed") {
+		t.Fatalf("prompt with a refused key = %+v, %v; want the auth_required error with the user's text", res, err)
+	}
+	// The notice was written before the answer; the SDK may hand it to the client a moment after.
+	shown := func() bool {
+		client.mu.Lock()
+		defer client.mu.Unlock()
+		for _, u := range client.updates {
+			if m := u.AgentMessageChunk; m != nil && m.Content.Text != nil && strings.Contains(m.Content.Text.Text, "Error: The model request failed") {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(5 * time.Second); !shown() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !shown() {
+		t.Error("no agent_message_chunk told the user the model request failed")
 	}
 }

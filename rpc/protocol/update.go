@@ -75,7 +75,7 @@ type SessionUpdate struct {
 	AvailableCommands []AvailableCommand `json:"availableCommands,omitempty"`
 
 	// current_mode_update, config_option_update
-	ModeID        string         `json:"modeId,omitempty"`
+	CurrentModeID string         `json:"currentModeId,omitempty"`
 	ConfigOptions []ConfigOption `json:"configOptions,omitempty"`
 
 	// session_info_update

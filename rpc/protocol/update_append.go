@@ -103,9 +103,9 @@ func AppendSessionUpdate(dst []byte, u *SessionUpdate) []byte {
 		}
 		dst = append(dst, ']')
 	}
-	if u.ModeID != "" {
-		dst = append(dst, `,"modeId":`...)
-		dst = appendString(dst, u.ModeID)
+	if u.CurrentModeID != "" {
+		dst = append(dst, `,"currentModeId":`...)
+		dst = appendString(dst, u.CurrentModeID)
 	}
 	if len(u.ConfigOptions) > 0 {
 		dst = append(dst, `,"configOptions":`...)

@@ -24,7 +24,7 @@ func appendCases() []SessionNotification {
 		{SessionUpdate: UpdateAvailableCommandsUpdate, AvailableCommands: []AvailableCommand{{Name: "compact", Description: "d"}, {Name: "x", Description: "y", Input: &struct {
 			Hint string `json:"hint"`
 		}{Hint: "h"}}}},
-		{SessionUpdate: UpdateCurrentModeUpdate, ModeID: "auto"},
+		{SessionUpdate: UpdateCurrentModeUpdate, CurrentModeID: "auto"},
 		{SessionUpdate: UpdateConfigOptionUpdate, ConfigOptions: []ConfigOption{{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: "ask",
 			Options: []ConfigOptionValue{{Value: "ask", Name: "Ask"}, {Value: "auto", Name: "Auto", Description: "go"}}}, {ID: "m", Name: "M", Type: "select", Description: "dd", Meta: Meta{MetaPromptCapabilities: PromptCapabilities{Image: true}}}}},
 		{SessionUpdate: UpdateSessionInfoUpdate, SessionTitle: "Fix bug", UpdatedAt: "2026-01-01T00:00:00Z", Title: "ignored"},

@@ -1,8 +1,9 @@
-// An ACP client built on the official TypeScript SDK (@agentclientprotocol/sdk 1.9.0), driving
-// `agentd acp` through the scenario the Go test (acp_test.go) asserts on. Its schema validation
-// turns any message of the wrong shape into a failure. It prints one JSON report on stdout.
+// An ACP client built on the official TypeScript SDK (@agentclientprotocol/sdk 2.x, its stable ACP
+// v1 entry point and the app API that replaced 1.x's ClientSideConnection), driving `agentd acp`
+// through the scenario the Go test (acp_test.go) asserts on. Its schema validation turns any
+// message of the wrong shape into a failure. It prints one JSON report on stdout.
 //
-// env: ACP_SDK (the SDK's dist/acp.js), AGENTD_BIN, ROOT (the workspace), and the XDG
+// env: ACP_SDK (the SDK's dist/v1/stable/acp.js), AGENTD_BIN, ROOT (the workspace), and the XDG
 // directories agentd uses.
 import { spawn } from "node:child_process";
 import { Writable } from "node:stream";
@@ -15,8 +16,8 @@ const root = process.env.ROOT;
 const report = { processes: [] };
 
 // startAgent spawns agentd acp and connects the SDK's client to it, keeping the raw stdout bytes.
-function startAgent(log) {
-  const child = spawn(process.env.AGENTD_BIN, ["acp"], { cwd: root, env: process.env, stdio: ["pipe", "pipe", "inherit"] });
+function startAgent(log, env = process.env) {
+  const child = spawn(process.env.AGENTD_BIN, ["acp"], { cwd: root, env, stdio: ["pipe", "pipe", "inherit"] });
   const raw = [];
   const input = new ReadableStream({
     start(ctrl) {
@@ -27,7 +28,8 @@ function startAgent(log) {
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), input);
   const terminals = new Map();
   let nextTerminal = 1;
-  const client = {
+  const m = acp.methods.client;
+  const handlers = {
     async requestPermission(p) {
       log.permissions.push({ title: p.toolCall.title, kind: p.toolCall.kind, content: p.toolCall.content ?? [], options: p.options.map((o) => o.kind) });
       const allow = p.options.find((o) => o.kind === "allow_once");
@@ -78,13 +80,39 @@ function startAgent(log) {
       return {};
     },
   };
-  const conn = new acp.ClientSideConnection(() => client, stream);
+  // The app API hands each handler a context; the params are its .params.
+  const on = (f) => ({ params }) => f(params);
+  const app = acp.client({ name: "sdk-test" })
+    .onRequest(m.session.requestPermission, on(handlers.requestPermission))
+    .onNotification(m.session.update, on(handlers.sessionUpdate))
+    .onRequest(m.fs.readTextFile, on(handlers.readTextFile))
+    .onRequest(m.fs.writeTextFile, on(handlers.writeTextFile))
+    .onRequest(m.terminal.create, on(handlers.createTerminal))
+    .onRequest(m.terminal.output, on(handlers.terminalOutput))
+    .onRequest(m.terminal.waitForExit, on(handlers.waitForTerminalExit))
+    .onRequest(m.terminal.kill, on(handlers.killTerminal))
+    .onRequest(m.terminal.release, on(handlers.releaseTerminal))
+    .onNotification("*", ({ method, params }) => { log.extensions.push({ method, params }); });
+  const a = app.connect(stream).agent;
+  // The agent-side calls, by ACP method name.
+  const am = acp.methods.agent;
+  const conn = {
+    initialize: (p) => a.request(am.initialize, p),
+    authenticate: (p) => a.request(am.authenticate, p),
+    newSession: (p) => a.request(am.session.new, p),
+    prompt: (p) => a.request(am.session.prompt, p),
+    cancel: (p) => a.notify(am.session.cancel, p),
+    listSessions: (p) => a.request(am.session.list, p),
+    loadSession: (p) => a.request(am.session.load, p),
+    setMode: (p) => a.request(am.session.setMode, p),
+    extMethod: (name, p) => a.request(name, p),
+  };
   const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
   return { conn, child, raw, exited };
 }
 
 function newLog() {
-  return { updates: [], permissions: [], reads: [], writes: [], terminals: [], released: [] };
+  return { updates: [], permissions: [], reads: [], writes: [], terminals: [], released: [], extensions: [] };
 }
 
 async function finish(agent, log) {
@@ -107,6 +135,9 @@ const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true }
   report.sessionId = s.sessionId;
   log.newSession = s;
   log.turn = await conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "Make a.txt say two" }] });
+  // A mode change reaches the client as current_mode_update, which the SDK validates.
+  log.setMode = await conn.setMode({ sessionId: s.sessionId, modeId: "plan" }).then(() => "ok", (e) => "error: " + e.message);
+  await conn.setMode({ sessionId: s.sessionId, modeId: "ask" });
   log.steerIdle = await conn.extMethod("_agentd/session/steer", { sessionId: s.sessionId, prompt: [{ type: "text", text: "nothing runs" }] });
   // A turn whose model streams slowly: cancelled at its first text.
   let cancelledAt = 0;
@@ -132,6 +163,21 @@ const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true }
   log.initialize = await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: caps });
   log.list = await conn.listSessions({ cwd: root });
   log.load = await conn.loadSession({ sessionId: report.sessionId, cwd: root, mcpServers: [] });
+  await finish(agent, log);
+}
+
+// A third process whose settings name a provider that refuses the key: the prompt must reject
+// with the error the user reads.
+{
+  const log = newLog();
+  const agent = startAgent(log, { ...process.env, XDG_CONFIG_HOME: process.env.FAIL_CONFIG_HOME });
+  const { conn } = agent;
+  log.initialize = await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: caps });
+  const s = await conn.newSession({ cwd: root, mcpServers: [] });
+  log.failed = await conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "hi" }] }).then(
+    (r) => ({ code: 0, message: "answered " + JSON.stringify(r) }),
+    (e) => ({ code: e.code, message: e.message }),
+  );
   await finish(agent, log);
 }
 

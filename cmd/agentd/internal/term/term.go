@@ -185,7 +185,7 @@ func (c *Client) Update(sessionID string, u protocol.SessionUpdate) {
 		}
 	case protocol.UpdateCurrentModeUpdate:
 		c.endLine()
-		fmt.Fprintf(c.errw, "agentd: mode is now %s\n", safeLine(u.ModeID))
+		fmt.Fprintf(c.errw, "agentd: mode is now %s\n", safeLine(u.CurrentModeID))
 	case protocol.UpdateCompactionUpdate:
 		if u.Status == "completed" {
 			c.endLine()
