@@ -19,7 +19,7 @@ def frame(acp):
     b = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": p}).encode()
     return b"Content-Length: %d\r\n\r\n" % len(b) + b
 
-NAMED = [("golang.org/x/net/html", "init: x/net/html"), ("tools/web/internal/html", "init: x/net/html (agentd's copy)"),
+NAMED = [("golang.org/x/net/html", "init: x/net/html"),
          ("jsonschema-go", "init: jsonschema-go"), ("encoding/gob", "init: encoding/gob"), ("yaml", "init: yaml/v3"),
          ("encoding/xml", "init: encoding/xml"), ("cmd/agentd/internal/early", "the one-P switch"),
          ("github.com/agentd-dev", "init: agentd's own packages")]

@@ -124,19 +124,16 @@ func mustCompileArg(e ast.Expr) (string, bool) {
 // entity table made lazy in a copy): 122 inits, 1,926 allocations, 271 KB. At the idle-RSS pass
 // (2026-12-02, agentd's inits made static: TestOwnInitsDoNothing): agentd's packages 14
 // allocations and 4.1 KB; the whole binary (the MCP SDK and go.lsp.dev/jsonrpc2 gone too) 99 inits,
-// 957 allocations and 184 KB.
+// 957 allocations and 184 KB. With golang.org/x/net/html itself back in place of the copy
+// (2026-12-02, issue 27: the project holds only its own code): 98 inits, 990 allocations and
+// 303 KB, its entity map the 126 KB of them.
 const (
 	maxOwnInitAllocs = 30
 	maxOwnInitBytes  = 8 << 10
 	maxInits         = 130
 	maxInitAllocs    = 2200
-	maxInitBytes     = 300 << 10
+	maxInitBytes     = 400 << 10
 )
-
-// unlinked are packages whose init is too dear for every start, with what does their job.
-var unlinked = map[string]string{
-	"golang.org/x/net/html": "its init builds a 2,231-entry entity map (126 KB); tools/web/internal/html is a copy that builds it at first use",
-}
 
 // notLinked are module paths (prefixes) the daemon must not link at all, with why; a test may.
 var notLinked = map[string]string{
@@ -169,9 +166,6 @@ func TestInitCost(t *testing.T) {
 	inits := traceInits(t)
 	var own, all initCost
 	for _, c := range inits {
-		if why, ok := unlinked[c.pkg]; ok {
-			t.Errorf("%s is linked again: %s", c.pkg, why)
-		}
 		all.add(c)
 		if ownPackage(c.pkg) {
 			own.add(c)
