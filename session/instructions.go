@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,20 +26,6 @@ type instructionFile struct {
 	Cut   bool      `json:"truncated,omitempty"`
 	mod   time.Time // zero for a file that was not there
 	size  int64
-}
-
-// MarshalJSON writes what encoding/json writes for the tagged fields, by hand: session/new's
-// answer carries a (usually empty) list of these, and encoding/json would build and keep an
-// encoder for the type to write it.
-func (f instructionFile) MarshalJSON() ([]byte, error) {
-	dst := append(make([]byte, 0, 64), `{"path":`...)
-	dst = protocol.AppendJSONString(dst, f.Path)
-	dst = append(dst, `,"bytes":`...)
-	dst = strconv.AppendInt(dst, int64(f.Bytes), 10)
-	if f.Cut {
-		dst = append(dst, `,"truncated":true`...)
-	}
-	return append(dst, '}'), nil
 }
 
 // instructions are the project instructions a session's system prompt holds: the user's own
