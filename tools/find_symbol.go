@@ -19,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd-dev/agentd/internal/cpus"
 	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -246,7 +245,6 @@ func runCtagsParallel(ctx context.Context, files []string, q string) ([]workspac
 	if n <= 1 {
 		return runCtags(ctx, files, q)
 	}
-	defer cpus.Lease()() // each ctags' output is filtered on its own goroutine (internal/cpus)
 	parts := make([][]workspace.Symbol, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup

@@ -19,7 +19,6 @@ import (
 
 	"go.uber.org/zap"
 
-	_ "github.com/agentd-dev/agentd/cmd/agentd/internal/early" // one P, before the heavier package inits
 	_ "github.com/agentd-dev/agentd/cmd/agentd/internal/stack" // a 32 KB stack for the package inits, before them
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/lazy"
@@ -64,9 +63,7 @@ flags:
 // main makes agentd a child subreaper where it can (Linux), so an orphan a program left behind
 // becomes agentd's child, and kills what programs left running once run returns, whether input
 // ended, the editor asked it to exit or SIGTERM/SIGINT arrived (run handles those and returns).
-// Only here: tests call run in-process, and killing every child would reach theirs. The
-// scheduler policy (one P; internal/cpus says why) is applied before main, by the init of
-// cmd/agentd/internal/early (which says why there), and tests leave it to the runtime.
+// Only here: tests call run in-process, and killing every child would reach theirs.
 func main() {
 	tools.BecomeSubreaper() // an error leaves orphans to init, as without it
 	code := run(os.Args[1:], os.Stderr)

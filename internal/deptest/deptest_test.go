@@ -19,7 +19,7 @@ func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
 		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "providers", "tools", "workspace", "config", "prompts",
-		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/cpus", "internal/growstack", "internal/lazy", "internal/testbin", "clients",
+		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/growstack", "internal/lazy", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
 			return l
@@ -51,7 +51,6 @@ var allowed = map[string]map[string]string{
 		"prompts":            "`agentd prompts export` and `check`, and loading the user's prompt config at start-up",
 		"mcp":                "agentd mcp list starts the configured servers and prints what they offer",
 		"internal/clip":      clipReason,
-		"internal/cpus":      "main puts the daemon on one P",
 		"internal/growstack": growReason,
 		"internal/testbin":   testbinReason,
 		"internal/lazy":      lazyReason,
@@ -103,7 +102,6 @@ var allowed = map[string]map[string]string{
 		"providers":     "ToolSpec, in the seam file tools/registry.go",
 		"config":        "tools/policy takes the permission mode names from the settings",
 		"internal/clip": clipReason,
-		"internal/cpus": "the parallel searches lease every CPU for their duration",
 		"internal/lazy": lazyReason,
 	},
 	"providers": {
@@ -117,7 +115,6 @@ var allowed = map[string]map[string]string{
 	"rpc/protocol":       {},
 	"internal/fakemodel": {"providers": "the neutral model it scripts", "rpc/protocol": "the wire types", "internal/clip": clipReason},
 	"internal/clip":      {},
-	"internal/cpus":      {}, // the scheduler policy: one P, every CPU under a lease
 	"internal/growstack": {}, // a goroutine's stack grown once, while shallow
 	"internal/lazy":      {}, // a package-level value made at its first use
 	"internal/testbin":   {}, // test helper: builds cmd/agentd by running the go command
@@ -140,7 +137,7 @@ const lazyReason = "package-level values made at first use, so the init does not
 const clipReason = "the one rune-safe clip"
 
 // leaves may import only the standard library (internal/clip must, since everything imports it).
-var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true, "internal/cpus": true, "internal/growstack": true, "internal/testbin": true}
+var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true, "internal/growstack": true, "internal/testbin": true}
 
 type goPackage struct {
 	ImportPath  string

@@ -204,7 +204,6 @@ var ownInits = map[string]struct {
 	maxAllocs int
 }{
 	"github.com/agentd-dev/agentd/cmd/agentd/internal/stack": {"grows the main goroutine's stack before the other inits (TestStackGrownFirst)", 0},
-	"github.com/agentd-dev/agentd/cmd/agentd/internal/early": {"the one-P policy, before the heavier inits (TestOnePBeforeHeavyInits); os.Getenv copies the environment", 12},
 }
 
 func ownPackage(pkg string) bool {
@@ -226,27 +225,6 @@ func TestOwnInitsDoNothing(t *testing.T) {
 			t.Errorf("%s has an init (%d allocations, %d bytes) that runs at every start: make what it builds lazy (a zero sync.Once beside the value) or static (a switch, an array, a composite literal of constants)", c.pkg, c.allocs, c.bytes)
 		case c.allocs > allowed.maxAllocs:
 			t.Errorf("%s's init makes %d allocations, at most %d expected (it may run only because %s)", c.pkg, c.allocs, allowed.maxAllocs, allowed.why)
-		}
-	}
-}
-
-// TestOnePBeforeHeavyInits holds cmd/agentd/internal/early's init (the one-P policy) ahead of
-// the dependencies whose inits allocate the most: lowering GOMAXPROCS after them costs a fresh
-// page per size class their allocations left cached on the second P (50 to 90 page faults at
-// every start when it was done in main).
-func TestOnePBeforeHeavyInits(t *testing.T) {
-	inits := traceInits(t)
-	at := map[string]int{}
-	for i, c := range inits {
-		at[c.pkg] = i
-	}
-	early, ok := at["github.com/agentd-dev/agentd/cmd/agentd/internal/early"]
-	if !ok {
-		t.Fatal("cmd/agentd/internal/early's init does not run: the one-P policy is not applied")
-	}
-	for _, heavy := range []string{"encoding/gob", "go.yaml.in/yaml/v3", "github.com/google/jsonschema-go/jsonschema"} {
-		if i, ok := at[heavy]; ok && i < early {
-			t.Errorf("%s's init (#%d) runs before the one-P policy's (#%d)", heavy, i, early)
 		}
 	}
 }
