@@ -19,7 +19,6 @@ import (
 
 	"go.uber.org/zap"
 
-	_ "github.com/agentd-dev/agentd/cmd/agentd/internal/stack" // a 32 KB stack for the package inits, before them
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/providers/keys"

@@ -202,9 +202,7 @@ func TestInitCost(t *testing.T) {
 var ownInits = map[string]struct {
 	why       string
 	maxAllocs int
-}{
-	"github.com/agentd-dev/agentd/cmd/agentd/internal/stack": {"grows the main goroutine's stack before the other inits (TestStackGrownFirst)", 0},
-}
+}{}
 
 func ownPackage(pkg string) bool {
 	return pkg == "main" || strings.HasPrefix(pkg, "github.com/agentd-dev/agentd/")
@@ -225,27 +223,6 @@ func TestOwnInitsDoNothing(t *testing.T) {
 			t.Errorf("%s has an init (%d allocations, %d bytes) that runs at every start: make what it builds lazy (a zero sync.Once beside the value) or static (a switch, an array, a composite literal of constants)", c.pkg, c.allocs, c.bytes)
 		case c.allocs > allowed.maxAllocs:
 			t.Errorf("%s's init makes %d allocations, at most %d expected (it may run only because %s)", c.pkg, c.allocs, allowed.maxAllocs, allowed.why)
-		}
-	}
-}
-
-// TestStackGrownFirst holds cmd/agentd/internal/stack's init (the main goroutine's stack grown to
-// 32 KB) ahead of every init that goes deep enough to grow a small stack: internal/godebug's
-// (its settings map), net/netip's (unique handles) and the heavier ones after them. Each growth
-// it saves copied the stack and looked up every frame's stack maps in the binary's pclntab.
-func TestStackGrownFirst(t *testing.T) {
-	inits := traceInits(t)
-	at := map[string]int{}
-	for i, c := range inits {
-		at[c.pkg] = i
-	}
-	stack, ok := at["github.com/agentd-dev/agentd/cmd/agentd/internal/stack"]
-	if !ok {
-		t.Fatal("cmd/agentd/internal/stack's init does not run: the package inits run on the runtime's smallest stack")
-	}
-	for _, deep := range []string{"internal/godebug", "net/netip", "encoding/json", "reflect"} {
-		if i, ok := at[deep]; ok && i < stack {
-			t.Errorf("%s's init (#%d) runs before the stack is grown (#%d)", deep, i, stack)
 		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/agentd-dev/agentd/internal/growstack"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -153,11 +152,6 @@ func (c *Conn) Go(ctx context.Context, handler Handler) {
 
 // read is the reading goroutine.
 func (c *Conn) read(ctx context.Context) {
-	// Framing, decoding, the preempter and the inline handlers (initialize: its params' decoding
-	// and its answer's encoding) all run here. One growth now, while the stack is two frames
-	// deep; with 16 KB, initialize's answer still grew it deep in encoding/json (a uprobe on
-	// runtime.morestack).
-	growstack.To32K()
 	var err error
 	for {
 		var msg *message
@@ -235,9 +229,6 @@ func (c *Conn) dispatch(ctx context.Context, req *Request) {
 
 // finishLater runs the rest of a request on its own goroutine and answers it.
 func (c *Conn) finishLater(req *Request, later Later) {
-	// A request's params decoding and its method go deeper than a new goroutine's stack: grow
-	// it once while it is shallow.
-	growstack.To16K()
 	defer c.finish()
 	res, err := c.guard(req, later)
 	c.reply(req, res, err)
