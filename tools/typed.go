@@ -55,7 +55,7 @@ func (t *typed[In]) schemas() (*jsonschema.Schema, json.RawMessage) {
 		if err != nil {
 			panic(fmt.Sprintf("tools: schema of %s: %v", t.spec.Name, err))
 		}
-		raw, err := marshalSchema(s)
+		raw, err := json.Marshal(s)
 		if err != nil {
 			panic(fmt.Sprintf("tools: schema of %s: %v", t.spec.Name, err))
 		}
