@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -98,11 +97,7 @@ func sameFiles(a, b []instructionFile) bool {
 }
 
 // closingInstructions matches what could end the envelope instructions are shown in.
-func closingInstructions() *regexp.Regexp {
-	return lazyClosingInstructions.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*instructions\b`) })
-}
-
-var lazyClosingInstructions lazy.Value[*regexp.Regexp]
+var closingInstructions = regexp.MustCompile(`(?i)</\s*instructions\b`)
 
 // readInstructions reads the files, nearest first against the cap, and returns the run values
 // for layout.system (INSTRUCTIONS, INSTRUCTIONS_CUT).
@@ -122,7 +117,7 @@ func readInstructions(files []instructionFile) ([]instructionFile, prompts.Run) 
 		}
 		budget -= len(text)
 		files[i].Bytes = len(text)
-		texts[i] = closingInstructions().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
+		texts[i] = closingInstructions.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 	}
 	var list []map[string]any
 	for i, f := range files {

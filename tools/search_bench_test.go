@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // The queries docs/benchmarks.md reports, run against $(go env GOROOT)/src by both agentd's

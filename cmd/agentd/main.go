@@ -14,13 +14,13 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"
 	"github.com/agentd-dev/agentd/tools"
@@ -31,19 +31,15 @@ var version = "dev"
 
 // agentdVersion is worked out once: debug.ReadBuildInfo parses the embedded module list on every
 // call, and serving asks twice before it answers initialize.
-func agentdVersion() string {
-	return lazyAgentdVersion.Get(func() string {
-		if version != "dev" {
-			return version
-		}
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			return bi.Main.Version
-		}
+var agentdVersion = sync.OnceValue(func() string {
+	if version != "dev" {
 		return version
-	})
-}
-
-var lazyAgentdVersion lazy.Value[string]
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+})
 
 const usage = `agentd: an LLM coding agent that lives beside your editor.
 

@@ -19,7 +19,7 @@ func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
 		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "providers", "tools", "workspace", "config", "prompts",
-		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/lazy", "internal/testbin", "clients",
+		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
 			return l
@@ -37,7 +37,7 @@ func layer(pkg string) string {
 //	                 │         ├──► mcp ─► tools (the MCP servers' tools, as tools.Tool values)
 //	                 │         └──► tools ─► workspace
 //	                 └─► editorbridge ─► workspace, rpc/protocol, rpc/jsonrpc
-//	config, prompts, rpc/protocol, internal/clip, internal/lazy, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
+//	config, prompts, rpc/protocol, internal/clip, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
 var allowed = map[string]map[string]string{
 	"cmd": {
 		"rpc":              "serve runs the server on stdio",
@@ -52,7 +52,6 @@ var allowed = map[string]map[string]string{
 		"mcp":              "agentd mcp list starts the configured servers and prints what they offer",
 		"internal/clip":    clipReason,
 		"internal/testbin": testbinReason,
-		"internal/lazy":    lazyReason,
 	},
 	"rpc": {
 		"session":       "handlers turn requests into Manager calls",
@@ -86,7 +85,6 @@ var allowed = map[string]map[string]string{
 		"prompts":       "every text the model reads is rendered from the prompt config",
 		"mcp":           "a turn's tool set is the built-in tools plus its MCP servers', one snapshot",
 		"internal/clip": clipReason,
-		"internal/lazy": lazyReason,
 	},
 	"mcp": {
 		"tools":         "the servers' tools are contributed as tools.Tool values, next to the built-in ones",
@@ -98,30 +96,23 @@ var allowed = map[string]map[string]string{
 		"providers":     "ToolSpec, in the seam file tools/registry.go",
 		"config":        "tools/policy takes the permission mode names from the settings",
 		"internal/clip": clipReason,
-		"internal/lazy": lazyReason,
 	},
 	"providers": {
 		"config":        "a provider's settings",
 		"internal/clip": clipReason,
-		"internal/lazy": lazyReason,
 	},
-	"workspace":          {"internal/clip": clipReason, "internal/lazy": lazyReason},
+	"workspace":          {"internal/clip": clipReason},
 	"config":             {"internal/clip": clipReason},
-	"prompts":            {"internal/lazy": lazyReason}, // otherwise a leaf: the caller hands it the tool catalog and the run values
+	"prompts":            {}, // a leaf: the caller hands it the tool catalog and the run values
 	"rpc/protocol":       {},
 	"internal/fakemodel": {"providers": "the neutral model it scripts", "rpc/protocol": "the wire types", "internal/clip": clipReason},
 	"internal/clip":      {},
-	"internal/lazy":      {}, // a package-level value made at its first use
 	"internal/testbin":   {}, // test helper: builds cmd/agentd by running the go command
 }
 
 // testbinReason is why tests may import internal/testbin: the binary is built once for every
 // package that runs it (the daemon's tests, the fake editor's scenarios).
 const testbinReason = "tests run the binary, built once"
-
-// lazyReason is why a layer may import internal/lazy: its package-level values are made at their
-// first use, so that its init does nothing (internal/inittest).
-const lazyReason = "package-level values made at first use, so the init does nothing"
 
 // clipReason is why every layer may import internal/clip: a cut that splits a UTF-8 character
 // is the same bug wherever it happens, so there is one function for it.

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // reportCPU adds cpu-ms/op, the process CPU per operation since start.

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sort"
 	"sync"
-
 )
 
 // matrix is every vector of the index in one contiguous []float32 (row i at i*dim), which a scan
