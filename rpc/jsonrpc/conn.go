@@ -87,9 +87,7 @@ type Options struct {
 //
 // One goroutine reads (Go), for the connection's life: it decodes each message, runs the
 // Preempter and the Handler in arrival order, and hands answers to the calls waiting for them.
-// A Handler that returns a Later gets a goroutine of its own for the rest. Every goroutine
-// grows its stack once, while it is shallow (internal/growstack), instead of doubling it deep in
-// a decoder, where each copy walks every frame's tables in the binary.
+// A Handler that returns a Later gets a goroutine of its own for the rest.
 //
 // When reading ends (the end of input, a framing error, the stream closed), every call still
 // waiting fails with that error, nothing more is written but session updates already queued,
