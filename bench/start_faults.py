@@ -19,17 +19,15 @@ def frame(acp):
     b = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": p}).encode()
     return b"Content-Length: %d\r\n\r\n" % len(b) + b
 
-NAMED = [("golang.org/x/net/html", "init: x/net/html"), ("tools/web/internal/html", "init: x/net/html (agentd's copy)"),
+NAMED = [("golang.org/x/net/html", "init: x/net/html"),
          ("jsonschema-go", "init: jsonschema-go"), ("encoding/gob", "init: encoding/gob"), ("yaml", "init: yaml/v3"),
-         ("encoding/xml", "init: encoding/xml"), ("cmd/agentd/internal/early", "the one-P switch"),
+         ("encoding/xml", "init: encoding/xml"),
          ("github.com/agentd-dev", "init: agentd's own packages")]
 
 def cause(fr):
     s = set(fr)
     if "runtime.newstack" in s or "runtime.copystack" in s:
         return "stack growth (copies and their pclntab reads)"
-    if any("internal/cpus.(*policy).start" in f for f in fr):
-        return "the one-P switch"
     if "runtime.doInit1" in s:
         i = fr.index("runtime.doInit1")
         pkg = re.sub(r"\.(map\.)?init(\.\d+)?(\.func\d+)?$", "", fr[i - 1] if i > 0 else "?")

@@ -6,10 +6,9 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // SchemaVersion is the one agent.yml schema_version this agentd reads.
@@ -47,39 +46,35 @@ func texts(k string, ks ...string) *field {
 // schema is every key the config has: a key missing, unknown or of the wrong shape fails the
 // load naming its file and path. agent.yml's own keys come first. It is built at first use (a
 // config load), not at every start of the daemon.
-func schema() *field {
-	return lazySchema.Get(func() *field {
-		return group("",
-			&field{key: "schema_version", kind: kInt},
-			text("identity"),
-			list("include", &field{kind: kText}),
-			list("rules", group("", text("title"), list("items", &field{kind: kText}))),
-			&field{key: "tools", kind: kDyn, elem: group("", text("description"),
-				&field{key: "arguments", kind: kDyn, elem: &field{kind: kText}, optional: true},
-				// fields describes the members of an argument that is an object or a list of objects
-				// (edit_file's edits: old_text, new_text, replace_all).
-				&field{key: "fields", kind: kDyn, elem: &field{kind: kDyn, elem: &field{kind: kText}}, optional: true})},
-			texts("context", "mode_auto", "mode_ask", "mode_plan", "instructions_heading", "instructions_cut", "outside", "selection_cut"),
-			texts("loop", "cancelled", "tool_crashed", "unfinished_turn", "required_tool", "truncated", "call_truncated"),
-			texts("call", "no_name", "unknown_tool", "args_too_big", "args_not_json", "args_not_object", "cancelled", "interrupted", "mcp_plan_refusal", "mcp_rejected"),
-			texts("saves", "kept_unsaved", "save_failed", "not_saved"),
-			texts("attachments", "unreadable", "no_workspace", "image_undecodable"),
-			text("tool_call_syntax"),
-			text("tool_call_error"),
-			text("tool_call_unfinished"),
-			texts("approval", "rejected", "plan_refusal", "no_permission_ui", "rejected_always", "request_failed", "dismissed", "unknown_option", "corrected_with_instruction", "timed_out"),
-			texts("review", "restored", "user_changed"),
-			texts("chat_title", "system", "request"),
-			texts("compaction", "system", "instruction", "summary", "acknowledgement"),
-			texts("commands", "init"),
-			texts("answer_review", "system", "request", "approved", "end_marker", "heading"),
-			texts("web_search", "system", "request"),
-			texts("layout", "system", "context", "tool_results"),
-		)
-	})
-}
-
-var lazySchema lazy.Value[*field]
+var schema = sync.OnceValue(func() *field {
+	return group("",
+		&field{key: "schema_version", kind: kInt},
+		text("identity"),
+		list("include", &field{kind: kText}),
+		list("rules", group("", text("title"), list("items", &field{kind: kText}))),
+		&field{key: "tools", kind: kDyn, elem: group("", text("description"),
+			&field{key: "arguments", kind: kDyn, elem: &field{kind: kText}, optional: true},
+			// fields describes the members of an argument that is an object or a list of objects
+			// (edit_file's edits: old_text, new_text, replace_all).
+			&field{key: "fields", kind: kDyn, elem: &field{kind: kDyn, elem: &field{kind: kText}}, optional: true})},
+		texts("context", "mode_auto", "mode_ask", "mode_plan", "instructions_heading", "instructions_cut", "outside", "selection_cut"),
+		texts("loop", "cancelled", "tool_crashed", "unfinished_turn", "required_tool", "truncated", "call_truncated"),
+		texts("call", "no_name", "unknown_tool", "args_too_big", "args_not_json", "args_not_object", "cancelled", "interrupted", "mcp_plan_refusal", "mcp_rejected"),
+		texts("saves", "kept_unsaved", "save_failed", "not_saved"),
+		texts("attachments", "unreadable", "no_workspace", "image_undecodable"),
+		text("tool_call_syntax"),
+		text("tool_call_error"),
+		text("tool_call_unfinished"),
+		texts("approval", "rejected", "plan_refusal", "no_permission_ui", "rejected_always", "request_failed", "dismissed", "unknown_option", "corrected_with_instruction", "timed_out"),
+		texts("review", "restored", "user_changed"),
+		texts("chat_title", "system", "request"),
+		texts("compaction", "system", "instruction", "summary", "acknowledgement"),
+		texts("commands", "init"),
+		texts("answer_review", "system", "request", "approved", "end_marker", "heading"),
+		texts("web_search", "system", "request"),
+		texts("layout", "system", "context", "tool_results"),
+	)
+})
 
 // agentOnly reports whether key is one only agent.yml may hold.
 func agentOnly(key string) bool { return key == "schema_version" || key == "include" }

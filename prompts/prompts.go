@@ -20,8 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 //go:embed builtin/*.yml
@@ -50,54 +48,50 @@ type Run map[string]any
 
 // runNames declares every run value a text may name, each with a full sample: activation
 // renders every text with these (every section opened) and with none (every section closed).
-func runNames() map[string]any {
-	return lazyRunNames.Get(func() map[string]any {
-		return map[string]any{
-			"TOOLS":        []map[string]any{{"NAME": "read_file", "EFFECT": "read", "SUMMARY": "Read a file.", "DESCRIPTION": "Read a file.", "SCHEMA": `{"type":"object"}`}, {"NAME": "edit_file", "EFFECT": "write", "SUMMARY": "Edit.", "DESCRIPTION": "Edit.", "SCHEMA": `{"type":"object"}`}},
-			"TEXT_TOOLS":   true,
-			"RESULTS":      []map[string]any{{"NAME": "read_file", "OUTPUT": "1\tpackage main", "IS_ERROR": false}, {"NAME": "edit_file", "OUTPUT": "Error: stale", "IS_ERROR": true}},
-			"CURRENT_TIME": "2026-12-01 16:00 UTC",
-			"CURRENT_FILE": "/p/main.go",
-			// Editor context (session/editorctx.go): the active file, the selection, the other open
-			// files inside and outside the roots, the build manifests found.
-			"CURRENT_FILE_OUTSIDE": true,
-			"SELECTION":            map[string]any{"PATH": "/p/main.go", "START_LINE": "3", "END_LINE": "5", "TEXT": "func main() {}", "CUT": true, "OUTSIDE": true},
-			"OTHER_FILES":          []string{"/p/a.go", "/p/b.go"},
-			"OUTSIDE_FILES":        []string{"/etc/hosts"},
-			"MORE_OPEN_FILES":      "4",
-			"MODULES":              []map[string]any{{"PATH": "/p/go.mod", "KIND": "go", "NAME": "example.com/p"}, {"PATH": "/p/web/package.json", "KIND": "npm", "NAME": ""}},
-			"MORE_MODULES":         "2",
-			"CWD":                  "/p",
-			"OTHER_ROOTS":          []string{"/q", "/r"},
-			"MODE_AUTO":            true,
-			"MODE_ASK":             true,
-			"MODE_PLAN":            true,
-			"DIRTY_FILES":          []string{"/p/a.go", "/p/b.go"},
-			"DIAGNOSTICS":          []map[string]any{{"PATH": "/p/a.go", "LINE": "3", "COLUMN": "1", "SEVERITY": "error", "MESSAGE": "undefined: x"}, {"PATH": "/p/b.go", "LINE": "9", "COLUMN": "2", "SEVERITY": "warning", "MESSAGE": "unused"}},
-			"MORE_DIAGNOSTICS":     "3",
-			"TOOL":                 "read_file",
-			"ERROR":                "boom",
-			"OPTION":               "maybe",
-			"SUMMARY":              "We fixed the parser.",
-			"REQUEST":              "Fix the build.",
-			"QUERY":                "latest stable Go release",
-			"INSTRUCTION":          "Use a map instead of a switch.",
-			"INSTRUCTIONS":         []map[string]any{{"PATH": "/home/u/.config/agentd/AGENTS.md", "TEXT": "Answer in English."}, {"PATH": "/p/AGENTS.md", "TEXT": "Run make test."}},
-			"INSTRUCTIONS_CUT":     true,
-			"RESTORE_PROMPT":       "Use a map in the parser.",
-			"RESTORED_FILES":       []map[string]any{{"PATH": "/p/b.go", "REASON": "changed since agentd's edit"}, {"PATH": "/p/a.go", "REASON": ""}},
-			"USER_CHANGED_FILES":   []map[string]any{{"PATH": "/p/a.go", "DIFF": "@@ -3 +3 @@\n-x := 1\n+x := 2", "DELETED": false}, {"PATH": "/p/b.go", "DIFF": "", "DELETED": true}},
-			"TOOL_NAMES":           "read_file, edit_file",
-			"MAX_BYTES":            "16777216",
-			"FILES":                "/p/a.go, /p/b.go",
-			"MAX_TOKENS":           "8192",
-			"CALLS_CUT":            true,
-			"ANSWER":               "Call `strings.Cut(s, \",\")`.",
-			"EVIDENCE":             []map[string]any{{"TOOL": "read_file", "OUTPUT": "1\tpackage main"}, {"TOOL": "search_text", "OUTPUT": "main.go:1: package main"}}}
-	})
-}
-
-var lazyRunNames lazy.Value[map[string]any]
+var runNames = sync.OnceValue(func() map[string]any {
+	return map[string]any{
+		"TOOLS":        []map[string]any{{"NAME": "read_file", "EFFECT": "read", "SUMMARY": "Read a file.", "DESCRIPTION": "Read a file.", "SCHEMA": `{"type":"object"}`}, {"NAME": "edit_file", "EFFECT": "write", "SUMMARY": "Edit.", "DESCRIPTION": "Edit.", "SCHEMA": `{"type":"object"}`}},
+		"TEXT_TOOLS":   true,
+		"RESULTS":      []map[string]any{{"NAME": "read_file", "OUTPUT": "1\tpackage main", "IS_ERROR": false}, {"NAME": "edit_file", "OUTPUT": "Error: stale", "IS_ERROR": true}},
+		"CURRENT_TIME": "2026-12-01 16:00 UTC",
+		"CURRENT_FILE": "/p/main.go",
+		// Editor context (session/editorctx.go): the active file, the selection, the other open
+		// files inside and outside the roots, the build manifests found.
+		"CURRENT_FILE_OUTSIDE": true,
+		"SELECTION":            map[string]any{"PATH": "/p/main.go", "START_LINE": "3", "END_LINE": "5", "TEXT": "func main() {}", "CUT": true, "OUTSIDE": true},
+		"OTHER_FILES":          []string{"/p/a.go", "/p/b.go"},
+		"OUTSIDE_FILES":        []string{"/etc/hosts"},
+		"MORE_OPEN_FILES":      "4",
+		"MODULES":              []map[string]any{{"PATH": "/p/go.mod", "KIND": "go", "NAME": "example.com/p"}, {"PATH": "/p/web/package.json", "KIND": "npm", "NAME": ""}},
+		"MORE_MODULES":         "2",
+		"CWD":                  "/p",
+		"OTHER_ROOTS":          []string{"/q", "/r"},
+		"MODE_AUTO":            true,
+		"MODE_ASK":             true,
+		"MODE_PLAN":            true,
+		"DIRTY_FILES":          []string{"/p/a.go", "/p/b.go"},
+		"DIAGNOSTICS":          []map[string]any{{"PATH": "/p/a.go", "LINE": "3", "COLUMN": "1", "SEVERITY": "error", "MESSAGE": "undefined: x"}, {"PATH": "/p/b.go", "LINE": "9", "COLUMN": "2", "SEVERITY": "warning", "MESSAGE": "unused"}},
+		"MORE_DIAGNOSTICS":     "3",
+		"TOOL":                 "read_file",
+		"ERROR":                "boom",
+		"OPTION":               "maybe",
+		"SUMMARY":              "We fixed the parser.",
+		"REQUEST":              "Fix the build.",
+		"QUERY":                "latest stable Go release",
+		"INSTRUCTION":          "Use a map instead of a switch.",
+		"INSTRUCTIONS":         []map[string]any{{"PATH": "/home/u/.config/agentd/AGENTS.md", "TEXT": "Answer in English."}, {"PATH": "/p/AGENTS.md", "TEXT": "Run make test."}},
+		"INSTRUCTIONS_CUT":     true,
+		"RESTORE_PROMPT":       "Use a map in the parser.",
+		"RESTORED_FILES":       []map[string]any{{"PATH": "/p/b.go", "REASON": "changed since agentd's edit"}, {"PATH": "/p/a.go", "REASON": ""}},
+		"USER_CHANGED_FILES":   []map[string]any{{"PATH": "/p/a.go", "DIFF": "@@ -3 +3 @@\n-x := 1\n+x := 2", "DELETED": false}, {"PATH": "/p/b.go", "DIFF": "", "DELETED": true}},
+		"TOOL_NAMES":           "read_file, edit_file",
+		"MAX_BYTES":            "16777216",
+		"FILES":                "/p/a.go, /p/b.go",
+		"MAX_TOKENS":           "8192",
+		"CALLS_CUT":            true,
+		"ANSWER":               "Call `strings.Cut(s, \",\")`.",
+		"EVIDENCE":             []map[string]any{{"TOOL": "read_file", "OUTPUT": "1\tpackage main"}, {"TOOL": "search_text", "OUTPUT": "main.go:1: package main"}}}
+})
 
 // Load reads agent.yml and its includes from fsys, checks them against the schema and, when cat
 // is not nil, the tool entries against the real tools, and renders every text against runs that
@@ -388,17 +382,13 @@ func (s *Set) render(t *template, run Run) (string, error) {
 }
 
 // known is the set of runNames, made at first use like it.
-func known() map[string]bool {
-	return lazyKnown.Get(func() map[string]bool {
-		m := map[string]bool{}
-		for k := range runNames() {
-			m[k] = true
-		}
-		return m
-	})
-}
-
-var lazyKnown lazy.Value[map[string]bool]
+var known = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for k := range runNames() {
+		m[k] = true
+	}
+	return m
+})
 
 // Render renders the text at a dotted path ("layout.system", "loop.cancelled") with run. A
 // checked set fails here only for a path no schema key has, which is a bug in the caller.

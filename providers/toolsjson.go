@@ -5,9 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
-
-	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // ToolsJSON keeps a dialect's encoding of the last tool set it sent: a session sends the same
@@ -78,12 +77,7 @@ func MarshalWithTools[T any](c *ToolsJSON, specs []ToolSpec, body any, slot *[]T
 // tool input, which Anthropic's dialect sends as it came) could otherwise hold the placeholder's
 // very encoding ahead of the tools and take their place, so the marker ends in a nonce drawn at
 // first use that nothing outside this process knows.
-func ToolsMarker() string {
-	return toolsMarker.Get(func() string { return "\x00agentd:tools:" + rand.Text() })
-}
-
-// toolsMarker holds ToolsMarker's name (internal/lazy).
-var toolsMarker lazy.Value[string]
+var ToolsMarker = sync.OnceValue(func() string { return "\x00agentd:tools:" + rand.Text() })
 
 // SpliceJSON returns body with placeholder replaced by value. The placeholder is the encoding of a
 // value that holds quotes outside any string (an array of one object), so it cannot occur inside

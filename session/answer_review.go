@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -20,14 +19,10 @@ const (
 )
 
 // reviewEnvelope matches what could close an envelope the review request wraps text in.
-func reviewEnvelope() *regexp.Regexp {
-	return lazyReviewEnvelope.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(evidence|answer|request)\b`) })
-}
-
-var lazyReviewEnvelope lazy.Value[*regexp.Regexp]
+var reviewEnvelope = regexp.MustCompile(`(?i)</\s*(evidence|answer|request)\b`)
 
 func escapeReview(text string) string {
-	return reviewEnvelope().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
+	return reviewEnvelope.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 }
 
 // reviewAnswer is the answer-review pass (setting answerReview, off by default). When the turn

@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/internal/growstack"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
@@ -53,7 +52,6 @@ func (t *turn) runCalls(calls []*call) (mutated bool) {
 	}
 	done := make(chan struct{})
 	go func() {
-		growstack.To32K()
 		defer close(done)
 		if len(reads) == 1 {
 			t.exec(reads[0]) // the usual case: no goroutine to start and wait for

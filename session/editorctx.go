@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -113,11 +112,7 @@ func outsideRoots(roots *workspace.Roots, p string) bool {
 }
 
 // closingSelection matches what could end the envelope a selection is shown in.
-func closingSelection() *regexp.Regexp {
-	return lazyClosingSelection.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*selection\b`) })
-}
-
-var lazyClosingSelection lazy.Value[*regexp.Regexp]
+var closingSelection = regexp.MustCompile(`(?i)</\s*selection\b`)
 
 // editorRun puts the editor's state into run: CURRENT_FILE (and CURRENT_FILE_OUTSIDE),
 // SELECTION {PATH, START_LINE, END_LINE, TEXT, CUT, OUTSIDE}, OTHER_FILES and OUTSIDE_FILES (the
@@ -147,7 +142,7 @@ func editorRun(st workspace.EditorState, roots *workspace.Roots, run prompts.Run
 			if !utf8.ValidString(text) {
 				text = strings.ToValidUTF8(text, "\uFFFD")
 			}
-			text = closingSelection().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
+			text = closingSelection.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 			run["SELECTION"] = map[string]any{
 				"PATH": p, "START_LINE": strconv.Itoa(sel.StartLine), "END_LINE": strconv.Itoa(sel.EndLine),
 				"TEXT": strings.TrimRight(text, "\n"), "CUT": cut, "OUTSIDE": outsideRoots(roots, p),

@@ -6,12 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -27,20 +25,6 @@ type instructionFile struct {
 	Cut   bool      `json:"truncated,omitempty"`
 	mod   time.Time // zero for a file that was not there
 	size  int64
-}
-
-// MarshalJSON writes what encoding/json writes for the tagged fields, by hand: session/new's
-// answer carries a (usually empty) list of these, and encoding/json would build and keep an
-// encoder for the type to write it.
-func (f instructionFile) MarshalJSON() ([]byte, error) {
-	dst := append(make([]byte, 0, 64), `{"path":`...)
-	dst = protocol.AppendJSONString(dst, f.Path)
-	dst = append(dst, `,"bytes":`...)
-	dst = strconv.AppendInt(dst, int64(f.Bytes), 10)
-	if f.Cut {
-		dst = append(dst, `,"truncated":true`...)
-	}
-	return append(dst, '}'), nil
 }
 
 // instructions are the project instructions a session's system prompt holds: the user's own
@@ -113,11 +97,7 @@ func sameFiles(a, b []instructionFile) bool {
 }
 
 // closingInstructions matches what could end the envelope instructions are shown in.
-func closingInstructions() *regexp.Regexp {
-	return lazyClosingInstructions.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*instructions\b`) })
-}
-
-var lazyClosingInstructions lazy.Value[*regexp.Regexp]
+var closingInstructions = regexp.MustCompile(`(?i)</\s*instructions\b`)
 
 // readInstructions reads the files, nearest first against the cap, and returns the run values
 // for layout.system (INSTRUCTIONS, INSTRUCTIONS_CUT).
@@ -137,7 +117,7 @@ func readInstructions(files []instructionFile) ([]instructionFile, prompts.Run) 
 		}
 		budget -= len(text)
 		files[i].Bytes = len(text)
-		texts[i] = closingInstructions().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
+		texts[i] = closingInstructions.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 	}
 	var list []map[string]any
 	for i, f := range files {

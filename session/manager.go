@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
@@ -157,9 +156,7 @@ func afterFunc(d time.Duration, f func()) func() {
 }
 
 // loopDefaults is config.Defaults(), built once.
-func loopDefaults() config.Settings { return lazyLoopDefaults.Get(config.Defaults) }
-
-var lazyLoopDefaults lazy.Value[config.Settings]
+var loopDefaults = sync.OnceValue(config.Defaults)
 
 func newID(prefix string) string {
 	var b [8]byte

@@ -16,7 +16,6 @@ import (
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"go.uber.org/zap"
 
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -140,14 +139,10 @@ func (t *turn) readLink(b protocol.ContentBlock) string {
 
 // closingTag matches what could end an envelope agentd wraps text in, in any case and with
 // space before the '>'.
-func closingTag() *regexp.Regexp {
-	return lazyClosingTag.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*(file|context)\b`) })
-}
-
-var lazyClosingTag lazy.Value[*regexp.Regexp]
+var closingTag = regexp.MustCompile(`(?i)</\s*(file|context)\b`)
 
 // escapeEnvelope keeps text from closing the <file> or <context> envelope it is shown in: a
 // closing tag inside becomes <\/file, which reads the same to the model and closes nothing.
 func escapeEnvelope(text string) string {
-	return closingTag().ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
+	return closingTag.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 }

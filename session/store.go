@@ -101,51 +101,15 @@ func (st *store) create(id string, h header) (*sessionFile, error) {
 		return nil, err
 	}
 	sf := &sessionFile{f: f}
-	line, err := appendHeaderRecord(nil, time.Now().UTC(), &h)
+	line, err := json.Marshal(record{T: recHeader, At: time.Now().UTC(), Header: &h})
 	if err == nil {
-		_, err = f.Write(line)
+		_, err = f.Write(append(line, '\n'))
 	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return sf, nil
-}
-
-// appendHeaderRecord appends the session file's first line, byte for byte what write(record{T:
-// recHeader, At: at, Header: h}) writes (TestHeaderRecordMatchesEncoder). It is written by hand
-// because encoding/json would build the encoder of record and of every type it can hold
-// (messages, updates, streaming state) to write this one line: heap that session/new kept
-// resident in an idle daemon, which the first turn's first record now builds instead, and a
-// session never prompted never does.
-func appendHeaderRecord(dst []byte, at time.Time, h *header) ([]byte, error) {
-	atJSON, err := at.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	created, err := h.Created.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	dst = append(dst, `{"t":"`+recHeader+`","at":`...)
-	dst = append(dst, atJSON...)
-	dst = append(dst, `,"session":{"id":`...)
-	dst = protocol.AppendJSONString(dst, h.ID)
-	dst = append(dst, `,"cwd":`...)
-	dst = protocol.AppendJSONString(dst, h.Cwd)
-	if len(h.Dirs) > 0 {
-		dst = append(dst, `,"dirs":[`...)
-		for i, d := range h.Dirs {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = protocol.AppendJSONString(dst, d)
-		}
-		dst = append(dst, ']')
-	}
-	dst = append(dst, `,"created":`...)
-	dst = append(dst, created...)
-	return append(dst, "}}\n"...), nil
 }
 
 func (st *store) append(id string) (*sessionFile, error) {

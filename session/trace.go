@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/providers"
 )
 
@@ -44,19 +43,12 @@ func (m *Manager) SetTrace(path string) error {
 
 func (tr *tracer) on() bool { return tr.enabled.Load() }
 
-// secretRE is compiled on first use, when a trace is written: compiling it at package init cost
-// every start of the daemon ~0.1 ms, and most runs write no trace.
-func secretRE() *regexp.Regexp {
-	return lazySecretRE.Get(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(sk-[a-z0-9_\-]{8,}|sk-ant-[a-z0-9_\-]{8,}|AIza[0-9a-z_\-]{20,}|bearer\s+[a-z0-9._\-]{8,}|(api[_-]?key|token|secret|password)("?\s*[:=]\s*"?)[^\s",}]{4,})`)
-	})
-}
-
-var lazySecretRE lazy.Value[*regexp.Regexp]
+// secretRE matches what looks like a key or a token in a trace.
+var secretRE = regexp.MustCompile(`(?i)(sk-[a-z0-9_\-]{8,}|sk-ant-[a-z0-9_\-]{8,}|AIza[0-9a-z_\-]{20,}|bearer\s+[a-z0-9._\-]{8,}|(api[_-]?key|token|secret|password)("?\s*[:=]\s*"?)[^\s",}]{4,})`)
 
 // redact hides things that look like keys and tokens.
 func redact(b []byte) []byte {
-	re := secretRE()
+	re := secretRE
 	return re.ReplaceAllFunc(b, func(m []byte) []byte {
 		sub := re.FindSubmatch(m)
 		if len(sub) > 3 && len(sub[2]) > 0 {

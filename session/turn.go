@@ -149,81 +149,14 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 			t.fallBackToText()
 			st = t.stream(t.request())
 		}
-		if st.err != nil && st.err.Kind == providers.ErrContextOverflow && !t.overflowed && t.ctx.Err() == nil {
-			// The history no longer fits: summarize the turns before this one and retry once.
-			t.overflowed = true
-			t.used = int(float64(t.window) * t.set.CompactThreshold)
-			if t.maybeAutoCompact() {
-				continue
-			}
-		}
-		if st.cancelled {
-			return t.cancelled()
-		}
-		if st.err != nil {
+		switch n := t.afterStep(st); {
+		case n.again:
+			continue
+		case n.fail:
 			return t.fail(st.err)
+		default:
+			return protocol.PromptResult{StopReason: n.stop}
 		}
-		if t.mode == config.ToolCallingText && st.err == nil && !st.cancelled {
-			if t.textStep(st) {
-				// The model answered through respond: the turn is over, unless the user
-				// steered meanwhile (steerOrEnd: a later steer is refused, not dropped).
-				if t.ctx.Err() != nil {
-					return t.cancelled()
-				}
-				if t.steerOrEnd() {
-					continue
-				}
-				return protocol.PromptResult{StopReason: protocol.StopEndTurn}
-			}
-			if len(st.calls) == 0 && st.stop == providers.StopEndTurn {
-				if t.steer() || t.unfinishedNudge() {
-					continue
-				}
-			}
-		}
-		if len(st.calls) == 0 {
-			if st.stop != providers.StopMaxTokens && st.stop != providers.StopRefusal && t.steerOrEnd() {
-				continue // a steering message arrived while the model answered: it answers that too
-			}
-			switch st.stop {
-			case providers.StopMaxTokens:
-				if t.noticeTruncated(false) {
-					continue
-				}
-				return protocol.PromptResult{StopReason: protocol.StopMaxTokens}
-			case providers.StopRefusal:
-				return protocol.PromptResult{StopReason: protocol.StopRefusal}
-			}
-			// Under the text protocol a call written out is a call: required_tool's advice (use
-			// the tool-calling interface) does not apply.
-			if (t.mode != config.ToolCallingText && t.nudgeRequiredTool(st)) || t.nudgeUnfinished(st) {
-				continue
-			}
-			t.reviewAnswer(st)
-			return protocol.PromptResult{StopReason: protocol.StopEndTurn}
-		}
-		t.nudges.ranTools = true
-		if st.stop == providers.StopMaxTokens {
-			// The response was cut off: its calls may have partial arguments, so none runs.
-			for _, c := range st.calls {
-				if c.invalid == "" {
-					c.invalid = t.texts().Render("loop.call_truncated", nil)
-				}
-			}
-			t.runCalls(st.calls)
-			if t.ctx.Err() == nil && t.noticeTruncated(true) {
-				continue
-			}
-			return protocol.PromptResult{StopReason: protocol.StopMaxTokens}
-		}
-		mutated := t.runCalls(st.calls)
-		if t.ctx.Err() != nil {
-			return t.cancelled()
-		}
-		if mutated {
-			t.live = t.liveContext()
-		}
-		t.steer()
 	}
 	return protocol.PromptResult{StopReason: protocol.StopMaxTurnRequests}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -29,12 +30,12 @@ var AddDependency Tool = &typed[addDependencyIn]{spec: Spec{Name: "add_dependenc
 // Names and versions become single argv elements, never shell text; these patterns also keep
 // them from being read as flags (a leading "-") or as paths and URLs the user did not mean.
 var (
-	goModulePath = lazyRegexp{expr: `^[A-Za-z0-9][A-Za-z0-9._~-]*(/[A-Za-z0-9._~+-]+)*$`}
-	goVersion    = lazyRegexp{expr: `^[A-Za-z0-9][A-Za-z0-9._+-]*$`}
-	npmName      = lazyRegexp{expr: `^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`}
-	npmRange     = lazyRegexp{expr: `^[A-Za-z0-9^~<>=*|.+_ -]+$`}
-	npmKey       = lazyRegexp{expr: `^[A-Za-z0-9@_$][A-Za-z0-9@_$.:/\[\]-]*$`}
-	goLangVer    = lazyRegexp{expr: `^1\.[0-9]+(\.[0-9]+)?$`}
+	goModulePath = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._~-]*(/[A-Za-z0-9._~+-]+)*$`)
+	goVersion    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+	npmName      = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
+	npmRange     = regexp.MustCompile(`^[A-Za-z0-9^~<>=*|.+_ -]+$`)
+	npmKey       = regexp.MustCompile(`^[A-Za-z0-9@_$][A-Za-z0-9@_$.:/\[\]-]*$`)
+	goLangVer    = regexp.MustCompile(`^1\.[0-9]+(\.[0-9]+)?$`)
 )
 
 const depTimeout = 300
@@ -43,10 +44,10 @@ func addDependency(ctx context.Context, env *Env, in addDependencyIn) Result {
 	var argv []string
 	switch in.Ecosystem {
 	case "go":
-		if !goModulePath.get().MatchString(in.Package) {
+		if !goModulePath.MatchString(in.Package) {
 			return Errorf("field package: %q is not a Go module path (like github.com/owner/repo)", in.Package)
 		}
-		if in.Version != "" && !goVersion.get().MatchString(in.Version) {
+		if in.Version != "" && !goVersion.MatchString(in.Version) {
 			return Errorf("field version: %q is not a Go version or query (like v1.2.3 or latest)", in.Version)
 		}
 		if in.Dev {
@@ -58,10 +59,10 @@ func addDependency(ctx context.Context, env *Env, in addDependencyIn) Result {
 		}
 		argv = []string{"go", "get", target}
 	case "npm":
-		if !npmName.get().MatchString(in.Package) {
+		if !npmName.MatchString(in.Package) {
 			return Errorf("field package: %q is not an npm package name (like lodash or @scope/name)", in.Package)
 		}
-		if in.Version != "" && (!npmRange.get().MatchString(in.Version) || strings.HasPrefix(in.Version, "-")) {
+		if in.Version != "" && (!npmRange.MatchString(in.Version) || strings.HasPrefix(in.Version, "-")) {
 			return Errorf("field version: %q is not an npm version or range (like ^4.17.0)", in.Version)
 		}
 		save := "--save"

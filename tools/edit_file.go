@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/agentd-dev/agentd/workspace"
@@ -60,7 +61,7 @@ func editFile(ctx context.Context, env *Env, in editFileIn) Result {
 		}
 		if n == 0 {
 			hint := closestLines(text, e.OldText)
-			if lineNumbered.get().MatchString(e.OldText) {
+			if lineNumbered.MatchString(e.OldText) {
 				hint = "old_text seems to start with read_file's line-number prefix (a number and a tab); leave the prefixes out. " + hint
 			}
 			return Errorf("field %s.old_text was not found in %s%s; nothing was changed. %s", field, name, afterEarlier(i), hint)
@@ -98,7 +99,7 @@ func editFile(ctx context.Context, env *Env, in editFileIn) Result {
 	return afterEdit(ctx, env, abs, Result{Output: msg, Diffs: []Diff{diff}, Locations: []Location{{Path: abs, Line: max(firstLine, 1)}}})
 }
 
-var lineNumbered = lazyRegexp{expr: `^\s*[0-9]+\t`}
+var lineNumbered = regexp.MustCompile(`^\s*[0-9]+\t`)
 
 func afterEarlier(i int) string {
 	if i == 0 {

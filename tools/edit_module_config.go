@@ -45,17 +45,17 @@ func editModuleConfig(ctx context.Context, env *Env, in editModuleConfigIn) Resu
 	var bad *Result
 	switch in.Ecosystem + "/" + in.Action {
 	case "go/require":
-		if bad = need("module", in.Module, goModulePath.get(), "a Go module path"); bad == nil {
-			if bad = need("version", in.Version, goVersion.get(), "a Go version like v1.2.3"); bad == nil {
+		if bad = need("module", in.Module, goModulePath, "a Go module path"); bad == nil {
+			if bad = need("version", in.Version, goVersion, "a Go version like v1.2.3"); bad == nil {
 				argv = []string{"go", "mod", "edit", "-require=" + in.Module + "@" + in.Version}
 			}
 		}
 	case "go/droprequire":
-		if bad = need("module", in.Module, goModulePath.get(), "a Go module path"); bad == nil {
+		if bad = need("module", in.Module, goModulePath, "a Go module path"); bad == nil {
 			argv = []string{"go", "mod", "edit", "-droprequire=" + in.Module}
 		}
 	case "go/replace":
-		if bad = need("module", in.Module, goModulePath.get(), "a Go module path"); bad == nil {
+		if bad = need("module", in.Module, goModulePath, "a Go module path"); bad == nil {
 			if bad = need("replacement", in.Replacement, nil, ""); bad == nil {
 				if strings.HasPrefix(in.Replacement, "-") || strings.ContainsAny(in.Replacement, "=\x00\n") {
 					r := Errorf("field replacement: %q is not a directory or module@version", in.Replacement)
@@ -66,21 +66,21 @@ func editModuleConfig(ctx context.Context, env *Env, in editModuleConfigIn) Resu
 			}
 		}
 	case "go/dropreplace":
-		if bad = need("module", in.Module, goModulePath.get(), "a Go module path"); bad == nil {
+		if bad = need("module", in.Module, goModulePath, "a Go module path"); bad == nil {
 			argv = []string{"go", "mod", "edit", "-dropreplace=" + in.Module}
 		}
 	case "go/go_version":
-		if bad = need("version", in.Version, goLangVer.get(), "a Go language version like 1.23"); bad == nil {
+		if bad = need("version", in.Version, goLangVer, "a Go language version like 1.23"); bad == nil {
 			argv = []string{"go", "mod", "edit", "-go=" + in.Version}
 		}
 	case "go/tidy":
 		argv = []string{"go", "mod", "tidy"}
 	case "npm/remove":
-		if bad = need("module", in.Module, npmName.get(), "an npm package name"); bad == nil {
+		if bad = need("module", in.Module, npmName, "an npm package name"); bad == nil {
 			argv = []string{"npm", "uninstall", "--no-fund", "--no-audit", in.Module}
 		}
 	case "npm/set":
-		if bad = need("key", in.Key, npmKey.get(), "a package.json key path like scripts.test"); bad == nil {
+		if bad = need("key", in.Key, npmKey, "a package.json key path like scripts.test"); bad == nil {
 			if strings.ContainsRune(in.Value, 0) {
 				r := Errorf("field value contains a NUL byte")
 				bad = &r
@@ -89,7 +89,7 @@ func editModuleConfig(ctx context.Context, env *Env, in editModuleConfigIn) Resu
 			}
 		}
 	case "npm/delete":
-		if bad = need("key", in.Key, npmKey.get(), "a package.json key path like scripts.test"); bad == nil {
+		if bad = need("key", in.Key, npmKey, "a package.json key path like scripts.test"); bad == nil {
 			argv = []string{"npm", "pkg", "delete", in.Key}
 		}
 	default:

@@ -19,8 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd-dev/agentd/internal/cpus"
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
@@ -217,24 +215,19 @@ func scanSymbols(ctx context.Context, env *Env, q, scope string) ([]workspace.Sy
 const ctagsMaxFiles = 1000
 
 // ctagsOnce finds universal-ctags with JSON output once, at first use.
-func ctagsOnce() string {
-	return ctags.Get(func() string {
-		p, err := exec.LookPath("ctags")
-		if err != nil {
-			return ""
-		}
-		// --list-features exists only in universal-ctags (Exuberant ctags fails on it), so one
-		// probe tells both that and whether JSON output is built in; each ctags start counts
-		// (bench/e2e).
-		if out, err := exec.Command(p, "--options=NONE", "--list-features").Output(); err != nil || !bytes.Contains(out, []byte("json")) {
-			return ""
-		}
-		return p
-	})
-}
-
-// ctags holds ctagsOnce's answer (internal/lazy).
-var ctags lazy.Value[string]
+var ctagsOnce = sync.OnceValue(func() string {
+	p, err := exec.LookPath("ctags")
+	if err != nil {
+		return ""
+	}
+	// --list-features exists only in universal-ctags (Exuberant ctags fails on it), so one
+	// probe tells both that and whether JSON output is built in; each ctags start counts
+	// (bench/e2e).
+	if out, err := exec.Command(p, "--options=NONE", "--list-features").Output(); err != nil || !bytes.Contains(out, []byte("json")) {
+		return ""
+	}
+	return p
+})
 
 // ctagsPath is universal-ctags with JSON output, or "".
 var ctagsPath = ctagsOnce
@@ -246,7 +239,6 @@ func runCtagsParallel(ctx context.Context, files []string, q string) ([]workspac
 	if n <= 1 {
 		return runCtags(ctx, files, q)
 	}
-	defer cpus.Lease()() // each ctags' output is filtered on its own goroutine (internal/cpus)
 	parts := make([][]workspace.Symbol, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd-dev/agentd/internal/cpus"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
@@ -127,7 +126,6 @@ func TestFilterTags(t *testing.T) {
 // The ctags path holds only the matches, not the whole output: on a generated tree whose every
 // file defines the query among many other names, the heap after the scan stays small.
 func BenchmarkFindSymbolCtags(b *testing.B) {
-	defer cpus.Start()() // on one P, as the daemon runs: the work takes its lease (internal/cpus)
 	if ctagsOnce() == "" {
 		b.Skip("universal-ctags with JSON output is not installed")
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -347,7 +348,7 @@ func describeManifest(path string) string {
 		return describePom(data)
 	case "build.gradle", "build.gradle.kts":
 		var deps []string
-		for _, m := range gradleDep.get().FindAllStringSubmatch(text, -1) {
+		for _, m := range gradleDep.FindAllStringSubmatch(text, -1) {
 			deps = append(deps, m[2])
 		}
 		if len(deps) > 0 {
@@ -357,7 +358,7 @@ func describeManifest(path string) string {
 	return ""
 }
 
-var gradleDep = lazyRegexp{expr: `(?m)^\s*(implementation|api|compileOnly|runtimeOnly|testImplementation|kapt|annotationProcessor)\s*\(?\s*["']([^"']+)["']`}
+var gradleDep = regexp.MustCompile(`(?m)^\s*(implementation|api|compileOnly|runtimeOnly|testImplementation|kapt|annotationProcessor)\s*\(?\s*["']([^"']+)["']`)
 
 func describeGoMod(text string) string {
 	var module, goVer string
@@ -536,7 +537,7 @@ func tomlKeys(text, section string) []string {
 	return out
 }
 
-var tomlString = lazyRegexp{expr: `"([^"]*)"|'([^']*)'`}
+var tomlString = regexp.MustCompile(`"([^"]*)"|'([^']*)'`)
 
 func tomlArray(text, section, key string) []string {
 	lines := tomlSection(text, section)
@@ -550,7 +551,7 @@ func tomlArray(text, section, key string) []string {
 			body += " " + lines[j]
 		}
 		var out []string
-		for _, m := range tomlString.get().FindAllStringSubmatch(body, -1) {
+		for _, m := range tomlString.FindAllStringSubmatch(body, -1) {
 			out = append(out, m[1]+m[2])
 		}
 		return out

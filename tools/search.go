@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/internal/cpus"
 	"github.com/agentd-dev/agentd/tools/internal/glob"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -413,7 +412,6 @@ type searchOutcome struct {
 // walk is as parallel as the reading and matching. Results are sorted by path; the kept lines
 // may be fewer than counted.
 func search(ctx context.Context, o searchOpts) (searchOutcome, error) {
-	defer cpus.Lease()() // the daemon runs on one P; a search uses every CPU (internal/cpus)
 	var out searchOutcome
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentd-dev/agentd/internal/cpus"
 )
 
 // The queries docs/benchmarks.md reports, run against $(go env GOROOT)/src by both agentd's
@@ -39,7 +37,6 @@ func goroot(tb testing.TB) string {
 }
 
 func BenchmarkSearchGOROOT(b *testing.B) {
-	defer cpus.Start()() // on one P, as the daemon runs: the work takes its lease (internal/cpus)
 	src := goroot(b)
 	rg, rgErr := exec.LookPath("rg")
 	for _, q := range benchQueries {
@@ -86,7 +83,6 @@ func BenchmarkSearchGOROOT(b *testing.B) {
 // BenchmarkSearchVsRipgrep alternates agentd and ripgrep within each iteration, so both see the
 // same machine load (the build VM is shared), and reports each one's wall time and the ratio.
 func BenchmarkSearchVsRipgrep(b *testing.B) {
-	defer cpus.Start()() // on one P, as the daemon runs: the work takes its lease (internal/cpus)
 	src := goroot(b)
 	rg, err := exec.LookPath("rg")
 	if err != nil {

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/agentd-dev/agentd/internal/cpus"
 )
 
 // A file too large to read whole is searched in windows: line numbers count from the start of
@@ -95,32 +92,4 @@ func TestSearchTextFindsLinesInAFileOver32MB(t *testing.T) {
 	r := mustOK(t, h.run("search_text", map[string]any{"pattern": "needle", "path": "huge.log"}))
 	mustContain(t, r.Output, fmt.Sprintf("huge.log:%d: the needle at the end", n+1), "1 over 32 MB, in 4 MB pieces")
 	mustErr(t, h.run("read_file", map[string]any{"path": "huge.log"}), "search_text searches files of any size")
-}
-
-// The daemon runs on one P (internal/cpus); a search leases every CPU for its workers.
-func TestSearchLeasesEveryCPU(t *testing.T) {
-	cpusBefore := runtime.GOMAXPROCS(0)
-	if cpusBefore < 2 {
-		t.Skip("needs GOMAXPROCS ≥ 2")
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := compileMatcher("needle", true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := cpus.Start()
-	defer stop()
-	out, err := search(context.Background(), searchOpts{Root: dir, Start: dir, Matcher: m, MaxPerFile: 10, MaxKept: 10})
-	if err != nil || out.TotalMatches != 1 {
-		t.Fatalf("search: %d matches, %v", out.TotalMatches, err)
-	}
-	if out.Workers != cpusBefore {
-		t.Errorf("on one P, the search ran %d workers, want %d (one per CPU)", out.Workers, cpusBefore)
-	}
-	if n := runtime.GOMAXPROCS(0); n != 1 {
-		t.Errorf("GOMAXPROCS = %d after the search, want 1 (the lease ended)", n)
-	}
 }

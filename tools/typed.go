@@ -43,7 +43,7 @@ const MaxArgsBytes = 16 << 20
 // The schema is reflected on first use, not when New runs: every tool is a package-level
 // variable, and reflecting them all at init cost the daemon ~8 ms of start-up before it could
 // answer initialize. New itself is one composite literal, which the compiler inlines and lays
-// out in the binary: the tools cost the package's init nothing (internal/inittest holds that).
+// out in the binary: the tools cost the package's init nothing.
 func New[In any](spec Spec, run func(ctx context.Context, env *Env, in In) Result) Tool {
 	return &typed[In]{spec: spec, run: run}
 }
@@ -55,7 +55,7 @@ func (t *typed[In]) schemas() (*jsonschema.Schema, json.RawMessage) {
 		if err != nil {
 			panic(fmt.Sprintf("tools: schema of %s: %v", t.spec.Name, err))
 		}
-		raw, err := marshalSchema(s)
+		raw, err := json.Marshal(s)
 		if err != nil {
 			panic(fmt.Sprintf("tools: schema of %s: %v", t.spec.Name, err))
 		}

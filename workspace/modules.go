@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // Module is a build manifest found in the workspace: the file, its ecosystem and, when the
@@ -147,18 +145,11 @@ func plainName(name string) bool {
 	return true
 }
 
-// The name lines of go.mod and of a TOML table, compiled at first use.
-func goModule() *regexp.Regexp {
-	return lazyGoModule.Get(func() *regexp.Regexp { return regexp.MustCompile(`^module\s+"?([^\s"]+)"?`) })
-}
-
-var lazyGoModule lazy.Value[*regexp.Regexp]
-
-func tomlName() *regexp.Regexp {
-	return lazyTomlName.Get(func() *regexp.Regexp { return regexp.MustCompile(`^name\s*=\s*["']([^"']+)["']`) })
-}
-
-var lazyTomlName lazy.Value[*regexp.Regexp]
+// The name lines of go.mod and of a TOML table.
+var (
+	goModule = regexp.MustCompile(`^module\s+"?([^\s"]+)"?`)
+	tomlName = regexp.MustCompile(`^name\s*=\s*["']([^"']+)["']`)
+)
 
 // moduleName reads the module's name from the start of its manifest, for the manifests that
 // state it plainly.
@@ -174,7 +165,7 @@ func moduleName(path, base string) string {
 	case "go.mod":
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
-			if m := goModule().FindStringSubmatch(strings.TrimSpace(sc.Text())); m != nil {
+			if m := goModule.FindStringSubmatch(strings.TrimSpace(sc.Text())); m != nil {
 				name = m[1]
 				break
 			}
@@ -197,7 +188,7 @@ func moduleName(path, base string) string {
 				in = line == "[package]" || line == "[project]" || line == "[tool.poetry]"
 				continue
 			}
-			if m := tomlName().FindStringSubmatch(line); in && m != nil {
+			if m := tomlName.FindStringSubmatch(line); in && m != nil {
 				name = m[1]
 				break
 			}

@@ -11,8 +11,6 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-
-	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // newLogger builds the daemon's logger: JSON lines to stderr (or a file), the level from the
@@ -49,33 +47,21 @@ func utcTime(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
 	zapcore.ISO8601TimeEncoder(t.UTC(), enc)
 }
 
-// The patterns are compiled on first use: start-up time is a budget, and most log lines never
-// need them (mayHoldSecret screens them first).
-func secretField() *regexp.Regexp {
-	return lazySecretField.Get(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(api[-_]?key|authorization|secret|password|^token$|bearer)`)
-	})
-}
-
-var lazySecretField lazy.Value[*regexp.Regexp]
+// secretField matches a field name that says it holds a secret (secretKey screens the usual
+// names first, without it).
+var secretField = regexp.MustCompile(`(?i)(api[-_]?key|authorization|secret|password|^token$|bearer)`)
 
 // secretValue matches key-shaped strings that slipped into a message or field.
-func secretValue() *regexp.Regexp {
-	return lazySecretValue.Get(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk|sk-ant|sk-proj|AIza)[-_A-Za-z0-9]{20,}`)
-	})
-}
-
-var lazySecretValue lazy.Value[*regexp.Regexp]
+var secretValue = regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk|sk-ant|sk-proj|AIza)[-_A-Za-z0-9]{20,}`)
 
 // secretKey reports whether a field's name says it holds a secret, as secretField matches it.
 // Every field name agentd logs is ASCII, and for those the test is a few substring checks on the
 // lower-cased name; anything else goes to the regular expression, whose (?i) also folds non-ASCII
-// letters such as the Kelvin sign. Compiling it at the first log line cost ~0.1 ms of start-up.
+// letters such as the Kelvin sign.
 func secretKey(k string) bool {
 	for i := 0; i < len(k); i++ {
 		if k[i] >= utf8.RuneSelf {
-			return secretField().MatchString(k)
+			return secretField.MatchString(k)
 		}
 	}
 	l := strings.ToLower(k)
@@ -100,7 +86,7 @@ func redact(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	return secretValue().ReplaceAllStringFunc(s, func(m string) string {
+	return secretValue.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasPrefix(strings.ToLower(m), "bearer") {
 			return "Bearer [redacted]"
 		}

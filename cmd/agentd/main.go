@@ -14,15 +14,13 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"go.uber.org/zap"
 
-	_ "github.com/agentd-dev/agentd/cmd/agentd/internal/early" // one P, before the heavier package inits
-	_ "github.com/agentd-dev/agentd/cmd/agentd/internal/stack" // a 32 KB stack for the package inits, before them
 	"github.com/agentd-dev/agentd/config"
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"
 	"github.com/agentd-dev/agentd/tools"
@@ -33,19 +31,15 @@ var version = "dev"
 
 // agentdVersion is worked out once: debug.ReadBuildInfo parses the embedded module list on every
 // call, and serving asks twice before it answers initialize.
-func agentdVersion() string {
-	return lazyAgentdVersion.Get(func() string {
-		if version != "dev" {
-			return version
-		}
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			return bi.Main.Version
-		}
+var agentdVersion = sync.OnceValue(func() string {
+	if version != "dev" {
 		return version
-	})
-}
-
-var lazyAgentdVersion lazy.Value[string]
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+})
 
 const usage = `agentd: an LLM coding agent that lives beside your editor.
 
@@ -64,9 +58,7 @@ flags:
 // main makes agentd a child subreaper where it can (Linux), so an orphan a program left behind
 // becomes agentd's child, and kills what programs left running once run returns, whether input
 // ended, the editor asked it to exit or SIGTERM/SIGINT arrived (run handles those and returns).
-// Only here: tests call run in-process, and killing every child would reach theirs. The
-// scheduler policy (one P; internal/cpus says why) is applied before main, by the init of
-// cmd/agentd/internal/early (which says why there), and tests leave it to the runtime.
+// Only here: tests call run in-process, and killing every child would reach theirs.
 func main() {
 	tools.BecomeSubreaper() // an error leaves orphans to init, as without it
 	code := run(os.Args[1:], os.Stderr)

@@ -297,16 +297,10 @@ func (sc *scenario) run(t *testing.T, binary bool, start func(t *testing.T, ed f
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := ed.Initialize(ctx, root); err != nil {
-		if binary && strings.Contains(err.Error(), "replay.baseUrl") {
-			t.Skipf("the daemon does not accept a replay script as a provider in settings yet (config.Validate wants http(s) baseUrl): %v", err)
-		}
 		t.Fatalf("initialize: %v", err)
 	}
 	ns, err := ed.NewSession(ctx, root, additional...)
 	if err != nil {
-		if binary && strings.Contains(err.Error(), "engine is not available") {
-			t.Skipf("the daemon does not wire the engine yet (cmd/agentd newBridge): %v", err)
-		}
 		t.Fatalf("session/new: %v", err)
 	}
 	if mode := sc.config["mode"]; mode != "" {
@@ -471,9 +465,8 @@ func TestScenarioInProcess(t *testing.T) {
 func agentdBinary(t *testing.T) string {
 	bin, err := testbin.Agentd(false)
 	if err != nil {
-		// cmd/agentd is another package's; while it does not build, only the binary half of
-		// the scenarios is lost, and the in-process half still runs.
-		t.Skipf("cannot build the agentd binary, so the scenario runs in-process only: %v", err)
+		// A daemon that does not build is a failure, not a scenario to skip.
+		t.Fatalf("cannot build the agentd binary: %v", err)
 	}
 	return bin
 }

@@ -19,7 +19,7 @@ func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
 		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "providers", "tools", "workspace", "config", "prompts",
-		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/cpus", "internal/growstack", "internal/lazy", "internal/testbin", "clients",
+		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
 			return l
@@ -37,37 +37,33 @@ func layer(pkg string) string {
 //	                 │         ├──► mcp ─► tools (the MCP servers' tools, as tools.Tool values)
 //	                 │         └──► tools ─► workspace
 //	                 └─► editorbridge ─► workspace, rpc/protocol, rpc/jsonrpc
-//	config, prompts, rpc/protocol, internal/clip, internal/lazy, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
+//	config, prompts, rpc/protocol, internal/clip, internal/testbin: leaves; rpc/jsonrpc: the transport, over rpc/protocol only
 var allowed = map[string]map[string]string{
 	"cmd": {
-		"rpc":                "serve runs the server on stdio",
-		"session":            "exec drives one session without the wire",
-		"rpc/protocol":       "exec builds requests and renders updates in the wire's types",
-		"rpc/jsonrpc":        "the daemon's tests read its frames",
-		"providers":          "registry.go names the concrete dialects, the only place that does",
-		"tools":              "the default tool registry handed to the engine",
-		"workspace":          "exec's disk workspace and its diffs",
-		"config":             "the settings store and its layers",
-		"prompts":            "`agentd prompts export` and `check`, and loading the user's prompt config at start-up",
-		"mcp":                "agentd mcp list starts the configured servers and prints what they offer",
-		"internal/clip":      clipReason,
-		"internal/cpus":      "main puts the daemon on one P",
-		"internal/growstack": growReason,
-		"internal/testbin":   testbinReason,
-		"internal/lazy":      lazyReason,
+		"rpc":              "serve runs the server on stdio",
+		"session":          "exec drives one session without the wire",
+		"rpc/protocol":     "exec builds requests and renders updates in the wire's types",
+		"rpc/jsonrpc":      "the daemon's tests read its frames",
+		"providers":        "registry.go names the concrete dialects, the only place that does",
+		"tools":            "the default tool registry handed to the engine",
+		"workspace":        "exec's disk workspace and its diffs",
+		"config":           "the settings store and its layers",
+		"prompts":          "`agentd prompts export` and `check`, and loading the user's prompt config at start-up",
+		"mcp":              "agentd mcp list starts the configured servers and prints what they offer",
+		"internal/clip":    clipReason,
+		"internal/testbin": testbinReason,
 	},
 	"rpc": {
-		"session":            "handlers turn requests into Manager calls",
-		"rpc/protocol":       "the wire types the handlers decode and answer",
-		"rpc/jsonrpc":        "the one transport",
-		"editorbridge":       "the bridge built on the connection once initialize says what the client can do",
-		"providers":          "the provider source pairs settings with keys bound to their origin",
-		"tools":              "the tool registry the server hands the engine",
-		"workspace":          "the negotiated position encoding and the workspace port",
-		"config":             "settings from initialize and didChangeConfiguration",
-		"prompts":            "the prompt config loaded at start-up, handed to the engine",
-		"internal/clip":      clipReason,
-		"internal/growstack": growReason,
+		"session":       "handlers turn requests into Manager calls",
+		"rpc/protocol":  "the wire types the handlers decode and answer",
+		"rpc/jsonrpc":   "the one transport",
+		"editorbridge":  "the bridge built on the connection once initialize says what the client can do",
+		"providers":     "the provider source pairs settings with keys bound to their origin",
+		"tools":         "the tool registry the server hands the engine",
+		"workspace":     "the negotiated position encoding and the workspace port",
+		"config":        "settings from initialize and didChangeConfiguration",
+		"prompts":       "the prompt config loaded at start-up, handed to the engine",
+		"internal/clip": clipReason,
 	},
 	"editorbridge": {
 		"rpc/protocol":     "the reverse requests' wire types; it implements session's and tools' ports without importing them",
@@ -77,21 +73,18 @@ var allowed = map[string]map[string]string{
 		"internal/testbin": testbinReason,
 	},
 	"rpc/jsonrpc": {
-		"rpc/protocol":       "frames, the codec and the session update encoder, nothing above them",
-		"internal/clip":      clipReason,
-		"internal/growstack": growReason,
+		"rpc/protocol":  "frames, the codec and the session update encoder, nothing above them",
+		"internal/clip": clipReason,
 	},
 	"session": {
-		"rpc/protocol":       "on purpose: session speaks the wire's types (requests, updates) and transcripts are SessionUpdate records, as gopls's server speaks LSP types",
-		"providers":          "the neutral model: requests, messages, the event stream",
-		"tools":              "the registry, the tools' results and tools/policy's decision",
-		"workspace":          "roots and the workspace port the tools run against",
-		"config":             "the settings: loop defaults, mode names, providers",
-		"prompts":            "every text the model reads is rendered from the prompt config",
-		"mcp":                "a turn's tool set is the built-in tools plus its MCP servers', one snapshot",
-		"internal/clip":      clipReason,
-		"internal/growstack": growReason,
-		"internal/lazy":      lazyReason,
+		"rpc/protocol":  "on purpose: session speaks the wire's types (requests, updates) and transcripts are SessionUpdate records, as gopls's server speaks LSP types",
+		"providers":     "the neutral model: requests, messages, the event stream",
+		"tools":         "the registry, the tools' results and tools/policy's decision",
+		"workspace":     "roots and the workspace port the tools run against",
+		"config":        "the settings: loop defaults, mode names, providers",
+		"prompts":       "every text the model reads is rendered from the prompt config",
+		"mcp":           "a turn's tool set is the built-in tools plus its MCP servers', one snapshot",
+		"internal/clip": clipReason,
 	},
 	"mcp": {
 		"tools":         "the servers' tools are contributed as tools.Tool values, next to the built-in ones",
@@ -103,23 +96,17 @@ var allowed = map[string]map[string]string{
 		"providers":     "ToolSpec, in the seam file tools/registry.go",
 		"config":        "tools/policy takes the permission mode names from the settings",
 		"internal/clip": clipReason,
-		"internal/cpus": "the parallel searches lease every CPU for their duration",
-		"internal/lazy": lazyReason,
 	},
 	"providers": {
 		"config":        "a provider's settings",
 		"internal/clip": clipReason,
-		"internal/lazy": lazyReason,
 	},
-	"workspace":          {"internal/clip": clipReason, "internal/lazy": lazyReason},
+	"workspace":          {"internal/clip": clipReason},
 	"config":             {"internal/clip": clipReason},
-	"prompts":            {"internal/lazy": lazyReason}, // otherwise a leaf: the caller hands it the tool catalog and the run values
+	"prompts":            {}, // a leaf: the caller hands it the tool catalog and the run values
 	"rpc/protocol":       {},
 	"internal/fakemodel": {"providers": "the neutral model it scripts", "rpc/protocol": "the wire types", "internal/clip": clipReason},
 	"internal/clip":      {},
-	"internal/cpus":      {}, // the scheduler policy: one P, every CPU under a lease
-	"internal/growstack": {}, // a goroutine's stack grown once, while shallow
-	"internal/lazy":      {}, // a package-level value made at its first use
 	"internal/testbin":   {}, // test helper: builds cmd/agentd by running the go command
 }
 
@@ -127,20 +114,12 @@ var allowed = map[string]map[string]string{
 // package that runs it (the daemon's tests, the fake editor's scenarios).
 const testbinReason = "tests run the binary, built once"
 
-// growReason is why a layer may import internal/growstack: its deep goroutines (the init chain,
-// each request's decoding, a response's calls) grow their stacks once, while they are shallow.
-const growReason = "deep goroutines grow their stack once, while shallow"
-
-// lazyReason is why a layer may import internal/lazy: its package-level values are made at their
-// first use, so that its init does nothing (internal/inittest).
-const lazyReason = "package-level values made at first use, so the init does nothing"
-
 // clipReason is why every layer may import internal/clip: a cut that splits a UTF-8 character
 // is the same bug wherever it happens, so there is one function for it.
 const clipReason = "the one rune-safe clip"
 
 // leaves may import only the standard library (internal/clip must, since everything imports it).
-var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true, "internal/cpus": true, "internal/growstack": true, "internal/testbin": true}
+var stdlibOnly = map[string]bool{"rpc/protocol": true, "internal/clip": true, "internal/testbin": true}
 
 type goPackage struct {
 	ImportPath  string

@@ -13,7 +13,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/agentd-dev/agentd/internal/growstack"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -88,9 +87,7 @@ type Options struct {
 //
 // One goroutine reads (Go), for the connection's life: it decodes each message, runs the
 // Preempter and the Handler in arrival order, and hands answers to the calls waiting for them.
-// A Handler that returns a Later gets a goroutine of its own for the rest. Every goroutine
-// grows its stack once, while it is shallow (internal/growstack), instead of doubling it deep in
-// a decoder, where each copy walks every frame's tables in the binary.
+// A Handler that returns a Later gets a goroutine of its own for the rest.
 //
 // When reading ends (the end of input, a framing error, the stream closed), every call still
 // waiting fails with that error, nothing more is written but session updates already queued,
@@ -153,11 +150,6 @@ func (c *Conn) Go(ctx context.Context, handler Handler) {
 
 // read is the reading goroutine.
 func (c *Conn) read(ctx context.Context) {
-	// Framing, decoding, the preempter and the inline handlers (initialize: its params' decoding
-	// and its answer's encoding) all run here. One growth now, while the stack is two frames
-	// deep; with 16 KB, initialize's answer still grew it deep in encoding/json (a uprobe on
-	// runtime.morestack).
-	growstack.To32K()
 	var err error
 	for {
 		var msg *message
@@ -235,9 +227,6 @@ func (c *Conn) dispatch(ctx context.Context, req *Request) {
 
 // finishLater runs the rest of a request on its own goroutine and answers it.
 func (c *Conn) finishLater(req *Request, later Later) {
-	// A request's params decoding and its method go deeper than a new goroutine's stack: grow
-	// it once while it is shallow.
-	growstack.To16K()
 	defer c.finish()
 	res, err := c.guard(req, later)
 	c.reply(req, res, err)

@@ -306,9 +306,6 @@ func appendConfigOptions(dst []byte, opts []ConfigOption) []byte {
 
 // appendAny is the slow path for free-form values (_meta).
 func appendAny(dst []byte, v any) []byte {
-	if list, ok := v.([]ProviderInfo); ok {
-		return AppendProviderInfos(dst, list)
-	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return append(dst, "null"...)
@@ -431,3 +428,7 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// AppendJSONString appends s as json.Marshal writes a string (HTML characters, U+2028 and U+2029
+// escaped; invalid UTF-8 as U+FFFD), for the other per-message encoders (the JSON-RPC envelope).
+func AppendJSONString(dst []byte, s string) []byte { return appendString(dst, s) }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentd-dev/agentd/internal/cpus"
 )
 
 // reportCPU adds cpu-ms/op, the process CPU per operation since start.
@@ -115,7 +113,6 @@ func randomMatrix(n, dim int) *matrix {
 // BenchmarkSearch is one query's scan (top 10 by cosine) over 10k and 100k chunks of 768 and
 // 1536 dimensions; the query's own embedding (one request to the model) is not included.
 func BenchmarkSearch(b *testing.B) {
-	defer cpus.Start()() // on one P, as the daemon runs: the work takes its lease (internal/cpus)
 	for _, n := range []int{10_000, 100_000} {
 		for _, dim := range []int{384, benchDim, 1536} {
 			b.Run(fmt.Sprintf("chunks=%d/dim=%d", n, dim), func(b *testing.B) {

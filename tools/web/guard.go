@@ -13,8 +13,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-
-	"github.com/agentd-dev/agentd/internal/lazy"
+	"sync"
 )
 
 // ErrForbiddenAddress is the error every refused address wraps.
@@ -23,34 +22,29 @@ var ErrForbiddenAddress = errors.New("address not allowed")
 // ranges are the fixed addresses and networks CheckAddr refuses by name, parsed at the first
 // check: parsed at package level, they were 15 parses in the package's init at every start of
 // the daemon, which fetches nothing until a model asks.
-func ranges() *addrRanges {
-	return parsed.Get(func() *addrRanges {
-		return &addrRanges{
-			blocked: []netip.Prefix{
-				netip.MustParsePrefix("0.0.0.0/8"),       // "this network": 0.0.0.0 reaches the local host on Linux
-				netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT, shared address space
-				netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-				netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-				netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-				netip.MustParsePrefix("198.51.100.0/24"), // documentation
-				netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-				netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and the broadcast address
-				netip.MustParsePrefix("100::/64"),        // discard
-				netip.MustParsePrefix("2001:db8::/32"),   // documentation
-				netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
-			},
-			metadata: []netip.Addr{
-				netip.MustParseAddr("169.254.169.254"),
-				netip.MustParseAddr("fd00:ec2::254"),
-			},
-			nat64:     netip.MustParsePrefix("64:ff9b::/96"),
-			sixToFour: netip.MustParsePrefix("2002::/16"),
-		}
-	})
-}
-
-// parsed holds ranges' answer (internal/lazy).
-var parsed lazy.Value[*addrRanges]
+var ranges = sync.OnceValue(func() *addrRanges {
+	return &addrRanges{
+		blocked: []netip.Prefix{
+			netip.MustParsePrefix("0.0.0.0/8"),       // "this network": 0.0.0.0 reaches the local host on Linux
+			netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT, shared address space
+			netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+			netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+			netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+			netip.MustParsePrefix("198.51.100.0/24"), // documentation
+			netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+			netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and the broadcast address
+			netip.MustParsePrefix("100::/64"),        // discard
+			netip.MustParsePrefix("2001:db8::/32"),   // documentation
+			netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
+		},
+		metadata: []netip.Addr{
+			netip.MustParseAddr("169.254.169.254"),
+			netip.MustParseAddr("fd00:ec2::254"),
+		},
+		nat64:     netip.MustParsePrefix("64:ff9b::/96"),
+		sixToFour: netip.MustParsePrefix("2002::/16"),
+	}
+})
 
 type addrRanges struct {
 	// blocked are the ranges no fetch may reach beyond what netip's predicates name: networks

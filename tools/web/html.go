@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/agentd-dev/agentd/tools/web/internal/html"
-	"github.com/agentd-dev/agentd/tools/web/internal/html/atom"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // HTMLText reduces an HTML document to readable text: headings as Markdown headings, paragraphs

@@ -7,8 +7,6 @@ import (
 	"io"
 	"regexp"
 	"strings"
-
-	"github.com/agentd-dev/agentd/internal/lazy"
 )
 
 // Parse reads one envelope's body. It is tolerant in what it accepts, because small models write
@@ -41,7 +39,7 @@ func Parse(body string) []Call {
 	if err != nil {
 		// The name, when it is readable, still names the call for the user.
 		c := Call{Raw: raw, Err: "its body is not one JSON object (" + err.Error() + ")"}
-		if m := nameRE().FindStringSubmatch(b); m != nil && len(m[1]) <= 128 {
+		if m := nameRE.FindStringSubmatch(b); m != nil && len(m[1]) <= 128 {
 			c.Name = m[1]
 		}
 		return []Call{c}
@@ -68,15 +66,9 @@ func Parse(body string) []Call {
 }
 
 // nameRE finds the tool's name in a call whose body could not be parsed, so the user still sees
-// which tool it was. It is compiled at first use, with `+` and a length check where `{1,128}`
-// would unroll into 128 copies of the class (60 KB and 2 ms at every start of agentd).
-func nameRE() *regexp.Regexp {
-	return lazyNameRE.Get(func() *regexp.Regexp {
-		return regexp.MustCompile(`["']name["']\s*:\s*["']([A-Za-z0-9_.:-]+)["']`)
-	})
-}
-
-var lazyNameRE lazy.Value[*regexp.Regexp]
+// which tool it was. It uses `+` and a length check where `{1,128}` would unroll into 128
+// copies of the class (60 KB at every start of agentd).
+var nameRE = regexp.MustCompile(`["']name["']\s*:\s*["']([A-Za-z0-9_.:-]+)["']`)
 
 // decodeOne decodes the first JSON value of s and refuses anything but blank space after it.
 func decodeOne(s string) (json.RawMessage, error) {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/providers"
 )
 
@@ -156,11 +155,7 @@ func Envelope(name string, args json.RawMessage) string {
 
 // responseTag matches what could open or close a <tool_response> envelope (or open a call) in a
 // tool's output: in any case, with space before the '>'.
-func responseTag() *regexp.Regexp {
-	return lazyResponseTag.Get(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<(/?)\s*(tool_response|tool_call)\b`) })
-}
-
-var lazyResponseTag lazy.Value[*regexp.Regexp]
+var responseTag = regexp.MustCompile(`(?i)<(/?)\s*(tool_response|tool_call)\b`)
 
 // EscapeResponse keeps a tool's output from ending its <tool_response> envelope or passing for a
 // call: <tool_response and </tool_response become <\tool_response and <\/tool_response, which
@@ -169,5 +164,5 @@ func EscapeResponse(s string) string {
 	if !strings.Contains(s, "<") {
 		return s
 	}
-	return responseTag().ReplaceAllStringFunc(s, func(m string) string { return "<\\" + m[1:] })
+	return responseTag.ReplaceAllStringFunc(s, func(m string) string { return "<\\" + m[1:] })
 }
