@@ -116,3 +116,18 @@ func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
+
+// ReadConfined reads p (absolute, or relative to the cwd) through an os.Root of the root that
+// holds it: a link leading out of that root is refused, wrapping ErrOutsideRoots (see the
+// package-level ReadConfined).
+func (r *Roots) ReadConfined(p string, max int64) ([]byte, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.cwd, p)
+	}
+	p = filepath.Clean(p)
+	root, ok := r.containing(p)
+	if !ok {
+		return nil, fmt.Errorf("path %q is %w (%s)", p, ErrOutsideRoots, strings.Join(r.dirs, ", "))
+	}
+	return ReadConfined(root, p, max)
+}
