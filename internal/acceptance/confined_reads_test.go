@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,4 +127,123 @@ func joinBodies(bs [][]byte) []byte {
 		out = append(append(out, b...), '\n')
 	}
 	return out
+}
+
+// Through the binary: a file indexed for semantic_search and then swapped for a link to a
+// secret outside the project is not re-read through the link when it comes up as a hit; the
+// request the provider receives holds nothing of the secret.
+func TestSemanticHitSwappedForLinkOutThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	fm, base := fakeModel(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{{ID: "call_s", Name: "semantic_search", Arguments: json.RawMessage(`{"query":"where is the password verified against the stored hash","max_results":2}`)}}},
+		{Text: "done"},
+	}})
+	settings, _ := json.Marshal(map[string]any{
+		"provider":  "fm",
+		"providers": map[string]any{"fm": map[string]any{"apiType": "openai", "baseUrl": base, "model": fakemodel.ModelID, "embeddingModel": "fake-embed"}},
+	})
+	root := realDir(t)
+	e := startIn(t, fakeeditor.Full(), settings, "", root)
+	login := e.writeFile("auth/login.go", "package auth\n\n// Login verifies the password against the stored hash.\nfunc Login() {}\n")
+	e.writeFile("db/migrate.go", "package db\n\n// Migrate upgrades the database tables.\nfunc Migrate() {}\n")
+	sid := e.newSession()
+	e.ed.Wait("the semantic index is ready", func() bool {
+		for _, n := range kinds(e.rawUpdates(sid), "notice") {
+			if n["title"] == "Semantic index ready" {
+				return true
+			}
+		}
+		return false
+	})
+	secret := filepath.Join(t.TempDir(), "id_ed25519")
+	if err := os.WriteFile(secret, []byte("SEMANTIC-LINK-SECRET-1\nSEMANTIC-LINK-SECRET-2\nSEMANTIC-LINK-SECRET-3\nSEMANTIC-LINK-SECRET-4\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(login); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, login); err != nil {
+		t.Fatal(err)
+	}
+	e.prompt(sid, "where is the password checked?")
+	for _, b := range fm.Requests() {
+		if strings.Contains(string(b), "SEMANTIC-LINK-SECRET") {
+			t.Fatalf("a hit was re-read through a link out of the project:\n%s", b)
+		}
+	}
+}
+
+// Through the binary (issue 26 items 1 and 10): checkpoint logs planted in the state directory,
+// one claiming a length of 2^62 bytes, one a negative length and one a link to a log outside,
+// neither crash the daemon that loads the session nor make the session unloadable: the load
+// answers, the real checkpoint is listed, the planted one is not, and a notice names the bad logs.
+func TestCorruptCheckpointLogsThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	root := realDir(t)
+	settings := replay(t, responses(
+		map[string]any{"toolCalls": []any{map[string]any{"id": "c", "name": "create_file",
+			"args": map[string]any{"path": "notes.txt", "content": "remember\n", "overwrite": true}}}},
+		map[string]any{"text": "Rewrote notes.txt."},
+	))
+	opts := fakeeditor.Full()
+	e := startIn(t, opts, settings, "", root)
+	e.writeFile("notes.txt", "old\n")
+	sid := e.newSession()
+	e.setMode(sid, "auto")
+	if res := e.prompt(sid, "rewrite the notes"); res.StopReason != "end_turn" {
+		t.Fatalf("stopReason %q", res.StopReason)
+	}
+	if err := e.ed.Shutdown(ctxT(t)); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	e.p.waitExit(exitGuard)
+
+	dirs, _ := filepath.Glob(filepath.Join(e.p.state, "*", "*", sid+".checkpoints"))
+	if len(dirs) == 0 {
+		dirs, _ = filepath.Glob(filepath.Join(e.p.state, "*", sid+".checkpoints"))
+	}
+	if len(dirs) != 1 {
+		t.Fatalf("checkpoint directory of %s not found under %s", sid, e.p.state)
+	}
+	dir := dirs[0]
+	for name, text := range map[string]string{
+		"zz-huge.log": `{"blob":1,"len":4611686018427387904}` + "\n",
+		"zz-neg.log":  `{"blob":1,"len":-9}` + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	planted := filepath.Join(t.TempDir(), "planted.log")
+	before := "PLANTED-PRE-IMAGE\n"
+	index := `{"index":{"id":"planted","prompt":"planted","files":[{"path":"` + filepath.Join(root, "notes.txt") + `","change":"modified","beforeKnown":true,"blob":1}]}}`
+	if err := os.WriteFile(planted, []byte(`{"blob":1,"len":`+strconv.Itoa(len(before))+"}\n"+before+index+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(planted, filepath.Join(dir, "zz-link.log")); err != nil {
+		t.Fatal(err)
+	}
+
+	e2 := startIn(t, opts, settings, e.p.state, root)
+	var lr protocol.SessionLoadResult
+	if err := e2.ed.Call(ctxT(t), protocol.MethodSessionLoad, protocol.SessionLoadParams{SessionID: sid, Cwd: root}, &lr); err != nil {
+		t.Fatalf("load with corrupt checkpoint logs: %v", err)
+	}
+	var list protocol.CheckpointListResult
+	if err := e2.ed.Call(ctxT(t), protocol.MethodCheckpointsList, protocol.SessionIDParams{SessionID: sid}, &list); err != nil {
+		t.Fatalf("checkpoints/list: %v", err)
+	}
+	if len(list.Checkpoints) != 1 || list.Checkpoints[0].Prompt != "rewrite the notes" {
+		t.Fatalf("checkpoints after load: %+v", list)
+	}
+	var notices []string
+	for _, n := range kinds(e2.rawUpdates(sid), "notice") {
+		notices = append(notices, fmt.Sprint(n["title"], ": ", n["description"]))
+	}
+	all := strings.Join(notices, "\n")
+	for _, name := range []string{"zz-huge.log", "zz-neg.log", "zz-link.log"} {
+		if !strings.Contains(all, name) {
+			t.Errorf("no notice names %s:\n%s", name, all)
+		}
+	}
 }
