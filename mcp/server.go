@@ -203,8 +203,13 @@ func serverEnv(inherited, hide []string, own []NameValue) []string {
 	return env
 }
 
-// stderrLog sends the child's stderr to agentd's log, a line at a time (long lines cut); it
-// returns the pipe's write end for the child.
+// maxStderrLines caps the lines of one server process's stderr that reach agentd's log: a
+// server printing in a loop would otherwise fill the disk the log is on.
+const maxStderrLines = 200
+
+// stderrLog sends the child's stderr to agentd's log, a line at a time (long lines cut), up to
+// maxStderrLines and then one line saying the rest is not logged; the rest is still read, so the
+// child never blocks on a full pipe. It returns the pipe's write end for the child.
 func (sv *server) stderrLog() (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -214,7 +219,12 @@ func (sv *server) stderrLog() (*os.File, error) {
 		defer r.Close()
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 4096), 64<<10)
+		n := 0
 		for sc.Scan() {
+			if n++; n > maxStderrLines {
+				sv.log.Info("MCP server stderr: the server wrote more; the rest is not logged", zap.Int("max", maxStderrLines))
+				break
+			}
 			sv.log.Info("MCP server stderr", zap.String("line", Clean(sc.Text(), 1000)))
 		}
 		_, _ = io.Copy(io.Discard, r)
@@ -262,9 +272,14 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func (sv *server) markDirty() {
 	sv.mu.Lock()
+	was := sv.dirty
 	sv.dirty = true
 	sv.mu.Unlock()
-	sv.log.Info("MCP server's list changed; the next turn re-lists it")
+	// One line until the next re-list: a server sending list_changed in a loop must not flood
+	// the log.
+	if !was {
+		sv.log.Info("MCP server's list changed; the next turn re-lists it")
+	}
 }
 
 // prepare readies the server for a snapshot: it restarts a server that stopped (at most

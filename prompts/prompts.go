@@ -144,9 +144,16 @@ func load(fsys fs.FS, cat Catalog, activate bool) (*Set, error) {
 	return s, nil
 }
 
-// LoadDir loads the set in dir (a user's `$XDG_CONFIG_HOME/agentd/prompts`).
+// LoadDir loads the set in dir (a user's `$XDG_CONFIG_HOME/agentd/prompts`) through an os.Root
+// of dir: a file there that is a link leading out of it (which a program agentd ran could plant)
+// is refused, so its target never becomes prompt text; a link inside dir still works.
 func LoadDir(dir string, cat Catalog) (*Set, error) {
-	s, err := Load(os.DirFS(dir), cat)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("prompt config %s: %w", dir, err)
+	}
+	defer r.Close()
+	s, err := Load(r.FS(), cat)
 	if err != nil {
 		return nil, fmt.Errorf("prompt config %s: %w", dir, err)
 	}

@@ -2,8 +2,10 @@ package providers
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"iter"
+	"slices"
 	"strings"
 )
 
@@ -24,7 +26,7 @@ func Redact(p Provider, secrets ...string) Provider {
 	if len(keep) == 0 {
 		return p
 	}
-	r := redacting{p: p, r: redactor(keep)}
+	r := redacting{p: p, r: newRedactor(keep)}
 	if ws, ok := p.(WebSearcher); ok {
 		// Every dialect that searches also lists and embeds or streams; its wrapper carries all.
 		return redactingSearcher{p: Redact(unsearching{p}, keep...), ws: ws, r: r.r}
@@ -42,13 +44,74 @@ func Redact(p Provider, secrets ...string) Provider {
 	return r
 }
 
-type redactor []string
+// redactor replaces each secret where it appears as written, in any ASCII case (a server that
+// echoes a header upper-cased), and base64-encoded (a Basic credential, a JSON body echoed
+// encoded): the run of base64 characters a key determines on its own is replaced at each of the
+// three alignments it can have inside a larger encoded blob, in the standard and URL alphabets.
+type redactor struct {
+	folded []string // the secrets, ASCII lower-cased, matched case-insensitively
+	exact  []string // the base64 runs, matched as they are
+}
+
+// minBase64Run is the shortest encoded run that is replaced: shorter runs (from short keys)
+// would match ordinary text.
+const minBase64Run = 8
+
+func newRedactor(secrets []string) redactor {
+	var r redactor
+	for _, k := range secrets {
+		r.folded = append(r.folded, foldASCII(k))
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			for pad := 0; pad < 3; pad++ {
+				full := enc.EncodeToString(append(make([]byte, pad), k...))
+				// Character i holds bits 6i..6i+6; it is the key's alone when they lie within
+				// the key's bits 8*pad..8*(pad+len).
+				from, to := (8*pad+5)/6, 8*(pad+len(k))/6
+				if to-from >= minBase64Run && !slices.Contains(r.exact, full[from:to]) {
+					r.exact = append(r.exact, full[from:to])
+				}
+			}
+		}
+	}
+	return r
+}
+
+// foldASCII lower-cases the ASCII letters of s only, so indexes in the result are indexes in s.
+func foldASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
 
 func (r redactor) text(s string) string {
-	for _, k := range r {
+	for _, k := range r.exact {
 		if strings.Contains(s, k) {
 			s = strings.ReplaceAll(s, k, Redacted)
 		}
+	}
+	for _, k := range r.folded {
+		f := foldASCII(s)
+		if !strings.Contains(f, k) {
+			continue
+		}
+		var b strings.Builder
+		last := 0
+		for i := strings.Index(f, k); i >= 0; {
+			b.WriteString(s[last:i])
+			b.WriteString(Redacted)
+			last = i + len(k)
+			j := strings.Index(f[last:], k)
+			if j < 0 {
+				break
+			}
+			i = last + j
+		}
+		b.WriteString(s[last:])
+		s = b.String()
 	}
 	return s
 }

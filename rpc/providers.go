@@ -98,11 +98,12 @@ func (p *ProviderSource) Provider(ctx context.Context, id string) (providers.Pro
 }
 
 // secretsOf lists what must never reach the user from a provider's messages: its key and the
-// values of its credential headers (with and without a "Bearer " scheme).
+// values of its credential headers and of custom headers whose names say they hold a secret
+// (keys.IsSecretHeader), with and without a "Bearer " scheme.
 func secretsOf(cfg providers.Config) []string {
 	out := []string{cfg.APIKey}
 	for k, v := range cfg.Headers {
-		if keys.IsCredentialHeader(k) {
+		if keys.IsSecretHeader(k) {
 			out = append(out, v)
 			if _, tok, ok := strings.Cut(v, " "); ok {
 				out = append(out, tok)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"iter"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -363,5 +364,25 @@ func TestProviderListLocalStore(t *testing.T) {
 	}
 	if status["anthropic"] != "set" || status["openai"] != "set" || status["ollama"] != "not_needed" {
 		t.Fatalf("key status = %v", status)
+	}
+}
+
+// Issue 26 item 10: the values of custom secret headers (a gateway's X-Custom-Token, a
+// Private-Token) are redacted like the key; an ordinary header's value is not.
+func TestSecretsOfCustomSecretHeaders(t *testing.T) {
+	got := secretsOf(providers.Config{APIKey: "sk-main-key-0000", Headers: map[string]string{
+		"X-Custom-Token":    "gw-token-123456",
+		"Private-Token":     "pt-abcdef",
+		"X-Client-Secret":   "cs-999999",
+		"Authorization":     "Bearer az-1111111",
+		"Anthropic-Version": "2023-06-01",
+	}})
+	for _, want := range []string{"sk-main-key-0000", "gw-token-123456", "pt-abcdef", "cs-999999", "Bearer az-1111111", "az-1111111"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("secretsOf lacks %q: %q", want, got)
+		}
+	}
+	if slices.Contains(got, "2023-06-01") {
+		t.Errorf("an ordinary header's value is redacted: %q", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/workspace"
+	"go.uber.org/zap"
 )
 
 // A checkpoint is what a turn's file changes replaced: the pre-image of every file it created,
@@ -344,10 +345,19 @@ func (s *Session) loadCheckpoints(rewinds []rewind) {
 	names, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	sort.Strings(names)
 	var cps []*checkpoint
+	var bad []string
 	for _, n := range names {
-		if cp, ok := readCheckpoint(n); ok {
+		cp, err := readCheckpointLog(dir, filepath.Base(n))
+		if err != nil {
+			s.m.log.Warn("checkpoint log refused", zap.String("file", n), zap.Error(err))
+			bad = append(bad, err.Error())
+		}
+		if cp != nil {
 			cps = append(cps, cp)
 		}
+	}
+	if len(bad) > 0 {
+		s.notice(protocol.SeverityWarning, "Checkpoints not loaded", strings.Join(bad, "\n")+"\nThe other checkpoints were loaded.")
 	}
 	s.mu.Lock()
 	s.checkpoints = cps
@@ -359,20 +369,50 @@ func (s *Session) loadCheckpoints(rewinds []rewind) {
 	}
 }
 
+// readCheckpoint reads the checkpoint log at path; false when it holds no usable checkpoint.
 func readCheckpoint(path string) (*checkpoint, bool) {
-	f, err := os.Open(path)
+	cp, _ := readCheckpointLog(filepath.Dir(path), filepath.Base(path))
+	return cp, cp != nil
+}
+
+// readCheckpointLog reads the checkpoint log name in dir. The log is opened through an os.Root
+// of dir and must be a regular file: agentd never writes a link there, and one a program
+// planted (to a file outside) would have /undo write its target into the project. A record
+// claiming more bytes than the file holds, or fewer than none, ends the read with an error
+// naming it, before anything is allocated for it (a corrupt length crashed the daemon out of
+// memory); the last whole index before it is still returned when its blobs were read.
+func readCheckpointLog(dir, name string) (*checkpoint, error) {
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, false
+		return nil, err
+	}
+	defer root.Close()
+	if st, err := root.Lstat(name); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("checkpoint log %s is not a regular file (a link or other); it was not read", filepath.Join(dir, name))
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint log %s: %w", filepath.Join(dir, name), err)
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
 	r := bufio.NewReader(f)
 	blobs := map[int]string{}
 	var ix *cpIndex
-	for {
+	var bad error
+	var offset int64
+	for n := 1; ; n++ {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
 			break
 		}
+		offset += int64(len(line))
 		var rec cpRecord
 		if json.Unmarshal(line, &rec) != nil {
 			break
@@ -381,12 +421,27 @@ func readCheckpoint(path string) (*checkpoint, bool) {
 			ix = rec.Index
 			continue
 		}
+		if rec.Len < 0 || int64(rec.Len) > size-offset {
+			bad = fmt.Errorf("checkpoint log %s: record %d claims %d bytes, but %d are left in the file; it and what follows were not read", filepath.Join(dir, name), n, rec.Len, size-offset)
+			break
+		}
 		buf := make([]byte, rec.Len)
 		if _, err := io.ReadFull(r, buf); err != nil {
 			break
 		}
+		offset += int64(rec.Len)
 		blobs[rec.Blob] = string(buf)
 	}
+	cp, ok := checkpointFromIndex(ix, blobs)
+	if !ok {
+		return nil, bad
+	}
+	return cp, bad
+}
+
+// checkpointFromIndex builds the checkpoint an index names from the blobs read; false when the
+// index is missing or names a blob that is not there.
+func checkpointFromIndex(ix *cpIndex, blobs map[int]string) (*checkpoint, bool) {
 	if ix == nil || ix.ID == "" {
 		return nil, false
 	}

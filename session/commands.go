@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -105,11 +106,19 @@ type commandDir struct {
 
 // projectCommandDir opens <root>/.agentd/commands confined to the project root.
 func projectCommandDir(root string) (commandDir, func()) {
-	r, err := os.OpenRoot(root)
+	return confinedCommandDir("project", root, ".agentd/commands")
+}
+
+// confinedCommandDir opens dir (slash-separated, inside base) through an os.Root of base, so a
+// command file that is a link leading out of base is refused rather than read: the project's
+// confined to the project root, the user's own to ~/.config/agentd/commands (a link there to
+// ~/.ssh would otherwise put a key into a prompt).
+func confinedCommandDir(source, base, dir string) (commandDir, func()) {
+	r, err := os.OpenRoot(base)
 	if err != nil {
 		return commandDir{}, func() {}
 	}
-	return commandDir{source: "project", shown: filepath.Join(root, ".agentd", "commands"), fsys: r.FS(), dir: ".agentd/commands"}, func() { r.Close() }
+	return commandDir{source: source, shown: filepath.Join(base, filepath.FromSlash(dir)), fsys: r.FS(), dir: dir}, func() { r.Close() }
 }
 
 // stampCommands lists the .md files of the directories with their sizes and times: equal stamps
@@ -194,6 +203,10 @@ func readCommands(dirs []commandDir, log *zap.Logger) []fileCommand {
 func readBounded(fsys fs.FS, name string) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			// os.Root's refusal of a link leading out, in words the user can act on.
+			return nil, fmt.Errorf("it is a link that leads out of its directory (%v), which is never followed", err)
+		}
 		return nil, err
 	}
 	defer f.Close()
@@ -281,7 +294,9 @@ func (c *fileCommand) expand(args string) string {
 func (s *Session) refreshCommands() bool {
 	var dirs []commandDir
 	if u := userCommandsDir(); u != "" {
-		dirs = append(dirs, commandDir{source: "user", shown: u, fsys: os.DirFS(u), dir: "."})
+		ud, done := confinedCommandDir("user", u, ".")
+		defer done()
+		dirs = append(dirs, ud)
 	}
 	if s.roots != nil {
 		pd, done := projectCommandDir(projectRoot(s.roots.Cwd()))

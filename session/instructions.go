@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 // maxInstructionBytes caps the project instructions in all; the nearest files keep their text
@@ -25,6 +27,11 @@ type instructionFile struct {
 	Cut   bool      `json:"truncated,omitempty"`
 	mod   time.Time // zero for a file that was not there
 	size  int64
+	// base is the directory the file is read confined to (workspace.ReadConfined): the project
+	// root for the project's files, the user's config directory for the user's own.
+	base string
+	// refused says why the file was not read (a link leading out of base); "" when it was.
+	refused string
 }
 
 // instructions are the project instructions a session's system prompt holds: the user's own
@@ -33,8 +40,12 @@ type instructionFile struct {
 // model reads them inside the system prompt, and nothing in them reaches settings or
 // permissions.
 type instructions struct {
-	files  []instructionFile
-	system string // the session's system prompt with them
+	files []instructionFile
+	// stat is the listing files were read from, refused files included, to tell a change.
+	stat []instructionFile
+	// refused are the files not read because they lead out of their base.
+	refused []instructionFile
+	system  string // the session's system prompt with them
 	// tools is the tool variant the system prompt lists.
 	tools *toolVariant
 	// run is what they add to the system prompt's run values (the text tool-call protocol's
@@ -42,12 +53,19 @@ type instructions struct {
 	run prompts.Run
 }
 
+// candidateGroup is the alternatives of one directory (the first that exists is read), each
+// read confined to base.
+type candidateGroup struct {
+	base  string
+	paths []string
+}
+
 // instructionCandidates lists, in order, the files that may hold instructions for cwd, each
 // group being the alternatives of one directory (the first that exists is read).
-func instructionCandidates(cwd, userDir string) [][]string {
-	var groups [][]string
+func instructionCandidates(cwd, userDir string) []candidateGroup {
+	var groups []candidateGroup
 	if userDir != "" {
-		groups = append(groups, []string{filepath.Join(userDir, "AGENTS.md")})
+		groups = append(groups, candidateGroup{userDir, []string{filepath.Join(userDir, "AGENTS.md")}})
 	}
 	root := projectRoot(cwd)
 	var dirs []string
@@ -59,7 +77,7 @@ func instructionCandidates(cwd, userDir string) [][]string {
 	}
 	slices.Reverse(dirs)
 	for _, d := range dirs {
-		groups = append(groups, []string{filepath.Join(d, "AGENTS.md"), filepath.Join(d, "CLAUDE.md"), filepath.Join(d, "GEMINI.md")})
+		groups = append(groups, candidateGroup{root, []string{filepath.Join(d, "AGENTS.md"), filepath.Join(d, "CLAUDE.md"), filepath.Join(d, "GEMINI.md")}})
 	}
 	return groups
 }
@@ -76,13 +94,21 @@ func projectRoot(cwd string) string {
 	}
 }
 
-// statInstructions finds the files that exist now, with their size and time, in order.
-func statInstructions(groups [][]string) []instructionFile {
+// statInstructions finds the files that exist now, with their size and time, in order. A file
+// that is a link leading out of its base (a cloned repository's AGENTS.md -> /proc/self/environ)
+// is listed as refused and takes its directory's turn: the alternatives after it are not read
+// in its place.
+func statInstructions(groups []candidateGroup) []instructionFile {
 	var out []instructionFile
 	for _, g := range groups {
-		for _, p := range g {
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				out = append(out, instructionFile{Path: p, mod: fi.ModTime(), size: fi.Size()})
+		for _, p := range g.paths {
+			fi, err := workspace.StatConfined(g.base, p)
+			if errors.Is(err, workspace.ErrOutsideRoots) {
+				out = append(out, instructionFile{Path: p, base: g.base, refused: err.Error()})
+				break
+			}
+			if err == nil && fi.Mode().IsRegular() {
+				out = append(out, instructionFile{Path: p, mod: fi.ModTime(), size: fi.Size(), base: g.base})
 				break
 			}
 		}
@@ -92,8 +118,19 @@ func statInstructions(groups [][]string) []instructionFile {
 
 func sameFiles(a, b []instructionFile) bool {
 	return slices.EqualFunc(a, b, func(x, y instructionFile) bool {
-		return x.Path == y.Path && x.mod.Equal(y.mod) && x.size == y.size
+		return x.Path == y.Path && x.mod.Equal(y.mod) && x.size == y.size && x.refused == y.refused
 	})
+}
+
+// refusedFiles are the files of list that were not read, and why.
+func refusedFiles(list []instructionFile) []instructionFile {
+	var out []instructionFile
+	for _, f := range list {
+		if f.refused != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // closingInstructions matches what could end the envelope instructions are shown in.
@@ -101,12 +138,18 @@ var closingInstructions = regexp.MustCompile(`(?i)</\s*instructions\b`)
 
 // readInstructions reads the files, nearest first against the cap, and returns the run values
 // for layout.system (INSTRUCTIONS, INSTRUCTIONS_CUT).
-func readInstructions(files []instructionFile) ([]instructionFile, prompts.Run) {
+func readInstructions(all []instructionFile) ([]instructionFile, prompts.Run) {
+	var files []instructionFile
+	for _, f := range all {
+		if f.refused == "" {
+			files = append(files, f)
+		}
+	}
 	texts := make([]string, len(files))
 	budget := maxInstructionBytes
 	cut := false
 	for i := len(files) - 1; i >= 0; i-- {
-		data, err := os.ReadFile(files[i].Path)
+		data, err := workspace.ReadConfined(files[i].base, files[i].Path, 0)
 		if err != nil {
 			continue
 		}
@@ -137,11 +180,13 @@ func (s *Session) refreshInstructions() bool {
 	cur := s.instr
 	s.mu.Unlock()
 	tv := s.m.variant(s.m.settings())
-	if cur != nil && sameFiles(cur.files, files) && cur.tools == tv {
+	if cur != nil && sameFiles(cur.stat, files) && cur.tools == tv {
 		return false
 	}
+	stat := files
+	refused := refusedFiles(stat)
 	files, run := readInstructions(files)
-	in := &instructions{files: files, tools: tv, run: run}
+	in := &instructions{files: files, stat: stat, refused: refused, tools: tv, run: run}
 	if len(files) > 0 {
 		// Without instruction files systemPrompt is the manager's, built at the first turn;
 		// rendering it here too loaded the prompt config at session/new, and the heap that
@@ -151,7 +196,34 @@ func (s *Session) refreshInstructions() bool {
 	s.mu.Lock()
 	s.instr = in
 	s.mu.Unlock()
+	if cur != nil && !sameFiles(cur.refused, refused) {
+		// session/new tells of the first refusals itself, once its answer is out.
+		s.noticeRefusedInstructions(refused)
+	}
 	return cur != nil || len(files) > 0
+}
+
+// noticeRefusedInstructions tells the user which instruction files were not read because they
+// are links leading out of the project (or of the user's config directory).
+func (s *Session) noticeRefusedInstructions(refused []instructionFile) {
+	if len(refused) == 0 {
+		return
+	}
+	var lines []string
+	for _, f := range refused {
+		lines = append(lines, f.refused)
+	}
+	s.notice(protocol.SeverityWarning, "Instruction files not read", strings.Join(lines, "\n")+"\nA link out of the project is never followed; the model did not see these files.")
+}
+
+// instructionsRefused is the instruction files the session's last read refused.
+func (s *Session) instructionsRefused() []instructionFile {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.instr == nil {
+		return nil
+	}
+	return slices.Clone(s.instr.refused)
 }
 
 // systemPrompt is the session's system prompt: the manager's, with its project instructions.

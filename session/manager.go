@@ -196,10 +196,12 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	s.startMCP(p.MCPServers, answered)
 	s.refreshInstructions()
 	loaded := s.instructionsMeta()
+	refused := s.instructionsRefused()
 	AfterAnswer(ctx, func() {
 		s.refreshIndexes(m.settings(), 0, true)
 		s.announceCommands()
 		s.noticeInstructions(loaded)
+		s.noticeRefusedInstructions(refused)
 		if n := m.settings().ProjectNotice; n != "" {
 			s.notice(protocol.SeverityWarning, "Project settings ignored", n)
 		}

@@ -2,12 +2,13 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 type semanticSearchIn struct {
@@ -69,7 +70,10 @@ func semanticSearch(ctx context.Context, env *Env, in semanticSearchIn) Result {
 		fmt.Fprintf(&b, "\n%s:%d-%d (score %.2f)\n", rel, h.StartLine, h.EndLine, h.Score)
 		text := h.Text
 		if text == "" {
-			text = linesOf(h.Path, h.StartLine, h.EndLine)
+			var err error
+			if text, err = linesOf(env, h.Path, h.StartLine, h.EndLine); err != nil {
+				text = "(not shown: " + err.Error() + ")"
+			}
 		}
 		if text != "" {
 			b.WriteString(clip.String(strings.TrimRight(text, "\n"), maxHitText, "\n…"))
@@ -81,11 +85,16 @@ func semanticSearch(ctx context.Context, env *Env, in semanticSearchIn) Result {
 }
 
 // linesOf reads lines start..end (1-based) of a file as it is on disk now, numbered as read_file
-// numbers them; "" when the file is gone.
-func linesOf(path string, start, end int) string {
-	data, err := os.ReadFile(path)
+// numbers them; "" when the file is gone. It reads through an os.Root of the session's root
+// that holds the file: a hit that became a link out of the roots since it was indexed is
+// refused, not followed.
+func linesOf(env *Env, path string, start, end int) (string, error) {
+	data, err := env.Roots.ReadConfined(path, MaxFileBytes)
+	if errors.Is(err, workspace.ErrOutsideRoots) || errors.Is(err, workspace.ErrTooLarge) {
+		return "", err
+	}
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	lines := strings.SplitAfter(string(data), "\n")
 	var b strings.Builder
@@ -95,5 +104,5 @@ func linesOf(path string, start, end int) string {
 		}
 		fmt.Fprintf(&b, "%d\t%s", i, lines[i-1])
 	}
-	return b.String()
+	return b.String(), nil
 }

@@ -1,12 +1,14 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -89,4 +91,39 @@ func TestWebFetchAsksAboutTheASCIIHost(t *testing.T) {
 	if len(h.asked) != 0 {
 		t.Errorf("asked about an invalid name: %+v", h.asked)
 	}
+}
+
+// Issue 26 item 10: a page title carrying ESC sequences, bidi overrides, zero-width and other
+// control characters reaches the tool output (and the user's terminal and transcript) without
+// them; the visible words are kept. Search results' titles are cleaned the same way.
+func TestWebTitlesLoseControlAndBidiCharacters(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><head><title>Safe\x1b[8m hidden\x1b]0;pwned\x07 doc\u202etxt.exe\u200b\u2066 end\x00\x85</title></head><body><p>body</p></body></html>")
+	}))
+	defer srv.Close()
+	h := newHarness(t, nil)
+	h.env.Fetcher = allowOnly(srv)
+	r := mustOK(t, h.run("web_fetch", map[string]any{"url": srv.URL + "/t"}))
+	title := ""
+	for _, l := range strings.Split(r.Output, "\n") {
+		if s, ok := strings.CutPrefix(l, "Title: "); ok {
+			title = s
+		}
+	}
+	h.env.SearchWeb = func(ctx context.Context, q string) (WebAnswer, error) {
+		return WebAnswer{Text: "t", Sources: []WebSource{{Title: "Res\x1b[2J\u202eult\u200d", URL: "https://example.com/r"}}}, nil
+	}
+	sr := mustOK(t, h.run("web_search", map[string]any{"query": "q"}))
+	for _, out := range []string{title, sr.Output} {
+		for _, c := range out {
+			if c == 0x1b || c == 0x07 || c == 0 || c == 0x85 || c == '\u202e' || c == '\u200b' || c == '\u200d' || c == '\u2066' {
+				t.Errorf("%U survives in %q", c, out)
+			}
+		}
+	}
+	if !strings.Contains(title, "Safe") || !strings.Contains(title, "doc") || !strings.Contains(title, "end") {
+		t.Errorf("title %q lost its words", title)
+	}
+	mustContain(t, sr.Output, "Res[2Jult [https://example.com/r]")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/tools/web"
 )
 
 type webSearchIn struct {
@@ -52,7 +53,7 @@ func webSearch(ctx context.Context, env *Env, in webSearchIn) Result {
 	if len(ans.Sources) > 0 {
 		b.WriteString("Sources:\n")
 		for _, s := range ans.Sources {
-			title := strings.ReplaceAll(s.Title, "\n", " ")
+			title := web.CleanTitle(s.Title)
 			if title == "" {
 				title = s.URL
 			}

@@ -77,9 +77,11 @@ func secretKey(k string) bool {
 }
 
 // mayHoldSecret is a cheap screen before the regular expression: every pattern secretValue
-// matches contains "sk", "AIza" or a case-insensitive "bearer".
+// matches contains, in any case (its (?i) folds the prefixes too, and a server may echo a key
+// upper-cased): "sk", "aiza" or "bearer".
 func mayHoldSecret(s string) bool {
-	return strings.Contains(s, "sk") || strings.Contains(s, "AIza") || strings.Contains(strings.ToLower(s), "bearer")
+	l := strings.ToLower(s)
+	return strings.Contains(l, "sk") || strings.Contains(l, "aiza") || strings.Contains(l, "bearer")
 }
 
 func redact(s string) string {

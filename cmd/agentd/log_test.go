@@ -54,3 +54,13 @@ func FuzzSecretKey(f *testing.F) {
 		}
 	})
 }
+
+// Issue 26 item 10: a key-shaped string in another case (a server that upper-cases what it
+// echoes) is masked in the log as well.
+func TestLogRedactsKeyInOtherCase(t *testing.T) {
+	for _, s := range []string{"echo SK-ANT-API03-ABCDEFGHIJKLMNOPQRSTUVWXYZ012345", "echo Sk-Proj-abcdefghijklmnopqrstuvwxyz", "aiza" + "SyABCDEFGHIJKLMNOPQRSTUVWXYZ0123"} {
+		if got := redact(s); strings.Contains(got, "ABCDEFGHIJKLMNOPQRST") || strings.Contains(got, "abcdefghijklmnopqrst") {
+			t.Errorf("redact(%q) = %q", s, got)
+		}
+	}
+}

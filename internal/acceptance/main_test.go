@@ -282,9 +282,9 @@ func start(t *testing.T, opts fakeeditor.Options, settings json.RawMessage) *env
 	return startIn(t, opts, settings, "", realDir(t))
 }
 
-func startIn(t *testing.T, opts fakeeditor.Options, settings json.RawMessage, state, root string) *env {
+func startIn(t *testing.T, opts fakeeditor.Options, settings json.RawMessage, state, root string, procEnv ...string) *env {
 	t.Helper()
-	p := startProc(t, state)
+	p := startProc(t, state, procEnv...)
 	opts.Settings = settings
 	if opts.Timeout == 0 {
 		opts.Timeout = 15 * time.Second

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers"
@@ -143,6 +144,23 @@ func IsCredentialHeader(k string) bool {
 	switch http.CanonicalHeaderKey(k) {
 	case "Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key", "Cookie":
 		return true
+	}
+	return false
+}
+
+// IsSecretHeader reports whether a header's value must be kept out of what the user and the
+// model see: a credential header of a known dialect, or a custom one whose name says it holds
+// a secret (X-Custom-Token, Private-Token, X-Auth, X-Client-Secret, X-Session-Id, …), which a
+// gateway in front of a provider may require and echo back in an error.
+func IsSecretHeader(k string) bool {
+	if IsCredentialHeader(k) {
+		return true
+	}
+	n := strings.ToLower(k)
+	for _, w := range []string{"token", "key", "secret", "auth", "pass", "session", "cookie", "signature", "credential", "jwt"} {
+		if strings.Contains(n, w) {
+			return true
+		}
 	}
 	return false
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 // Embed turns texts into vectors, one per text, in order (a providers.Embedder bound to its
@@ -187,7 +188,9 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 			buildErr = err
 			break
 		}
-		data, err := os.ReadFile(filepath.Join(ix.root, filepath.FromSlash(rel)))
+		// Through an os.Root of the root: a file the walk saw that became a link out since is
+		// refused, so its target is never sent to the embedding model nor shown as a hit.
+		data, err := workspace.ReadConfined(ix.root, filepath.FromSlash(rel), 0)
 		if err != nil || !isText(data) {
 			ix.mu.Lock()
 			if _, ok := ix.files[rel]; ok {

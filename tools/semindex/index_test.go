@@ -279,3 +279,35 @@ func TestDecodeRefusesGarbage(t *testing.T) {
 		t.Fatalf("round trip: %+v %v", got, err)
 	}
 }
+
+// Issue 26 item 1: a file that is a link out of the root (committed as one, or swapped for one
+// after the walk) is never read, so its target never reaches the embedding model; a link
+// inside the root is indexed as the file it names.
+func TestBuildNeverReadsThroughLinksOut(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"real.go": "package real\n// inside words here\n"})
+	secret := filepath.Join(t.TempDir(), "id_ed25519")
+	if err := os.WriteFile(secret, []byte("TOPSECRET-EMBED password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"leak.go": secret, "env.go": "/proc/self/environ", "alias.go": "real.go"} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("AGENTD_EMBED_PROBE", "ENVSECRET-EMBED")
+	r := &recorder{vec: bagOfWords(64)}
+	ix := Open(root, filepath.Join(t.TempDir(), "index.bin"), r.embed)
+	if err := ix.Build(context.Background(), func(Progress) {}); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.calls {
+		for _, text := range c {
+			if strings.Contains(text, "TOPSECRET-EMBED") || strings.Contains(text, "ENVSECRET-EMBED") || strings.Contains(text, "PATH=") {
+				t.Fatalf("a link out of the root was embedded: %q", text)
+			}
+		}
+	}
+}

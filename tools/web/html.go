@@ -3,6 +3,8 @@ package web
 import (
 	"bytes"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -19,7 +21,7 @@ func HTMLText(doc []byte) (title, text string) {
 	}
 	w := &textWriter{}
 	w.node(root)
-	return strings.TrimSpace(w.title), w.String()
+	return CleanTitle(w.title), w.String()
 }
 
 type textWriter struct {
@@ -262,4 +264,29 @@ func (w *textWriter) String() string {
 		out = append(out, l)
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// CleanTitle is a page or search result title fit for one line of tool output: whitespace of
+// any kind (newlines, U+2028 included) becomes one space, and control and format characters are
+// dropped: ESC and the other C0 and C1 controls that make a terminal hide text or retitle its
+// window, the bidi overrides and isolates (U+202E) that reorder what is shown, the zero-width
+// characters that make two titles look alike. The visible text is kept.
+func CleanTitle(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r) || r == '\u2028' || r == '\u2029':
+			space = b.Len() > 0
+			continue
+		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -11,10 +11,11 @@ import (
 const diffContext = 3
 
 // unifiedDiff renders old → new as unified diff lines, from the workspace's line diff (the same
-// one the edits are computed with). The lines are raw text: the caller escapes them.
+// one the edits are computed with). The --- and +++ names are quoted (quoteName); the other lines
+// are raw text: the caller escapes them.
 func unifiedDiff(path, oldText, newText string, created, deleted bool) []string {
 	a, b := splitLines(oldText), splitLines(newText)
-	from, to := "a/"+strings.TrimPrefix(path, "/"), "b/"+strings.TrimPrefix(path, "/")
+	from, to := quoteName("a/"+strings.TrimPrefix(path, "/")), quoteName("b/"+strings.TrimPrefix(path, "/"))
 	if created {
 		from = "/dev/null"
 	}

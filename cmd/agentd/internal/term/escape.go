@@ -65,7 +65,49 @@ func needsEscape(r rune, size int, multiline bool) bool {
 	case r == '\u2028' || r == '\u2029': // line and paragraph separators
 		return true
 	}
-	return isBidiControl(r)
+	return isBidiControl(r) || isInvisible(r)
+}
+
+// isInvisible reports the zero-width characters that make two different names look the same:
+// U+200B–U+200D, the word joiner U+2060 and the byte-order mark U+FEFF.
+func isInvisible(r rune) bool {
+	return (r >= '\u200b' && r <= '\u200d') || r == '\u2060' || r == '\ufeff'
+}
+
+// quoteName writes a file name for one line as git writes names in a diff header: as it is when
+// nothing in it needs escaping, else in double quotes with \ and " escaped and every character
+// a terminal could act on (newline, bidi and zero-width ones included) written as a visible
+// escape, so a name cannot break the header into lines or pass for another name.
+func quoteName(name string) string {
+	plain := true
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		if r == '"' || r == '\\' || needsEscape(r, size, false) {
+			plain = false
+			break
+		}
+		i += size
+	}
+	if plain {
+		return name
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(byte(r))
+		case needsEscape(r, size, false):
+			writeEscape(&b, name[i], r, size)
+		default:
+			b.WriteString(name[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // isBidiControl reports the characters that reorder text: the embeddings and overrides

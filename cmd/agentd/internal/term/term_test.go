@@ -131,7 +131,7 @@ func TestBidiOverrideInAFileName(t *testing.T) {
 	ask(t, c, protocol.RequestPermissionParams{ToolCall: protocol.SessionUpdate{Title: "Edit invoice\u202etxt.exe",
 		ToolContent: []protocol.ToolCallContent{{Type: "diff", Path: name, OldText: &old, NewText: &nu}}}})
 	noEscapes(t, out.String())
-	for _, want := range []string{`Edit invoice\u202etxt.exe`, `--- a/p/invoice\u202etxt.exe`, `+++ b/p/invoice\u202etxt.exe`, "-a", "+b"} {
+	for _, want := range []string{`Edit invoice\u202etxt.exe`, `--- "a/p/invoice\u202etxt.exe"`, `+++ "b/p/invoice\u202etxt.exe"`, "-a", "+b"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %s:\n%s", want, out)
 		}
@@ -194,5 +194,39 @@ func TestFinishedProgramShowsExitCodeAndLastLines(t *testing.T) {
 	c.Update("s", protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: "c3", Title: "Run sleep 99", Status: protocol.StatusFailed, RawOutput: raw})
 	if want := "  ✗ Run sleep 99 (timed out, killed)\n"; out.String() != want {
 		t.Fatalf("output %q, want %q", out, want)
+	}
+}
+
+// Issue 26 item 10: a newline in a file name made the diff header two lines, the second one
+// posing as agentd's own (a fake "+++" or a fake hunk); a zero-width character made two names
+// look the same. The header names are quoted and escaped as git quotes them, on one line each.
+func TestDiffHeaderQuotesNewlineAndZeroWidthNames(t *testing.T) {
+	for _, tc := range []struct{ name, from, to string }{
+		{"/p/a.go\n+++ b/p/evil.go", `--- "a/p/a.go\n+++ b/p/evil.go"`, `+++ "b/p/a.go\n+++ b/p/evil.go"`},
+		{"/p/ma\u200bin.go", `--- "a/p/ma\u200bin.go"`, `+++ "b/p/ma\u200bin.go"`},
+		{"/p/bom\ufeff\u2060.go", `--- "a/p/bom\ufeff\u2060.go"`, `+++ "b/p/bom\ufeff\u2060.go"`},
+		{`/p/back\slash"q.go`, `--- "a/p/back\\slash\"q.go"`, `+++ "b/p/back\\slash\"q.go"`},
+		{"/p/plain.go", "--- a/p/plain.go", "+++ b/p/plain.go"},
+	} {
+		c, out := newTest("3\n")
+		old, nu := "a\n", "b\n"
+		ask(t, c, protocol.RequestPermissionParams{ToolCall: protocol.SessionUpdate{Title: "Edit",
+			ToolContent: []protocol.ToolCallContent{{Type: "diff", Path: tc.name, OldText: &old, NewText: &nu}}}})
+		noEscapes(t, out.String())
+		lines := strings.Split(out.String(), "\n")
+		var headers []string
+		for _, l := range lines {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "--- ") || strings.HasPrefix(t, "+++ ") {
+				headers = append(headers, t)
+			}
+		}
+		if len(headers) != 2 || headers[0] != tc.from || headers[1] != tc.to {
+			t.Errorf("%q: headers %q, want %q and %q\n%s", tc.name, headers, tc.from, tc.to, out)
+		}
+		for _, r := range out.String() {
+			if r == '\u200b' || r == '\ufeff' || r == '\u2060' {
+				t.Errorf("%q: output holds the invisible %U", tc.name, r)
+			}
+		}
 	}
 }
