@@ -15,6 +15,9 @@ func (r initializeResult) MarshalJSON() ([]byte, error) {
 	dst := make([]byte, 0, 1024)
 	dst = append(dst, `{"capabilities":{"positionEncoding":`...)
 	dst = protocol.AppendJSONString(dst, r.Capabilities.PositionEncoding)
+	if r.Capabilities.InlineCompletionProvider {
+		dst = append(dst, `,"inlineCompletionProvider":true`...)
+	}
 	dst = append(dst, `,"experimental":{"agent":`...)
 	dst = r.Capabilities.Experimental.Agent.AppendJSON(dst)
 	dst = append(dst, `}},"serverInfo":{"name":`...)
