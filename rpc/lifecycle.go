@@ -22,7 +22,7 @@ type initializeResult struct {
 		PositionEncoding string `json:"positionEncoding"`
 		// InlineCompletionProvider is LSP 3.18's: set when the settings configure completions.
 		InlineCompletionProvider bool `json:"inlineCompletionProvider,omitempty"`
-		Experimental     struct {
+		Experimental             struct {
 			Agent protocol.AgentServerCapabilities `json:"agent"`
 		} `json:"experimental"`
 	} `json:"capabilities"`
