@@ -47,6 +47,10 @@ type Settings struct {
 	Web Web `json:"web"`
 	// WebSearch says which provider answers web_search.
 	WebSearch WebSearch `json:"webSearch"`
+	// Completion configures inline completions (textDocument/inlineCompletion): which of the
+	// user's providers and models fill in the middle, through which endpoint. Only the user's
+	// layers may set it: it decides where the text around the cursor goes as it is typed.
+	Completion Completion `json:"completion"`
 	// TrustedProjects are project roots (absolute paths) whose .agentd/config.json is trusted
 	// like the user's own settings. Only the user's layers may set it.
 	TrustedProjects []string `json:"trustedProjects,omitempty"`
@@ -115,6 +119,24 @@ type Web struct {
 type WebSearch struct {
 	Provider string `json:"provider,omitempty"`
 }
+
+// Completion is the settings' completion object. Inline completions are on when Provider and
+// Model are set.
+type Completion struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Endpoint is the dialect of the request: "completions" (OpenAI-compatible /completions with
+	// suffix), "infill" (llama.cpp's /infill), "fim" (Codestral's /fim/completions) or "chat"
+	// (any chat model, prompted). Empty picks "chat" for anthropic and gemini providers and
+	// "completions" otherwise.
+	Endpoint  string `json:"endpoint,omitempty"`
+	MaxTokens int    `json:"maxTokens,omitempty"`
+	// ContextChars bounds the text sent around the cursor plus other open files (characters).
+	ContextChars int `json:"contextChars,omitempty"`
+}
+
+// Enabled says whether inline completions are configured.
+func (c Completion) Enabled() bool { return c.Provider != "" && c.Model != "" }
 
 // FirstByteWait is FirstByteTimeout as a duration (0 for the transport's default).
 func (p ProviderSettings) FirstByteWait() time.Duration {

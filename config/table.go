@@ -163,6 +163,35 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{path: "completion", class: UserOnly, def: func() map[string]any { return map[string]any{} }, object: true},
+	{path: "completion.provider", class: UserOnly, check: func(s Settings, _ string) error {
+		if p := s.Completion.Provider; p != "" {
+			if _, ok := s.Providers[p]; !ok {
+				return &KeyError{Key: "completion.provider", Msg: fmt.Sprintf("%q is not one of providers (%s)", p, strings.Join(providerIDs(s), ", "))}
+			}
+		}
+		return nil
+	}},
+	{path: "completion.model", class: UserOnly},
+	{path: "completion.endpoint", class: UserOnly, check: func(s Settings, _ string) error {
+		switch s.Completion.Endpoint {
+		case "", "completions", "infill", "fim", "chat":
+			return nil
+		}
+		return &KeyError{Key: "completion.endpoint", Msg: fmt.Sprintf("%q is not one of completions, infill, fim, chat", s.Completion.Endpoint)}
+	}},
+	{path: "completion.maxTokens", class: UserOnly, check: func(s Settings, _ string) error {
+		if n := s.Completion.MaxTokens; n < 0 || n > 4096 {
+			return &KeyError{Key: "completion.maxTokens", Msg: "must be between 1 and 4096"}
+		}
+		return nil
+	}},
+	{path: "completion.contextChars", class: UserOnly, check: func(s Settings, _ string) error {
+		if n := s.Completion.ContextChars; n < 0 || n > 1<<20 {
+			return &KeyError{Key: "completion.contextChars", Msg: "must be between 1 and 1048576"}
+		}
+		return nil
+	}},
 	{path: "compactThreshold", class: Describe, def: 0.8, check: func(s Settings, _ string) error {
 		if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
 			return &KeyError{Key: "compactThreshold", Msg: "must be between 0 and 1"}

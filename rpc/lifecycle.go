@@ -20,7 +20,9 @@ import (
 type initializeResult struct {
 	Capabilities struct {
 		PositionEncoding string `json:"positionEncoding"`
-		Experimental     struct {
+		// InlineCompletionProvider is LSP 3.18's: set when the settings configure completions.
+		InlineCompletionProvider bool `json:"inlineCompletionProvider,omitempty"`
+		Experimental             struct {
 			Agent protocol.AgentServerCapabilities `json:"agent"`
 		} `json:"experimental"`
 	} `json:"capabilities"`
@@ -133,6 +135,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	res.ServerInfo.Name = "agentd"
 	res.ServerInfo.Version = s.opts.Version
 	res.Capabilities.PositionEncoding = caps.PositionEncoding
+	res.Capabilities.InlineCompletionProvider = s.settings.Get().Completion.Enabled()
 	res.Capabilities.Experimental.Agent = protocol.AgentServerCapabilities{
 		ProtocolVersion: version,
 		AgentCapabilities: protocol.AgentCapabilities{

@@ -86,6 +86,9 @@ func (s *Server) table() map[string]method {
 		protocol.MethodProvidersList: handler(nil, (*Server).providersList),
 		protocol.MethodProvidersSet:  handler(nil, (*Server).providersSet),
 		protocol.MethodProvidersTest: handler(validateProviderID, (*Server).providersTest),
+
+		// completion.go
+		MethodInlineCompletion: handler(validateInlineCompletion, (*Server).inlineCompletion),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/completion"
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/prompts"
@@ -137,6 +138,7 @@ type Server struct {
 	bridge   Bridge
 	caps     Capabilities
 	inflight map[jsonrpc.ID]*inflight
+	complete *completion.Engine // made at the first inline completion
 
 	exitOnce sync.Once
 	exitCh   chan int
