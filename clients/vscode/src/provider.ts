@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { needsNoKey } from './pure/net';
 import { Keys } from './keys';
 import { ClientRequest, ClientRequests, ToDaemon } from './pure/protocol';
-import { originOf, Preset, PRESETS, withProvider } from './pure/settings';
+import { originOf, Preset, PRESETS, userValue, withProvider } from './pure/settings';
 
 /**
  * What the walk-through needs of the running daemon. Declared here, where it is used, so that this
@@ -36,7 +36,10 @@ export async function configureProvider(keys: Keys, daemon: ProviderDaemon) {
   if (!preset) return;
   const p = preset.preset;
   const cfg = vscode.workspace.getConfiguration('agentd');
-  const current: any = (cfg.get<any>('settings') ?? {}).providers?.[p.id] ?? {};
+  // The user's own settings: what is written back below goes to the user's settings.json, and a
+  // workspace's agentd.settings must neither show up here nor be copied there.
+  const userSettings = userValue(cfg.inspect<any>('settings'));
+  const current: any = (userSettings ?? {}).providers?.[p.id] ?? {};
 
   let baseUrl = p.baseUrl;
   if (p.askBaseUrl) {
@@ -108,7 +111,7 @@ export async function configureProvider(keys: Keys, daemon: ProviderDaemon) {
     if (model === undefined) return;
   }
 
-  const settings = withProvider(cfg.get('settings'), p.id, { apiType: p.apiType, baseUrl, model: model || undefined });
+  const settings = withProvider(userSettings, p.id, { apiType: p.apiType, baseUrl, model: model || undefined });
   await cfg.update('settings', settings, vscode.ConfigurationTarget.Global);
 
   if (!daemon.client?.isRunning()) {
