@@ -281,6 +281,8 @@ app.addEventListener('click', (e) => {
     vscode.postMessage({ type: 'command', command: 'agentd.restart' });
   } else if (act === 'mode') {
     vscode.postMessage({ type: 'setConfig', configId: t.dataset.config, value: t.dataset.value });
+  } else if ((act === 'perm' || act === 'perm-feedback') && !armedPermissions.has(t.dataset.req ?? '')) {
+    // Not armed yet (see ARM_MS): an early click answers nothing.
   } else if (act === 'perm') {
     vscode.postMessage({ type: 'permission', requestId: t.dataset.req, button: t.dataset.button });
   } else if (act === 'restore') {
@@ -385,7 +387,7 @@ function itemHtml(it: Item, index: number): string {
       const diffBtns = diffButtons(index, it.diffs);
       const buttons = it.answer
         ? `<div class="answered">${esc(answerText(it.answer))}${it.feedback ? `: <q class="feedback">${esc(it.feedback)}</q>` : ''}</div>`
-        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}">${esc(buttonLabel(b))}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="${esc(l10n.t('Deny, and tell agentd what to do instead'))}">${esc(denyWithFeedbackLabel())}</button>` : ''}</div>`;
+        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}"${arming(it.id)}>${esc(buttonLabel(b))}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="${esc(l10n.t('Deny, and tell agentd what to do instead'))}"${arming(it.id)}>${esc(denyWithFeedbackLabel())}</button>` : ''}</div>`;
       const server = it.server ? `<div class="perm-server">${esc(l10n.t('MCP server:'))} <code>${esc(it.server)}</code></div>` : '';
       return `<div class="permission${it.answer ? ' done' : ''}" role="group" aria-label="${esc(l10n.t('Permission request: {0}', it.title))}" data-req="${esc(it.id)}"><div class="perm-title">${esc(it.title)}</div>${server}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
     }
@@ -483,20 +485,37 @@ function markAllAnnounced() {
   for (const it of state.items) announced.add(`${it.kind}:${it.id}`);
 }
 
-// ---------- a permission request is brought into view and focused once; if it still cannot be
-// seen, the extension raises a notification.
+// ---------- a permission request is brought into view once, without taking the focus: the user
+// may be typing (into the chat input or the editor), and a focused button would take the next
+// Space or Enter as the answer (issue 33 item 1). Its buttons also accept nothing for ARM_MS after
+// it appears, so a click or key already on its way when the card lands answers nothing; a
+// question is answered only by a deliberate click, Tab to a button, or the accept/deny keys.
+// If it still cannot be seen, the extension raises a notification.
+const ARM_MS = 600;
+const armedPermissions = new Set<string>();
+function arming(id: string): string {
+  return armedPermissions.has(id) ? '' : ` disabled aria-disabled="true" data-arming="1"`;
+}
+function arm(id: string) {
+  armedPermissions.add(id);
+  messages.querySelectorAll(`.permission[data-req="${CSS.escape(id)}"] button[data-arming]`).forEach((b) => {
+    b.removeAttribute('disabled');
+    b.removeAttribute('aria-disabled');
+    b.removeAttribute('data-arming');
+  });
+}
 const shownPermissions = new Set<string>();
 function showPendingPermission() {
   for (const it of state.items) {
     if (it.kind !== 'permission' || it.answer || shownPermissions.has(it.id)) continue;
     shownPermissions.add(it.id);
+    if (!armedPermissions.has(it.id)) setTimeout(() => arm(it.id), ARM_MS);
     const card = messages.querySelector(`.permission[data-req="${CSS.escape(it.id)}"]`) as HTMLElement | null;
     if (!card) continue;
     // The answers are what must be seen: for a card taller than the transcript, its buttons.
     const answers = (card.querySelector('.perm-buttons') as HTMLElement | null) ?? card;
     card.scrollIntoView({ block: 'nearest' });
     answers.scrollIntoView({ block: 'nearest' });
-    (card.querySelector('.perm-buttons button') as HTMLElement | null)?.focus({ preventScroll: true });
     // Measured after layout: the answers must lie wholly inside the transcript's visible box (a
     // transcript squeezed to a sliver by a tall prompt box shows the card's edge, not its buttons).
     requestAnimationFrame(() => {
