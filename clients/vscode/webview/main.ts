@@ -387,7 +387,7 @@ function itemHtml(it: Item, index: number): string {
       const diffBtns = diffButtons(index, it.diffs);
       const buttons = it.answer
         ? `<div class="answered">${esc(answerText(it.answer))}${it.feedback ? `: <q class="feedback">${esc(it.feedback)}</q>` : ''}</div>`
-        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}"${arming(it.id)}>${esc(buttonLabel(b))}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="${esc(l10n.t('Deny, and tell agentd what to do instead'))}"${arming(it.id)}>${esc(denyWithFeedbackLabel())}</button>` : ''}</div>`;
+        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}"${armedPermissions.has(it.id) ? '' : ARMING_ATTRS}>${esc(buttonLabel(b))}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="${esc(l10n.t('Deny, and tell agentd what to do instead'))}"${armedPermissions.has(it.id) ? '' : ARMING_ATTRS}>${esc(denyWithFeedbackLabel())}</button>` : ''}</div>`;
       const server = it.server ? `<div class="perm-server">${esc(l10n.t('MCP server:'))} <code>${esc(it.server)}</code></div>` : '';
       return `<div class="permission${it.answer ? ' done' : ''}" role="group" aria-label="${esc(l10n.t('Permission request: {0}', it.title))}" data-req="${esc(it.id)}"><div class="perm-title">${esc(it.title)}</div>${server}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
     }
@@ -493,9 +493,8 @@ function markAllAnnounced() {
 // If it still cannot be seen, the extension raises a notification.
 const ARM_MS = 600;
 const armedPermissions = new Set<string>();
-function arming(id: string): string {
-  return armedPermissions.has(id) ? '' : ` disabled aria-disabled="true" data-arming="1"`;
-}
+/** The attributes of a button of a card not armed yet. */
+const ARMING_ATTRS = ' disabled aria-disabled="true" data-arming="1"';
 function arm(id: string) {
   armedPermissions.add(id);
   messages.querySelectorAll(`.permission[data-req="${CSS.escape(id)}"] button[data-arming]`).forEach((b) => {
