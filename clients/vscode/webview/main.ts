@@ -23,7 +23,7 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import {
-  buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff,
+  buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff, stdinSize,
 } from '../src/pure/viewmodel';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
 import { ChatListEntry } from '../src/pure/chatlist';
@@ -381,9 +381,17 @@ function itemHtml(it: Item, index: number): string {
       const saves = it.saves?.length
         ? `<div class="saves"><div>${esc(l10n.t('Saves first:'))}</div><ul>${it.saves.map((f) => `<li data-user-changes="${f.userChanges}"><code>${esc(f.path)}</code>${f.userChanges ? ` <span class="user-changes">${esc(l10n.t('(with your unsaved changes)'))}</span>` : ''}</li>`).join('')}</ul></div>`
         : '';
+      // What the program or server gets besides its argv is part of what is granted: shown whole.
+      const pairs = (cls: string, title: string, list: { name: string; value: string }[] | undefined, sep: string) => list?.length
+        ? `<div class="${cls}"><div>${esc(title)}</div><ul>${list.map((p) => `<li><code>${esc(p.name)}${sep}${esc(p.value)}</code></li>`).join('')}</ul></div>`
+        : '';
+      const stdin = it.stdin
+        ? `<div class="perm-stdin"><div>${esc(stdinSize(it.stdin))}${it.stdin.truncated ? ` ${esc(l10n.t('(the start of it)'))}` : ''}</div>${it.stdin.bytes ? `<pre>${esc(it.stdin.preview)}</pre>` : ''}</div>`
+        : '';
+      const extras = pairs('perm-env', l10n.t('Environment:'), it.env, '=') + pairs('perm-headers', l10n.t('Headers:'), it.headers, ': ') + stdin;
       const body = it.command
-        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">${esc(l10n.t('in {0}', it.cwd))}</div>` : ''}</div>${saves}`
-        : it.diffs.map(miniDiff).join('') + saves;
+        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">${esc(l10n.t('in {0}', it.cwd))}</div>` : ''}</div>${extras}${saves}`
+        : it.diffs.map(miniDiff).join('') + extras + saves;
       const diffBtns = diffButtons(index, it.diffs);
       const buttons = it.answer
         ? `<div class="answered">${esc(answerText(it.answer))}${it.feedback ? `: <q class="feedback">${esc(it.feedback)}</q>` : ''}</div>`

@@ -788,6 +788,27 @@ try {
     await page.keyboard.type('seed');
   });
 
+  await test('a program card shows the env and the stdin the program would get', async () => {
+    // Issue 26 item 3: env and stdin are part of the grant, so the card must show them.
+    const stdin = Array.from({ length: 20 }, (_, i) => `print(${i})`).join('\n') + '\n';
+    await startFake('extras', { turns: [
+      { toolCalls: [{ id: 'call_run', name: 'run_program', arguments: { command: ['python3', '-'], env: { LD_PRELOAD: '/tmp/evil.so', NODE_OPTIONS: '--require ./x.js' }, stdin } }] },
+      { text: 'Extras turn done.' },
+      { text: 'Extras' },
+    ] });
+    await newChat();
+    await sendInChat('Run a python script');
+    const open = chat().locator('.permission:not(.done)');
+    await open.locator('.cmd code', { hasText: 'python3 -' }).waitFor({ timeout: 60000 });
+    await open.locator('.perm-env li', { hasText: 'LD_PRELOAD=/tmp/evil.so' }).waitFor({ timeout: 5000 });
+    await open.locator('.perm-env li', { hasText: 'NODE_OPTIONS=--require ./x.js' }).waitFor({ timeout: 5000 });
+    await open.locator('.perm-stdin', { hasText: `stdin: ${Buffer.byteLength(stdin)} bytes, 20 lines` }).waitFor({ timeout: 5000 });
+    const pre = await open.locator('.perm-stdin pre').innerText();
+    if (!pre.startsWith('print(0)\nprint(1)') || pre.includes('print(19)')) throw new Error(`the stdin preview is not the bounded start: ${JSON.stringify(pre)}`);
+    await open.locator('button', { hasText: /^Deny$/ }).click();
+    await chatSays('Extras turn done.', 30000);
+  });
+
   await test('a permission card the visible view cannot show raises a notification that answers it', async () => {
     const long = Array.from({ length: 60 }, (_, i) => `Row ${i + 1} of a reply taller than the view.`).join('\n\n');
     await startFake('hidden-card', { turns: [
