@@ -25,6 +25,7 @@ import yaml from 'highlight.js/lib/languages/yaml';
 import {
   buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff, stdinSize,
 } from '../src/pure/viewmodel';
+import { diffRows } from '../src/pure/hunks';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
 import { ChatListEntry } from '../src/pure/chatlist';
 
@@ -336,18 +337,15 @@ function diffButtons(index: number, diffs: Diff[]): string {
 }
 
 /** A compact line diff: common head and tail trimmed, the rest as removed/added lines. */
+// The card's diff: the real hunks (pure/hunks.ts diffRows), each with a line of context and a
+// gap row between them, not everything between the first and the last change.
 function miniDiff(d: Diff): string {
-  const a = (d.oldText ?? '').split('\n');
-  const b = d.newText.split('\n');
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  let j = 0;
-  while (j < a.length - i && j < b.length - i && a[a.length - 1 - j] === b[b.length - 1 - j]) j++;
-  const lines: string[] = [];
-  if (i > 0) lines.push(`<div class="ctx">  ${esc(a[i - 1])}</div>`);
-  for (const l of a.slice(i, a.length - j).slice(0, 40)) lines.push(`<div class="del">- ${esc(l)}</div>`);
-  for (const l of b.slice(i, b.length - j).slice(0, 40)) lines.push(`<div class="add">+ ${esc(l)}</div>`);
-  if (j > 0) lines.push(`<div class="ctx">  ${esc(b[b.length - j])}</div>`);
+  const { rows, hidden } = diffRows(d.oldText ?? '', d.newText, 1, 80);
+  const sign = { ctx: '  ', del: '- ', add: '+ ' } as const;
+  const lines = rows.map((r) => (r.kind === 'gap'
+    ? '<div class="gap" aria-hidden="true">⋯</div>'
+    : `<div class="${r.kind}">${sign[r.kind]}${esc(r.text)}</div>`));
+  if (hidden) lines.push(`<div class="gap">${esc(l10n.t('{0} more changed lines; open the diff to see them all', hidden))}</div>`);
   return `<div class="minidiff"><div class="minidiff-head">${esc(d.oldText === null ? l10n.t('{0} (new file)', shortPath(d.path)) : shortPath(d.path))}</div>${lines.join('')}</div>`;
 }
 

@@ -809,6 +809,32 @@ try {
     await chatSays('Extras turn done.', 30000);
   });
 
+  await test('the card diff shows the real hunks, not the lines between them', async () => {
+    // Issue 33 item 5: +6/−1 far apart showed the 22 lines from the first change to the last.
+    const lines = Array.from({ length: 22 }, (_, i) => `row ${i + 1}`);
+    fs.writeFileSync(path.join(WS, 'hunky.txt'), lines.join('\n') + '\n');
+    await startFake('hunky', { turns: [
+      { toolCalls: [{ id: 'call_edit', name: 'edit_file', arguments: { path: 'hunky.txt', edits: [
+        { old_text: 'row 2\n', new_text: 'ROW 2\n' },
+        { old_text: 'row 21\n', new_text: 'row 21\nadd 1\nadd 2\nadd 3\nadd 4\nadd 5\n' },
+      ] } }] },
+      { text: 'Hunky turn done.' },
+      { text: 'Hunky' },
+    ] });
+    await newChat();
+    await sendInChat('Change hunky.txt in two places');
+    const open = chat().locator('.permission:not(.done)');
+    await open.locator('.minidiff .add', { hasText: 'add 5' }).waitFor({ timeout: 60000 });
+    const rows = await open.locator('.minidiff > div:not(.minidiff-head)').allInnerTexts();
+    const adds = rows.filter((r) => r.startsWith('+')).length;
+    const dels = rows.filter((r) => r.startsWith('-') || r.startsWith('−')).length;
+    if (adds !== 6 || dels !== 1) throw new Error(`the card shows +${adds} −${dels}, not +6 −1: ${JSON.stringify(rows)}`);
+    if (rows.some((r) => /row 1[0-2]\b/.test(r))) throw new Error(`the card shows unchanged lines between the hunks: ${JSON.stringify(rows)}`);
+    if (rows.length > 14) throw new Error(`the card shows ${rows.length} rows for two small hunks: ${JSON.stringify(rows)}`);
+    await open.locator('button', { hasText: /^Deny$/ }).click();
+    await chatSays('Hunky turn done.', 30000);
+  });
+
   await test('a permission card the visible view cannot show raises a notification that answers it', async () => {
     const long = Array.from({ length: 60 }, (_, i) => `Row ${i + 1} of a reply taller than the view.`).join('\n\n');
     await startFake('hidden-card', { turns: [
