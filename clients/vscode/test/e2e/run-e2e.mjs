@@ -521,9 +521,28 @@ try {
     await runCommand('View: Close Primary Side Bar');
     const allow = page.locator('.notifications-toasts .monaco-button', { hasText: 'Allow once' });
     await allow.waitFor({ timeout: 60000 });
-    for (const b of ['Allow for session', 'Always allow', 'Deny']) {
+    // Every button reads whole: none cut to "All…" (issue 33 item 5).
+    await sleep(300);
+    const cut = await page.locator('.notifications-toasts .notification-toast').first().evaluate((toast) => {
+      const box = toast.getBoundingClientRect();
+      return [...toast.querySelectorAll('.monaco-button')].filter((b) => {
+        const r = b.getBoundingClientRect();
+        const label = b.querySelector('span') ?? b;
+        return b.scrollWidth > b.clientWidth + 1 || label.scrollWidth > label.clientWidth + 1 || r.right > box.right + 1 || r.left < box.left - 1 || r.width < 8;
+      }).map((b) => b.textContent);
+    });
+    if (cut.length) throw new Error(`notification buttons cut short: ${JSON.stringify(cut)}`);
+    for (const b of ['Allow once', 'Deny', 'Open Chat']) {
       await page.locator('.notifications-toasts .monaco-button', { hasText: b }).first().waitFor({ timeout: 2000 });
     }
+    // The other answers are one button away, named in full.
+    await page.locator('.notifications-toasts .monaco-button', { hasText: 'More Answers' }).first().click();
+    for (const b of ['Allow once', 'Allow for this session', 'Always allow in this project', 'Deny']) {
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: b }).first().waitFor({ timeout: 5000 });
+    }
+    await page.keyboard.press('Escape');
+    // Dismissing the list leaves the question open; the notification comes back to answer it.
+    await allow.waitFor({ timeout: 10000 });
     await allow.click();
     await waitFor('the edit in the editor buffer', async () => (await editorText()).includes('goodbye world'), 30000);
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
