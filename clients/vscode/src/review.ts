@@ -21,10 +21,13 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
     overviewRulerLane: vscode.OverviewRulerLane.Left,
   });
   private readonly disposables: vscode.Disposable[] = [];
+  /** Fires whenever the set of files under review changes (a hunk kept or undone, a file reverted). */
+  private readonly filesChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeFiles = this.filesChanged.event;
 
   constructor(private readonly diffs: DiffContent) {
     this.disposables.push(
-      this.changed, this.added,
+      this.changed, this.added, this.filesChanged,
       vscode.languages.registerCodeLensProvider({ scheme: 'file' }, this),
       vscode.workspace.onDidChangeTextDocument((e) => { if (this.files.has(key(e.document.uri))) this.settle(e.document); }),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
@@ -57,6 +60,7 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
 
   private refresh() {
     this.changed.fire();
+    this.filesChanged.fire();
     this.decorate();
     void vscode.commands.executeCommand('setContext', 'agentd.reviewing', this.files.size > 0);
   }

@@ -369,9 +369,15 @@ function itemHtml(it: Item, index: number): string {
     }
     case 'changes': {
       const sign = (n: number, c: string) => `<span class="${c}">${c === 'added' ? '+' : '−'}${n}</span>`;
-      const rows = it.files.map((f) => `<li class="change" data-path="${esc(f.path)}"><span class="change-file" title="${esc(f.path)}">${esc(shortPath(f.path))}</span><span class="change-kind">${esc(changeText(f.change, f.from ? shortPath(f.from) : undefined))}</span>${sign(f.added, 'added')} ${sign(f.removed, 'removed')}${f.change === 'deleted' ? '' : `<button class="link-btn" data-act="change" data-path="${esc(f.path)}" title="${esc(l10n.t("Open the file's changes in the diff editor"))}">${esc(l10n.t('Open diff'))}</button>`}</li>`).join('');
+      // Which files are still under review (the extension says; until it has, all of them).
+      const open = reviewOpen.get(it.id);
+      const underReview = (p: string) => !open || open.includes(p);
+      const rows = it.files.map((f) => `<li class="change" data-path="${esc(f.path)}"><span class="change-file" title="${esc(f.path)}">${esc(shortPath(f.path))}</span><span class="change-kind">${esc(changeText(f.change, f.from ? shortPath(f.from) : undefined))}</span>${sign(f.added, 'added')} ${sign(f.removed, 'removed')}${underReview(f.path) ? '' : ` <span class="reviewed">${esc(l10n.t('reviewed'))}</span>`}${f.change === 'deleted' ? '' : `<button class="link-btn" data-act="change" data-path="${esc(f.path)}" title="${esc(l10n.t("Open the file's changes in the diff editor"))}">${esc(l10n.t('Open diff'))}</button>`}</li>`).join('');
       const n = it.files.length;
-      return `<div class="changes"><div class="changes-head"><span class="section-title">${esc(l10n.t('Changes'))}</span><span class="muted">${esc(n === 1 ? l10n.t('1 file') : l10n.t('{0} files', n))}</span><span class="spacer"></span><button class="secondary" data-act="cmd" data-command="agentd.keepAll" title="${esc(l10n.t('Keep every change still under review'))}">${esc(l10n.t('Keep All'))}</button><button class="secondary" data-act="cmd" data-command="agentd.undoAll" title="${esc(l10n.t('Undo every change still under review'))}">${esc(l10n.t('Undo All'))}</button></div><ul>${rows}</ul></div>`;
+      const actions = it.files.some((f) => underReview(f.path))
+        ? `<button class="secondary" data-act="cmd" data-command="agentd.keepAll" title="${esc(l10n.t('Keep every change still under review'))}">${esc(l10n.t('Keep All'))}</button><button class="secondary" data-act="cmd" data-command="agentd.undoAll" title="${esc(l10n.t('Undo every change still under review'))}">${esc(l10n.t('Undo All'))}</button>`
+        : `<span class="muted reviewed-all">${esc(l10n.t('All reviewed'))}</span>`;
+      return `<div class="changes"><div class="changes-head"><span class="section-title">${esc(l10n.t('Changes'))}</span><span class="muted">${esc(n === 1 ? l10n.t('1 file') : l10n.t('{0} files', n))}</span><span class="spacer"></span>${actions}</div><ul>${rows}</ul></div>`;
     }
     case 'notice':
       return `<div class="notice ${it.severity}" role="note"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;
@@ -427,8 +433,12 @@ function changeName(change: string): string {
   }
 }
 
+/** Per Changes list (by item id), its files still under review, as the extension last said. */
+let reviewOpen = new Map<string, string[]>();
+
 function itemKey(it: Item, index: number): string {
   if (it.kind === 'agent') return `${it.streaming}:${revealed.get(index) ?? 0}:${it.text.length}`;
+  if (it.kind === 'changes') return JSON.stringify([it, reviewOpen.get(it.id) ?? null]);
   return JSON.stringify(it);
 }
 
@@ -692,6 +702,10 @@ window.addEventListener('message', (e) => {
     sessions = m.sessions ?? [];
     sessionsError = m.error ?? '';
     renderHistory();
+  } else if (m.type === 'review') {
+    const open = m.open && typeof m.open === 'object' ? m.open as Record<string, unknown> : {};
+    reviewOpen = new Map(Object.entries(open).filter(([, v]) => Array.isArray(v)).map(([k, v]) => [k, (v as unknown[]).map(String)]));
+    schedule();
   } else if (m.type === 'focusInput') {
     input.focus();
   } else if (m.type === 'attach' && m.chip) {

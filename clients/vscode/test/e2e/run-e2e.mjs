@@ -660,6 +660,54 @@ try {
     if (!seen.includes(`Active file in the editor: ${R1}`)) throw new Error(`the active file did not reach the prompt: ${seen.slice(-800)}`);
   });
 
+  await test('review ends when every hunk is reviewed or the file is reverted: lenses, markers and the Changes list', async () => {
+    // Issue 33 item 5: after every hunk was reviewed the chat still offered Keep All / Undo All, and
+    // File: Revert File left the review's markers behind.
+    const R3 = path.join(WS, 'r3.txt');
+    fs.writeFileSync(R3, 'x1\nx2\nx3\nx4\nx5\n');
+    await startFake('reviewend', { turns: [
+      { toolCalls: [{ id: 'call_a', name: 'edit_file', arguments: { path: 'r3.txt', edits: [{ old_text: 'x1', new_text: 'X1' }, { old_text: 'x5', new_text: 'X5' }] } }], chunkDelayMs: 5 },
+      { text: 'First review turn done.' },
+      { text: 'Review end' },
+      { toolCalls: [{ id: 'call_b', name: 'edit_file', arguments: { path: 'r3.txt', edits: [{ old_text: 'x3', new_text: 'X3' }] } }], chunkDelayMs: 5 },
+      { text: 'Second review turn done.' },
+    ] });
+    await openFile('r3.txt');
+    await newChat();
+    const lens = (re) => page.locator('.editor-group-container.active .codelens-decoration a').filter({ hasText: re });
+    const changes = chat().locator('.changes').last();
+    // 1. Revert File ends the review of that file.
+    await sendInChat('Uppercase x1 and x5 in r3.txt');
+    await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().click();
+    await chatSays('First review turn done.', 30000);
+    await changes.locator('button', { hasText: 'Keep All' }).waitFor({ timeout: 10000 });
+    await waitFor('two hunks to review in r3.txt', async () => (await lens(/^Undo$/).count()) === 2, 15000);
+    // The review's line markers: the extension's whole-line decorations (Monaco's ced-* classes).
+    const markers = page.locator('.editor-group-container.active .monaco-editor .view-overlays div[class*="ced-"]');
+    await waitFor('review markers on the changed lines', async () => (await markers.count()) > 0, 10000);
+    await runCommand('File: Revert File');
+    await waitFor('r3.txt reverted', async () => { const t = await editorText(); return t.includes('x1') && !t.includes('X1'); }, 10000);
+    await waitFor('no review lenses after Revert File', async () => (await lens(/^(Keep|Undo)/).count()) === 0, 10000)
+      .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await lens(/./).allInnerTexts())}`); });
+    await waitFor('no review markers after Revert File', async () => (await markers.count()) === 0, 10000);
+    await waitFor('the Changes list says the review is over', async () => (await changes.locator('button', { hasText: /^(Keep All|Undo All)$/ }).count()) === 0, 10000)
+      .catch((e) => { throw new Error(`the chat still offers Keep All / Undo All after Revert File: ${e.message}`); });
+    // 2. Keeping every hunk ends it too.
+    await sendInChat('Uppercase x3 in r3.txt');
+    await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().click();
+    await chatSays('Second review turn done.', 30000);
+    const second = chat().locator('.changes').last();
+    await second.locator('button', { hasText: 'Keep All' }).waitFor({ timeout: 10000 });
+    await lens(/^Keep \(/).first().waitFor({ timeout: 15000 });
+    await lens(/^Keep \(/).first().click();
+    await waitFor('r3.txt reviewed', async () => (await lens(/^(Keep|Undo)/).count()) === 0, 10000);
+    await waitFor('the Changes list says the review is over', async () => (await second.locator('button', { hasText: /^(Keep All|Undo All)$/ }).count()) === 0, 10000)
+      .catch((e) => { throw new Error(`the chat still offers Keep All / Undo All after every hunk was kept: ${e.message}`); });
+    await second.locator('.change', { hasText: 'r3.txt' }).locator('.reviewed').waitFor({ timeout: 5000 });
+    // Leave r3.txt as it was on disk.
+    await runCommand('File: Revert File');
+  });
+
   await test('/undo puts the last turn\'s files back; Fork Conversation continues in a copy', async () => {
     const R3 = path.join(WS, 'r3.txt');
     fs.writeFileSync(R3, 'red\ngreen\n');
