@@ -87,6 +87,11 @@ export function undoHunk(current: string, h: Hunk): string {
   return lines.join('');
 }
 
+/** Whether the hunks only take lines away (none adds or replaces a line): no new text is left to review. */
+export function onlyRemovals(hs: Hunk[]): boolean {
+  return hs.every((h) => h.newLines.length === 0);
+}
+
 /** "+2 −1" for a hunk. */
 export function hunkStat(h: Hunk): string {
   return `+${h.newLines.length} −${h.oldLines.length}`;

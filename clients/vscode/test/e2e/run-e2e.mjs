@@ -671,6 +671,8 @@ try {
       { text: 'Review end' },
       { toolCalls: [{ id: 'call_b', name: 'edit_file', arguments: { path: 'r3.txt', edits: [{ old_text: 'x3', new_text: 'X3' }] } }], chunkDelayMs: 5 },
       { text: 'Second review turn done.' },
+      { toolCalls: [{ id: 'call_c', name: 'edit_file', arguments: { path: 'r3.txt', edits: [{ old_text: 'x2', new_text: 'X2' }] } }], chunkDelayMs: 5 },
+      { text: 'Third review turn done.' },
     ] });
     await openFile('r3.txt');
     await newChat();
@@ -704,8 +706,26 @@ try {
     await waitFor('the Changes list says the review is over', async () => (await second.locator('button', { hasText: /^(Keep All|Undo All)$/ }).count()) === 0, 10000)
       .catch((e) => { throw new Error(`the chat still offers Keep All / Undo All after every hunk was kept: ${e.message}`); });
     await second.locator('.change', { hasText: 'r3.txt' }).locator('.reviewed').waitFor({ timeout: 5000 });
-    // Leave r3.txt as it was on disk.
+    // 3. Revert File when the buffer held the user's own unsaved line before the turn: the agent's
+    // change is gone with it, so is the review (the user's lost line is not the agent's change).
     await runCommand('File: Revert File');
+    await waitFor('r3.txt back to its disk text', async () => !(await editorText()).includes('X3'), 10000);
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('mine');
+    await waitFor('r3.txt dirty', () => tabDirty('r3.txt'), 5000);
+    await sendInChat('Uppercase x2 in r3.txt');
+    await chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first().click();
+    await chatSays('Third review turn done.', 30000);
+    const third = chat().locator('.changes').last();
+    await third.locator('button', { hasText: 'Keep All' }).waitFor({ timeout: 10000 });
+    await lens(/^Keep \(/).first().waitFor({ timeout: 15000 });
+    await runCommand('File: Revert File');
+    await waitFor('r3.txt reverted', async () => { const t = await editorText(); return !t.includes('X2') && !t.includes('mine'); }, 10000);
+    await waitFor('no review lenses after reverting the user\'s own change too', async () => (await lens(/^(Keep|Undo)/).count()) === 0, 10000)
+      .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await lens(/./).allInnerTexts())}`); });
+    await waitFor('no review markers after that revert', async () => (await markers.count()) === 0, 10000);
+    await waitFor('the third Changes list says the review is over', async () => (await third.locator('button', { hasText: /^(Keep All|Undo All)$/ }).count()) === 0, 10000);
   });
 
   await test('/undo puts the last turn\'s files back; Fork Conversation continues in a copy', async () => {

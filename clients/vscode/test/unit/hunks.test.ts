@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffRows, hunks, keepHunk, offsetOfLine, splitLines, undoHunk } from '../../src/pure/hunks';
+import { diffRows, hunks, onlyRemovals, keepHunk, offsetOfLine, splitLines, undoHunk } from '../../src/pure/hunks';
 
 test('lines keep their terminators and join back to the text', () => {
   for (const t of ['', 'a', 'a\n', 'a\r\nb', 'a\n\nb\n']) assert.equal(splitLines(t).join(''), t);
@@ -79,4 +79,12 @@ test('card diff rows: close hunks share their context, a new file is all added, 
   assert.equal(big.rows.length, 80);
   assert.equal(big.hidden, 420);
   assert.deepEqual(diffRows('same\n', 'same\n').rows, []);
+});
+
+test('onlyRemovals: a revert that dropped only the user\'s own line leaves nothing of the agent to review', () => {
+  // Baseline: the buffer before the turn, with the user's unsaved "mine"; after the revert, the disk text.
+  assert.equal(onlyRemovals(hunks('x1\nx2\nmine\n', 'x1\nx2\n')), true);
+  assert.equal(onlyRemovals(hunks('x1\nx2\n', 'x1\nX2\n')), false);
+  assert.equal(onlyRemovals(hunks('x1\n', 'x1\nnew\n')), false);
+  assert.equal(onlyRemovals([]), true);
 });
