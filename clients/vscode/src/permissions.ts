@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { randomUUID } from 'crypto';
 import { Chats } from './chats';
-import { buttonLabel, buttonsFor, denyWithFeedbackLabel, feedbackOption, feedbackOutcome, optionForButton, PermissionButton, PermissionOption, commandOf, extrasOf, extrasText, savesOf, savesText, serverOf, visible } from './pure/viewmodel';
+import { buttonLabel, buttonsFor, denyWithFeedbackLabel, feedbackOption, feedbackOutcome, optionForButton, PermissionButton, PermissionOption, commandOf, Extras, extrasOf, extrasText, savesOf, savesText, serverOf, visible } from './pure/viewmodel';
 
 interface Pending {
   sessionId: string;
@@ -74,8 +74,11 @@ export class Permissions {
     if (server) detail = vscode.l10n.t('[MCP server {0}] {1}', server, detail);
     if (command) detail = cwd ? vscode.l10n.t('{0} — {1} (in {2})', detail, command, cwd) : vscode.l10n.t('{0} — {1}', detail, command);
     else if (files.length) detail = vscode.l10n.t('{0} — {1}', detail, files.map((f: unknown) => visible(String(f))).join(', '));
-    // The env, headers and stdin are part of what the answer grants: the notification says them too.
-    const extras = extrasText(extrasOf(tc.rawInput));
+    // The env, headers and stdin are part of what the answer grants: the notification says them
+    // too, as the card has them (the request's own, else the same call's tool update).
+    const card = this.chats.bySession(p?.sessionId ?? String(params?.sessionId ?? ''))?.state.items
+      .find((it) => it.kind === 'permission' && it.id === requestId) as Extras | undefined;
+    const extras = extrasText(card ?? extrasOf(tc.rawInput));
     if (extras) detail = vscode.l10n.t('{0}. {1}', detail, extras);
     const saves = savesText(savesOf(tc._meta?.['agentd/saves']));
     if (saves) detail = vscode.l10n.t('{0}. {1}', detail, saves);

@@ -880,6 +880,7 @@ try {
     const stdin = Array.from({ length: 20 }, (_, i) => `print(${i})`).join('\n') + '\n';
     await startFake('extras', { turns: [
       { toolCalls: [{ id: 'call_run', name: 'run_program', arguments: { command: ['python3', '-'], env: { LD_PRELOAD: '/tmp/evil.so', NODE_OPTIONS: '--require ./x.js' }, stdin } }] },
+      { reasoning: 'Let me think about this for a moment before I try again, slowly.', chunkDelayMs: 200, toolCalls: [{ id: 'call_run2', name: 'run_program', arguments: { command: ['python3', '-'], env: { PYTHONPATH: './evil' }, stdin: 'print(1)\n' } }] },
       { text: 'Extras turn done.' },
       { text: 'Extras' },
     ] });
@@ -893,6 +894,13 @@ try {
     const pre = await open.locator('.perm-stdin pre').innerText();
     if (!pre.startsWith('print(0)\nprint(1)') || pre.includes('print(19)')) throw new Error(`the stdin preview is not the bounded start: ${JSON.stringify(pre)}`);
     await open.locator('button', { hasText: /^Deny$/ }).click();
+    // The notification (the chat hidden) says them too.
+    await runCommand('View: Close Primary Side Bar');
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'PYTHONPATH=./evil' }).first();
+    await toast.waitFor({ timeout: 60000 });
+    await page.locator('.notifications-toasts .notification-list-item', { hasText: 'stdin: 9 bytes, 1 line' }).first().waitFor({ timeout: 5000 });
+    await toast.locator('.monaco-button', { hasText: /^Deny$/ }).click();
+    await runCommand('agentd: Open Chat');
     await chatSays('Extras turn done.', 30000);
   });
 
