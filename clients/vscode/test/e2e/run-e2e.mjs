@@ -904,7 +904,7 @@ try {
     await chatSays('Extras turn done.', 30000);
   });
 
-  await test('the card diff shows the real hunks, not the lines between them', async () => {
+  await test('the card diff shows the real hunks, not the lines between them; a click the instant the card appears answers nothing', async () => {
     // Issue 33 item 5: +6/−1 far apart showed the 22 lines from the first change to the last.
     const lines = Array.from({ length: 22 }, (_, i) => `row ${i + 1}`);
     fs.writeFileSync(path.join(WS, 'hunky.txt'), lines.join('\n') + '\n');
@@ -917,9 +917,29 @@ try {
       { text: 'Hunky' },
     ] });
     await newChat();
+    // A click that lands the instant the card appears (one already on its way) answers nothing:
+    // the card's buttons are armed only after a moment (issue 33 item 1).
+    await chat().locator('body').evaluate((body) => {
+      const w = window;
+      w.__earlyClicks = [];
+      w.__earlyObs = new MutationObserver(() => {
+        for (const b of body.querySelectorAll('.permission:not(.done) button[data-button="allow_once"]')) {
+          if (w.__earlyClicks.length) return;
+          w.__earlyClicks.push(b.disabled);
+          b.click();
+          b.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+        }
+      });
+      w.__earlyObs.observe(body, { subtree: true, childList: true });
+    });
     await sendInChat('Change hunky.txt in two places');
     const open = chat().locator('.permission:not(.done)');
     await open.locator('.minidiff .add', { hasText: 'add 5' }).waitFor({ timeout: 60000 });
+    const early = await chat().locator('body').evaluate(() => { window.__earlyObs.disconnect(); return window.__earlyClicks; });
+    if (early.length !== 1) throw new Error(`the early click was not tried (${JSON.stringify(early)})`);
+    await sleep(300);
+    if (await chat().locator('.permission .answered').count()) throw new Error('a click the instant the card appeared answered it');
+    if (!early[0]) throw new Error('the card\'s Allow once was enabled the instant it appeared');
     const rows = await open.locator('.minidiff > div:not(.minidiff-head)').allInnerTexts();
     const adds = rows.filter((r) => r.startsWith('+')).length;
     const dels = rows.filter((r) => r.startsWith('-') || r.startsWith('−')).length;
