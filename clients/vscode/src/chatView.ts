@@ -3,6 +3,7 @@
 // the shown chat's state once (snapshot) and then its events; the webview reduces them with the
 // same reducer. A chat keeps running while no webview shows it.
 import * as vscode from 'vscode';
+import * as path from 'path';
 import { randomBytes } from 'crypto';
 import { Chat } from './chat';
 import { Chats } from './chats';
@@ -66,8 +67,25 @@ class Surface implements vscode.Disposable {
 
   private bind() {
     this.sub?.dispose();
-    this.sub = this.chat.onEvent((event) => this.post({ type: 'event', event }));
+    this.sub = this.chat.onEvent((event) => {
+      this.post({ type: 'event', event });
+      // A turn's Changes list arrives with its end: say at once which of its files are under review.
+      if ((event as any)?.type === 'turnEnded') this.sendReview();
+    });
     this.paintTitle();
+  }
+
+  /**
+   * For each Changes list of the chat shown, the files still under review (Keep / Undo in the
+   * editor): once none is, the list says so instead of offering Keep All / Undo All for nothing.
+   */
+  sendReview() {
+    const open: Record<string, string[]> = {};
+    for (const it of this.chat.state.items) {
+      if (it.kind !== 'changes') continue;
+      open[it.id] = it.files.filter((f) => this.views.review.has(path.resolve(this.chat.cwd(), f.path))).map((f) => f.path);
+    }
+    this.post({ type: 'review', open });
   }
 
   /** Shows another chat here; the one shown before goes on in the background. */
@@ -76,6 +94,7 @@ class Surface implements vscode.Disposable {
     this.chat = chat;
     this.bind();
     this.post({ type: 'snapshot', state: chat.state, chatId: chat.id });
+    this.sendReview();
     this.sendList();
   }
 
@@ -110,6 +129,7 @@ class Surface implements vscode.Disposable {
         this.ready = true;
         this.listSent = '';
         await this.webview.postMessage({ type: 'snapshot', state: this.chat.state, chatId: this.chat.id });
+        this.sendReview();
         this.sendList();
         this.context.send();
         return;
@@ -227,6 +247,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   ) {
     this.sidebarChat = chats.create();
     this.disposables.push(chats.onDidChange(() => { for (const s of this.surfaces()) s.sendList(); }));
+    this.disposables.push(review.onDidChangeFiles(() => { for (const s of this.surfaces()) s.sendReview(); }));
   }
 
   private surfaces(): Surface[] {

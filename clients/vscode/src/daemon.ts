@@ -8,7 +8,7 @@ import * as os from 'os';
 import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import type * as LanguageClientBundle from './languageClient';
 import { bundledPath, findAgentd } from './pure/binary';
-import { didChangeConfigurationParams, effectiveSettings, initializationOptions, Settings } from './pure/settings';
+import { didChangeConfigurationParams, effectiveSettings, initializationOptions, Settings, userMode, userValue } from './pure/settings';
 import { ReadyGate } from './pure/ready';
 import { Keys } from './keys';
 import {
@@ -128,9 +128,9 @@ export class Daemon implements vscode.Disposable {
 
   settings(): Settings {
     const cfg = vscode.workspace.getConfiguration('agentd');
-    const modeInfo = cfg.inspect<string>('mode');
-    const explicitMode = modeInfo?.workspaceFolderValue ?? modeInfo?.workspaceValue ?? modeInfo?.globalValue;
-    const { settings, removed } = effectiveSettings(cfg.get('settings'), explicitMode);
+    // The user's own settings only: a repository's .vscode/settings.json must not loosen agentd
+    // (pure/settings.ts USER_ONLY_SETTINGS).
+    const { settings, removed } = effectiveSettings(userValue(cfg.inspect('settings')), userMode(cfg.inspect<string>('mode')));
     if (removed.length && removed.join() !== this.lastSettingsWarning) {
       this.lastSettingsWarning = removed.join();
       const configure: vscode.MessageItem = { title: vscode.l10n.t('Configure Provider') };
@@ -159,7 +159,8 @@ export class Daemon implements vscode.Disposable {
     const shipped = bundledPath(this.context.extensionPath, process.platform, process.arch);
     try { if (process.platform !== 'win32' && fs.existsSync(shipped)) fs.chmodSync(shipped, 0o755); } catch { /* read-only install */ }
     const found = findAgentd({
-      configuredPath: cfg.get<string>('path') ?? '',
+      // Never a workspace's: a repository must not choose the program the editor runs.
+      configuredPath: userValue(cfg.inspect<string>('path')) ?? '',
       extensionPath: this.context.extensionPath,
       platform: process.platform,
       arch: process.arch,

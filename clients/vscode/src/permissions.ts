@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { randomUUID } from 'crypto';
 import { Chats } from './chats';
-import { buttonLabel, buttonsFor, denyWithFeedbackLabel, feedbackOption, feedbackOutcome, optionForButton, PermissionButton, PermissionOption, commandOf, savesOf, savesText, serverOf, visible } from './pure/viewmodel';
+import { buttonLabel, buttonsFor, denyWithFeedbackLabel, feedbackOption, feedbackOutcome, optionForButton, PermissionButton, PermissionOption, commandOf, Extras, extrasOf, extrasText, savesOf, savesText, serverOf, visible } from './pure/viewmodel';
 
 interface Pending {
   sessionId: string;
@@ -74,17 +74,45 @@ export class Permissions {
     if (server) detail = vscode.l10n.t('[MCP server {0}] {1}', server, detail);
     if (command) detail = cwd ? vscode.l10n.t('{0} — {1} (in {2})', detail, command, cwd) : vscode.l10n.t('{0} — {1}', detail, command);
     else if (files.length) detail = vscode.l10n.t('{0} — {1}', detail, files.map((f: unknown) => visible(String(f))).join(', '));
+    // The env, headers and stdin are part of what the answer grants: the notification says them
+    // too, as the card has them (the request's own, else the same call's tool update).
+    const card = this.chats.bySession(p?.sessionId ?? String(params?.sessionId ?? ''))?.state.items
+      .find((it) => it.kind === 'permission' && it.id === requestId) as Extras | undefined;
+    const extras = extrasText(card ?? extrasOf(tc.rawInput));
+    if (extras) detail = vscode.l10n.t('{0}. {1}', detail, extras);
     const saves = savesText(savesOf(tc._meta?.['agentd/saves']));
     if (saves) detail = vscode.l10n.t('{0}. {1}', detail, saves);
     // The answer is the very item clicked, known by its id: labels are in the display language.
-    const items: Array<vscode.MessageItem & { id: PermissionButton | 'feedback' | 'open' }> = buttonsFor(options).map((id) => ({ title: buttonLabel(id), id }));
-    if (feedbackOption(options)) items.push({ title: denyWithFeedbackLabel(), id: 'feedback' });
+    // A toast has room for about four short buttons (six were cut to "All…"): Allow once and
+    // Deny, the rest one click away in a list that names each in full, and the chat.
+    const all = buttonsFor(options);
+    const direct = (['allow_once', 'deny'] as PermissionButton[]).filter((b) => all.includes(b));
+    const more = all.length > direct.length || !!feedbackOption(options);
+    const items: Array<vscode.MessageItem & { id: PermissionButton | 'more' | 'open' }> = direct.map((id) => ({ title: buttonLabel(id), id }));
+    if (more) items.push({ title: vscode.l10n.t('More Answers…'), id: 'more' });
     // Shows the request's chat (the card there waits for the answer).
     items.push({ title: vscode.l10n.t('Open Chat'), id: 'open' });
     const choice = await vscode.window.showWarningMessage(vscode.l10n.t('agentd: {0}', detail), ...items);
     if (choice?.id === 'open') { if (p) this.open(p.sessionId); return; }
-    if (choice?.id === 'feedback') await this.denyWithFeedback(requestId);
+    if (choice?.id === 'more') await this.pickAnswer(requestId, detail);
     else if (choice) this.answer(requestId, choice.id);
+  }
+
+  /** Every answer to a request, each named in full (its scope too), in a list; dismissed, the question is put again. */
+  private async pickAnswer(requestId: string, detail: string) {
+    const p = this.pending.get(requestId);
+    if (!p) return;
+    type Pick = vscode.QuickPickItem & { id: PermissionButton | 'feedback' };
+    const picks: Pick[] = buttonsFor(p.options).map((id) => {
+      const name = p.options.find((o) => o.optionId === optionForButton(p.options, id))?.name;
+      return { label: buttonLabel(id), description: name && name !== buttonLabel(id) ? visible(String(name)) : undefined, id };
+    });
+    if (feedbackOption(p.options)) picks.push({ label: denyWithFeedbackLabel(), id: 'feedback' });
+    const pick = await vscode.window.showQuickPick(picks, { title: vscode.l10n.t('agentd: {0}', detail), placeHolder: vscode.l10n.t('Answer the permission request') });
+    if (!this.pending.has(requestId)) return;
+    if (!pick) { void this.notify(requestId, p.params, p.options); return; }
+    if (pick.id === 'feedback') await this.denyWithFeedback(requestId);
+    else this.answer(requestId, pick.id);
   }
 
   /** "Deny with feedback…": asks for the correction, then denies once carrying it to the model. */

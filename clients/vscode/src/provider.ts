@@ -3,14 +3,24 @@
 // loopback or private servers) → model (from Test connection's list,
 // or typed) → a final Test connection whose result is shown.
 import * as vscode from 'vscode';
-import { Daemon } from './daemon';
 import { needsNoKey } from './pure/net';
 import { Keys } from './keys';
-import { ToDaemon } from './pure/protocol';
-import { originOf, Preset, PRESETS, withProvider } from './pure/settings';
+import { ClientRequest, ClientRequests, ToDaemon } from './pure/protocol';
+import { originOf, Preset, PRESETS, userValue, withProvider } from './pure/settings';
+
+/**
+ * What the walk-through needs of the running daemon. Declared here, where it is used, so that this
+ * module (part of the language client's bundle, which daemon.ts loads) does not import daemon.ts
+ * back: that circle is what issue 27 found.
+ */
+export interface ProviderDaemon {
+  request<M extends ClientRequest>(method: M, params: ClientRequests[M]['params']): Promise<ClientRequests[M]['result']>;
+  readonly client?: { isRunning(): boolean };
+  readonly state: { message?: string };
+}
 
 /** Tells agentd about the provider, then runs its connection test (one GET of the model list). */
-async function setAndTest(daemon: Daemon, p: Preset, baseUrl: string, model?: string): Promise<any> {
+async function setAndTest(daemon: ProviderDaemon, p: Preset, baseUrl: string, model?: string): Promise<any> {
   await daemon.request(ToDaemon.providersSet, { providerId: p.id, apiType: p.apiType, baseUrl, model });
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('agentd: testing {0}…', p.label) },
@@ -18,7 +28,7 @@ async function setAndTest(daemon: Daemon, p: Preset, baseUrl: string, model?: st
   );
 }
 
-export async function configureProvider(keys: Keys, daemon: Daemon) {
+export async function configureProvider(keys: Keys, daemon: ProviderDaemon) {
   const preset = await vscode.window.showQuickPick(
     PRESETS.map((p) => ({ label: p.label, description: p.baseUrl, preset: p })),
     { title: vscode.l10n.t('agentd: Configure Provider (1/4): provider'), placeHolder: vscode.l10n.t('Which model provider?'), ignoreFocusOut: true },
@@ -26,7 +36,10 @@ export async function configureProvider(keys: Keys, daemon: Daemon) {
   if (!preset) return;
   const p = preset.preset;
   const cfg = vscode.workspace.getConfiguration('agentd');
-  const current: any = (cfg.get<any>('settings') ?? {}).providers?.[p.id] ?? {};
+  // The user's own settings: what is written back below goes to the user's settings.json, and a
+  // workspace's agentd.settings must neither show up here nor be copied there.
+  const userSettings = userValue(cfg.inspect<any>('settings'));
+  const current: any = (userSettings ?? {}).providers?.[p.id] ?? {};
 
   let baseUrl = p.baseUrl;
   if (p.askBaseUrl) {
@@ -98,7 +111,7 @@ export async function configureProvider(keys: Keys, daemon: Daemon) {
     if (model === undefined) return;
   }
 
-  const settings = withProvider(cfg.get('settings'), p.id, { apiType: p.apiType, baseUrl, model: model || undefined });
+  const settings = withProvider(userSettings, p.id, { apiType: p.apiType, baseUrl, model: model || undefined });
   await cfg.update('settings', settings, vscode.ConfigurationTarget.Global);
 
   if (!daemon.client?.isRunning()) {

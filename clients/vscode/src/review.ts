@@ -5,7 +5,7 @@
 // the review when no hunk is left.
 import * as vscode from 'vscode';
 import * as path from 'path';
-import { Hunk, hunks, hunkStat, keepHunk, offsetOfLine, splitLines } from './pure/hunks';
+import { Hunk, hunks, hunkStat, keepHunk, offsetOfLine, onlyRemovals, splitLines } from './pure/hunks';
 import { DIFF_SCHEME, DiffContent } from './diff';
 
 interface Reviewed { baseline: string; created: boolean }
@@ -21,12 +21,17 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
     overviewRulerLane: vscode.OverviewRulerLane.Left,
   });
   private readonly disposables: vscode.Disposable[] = [];
+  /** Fires whenever the set of files under review changes (a hunk kept or undone, a file reverted). */
+  private readonly filesChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeFiles = this.filesChanged.event;
 
   constructor(private readonly diffs: DiffContent) {
     this.disposables.push(
-      this.changed, this.added,
+      this.changed, this.added, this.filesChanged,
       vscode.languages.registerCodeLensProvider({ scheme: 'file' }, this),
-      vscode.workspace.onDidChangeTextDocument((e) => { if (this.files.has(key(e.document.uri))) this.settle(e.document); }),
+      // A change that leaves the buffer clean (File: Revert File, or an undo back to the saved text)
+      // is checked as a possible end of the review too; see settle.
+      vscode.workspace.onDidChangeTextDocument((e) => { if (this.files.has(key(e.document.uri))) this.settle(e.document, !e.document.isDirty); }),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
       vscode.commands.registerCommand('agentd.review.keep', (p: string, oldStart: number, newStart: number) => this.keep(p, oldStart, newStart)),
       vscode.commands.registerCommand('agentd.review.undo', (p: string, oldStart: number, newStart: number) => this.undo(p, oldStart, newStart)),
@@ -57,6 +62,7 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
 
   private refresh() {
     this.changed.fire();
+    this.filesChanged.fire();
     this.decorate();
     void vscode.commands.executeCommand('setContext', 'agentd.reviewing', this.files.size > 0);
   }
@@ -135,11 +141,17 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
     this.settle(f.doc);
   }
 
-  /** A file whose text is its baseline again has nothing left to review. */
-  private settle(doc: vscode.TextDocument) {
+  /**
+   * A file whose text is its baseline again has nothing left to review. Nor has one that became
+   * clean (reverted to the file on disk) with none of the agent's lines left in it: what still
+   * differs from the baseline is then only the user's own unsaved text that the revert threw away,
+   * which is not the agent's change to keep or undo. A clean buffer that still holds an added line
+   * (the agent's edit was saved, say) stays under review.
+   */
+  private settle(doc: vscode.TextDocument, clean = false) {
     const k = key(doc.uri);
     const r = this.files.get(k);
-    if (r && r.baseline === doc.getText()) this.files.delete(k);
+    if (r && (r.baseline === doc.getText() || (clean && onlyRemovals(hunks(r.baseline, doc.getText()))))) this.files.delete(k);
     this.refresh();
   }
 

@@ -23,8 +23,9 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import {
-  buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff,
+  buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff, stdinSize,
 } from '../src/pure/viewmodel';
+import { diffRows } from '../src/pure/hunks';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
 import { ChatListEntry } from '../src/pure/chatlist';
 
@@ -281,6 +282,8 @@ app.addEventListener('click', (e) => {
     vscode.postMessage({ type: 'command', command: 'agentd.restart' });
   } else if (act === 'mode') {
     vscode.postMessage({ type: 'setConfig', configId: t.dataset.config, value: t.dataset.value });
+  } else if ((act === 'perm' || act === 'perm-feedback') && !armedPermissions.has(t.dataset.req ?? '')) {
+    // Not armed yet (see ARM_MS): an early click answers nothing.
   } else if (act === 'perm') {
     vscode.postMessage({ type: 'permission', requestId: t.dataset.req, button: t.dataset.button });
   } else if (act === 'restore') {
@@ -334,18 +337,15 @@ function diffButtons(index: number, diffs: Diff[]): string {
 }
 
 /** A compact line diff: common head and tail trimmed, the rest as removed/added lines. */
+// The card's diff: the real hunks (pure/hunks.ts diffRows), each with a line of context and a
+// gap row between them, not everything between the first and the last change.
 function miniDiff(d: Diff): string {
-  const a = (d.oldText ?? '').split('\n');
-  const b = d.newText.split('\n');
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  let j = 0;
-  while (j < a.length - i && j < b.length - i && a[a.length - 1 - j] === b[b.length - 1 - j]) j++;
-  const lines: string[] = [];
-  if (i > 0) lines.push(`<div class="ctx">  ${esc(a[i - 1])}</div>`);
-  for (const l of a.slice(i, a.length - j).slice(0, 40)) lines.push(`<div class="del">- ${esc(l)}</div>`);
-  for (const l of b.slice(i, b.length - j).slice(0, 40)) lines.push(`<div class="add">+ ${esc(l)}</div>`);
-  if (j > 0) lines.push(`<div class="ctx">  ${esc(b[b.length - j])}</div>`);
+  const { rows, hidden } = diffRows(d.oldText ?? '', d.newText, 1, 80);
+  const sign = { ctx: '  ', del: '- ', add: '+ ' } as const;
+  const lines = rows.map((r) => (r.kind === 'gap'
+    ? '<div class="gap" aria-hidden="true">⋯</div>'
+    : `<div class="${r.kind}">${sign[r.kind]}${esc(r.text)}</div>`));
+  if (hidden) lines.push(`<div class="gap">${esc(l10n.t('{0} more changed lines; open the diff to see them all', hidden))}</div>`);
   return `<div class="minidiff"><div class="minidiff-head">${esc(d.oldText === null ? l10n.t('{0} (new file)', shortPath(d.path)) : shortPath(d.path))}</div>${lines.join('')}</div>`;
 }
 
@@ -369,9 +369,15 @@ function itemHtml(it: Item, index: number): string {
     }
     case 'changes': {
       const sign = (n: number, c: string) => `<span class="${c}">${c === 'added' ? '+' : '−'}${n}</span>`;
-      const rows = it.files.map((f) => `<li class="change" data-path="${esc(f.path)}"><span class="change-file" title="${esc(f.path)}">${esc(shortPath(f.path))}</span><span class="change-kind">${esc(changeText(f.change, f.from ? shortPath(f.from) : undefined))}</span>${sign(f.added, 'added')} ${sign(f.removed, 'removed')}${f.change === 'deleted' ? '' : `<button class="link-btn" data-act="change" data-path="${esc(f.path)}" title="${esc(l10n.t("Open the file's changes in the diff editor"))}">${esc(l10n.t('Open diff'))}</button>`}</li>`).join('');
+      // Which files are still under review (the extension says; until it has, all of them).
+      const open = reviewOpen.get(it.id);
+      const underReview = (p: string) => !open || open.includes(p);
+      const rows = it.files.map((f) => `<li class="change" data-path="${esc(f.path)}"><span class="change-file" title="${esc(f.path)}">${esc(shortPath(f.path))}</span><span class="change-kind">${esc(changeText(f.change, f.from ? shortPath(f.from) : undefined))}</span>${sign(f.added, 'added')} ${sign(f.removed, 'removed')}${underReview(f.path) ? '' : ` <span class="reviewed">${esc(l10n.t('reviewed'))}</span>`}${f.change === 'deleted' ? '' : `<button class="link-btn" data-act="change" data-path="${esc(f.path)}" title="${esc(l10n.t("Open the file's changes in the diff editor"))}">${esc(l10n.t('Open diff'))}</button>`}</li>`).join('');
       const n = it.files.length;
-      return `<div class="changes"><div class="changes-head"><span class="section-title">${esc(l10n.t('Changes'))}</span><span class="muted">${esc(n === 1 ? l10n.t('1 file') : l10n.t('{0} files', n))}</span><span class="spacer"></span><button class="secondary" data-act="cmd" data-command="agentd.keepAll" title="${esc(l10n.t('Keep every change still under review'))}">${esc(l10n.t('Keep All'))}</button><button class="secondary" data-act="cmd" data-command="agentd.undoAll" title="${esc(l10n.t('Undo every change still under review'))}">${esc(l10n.t('Undo All'))}</button></div><ul>${rows}</ul></div>`;
+      const actions = it.files.some((f) => underReview(f.path))
+        ? `<button class="secondary" data-act="cmd" data-command="agentd.keepAll" title="${esc(l10n.t('Keep every change still under review'))}">${esc(l10n.t('Keep All'))}</button><button class="secondary" data-act="cmd" data-command="agentd.undoAll" title="${esc(l10n.t('Undo every change still under review'))}">${esc(l10n.t('Undo All'))}</button>`
+        : `<span class="muted reviewed-all">${esc(l10n.t('All reviewed'))}</span>`;
+      return `<div class="changes"><div class="changes-head"><span class="section-title">${esc(l10n.t('Changes'))}</span><span class="muted">${esc(n === 1 ? l10n.t('1 file') : l10n.t('{0} files', n))}</span><span class="spacer"></span>${actions}</div><ul>${rows}</ul></div>`;
     }
     case 'notice':
       return `<div class="notice ${it.severity}" role="note"><strong>${esc(it.title)}</strong>${it.description ? `<div>${esc(it.description)}</div>` : ''}</div>`;
@@ -379,13 +385,21 @@ function itemHtml(it: Item, index: number): string {
       const saves = it.saves?.length
         ? `<div class="saves"><div>${esc(l10n.t('Saves first:'))}</div><ul>${it.saves.map((f) => `<li data-user-changes="${f.userChanges}"><code>${esc(f.path)}</code>${f.userChanges ? ` <span class="user-changes">${esc(l10n.t('(with your unsaved changes)'))}</span>` : ''}</li>`).join('')}</ul></div>`
         : '';
+      // What the program or server gets besides its argv is part of what is granted: shown whole.
+      const pairs = (cls: string, title: string, list: { name: string; value: string }[] | undefined, sep: string) => list?.length
+        ? `<div class="${cls}"><div>${esc(title)}</div><ul>${list.map((p) => `<li><code>${esc(p.name)}${sep}${esc(p.value)}</code></li>`).join('')}</ul></div>`
+        : '';
+      const stdin = it.stdin
+        ? `<div class="perm-stdin"><div>${esc(stdinSize(it.stdin))}${it.stdin.truncated ? ` ${esc(l10n.t('(the start of it)'))}` : ''}</div>${it.stdin.bytes ? `<pre>${esc(it.stdin.preview)}</pre>` : ''}</div>`
+        : '';
+      const extras = pairs('perm-env', l10n.t('Environment:'), it.env, '=') + pairs('perm-headers', l10n.t('Headers:'), it.headers, ': ') + stdin;
       const body = it.command
-        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">${esc(l10n.t('in {0}', it.cwd))}</div>` : ''}</div>${saves}`
-        : it.diffs.map(miniDiff).join('') + saves;
+        ? `<div class="cmd"><code>${esc(it.command)}</code>${it.cwd ? `<div class="cwd">${esc(l10n.t('in {0}', it.cwd))}</div>` : ''}</div>${extras}${saves}`
+        : it.diffs.map(miniDiff).join('') + extras + saves;
       const diffBtns = diffButtons(index, it.diffs);
       const buttons = it.answer
         ? `<div class="answered">${esc(answerText(it.answer))}${it.feedback ? `: <q class="feedback">${esc(it.feedback)}</q>` : ''}</div>`
-        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}">${esc(buttonLabel(b))}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="${esc(l10n.t('Deny, and tell agentd what to do instead'))}">${esc(denyWithFeedbackLabel())}</button>` : ''}</div>`;
+        : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}"${armedPermissions.has(it.id) ? '' : ARMING_ATTRS}>${esc(buttonLabel(b))}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="${esc(l10n.t('Deny, and tell agentd what to do instead'))}"${armedPermissions.has(it.id) ? '' : ARMING_ATTRS}>${esc(denyWithFeedbackLabel())}</button>` : ''}</div>`;
       const server = it.server ? `<div class="perm-server">${esc(l10n.t('MCP server:'))} <code>${esc(it.server)}</code></div>` : '';
       return `<div class="permission${it.answer ? ' done' : ''}" role="group" aria-label="${esc(l10n.t('Permission request: {0}', it.title))}" data-req="${esc(it.id)}"><div class="perm-title">${esc(it.title)}</div>${server}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
     }
@@ -419,8 +433,12 @@ function changeName(change: string): string {
   }
 }
 
+/** Per Changes list (by item id), its files still under review, as the extension last said. */
+let reviewOpen = new Map<string, string[]>();
+
 function itemKey(it: Item, index: number): string {
   if (it.kind === 'agent') return `${it.streaming}:${revealed.get(index) ?? 0}:${it.text.length}`;
+  if (it.kind === 'changes') return JSON.stringify([it, reviewOpen.get(it.id) ?? null]);
   return JSON.stringify(it);
 }
 
@@ -483,20 +501,36 @@ function markAllAnnounced() {
   for (const it of state.items) announced.add(`${it.kind}:${it.id}`);
 }
 
-// ---------- a permission request is brought into view and focused once; if it still cannot be
-// seen, the extension raises a notification.
+// ---------- a permission request is brought into view once, without taking the focus: the user
+// may be typing (into the chat input or the editor), and a focused button would take the next
+// Space or Enter as the answer (issue 33 item 1). Its buttons also accept nothing for ARM_MS after
+// it appears, so a click or key already on its way when the card lands answers nothing; a
+// question is answered only by a deliberate click, Tab to a button, or the accept/deny keys.
+// If it still cannot be seen, the extension raises a notification.
+const ARM_MS = 600;
+const armedPermissions = new Set<string>();
+/** The attributes of a button of a card not armed yet. */
+const ARMING_ATTRS = ' disabled aria-disabled="true" data-arming="1"';
+function arm(id: string) {
+  armedPermissions.add(id);
+  messages.querySelectorAll(`.permission[data-req="${CSS.escape(id)}"] button[data-arming]`).forEach((b) => {
+    b.removeAttribute('disabled');
+    b.removeAttribute('aria-disabled');
+    b.removeAttribute('data-arming');
+  });
+}
 const shownPermissions = new Set<string>();
 function showPendingPermission() {
   for (const it of state.items) {
     if (it.kind !== 'permission' || it.answer || shownPermissions.has(it.id)) continue;
     shownPermissions.add(it.id);
+    if (!armedPermissions.has(it.id)) setTimeout(() => arm(it.id), ARM_MS);
     const card = messages.querySelector(`.permission[data-req="${CSS.escape(it.id)}"]`) as HTMLElement | null;
     if (!card) continue;
     // The answers are what must be seen: for a card taller than the transcript, its buttons.
     const answers = (card.querySelector('.perm-buttons') as HTMLElement | null) ?? card;
     card.scrollIntoView({ block: 'nearest' });
     answers.scrollIntoView({ block: 'nearest' });
-    (card.querySelector('.perm-buttons button') as HTMLElement | null)?.focus({ preventScroll: true });
     // Measured after layout: the answers must lie wholly inside the transcript's visible box (a
     // transcript squeezed to a sliver by a tall prompt box shows the card's edge, not its buttons).
     requestAnimationFrame(() => {
@@ -668,6 +702,10 @@ window.addEventListener('message', (e) => {
     sessions = m.sessions ?? [];
     sessionsError = m.error ?? '';
     renderHistory();
+  } else if (m.type === 'review') {
+    const open = m.open && typeof m.open === 'object' ? m.open as Record<string, unknown> : {};
+    reviewOpen = new Map(Object.entries(open).filter(([, v]) => Array.isArray(v)).map(([k, v]) => [k, (v as unknown[]).map(String)]));
+    schedule();
   } else if (m.type === 'focusInput') {
     input.focus();
   } else if (m.type === 'attach' && m.chip) {

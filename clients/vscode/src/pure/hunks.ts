@@ -87,7 +87,46 @@ export function undoHunk(current: string, h: Hunk): string {
   return lines.join('');
 }
 
+/** Whether the hunks only take lines away (none adds or replaces a line): no new text is left to review. */
+export function onlyRemovals(hs: Hunk[]): boolean {
+  return hs.every((h) => h.newLines.length === 0);
+}
+
 /** "+2 −1" for a hunk. */
 export function hunkStat(h: Hunk): string {
   return `+${h.newLines.length} −${h.oldLines.length}`;
+}
+
+/** One row of a compact diff: an unchanged line around a hunk, a removed or added line, or a gap. */
+export interface DiffRow { kind: 'ctx' | 'del' | 'add' | 'gap'; text: string }
+
+const eol = (l: string) => l.replace(/\r?\n$/, '');
+
+/**
+ * The rows of a compact diff of `a` to `b`, as the permission card shows it: each hunk's removed
+ * and added lines with `context` unchanged lines either side, a gap row between hunks that do not
+ * touch, and at most `maxRows` rows (then a last gap row says how many changed lines were left
+ * out). Only the real hunks: two changes far apart are not one block with the lines between.
+ */
+export function diffRows(a: string, b: string, context = 1, maxRows = 80): { rows: DiffRow[]; hidden: number } {
+  const x = splitLines(a);
+  const hs = hunks(a, b);
+  const rows: DiffRow[] = [];
+  let hidden = 0;
+  let shownTo = 0; // old lines before this index are already shown (or skipped by a gap)
+  const push = (r: DiffRow) => { if (rows.length < maxRows) rows.push(r); else if (r.kind === 'del' || r.kind === 'add') hidden++; };
+  hs.forEach((h, k) => {
+    const from = Math.max(shownTo, h.oldStart - context);
+    if (from > shownTo || (k === 0 && from > 0)) push({ kind: 'gap', text: '' });
+    for (let i = from; i < h.oldStart; i++) push({ kind: 'ctx', text: eol(x[i]) });
+    for (const l of h.oldLines) push({ kind: 'del', text: eol(l) });
+    for (const l of h.newLines) push({ kind: 'add', text: eol(l) });
+    const end = h.oldStart + h.oldLines.length;
+    const next = hs[k + 1];
+    const until = Math.min(x.length, end + context, next ? next.oldStart : x.length);
+    for (let i = end; i < until; i++) push({ kind: 'ctx', text: eol(x[i]) });
+    shownTo = until;
+  });
+  if (hs.length && shownTo < x.length) push({ kind: 'gap', text: '' });
+  return { rows, hidden };
 }

@@ -52,6 +52,38 @@ export function effectiveSettings(raw: unknown, explicitMode: string | undefined
   return { settings, removed };
 }
 
+/** The part of VS Code's `WorkspaceConfiguration.inspect()` result the client reads. */
+export interface Inspected<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/**
+ * The settings (under `agentd.`) that the client takes from the user's own settings only, never
+ * from a workspace or folder: each of them can loosen what agentd may do (the daemon binary it
+ * starts, the mode, and `agentd.settings` with its providers, base URLs, key variables, shell and
+ * MCP servers), and a repository's `.vscode/settings.json` is written by whoever wrote the
+ * repository. package.json gives each `application` scope and lists it in
+ * `capabilities.untrustedWorkspaces.restrictedConfigurations`; a unit test holds the two together.
+ */
+export const USER_ONLY_SETTINGS = ['path', 'settings', 'mode'] as const;
+
+/**
+ * The user's value of a setting (user or remote-machine settings), else its default; a workspace
+ * or folder value is never used, even where VS Code would let it through (an older host, or a
+ * scope changed by a later edit of package.json).
+ */
+export function userValue<T>(i: Inspected<T> | undefined): T | undefined {
+  return i?.globalValue ?? i?.defaultValue;
+}
+
+/** The mode the user set explicitly in their own settings (not the default), if any. */
+export function userMode(i: Inspected<string> | undefined): string | undefined {
+  return i?.globalValue;
+}
+
 export interface ClientInfo { name: string; title?: string; version?: string }
 
 /** `initializationOptions` for agentd's `initialize`, as PROTOCOL.md describes. */

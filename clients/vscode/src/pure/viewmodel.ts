@@ -42,7 +42,17 @@ export type Item =
     kind: 'permission'; id: string; toolCallId?: string; title: string; toolKind?: string;
     diffs: Diff[]; command?: string; cwd?: string; saves?: Save[]; options: PermissionOption[]; answer?: string;
     server?: string; feedback?: string;
-  };
+  } & Extras;
+
+/** A NAME and its value as shown: made visible, long values cut, secret-looking ones masked. */
+export interface Pair { name: string; value: string }
+/** What a program reads on its standard input, as the card shows it: the start, and its size. */
+export interface StdinPreview { preview: string; bytes: number; lines: number; truncated: boolean }
+/**
+ * What a program or an MCP server gets besides its argv: environment variables, HTTP headers, its
+ * standard input. Each is part of what the user grants (PROTOCOL.md v1.2 "Trust, per session").
+ */
+export interface Extras { env?: Pair[]; headers?: Pair[]; stdin?: StdinPreview }
 
 /** A file agentd saves before running a program (`_meta["agentd/saves"]`); userChanges: the buffer also holds the user's own unsaved changes. */
 export interface Save { path: string; userChanges: boolean }
@@ -144,8 +154,75 @@ export function commandOf(rawInput: any): { command?: string; cwd?: string } {
   else if (Array.isArray(rawInput.args)) command = quoteArgv(strs([rawInput.command ?? rawInput.program ?? '', ...rawInput.args].filter(Boolean)));
   else if (typeof rawInput.command === 'string') command = visible(rawInput.command);
   else if (typeof rawInput.program === 'string') command = visible(rawInput.program);
+  else if (typeof rawInput.url === 'string') command = visible(rawInput.url);
   const cwd = typeof rawInput.cwd === 'string' ? visible(rawInput.cwd) : undefined;
   return { command, cwd };
+}
+
+const MAX_PAIRS = 200;
+const MAX_VALUE = 300;
+const STDIN_LINES = 8;
+const STDIN_CHARS = 600;
+// Values under these names are credentials: the card says one is there, not what it is.
+const SECRET_NAME = /(authorization|cookie|token|secret|passw(or)?d|api[-_]?key|private[-_]?key|credential)/i;
+
+function pairsOf(v: unknown): Pair[] | undefined {
+  let raw: Array<[string, unknown]> = [];
+  if (Array.isArray(v)) raw = v.filter((e: any) => e && typeof e.name === 'string').map((e: any) => [e.name, e.value]);
+  else if (v && typeof v === 'object') raw = Object.entries(v as Record<string, unknown>);
+  if (!raw.length) return undefined;
+  const out: Pair[] = raw.slice(0, MAX_PAIRS).map(([n, x]) => {
+    const value = typeof x === 'string' ? x : x === undefined || x === null ? '' : JSON.stringify(x);
+    let shown: string;
+    if (SECRET_NAME.test(n) && value) shown = l10n.t('(hidden, {0} characters)', value.length);
+    else if (value.length > MAX_VALUE) shown = l10n.t('{0}… ({1} characters)', visible(value.slice(0, MAX_VALUE)), value.length);
+    else shown = visible(value);
+    return { name: visible(n), value: shown };
+  });
+  if (raw.length > MAX_PAIRS) out.push({ name: '…', value: l10n.t('{0} more not shown', raw.length - MAX_PAIRS) });
+  return out;
+}
+
+function stdinOf(v: unknown): StdinPreview | undefined {
+  if (typeof v !== 'string') return undefined;
+  const bytes = new TextEncoder().encode(v).length;
+  const all = v.split('\n');
+  const lines = v === '' ? 0 : v.endsWith('\n') ? all.length - 1 : all.length;
+  let truncated = lines > STDIN_LINES;
+  const shown = all.slice(0, STDIN_LINES).map((l) => {
+    if (l.length > STDIN_CHARS) { truncated = true; l = l.slice(0, STDIN_CHARS); }
+    return visible(l);
+  });
+  let preview = shown.join('\n').replace(/\n$/, '');
+  if (preview.length > STDIN_CHARS) { truncated = true; preview = preview.slice(0, STDIN_CHARS); }
+  return { preview, bytes, lines, truncated };
+}
+
+/** The env, headers and stdin of a program's or MCP server's rawInput, for the card. */
+export function extrasOf(rawInput: any): Extras {
+  if (!rawInput || typeof rawInput !== 'object') return {};
+  const out: Extras = {};
+  const env = pairsOf(rawInput.env);
+  if (env) out.env = env;
+  const headers = pairsOf(rawInput.headers);
+  if (headers) out.headers = headers;
+  const stdin = stdinOf(rawInput.stdin);
+  if (stdin) out.stdin = stdin;
+  return out;
+}
+
+/** The extras on one line, for the notification: "env: A=1, B=2; headers: X: y; stdin: 120 bytes, 4 lines". */
+export function extrasText(x: Extras): string {
+  const parts: string[] = [];
+  if (x.env?.length) parts.push(l10n.t('env: {0}', x.env.map((p) => `${p.name}=${p.value}`).join(', ')));
+  if (x.headers?.length) parts.push(l10n.t('headers: {0}', x.headers.map((p) => `${p.name}: ${p.value}`).join(', ')));
+  if (x.stdin) parts.push(stdinSize(x.stdin));
+  return parts.join('; ');
+}
+
+/** "stdin: 120 bytes, 4 lines". */
+export function stdinSize(x: StdinPreview): string {
+  return x.lines === 1 ? l10n.t('stdin: {0} bytes, 1 line', x.bytes) : l10n.t('stdin: {0} bytes, {1} lines', x.bytes, x.lines);
 }
 
 /** The well-formed entries of a permission request's `_meta["agentd/saves"]`, paths made visible. */
@@ -364,6 +441,10 @@ export function reduce(s: ChatState, e: Event): ChatState {
         kind: 'permission', id: e.requestId, toolCallId: tc.toolCallId, title: String(tc.title ?? l10n.t('Permission requested')),
         toolKind: tc.kind, diffs: diffsOf(tc.content), command: cmd.command, cwd: cmd.cwd, saves: savesOf(tc._meta?.['agentd/saves']),
         options: Array.isArray(p.options) ? p.options : [], server: serverOf(tc._meta),
+        // The request's own rawInput first; what it leaves out, the same call's tool update says
+        // (an agentd that sends env and stdin only there must not hide them from the card).
+        ...extrasOf(typeof tc.toolCallId === 'string' ? find(s, 'tool', tc.toolCallId)?.rawInput : undefined),
+        ...extrasOf(tc.rawInput),
       });
       return s;
     }

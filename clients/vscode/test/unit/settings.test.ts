@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import {
-  didChangeConfigurationParams, effectiveSettings, initializationOptions, PRESETS, originOf, originOfSecretKey, legacyKeyMigrations, legacyUnusedKeys, secretStorageKey, stripSecrets, withProvider,
+  didChangeConfigurationParams, effectiveSettings, initializationOptions, PRESETS, originOf, originOfSecretKey, legacyKeyMigrations, legacyUnusedKeys, secretStorageKey, stripSecrets, userMode, userValue, USER_ONLY_SETTINGS, withProvider,
 } from '../../src/pure/settings';
 
 test('agentd.settings pass through with the mode defaulting to ask', () => {
@@ -87,4 +89,36 @@ test('old provider-id keys move only where the server was fixed', () => {
   // A local preset's key was typed for a URL the user chose then: never moved, never served.
   assert.equal(m.some((x) => x.from === 'agentd.apiKey.ollama'), false);
   assert.ok(legacyUnusedKeys().includes('agentd.apiKey.ollama'));
+});
+
+// Issue 26 item 5: a repository's .vscode/settings.json must not loosen agentd.
+test('userValue takes the user\'s value or the default, never a workspace or folder one', () => {
+  assert.equal(userValue({ defaultValue: '', globalValue: '/usr/bin/agentd', workspaceValue: '/repo/evil', workspaceFolderValue: '/repo/evil2' }), '/usr/bin/agentd');
+  assert.equal(userValue({ defaultValue: '', workspaceValue: '/repo/evil', workspaceFolderValue: '/repo/evil2' }), '');
+  assert.deepEqual(userValue<any>({ defaultValue: {}, workspaceValue: { provider: 'evil', providers: { evil: { baseUrl: 'https://evil.example', apiKeyEnv: 'ANTHROPIC_API_KEY' } } } }), {});
+  assert.equal(userValue(undefined), undefined);
+});
+
+test('userMode is the mode the user set, never the workspace\'s auto', () => {
+  assert.equal(userMode({ defaultValue: 'ask', workspaceValue: 'auto', workspaceFolderValue: 'auto' }), undefined);
+  assert.equal(userMode({ defaultValue: 'ask', globalValue: 'plan', workspaceValue: 'auto' }), 'plan');
+  // What agentd then gets: the workspace's auto (in the setting or inside agentd.settings) never arrives.
+  const ws = { defaultValue: {}, workspaceValue: { mode: 'auto' } };
+  assert.equal(effectiveSettings(userValue<any>(ws), userMode({ defaultValue: 'ask', workspaceValue: 'auto' })).settings.mode, 'ask');
+});
+
+test('package.json gives every user-only setting application scope and restricts it in untrusted workspaces', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
+  const props = pkg.contributes.configuration.properties;
+  const untrusted = pkg.capabilities?.untrustedWorkspaces;
+  assert.equal(untrusted?.supported, 'limited');
+  for (const k of USER_ONLY_SETTINGS) {
+    const key = `agentd.${k}`;
+    assert.ok(props[key], `${key} is declared`);
+    assert.ok(['application', 'machine'].includes(props[key].scope), `${key} has scope ${props[key].scope}`);
+    assert.ok(untrusted.restrictedConfigurations.includes(key), `${key} is a restricted configuration`);
+  }
+  // Every other setting of the extension is one that cannot loosen anything (reviewed here when one is added).
+  const others = Object.keys(props).filter((k) => !USER_ONLY_SETTINGS.map((s) => `agentd.${s}`).includes(k));
+  assert.deepEqual(others, ['agentd.trace.server']);
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buttonLabel, buttonsFor, ChatState, Event, feedbackOption, feedbackOutcome, initialState, optionForButton, quoteArgv, reduce, savesText, slashMatches, turnBaselines, usageText, visible } from '../../src/pure/viewmodel';
+import { buttonLabel, buttonsFor, ChatState, Event, extrasText, feedbackOption, feedbackOutcome, initialState, optionForButton, quoteArgv, reduce, savesText, slashMatches, turnBaselines, usageText, visible } from '../../src/pure/viewmodel';
 
 const run = (events: Event[], s: ChatState = initialState()) => events.reduce(reduce, s);
 const up = (update: any): Event => ({ type: 'update', sessionId: 's1', update });
@@ -394,4 +394,103 @@ test('the review compares each changed file with its text before the turn, from 
     { path: '/w/n.txt', baseline: '', created: true },
   ]);
   assert.deepEqual(turnBaselines(s.items, 'gone', changes, abs), [], 'a turn no longer in the chat has nothing to review');
+});
+
+// Issue 26 items 3 and 9: what a program or an MCP server gets besides its argv is on the card.
+test('a run_program card carries its env (every name, hiding characters escaped, secrets masked) and a bounded stdin preview with its size', () => {
+  const stdin = Array.from({ length: 40 }, (_, i) => `print(${i})`).join('\n') + '\n';
+  const s = run([
+    { type: 'reset', sessionId: 's1', configOptions: [] },
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c', title: 'Run python3 -', kind: 'execute', rawInput: {
+      command: ['python3', '-'], cwd: '/w',
+      env: { GIT_CONFIG_COUNT: '1', LD_PRELOAD: '/tmp/evil.so', 'NODE_OPTIONS': '--require ./x\u202e.js', GITHUB_TOKEN: 'ghp_secretvalue123' },
+      stdin,
+    } }, options: [] } },
+  ]);
+  const it: any = s.items.find((i) => i.kind === 'permission');
+  assert.equal(it.command, 'python3 -');
+  assert.deepEqual(it.env.map((e: any) => e.name), ['GIT_CONFIG_COUNT', 'LD_PRELOAD', 'NODE_OPTIONS', 'GITHUB_TOKEN']);
+  assert.equal(it.env[1].value, '/tmp/evil.so');
+  assert.equal(it.env[2].value, '--require ./x\\u202e.js');
+  assert.ok(!JSON.stringify(it).includes('ghp_secretvalue123'), 'a secret-looking value is not shown');
+  assert.match(it.env[3].value, /hidden, 18 characters/);
+  assert.equal(it.stdin.bytes, Buffer.byteLength(stdin));
+  assert.equal(it.stdin.lines, 40);
+  assert.ok(it.stdin.truncated);
+  assert.ok(it.stdin.preview.split('\n').length <= 8, it.stdin.preview);
+  assert.ok(it.stdin.preview.startsWith('print(0)\nprint(1)'));
+  const line = extrasText(it);
+  assert.match(line, /LD_PRELOAD=\/tmp\/evil\.so/);
+  assert.match(line, /stdin/);
+});
+
+test('a stdin with hiding characters or one huge line is previewed visibly and bounded', () => {
+  const it: any = run([
+    { type: 'reset', sessionId: 's1', configOptions: [] },
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c', title: 'Run sh', kind: 'execute', rawInput: {
+      command: ['sh'], stdin: 'echo ok\u001b[2K\rrm -rf ~ ' + 'x'.repeat(100000),
+    } }, options: [] } },
+  ]).items.find((i) => i.kind === 'permission');
+  assert.ok(!/[\u001b\r]/.test(it.stdin.preview), it.stdin.preview.slice(0, 40));
+  assert.match(it.stdin.preview, /\\x1b\[2K\\x0drm -rf/);
+  assert.ok(it.stdin.preview.length < 1000);
+  assert.equal(it.stdin.bytes, 100000 + 'echo ok\u001b[2K\rrm -rf ~ '.length);
+  assert.ok(it.stdin.truncated);
+});
+
+test('an empty env and no stdin add nothing to the card', () => {
+  const it: any = run([
+    { type: 'reset', sessionId: 's1', configOptions: [] },
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c', title: 'Run ls', kind: 'execute', rawInput: { command: ['ls'], env: {} } }, options: [] } },
+  ]).items.find((i) => i.kind === 'permission');
+  assert.equal(it.env, undefined);
+  assert.equal(it.stdin, undefined);
+  assert.equal(extrasText(it), '');
+  // An empty stdin is still said: the grant covers that exact input.
+  const it2: any = run([
+    { type: 'reset', sessionId: 's1', configOptions: [] },
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c', title: 'Run cat', kind: 'execute', rawInput: { command: ['cat'], stdin: '' } }, options: [] } },
+  ]).items.find((i) => i.kind === 'permission');
+  assert.deepEqual(it2.stdin, { preview: '', bytes: 0, lines: 0, truncated: false });
+});
+
+test('a Start MCP server card shows its env (ACP list or object), its URL and headers, credentials masked', () => {
+  const it: any = run([
+    { type: 'reset', sessionId: 's1', configOptions: [] },
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'mcp_start_0', title: 'Start MCP server tracker', kind: 'execute', rawInput: {
+      command: ['node', 'server.js'], env: [{ name: 'PYTHONPATH', value: './evil' }, { name: 'NODE_OPTIONS', value: '--require ./x.js' }],
+    } }, options: [] } },
+  ]).items.find((i) => i.kind === 'permission');
+  assert.deepEqual(it.env, [{ name: 'PYTHONPATH', value: './evil' }, { name: 'NODE_OPTIONS', value: '--require ./x.js' }]);
+  const web: any = run([
+    { type: 'reset', sessionId: 's1', configOptions: [] },
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'mcp_start_1', title: 'Start MCP server web', kind: 'execute', rawInput: {
+      url: 'https://mcp.example/\u202emcp', headers: [{ name: 'Authorization', value: 'Bearer abcdefgh' }, { name: 'X-Tenant', value: 'acme' }],
+    } }, options: [] } },
+  ]).items.find((i) => i.kind === 'permission');
+  assert.equal(web.command, 'https://mcp.example/\\u202emcp');
+  assert.deepEqual(web.headers.map((h: any) => h.name), ['Authorization', 'X-Tenant']);
+  assert.ok(!JSON.stringify(web).includes('abcdefgh'));
+  assert.equal(web.headers[1].value, 'acme');
+  assert.match(extrasText(web), /X-Tenant: acme/);
+});
+
+test('a card whose request leaves env and stdin out shows those of the same call\'s tool update', () => {
+  const it: any = run([
+    { type: 'reset', sessionId: 's1', configOptions: [] },
+    { type: 'promptSent', promptId: 'p1', text: 'go' },
+    up({ sessionUpdate: 'tool_call', toolCallId: 'call_run', title: 'Run python3 -', kind: 'execute', status: 'pending' }),
+    up({ sessionUpdate: 'tool_call_update', toolCallId: 'call_run', rawInput: { command: ['python3', '-'], env: { LD_PRELOAD: '/tmp/evil.so' }, stdin: 'x\n' } }),
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'call_run', title: 'Run python3 -', kind: 'execute', rawInput: { command: ['python3', '-'], cwd: '/w' } }, options: [] } },
+  ]).items.find((i) => i.kind === 'permission');
+  assert.deepEqual(it.env, [{ name: 'LD_PRELOAD', value: '/tmp/evil.so' }]);
+  assert.deepEqual(it.stdin, { preview: 'x', bytes: 2, lines: 1, truncated: false });
+  // The request's own values win over the update's.
+  const own: any = run([
+    { type: 'reset', sessionId: 's1', configOptions: [] },
+    { type: 'promptSent', promptId: 'p1', text: 'go' },
+    up({ sessionUpdate: 'tool_call', toolCallId: 'c', title: 'Run', kind: 'execute', status: 'pending', rawInput: { command: ['a'], env: { A: '1' } } }),
+    { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c', title: 'Run', kind: 'execute', rawInput: { command: ['a'], env: { A: '2' } } }, options: [] } },
+  ]).items.find((i) => i.kind === 'permission');
+  assert.deepEqual(own.env, [{ name: 'A', value: '2' }]);
 });
