@@ -117,25 +117,33 @@ func TestProjectOverviewGitIgnoresEveryRepoProgram(t *testing.T) {
 		attributes string
 		config     [][2]string // key, value; "$S" is the marker script, "$I" the included file
 		included   string      // the text of the file $I, in git config syntax
-		hook       string      // a hook planted in core.hooksPath
+		hooks      []string    // hooks planted in core.hooksPath
+		// arm is a git command that runs the planted program when git is run plainly (with the
+		// repository's configuration), proving the plant is live; armVar instead names a `git
+		// var` whose value must be the planted program.
+		arm    []string
+		armVar string
 	}
+	status := []string{"status"}
 	plants := []plant{
-		{name: "filter clean named with =", attributes: "*.txt filter=x=y\n", config: [][2]string{{"filter.x=y.clean", "$S"}}},
-		{name: "filter process named with =", attributes: "*.txt filter=x=y\n", config: [][2]string{{"filter.x=y.process", "$S"}}},
-		{name: "filter smudge named with =", attributes: "*.txt filter=x=y\n", config: [][2]string{{"filter.x=y.smudge", "$S"}, {"filter.x=y.required", "true"}}},
-		{name: "filter clean", attributes: "*.txt filter=evil\n", config: [][2]string{{"filter.evil.clean", "$S"}}},
-		{name: "filter process", attributes: "*.txt filter=evil\n", config: [][2]string{{"filter.evil.process", "$S"}}},
-		{name: "core.fsmonitor", config: [][2]string{{"core.fsmonitor", "$S"}}},
-		{name: "core.hooksPath", config: [][2]string{{"core.hooksPath", "$H"}}, hook: "post-index-change"},
-		{name: "core.pager", config: [][2]string{{"core.pager", "$S"}, {"pager.status", "true"}}},
-		{name: "diff.external", config: [][2]string{{"diff.external", "$S"}}},
-		{name: "textconv", attributes: "*.txt diff=tc\n", config: [][2]string{{"diff.tc.textconv", "$S"}}},
+		{name: "filter clean named with =", attributes: "*.txt filter=x=y\n", config: [][2]string{{"filter.x=y.clean", "$S"}}, arm: status},
+		{name: "filter process named with =", attributes: "*.txt filter=x=y\n", config: [][2]string{{"filter.x=y.process", "$S"}}, arm: status},
+		{name: "filter smudge named with =", attributes: "*.txt filter=x=y\n", config: [][2]string{{"filter.x=y.smudge", "$S"}}, arm: []string{"cat-file", "--filters", "HEAD:a.txt"}},
+		{name: "filter clean", attributes: "*.txt filter=evil\n", config: [][2]string{{"filter.evil.clean", "$S"}}, arm: status},
+		{name: "filter process", attributes: "*.txt filter=evil\n", config: [][2]string{{"filter.evil.process", "$S"}}, arm: status},
+		{name: "core.fsmonitor", config: [][2]string{{"core.fsmonitor", "$S"}}, arm: status},
+		{name: "core.hooksPath", config: [][2]string{{"core.hooksPath", "$H"}}, hooks: []string{"post-index-change", "pre-commit"},
+			arm: []string{"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "armed"}},
+		// git runs a pager only on a terminal, so the arming check asks git which pager it would run.
+		{name: "core.pager", config: [][2]string{{"core.pager", "$S"}, {"pager.status", "true"}}, armVar: "GIT_PAGER"},
+		{name: "diff.external", config: [][2]string{{"diff.external", "$S"}}, arm: []string{"show", "--ext-diff", "HEAD"}},
+		{name: "textconv", attributes: "*.txt diff=tc\n", config: [][2]string{{"diff.tc.textconv", "$S"}}, arm: []string{"show", "HEAD"}},
 		{name: "include.path", attributes: "*.txt filter=x=y\n", config: [][2]string{{"include.path", "$I"}},
-			included: "[core]\n\tfsmonitor = $S\n[filter \"x=y\"]\n\tclean = $S\n\tprocess = $S\n"},
+			included: "[core]\n\tfsmonitor = $S\n[filter \"x=y\"]\n\tclean = $S\n\tprocess = $S\n", arm: status},
 		{name: "includeIf gitdir", attributes: "*.txt filter=x=y\n", config: [][2]string{{"includeIf.gitdir:/.path", "$I"}},
-			included: "[core]\n\tfsmonitor = $S\n[filter \"x=y\"]\n\tclean = $S\n"},
+			included: "[core]\n\tfsmonitor = $S\n[filter \"x=y\"]\n\tclean = $S\n", arm: status},
 		{name: "includeIf onbranch", attributes: "*.txt filter=x=y\n", config: [][2]string{{"includeIf.onbranch:main.path", "$I"}},
-			included: "[core]\n\tfsmonitor = $S\n[filter \"x=y\"]\n\tclean = $S\n"},
+			included: "[core]\n\tfsmonitor = $S\n[filter \"x=y\"]\n\tclean = $S\n", arm: status},
 	}
 	for _, p := range plants {
 		t.Run(p.name, func(t *testing.T) {
@@ -155,8 +163,8 @@ func TestProjectOverviewGitIgnoresEveryRepoProgram(t *testing.T) {
 			if err := os.MkdirAll(hooks, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if p.hook != "" {
-				if err := os.WriteFile(filepath.Join(hooks, p.hook), prog, 0o755); err != nil {
+			for _, hook := range p.hooks {
+				if err := os.WriteFile(filepath.Join(hooks, hook), prog, 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -164,12 +172,17 @@ func TestProjectOverviewGitIgnoresEveryRepoProgram(t *testing.T) {
 			if err := os.WriteFile(included, []byte(strings.ReplaceAll(p.included, "$S", script)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			git := func(args ...string) {
-				t.Helper()
+			run := func(args ...string) ([]byte, error) {
 				cmd := exec.Command("git", args...)
 				cmd.Dir = h.root
-				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-				if out, err := cmd.CombinedOutput(); err != nil {
+				// GIT_OPTIONAL_LOCKS=0: the arming status must not refresh the index, or the
+				// tool's status would have nothing to hash again.
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_OPTIONAL_LOCKS=0")
+				return cmd.CombinedOutput()
+			}
+			git := func(args ...string) {
+				t.Helper()
+				if out, err := run(args...); err != nil {
 					t.Fatalf("git %v: %v\n%s", args, err, out)
 				}
 			}
@@ -180,6 +193,20 @@ func TestProjectOverviewGitIgnoresEveryRepoProgram(t *testing.T) {
 			for _, kv := range p.config {
 				v := strings.NewReplacer("$S", script, "$H", hooks, "$I", included).Replace(kv[1])
 				git("config", kv[0], v)
+			}
+			// The plant is live: git run plainly runs it (the test would prove nothing otherwise).
+			if p.armVar != "" {
+				if out, _ := run("var", p.armVar); strings.TrimSpace(string(out)) != script {
+					t.Fatalf("git var %s = %q, want the planted %s", p.armVar, out, script)
+				}
+			} else {
+				out, _ := run(p.arm...) // a program that breaks the filter protocol may fail git
+				if _, err := os.Stat(marker); err != nil {
+					t.Fatalf("plain git %v did not run the planted program; the plant is not live:\n%s", p.arm, out)
+				}
+				if err := os.Remove(marker); err != nil {
+					t.Fatal(err)
+				}
 			}
 			// Change a.txt's stat, not its content, so status must hash it again (through a filter).
 			later := time.Now().Add(time.Hour)
