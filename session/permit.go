@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/agentd-dev/agentd/prompts"
 
@@ -102,7 +106,7 @@ func (t *turn) permit(ctx context.Context, c *call, req tools.PermissionRequest)
 	if c.tool != nil {
 		effect = c.tool.Effect()
 	}
-	pc := policy.Call{Tool: c.name, Effect: effect, Paths: req.Paths, Command: req.Command, Host: req.Host}
+	pc := policy.Call{Tool: c.name, Effect: effect, Paths: req.Paths, Command: req.Command, Env: req.Env, Stdin: req.Stdin, Host: req.Host}
 	switch policy.Decide(policy.Mode(s.currentMode()), s.allGrants(), pc) {
 	case policy.Allow:
 		return nil
@@ -143,7 +147,20 @@ func (t *turn) toolCallShape(c *call, req tools.PermissionRequest) protocol.Sess
 		if cwd == "" {
 			cwd = t.s.roots.Cwd()
 		}
-		u.RawInput = rawJSON(map[string]any{"command": req.Command, "cwd": cwd})
+		in := map[string]any{"command": req.Command, "cwd": cwd}
+		// The clients show rawInput.env (an object) and rawInput.stdin (a string) on the card; the
+		// content block says the same for a client that shows only content.
+		if len(req.Env) > 0 {
+			in["env"] = req.Env
+		}
+		if req.Stdin != "" {
+			in["stdin"] = req.Stdin
+		}
+		u.RawInput = rawJSON(in)
+		if text := envStdinText(req.Env, req.Stdin); text != "" {
+			tb := protocol.TextBlock(text)
+			u.ToolContent = append(u.ToolContent, protocol.ToolCallContent{Type: "content", Content: &tb})
+		}
 	} else {
 		u.RawInput = c.final
 	}
@@ -293,4 +310,39 @@ func (t *turn) leavePlan(ctx context.Context, c *call, req tools.PermissionReque
 		return nil
 	}
 	return &tools.ErrDenied{Reason: t.s.m.text("approval.plan_refusal", nil)}
+}
+
+// shownStdin is how much of a program's input the content block quotes; rawInput.stdin carries
+// all of it.
+const shownStdin = 64 << 10
+
+// envStdinText is the human-readable part of a program's question about its variables and input.
+func envStdinText(env map[string]string, stdin string) string {
+	var b strings.Builder
+	if len(env) > 0 {
+		b.WriteString("Environment variables set for the program:\n")
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			fmt.Fprintf(&b, "  %s=%s\n", quoteIfOdd(k), quoteIfOdd(env[k]))
+		}
+	}
+	if stdin != "" {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		if len(stdin) <= shownStdin {
+			fmt.Fprintf(&b, "Input written to the program's stdin (%d bytes):\n%s", len(stdin), stdin)
+		} else {
+			fmt.Fprintf(&b, "Input written to the program's stdin (%d bytes; the first %d follow, rawInput.stdin has all of it):\n%s", len(stdin), shownStdin, stdin[:shownStdin])
+		}
+	}
+	return b.String()
+}
+
+// quoteIfOdd quotes s (Go syntax) when it holds a space, a control or an invisible character, so
+// a variable cannot hide in, or spoof, the lines around it.
+func quoteIfOdd(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) || r == '"' }) {
+		return strconv.Quote(s)
+	}
+	return s
 }

@@ -134,7 +134,7 @@ func (t *turn) saveBeforeExec(c *call, env *tools.Env) {
 		}
 		// Anything but a silent allow shows the request (or plan mode's switch prompt) and with
 		// it the list.
-		pc := policy.Call{Tool: c.name, Effect: tools.EffectExec, Paths: req.Paths, Command: req.Command}
+		pc := policy.Call{Tool: c.name, Effect: tools.EffectExec, Paths: req.Paths, Command: req.Command, Env: req.Env, Stdin: req.Stdin}
 		shown = policy.Decide(policy.Mode(t.s.currentMode()), t.s.allGrants(), pc) != policy.Allow
 		return permit(ctx, req)
 	}

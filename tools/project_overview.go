@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -273,7 +272,7 @@ func gitSummary(ctx context.Context, root string, b *strings.Builder) {
 	if git, err := exec.LookPath("git"); err == nil {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		if out, err := untrustedGit(cctx, git, root, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all"); err == nil {
+		if out, err := untrustedGit(cctx, git, root, gitDir, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all"); err == nil {
 			n := 0
 			for _, l := range strings.Split(string(out), "\n") {
 				if strings.TrimSpace(l) != "" {
@@ -567,34 +566,131 @@ func listCap(items []string, n int) string {
 }
 
 // untrustedGit runs a read-only git command in a repository whose configuration is the
-// project's, i.e. untrusted: a cloned .git/config may name programs git runs on its own. Those
-// reachable from status are switched off: the fsmonitor hook, hooks, the pager, and every filter
-// driver the configuration declares (a clean filter runs when status re-hashes a file whose stat
-// changed). Submodules are not entered (their configuration would apply there), and the system
-// configuration is not read.
-func untrustedGit(ctx context.Context, git, root string, args ...string) ([]byte, error) {
-	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat")
-	safe := []string{"--no-pager", "-C", root, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat"}
-	// List the filter drivers without running anything: git config only reads files.
-	list := exec.CommandContext(ctx, git, append(safe, "config", "--null", "--name-only", "--get-regexp", `^filter\..*\.(clean|smudge|process)$`)...)
-	list.Env = env
-	setProcessGroup(list)
-	out, err := list.Output()
+// project's, i.e. untrusted: a cloned .git/config (and any file it includes) may name programs
+// git runs on its own (filter drivers, core.fsmonitor, hooks, the pager, diff.external, textconv,
+// and whatever a later git adds). Rather than switch off each such key, which is a list that is
+// never complete (and `-c key=value` splits a key that contains '=' at the wrong place), git is
+// given no configuration of the repository at all: it runs on a private git directory whose config
+// agentd writes, holding only the repository-format facts it reads from .git/config itself, and
+// whose HEAD, index, objects and refs are the repository's. The system and global configuration
+// are not read either, and no GIT_* variable of agentd's own environment is passed on.
+func untrustedGit(ctx context.Context, git, root, gitDir string, args ...string) ([]byte, error) {
+	shadow, err := os.MkdirTemp("", "agentd-git-")
 	if err != nil {
-		var ee *exec.ExitError
-		// Exit status 1 is "no such key": no filter drivers.
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			return nil, err
+		return nil, err
+	}
+	defer os.RemoveAll(shadow)
+	if err := shadowGitDir(shadow, gitDir); err != nil {
+		return nil, err
+	}
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(strings.ToUpper(kv), "GIT_") {
+			env = append(env, kv)
 		}
 	}
-	for _, key := range strings.Split(string(out), "\x00") {
-		if key != "" {
-			// An empty command is no filter (convert.c runs a command only when it is non-empty).
-			safe = append(safe, "-c", key+"=")
-		}
-	}
-	cmd := exec.CommandContext(ctx, git, append(safe, args...)...)
+	env = append(env, "GIT_DIR="+shadow, "GIT_WORK_TREE="+root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat")
+	cmd := exec.CommandContext(ctx, git, append([]string{"--no-pager"}, args...)...)
+	cmd.Dir = root
 	cmd.Env = env
 	setProcessGroup(cmd)
 	return cmd.Output()
+}
+
+// shadowGitDir fills dir with a git directory that reads gitDir's state but none of its
+// configuration. In a linked worktree, objects and refs live in the common directory.
+func shadowGitDir(dir, gitDir string) error {
+	common := gitDir
+	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(data))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		common = c
+	}
+	// HEAD is copied, not linked: git reads a HEAD that is a symbolic link as a link to a ref.
+	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "HEAD"), head, 0o600); err != nil {
+		return err
+	}
+	links := []struct{ from, name string }{
+		{gitDir, "index"}, {common, "objects"}, {common, "refs"}, {common, "packed-refs"},
+		{common, "info"}, {common, "shallow"}, {common, "reftable"},
+	}
+	for _, l := range links {
+		target := filepath.Join(l.from, l.name)
+		if _, err := os.Lstat(target); err != nil {
+			continue
+		}
+		if err := os.Symlink(target, filepath.Join(dir, l.name)); err != nil {
+			return err
+		}
+	}
+	var cfg strings.Builder
+	version, ext := repoFormat(filepath.Join(common, "config"))
+	fmt.Fprintf(&cfg, "[core]\n\trepositoryformatversion = %s\n\tbare = false\n\tfsmonitor = false\n\thooksPath = %s\n", version, os.DevNull)
+	if len(ext) > 0 {
+		cfg.WriteString("[extensions]\n")
+		for _, kv := range ext {
+			fmt.Fprintf(&cfg, "\t%s = %s\n", kv[0], kv[1])
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "config"), []byte(cfg.String()), 0o600)
+}
+
+// repoFormat reads from a git config file the facts git needs to read the repository at all:
+// core.repositoryformatversion and the extensions that change the object or ref format. Values
+// are kept only when they are plain words, so nothing the file says reaches the written
+// configuration as anything but one of these keys. Includes are not followed: these keys are
+// never set through one by git itself.
+func repoFormat(path string) (version string, ext [][2]string) {
+	version = "0"
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) > 1<<20 {
+		return version, nil
+	}
+	plain := func(s string) bool {
+		if s == "" || len(s) > 32 {
+			return false
+		}
+		for _, r := range s {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+				return false
+			}
+		}
+		return true
+	}
+	section := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				section = ""
+				continue
+			}
+			section = strings.ToLower(strings.TrimSpace(line[1:end]))
+			line = strings.TrimSpace(line[end+1:])
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		v = strings.ToLower(strings.Trim(strings.TrimSpace(v), `"`))
+		if !plain(v) {
+			continue
+		}
+		switch {
+		case section == "core" && k == "repositoryformatversion":
+			version = v
+		case section == "extensions" && (k == "objectformat" || k == "refstorage"):
+			ext = append(ext, [2]string{k, v})
+		}
+	}
+	return version, ext
 }

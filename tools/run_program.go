@@ -2,7 +2,10 @@ package tools
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -81,7 +84,7 @@ func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string
 		maxOut = 30000
 	}
 	timeout := time.Duration(timeoutSec) * time.Second
-	if r := permit(ctx, env, PermissionRequest{Title: "Run " + quoteArgv(argv), Kind: "execute", Paths: []string{dir}, Command: argv, Cwd: dir}); r != nil {
+	if r := permit(ctx, env, PermissionRequest{Title: runTitle(argv, vars, stdin), Kind: "execute", Paths: []string{dir}, Command: argv, Cwd: dir, Env: vars, Stdin: stdin}); r != nil {
 		return *r
 	}
 	note := ""
@@ -97,4 +100,35 @@ func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string
 	r := formatExec(env, argv, dir, res, timeout, note)
 	r.Locations = []Location{{Path: dir}}
 	return r
+}
+
+// runTitle is the permission question's title for a program: the variables set for it in the
+// shell's `NAME=value program args` form (sorted, quoted like argv), and the size of its input,
+// so that a client that shows only the title still shows both.
+func runTitle(argv []string, vars map[string]string, stdin string) string {
+	var b strings.Builder
+	b.WriteString("Run ")
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if plainEnvName(k) {
+			b.WriteString(k)
+		} else {
+			b.WriteString(quoteArgv([]string{k}))
+		}
+		b.WriteString("=" + quoteArgv([]string{vars[k]}) + " ")
+	}
+	b.WriteString(quoteArgv(argv))
+	if stdin != "" {
+		fmt.Fprintf(&b, " with stdin (%s, shown below)", plural(len(stdin), "byte"))
+	}
+	return b.String()
+}
+
+// plainEnvName reports whether k is a name the shell would read as an assignment unquoted.
+func plainEnvName(k string) bool {
+	for i, r := range k {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return k != ""
 }

@@ -226,3 +226,22 @@ func TestRunProgramKillsWhatItLeftBehind(t *testing.T) {
 		assertDead(t, h.path(f))
 	}
 }
+
+// The question names the variables and the input the program gets, in the request and in the
+// title, so that the policy can bind a grant to them and any client shows them.
+func TestRunProgramAsksWithEnvAndStdin(t *testing.T) {
+	h := newHarness(t, nil)
+	mustOK(t, h.run("run_program", map[string]any{"command": []string{"cat"}, "env": map[string]string{"LD_PRELOAD": "/tmp/evil.so", "B": "two words"}, "stdin": "hello\n"}))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.asked) != 1 {
+		t.Fatalf("asked %d times", len(h.asked))
+	}
+	req := h.asked[0]
+	if req.Env["LD_PRELOAD"] != "/tmp/evil.so" || req.Env["B"] != "two words" || req.Stdin != "hello\n" {
+		t.Fatalf("request env %v stdin %q", req.Env, req.Stdin)
+	}
+	if want := "Run B='two words' LD_PRELOAD=/tmp/evil.so cat with stdin (6 bytes, shown below)"; req.Title != want {
+		t.Fatalf("title %q, want %q", req.Title, want)
+	}
+}

@@ -133,6 +133,12 @@ type PermissionRequest struct {
 	Diffs   []Diff
 	Command []string
 	Cwd     string
+	// Env and Stdin are the variables a program is started with on top of its usual
+	// environment, and the input written to it. Both can make a program do something else
+	// entirely (GIT_CONFIG_*, LD_PRELOAD, NODE_OPTIONS, GOFLAGS; `python3 -`), so both are shown
+	// in the question and are part of the grant.
+	Env   map[string]string
+	Stdin string
 	// Meta is added to the request's toolCall._meta (the engine's "agentd/saves").
 	Meta map[string]any
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -41,22 +42,44 @@ func webFetch(ctx context.Context, env *Env, in webFetchIn) Result {
 	if err := f.CheckURL(raw); err != nil {
 		return Errorf("refused %s: %v", clip.String(raw, 200, "…"), err)
 	}
-	written := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	// The user is asked about the host the request goes to, in the ASCII form the HTTP client
-	// dials: a look-alike written in other scripts ("аpple.com", Cyrillic а) is shown as the
-	// different host it is ("xn--pple-43d.com"), and a grant names that host only.
-	host, err := idna.Lookup.ToASCII(written)
+	host, written, err := fetchHost(u)
 	if err != nil {
 		return Errorf("field url: host %q is not a valid domain name: %v", clip.String(written, 200, "…"), err)
 	}
-	title := "Fetch " + clip.String(raw, 200, "…")
-	if host != written {
-		title += " (host " + host + ")"
-	}
-	if err := env.Permit(ctx, PermissionRequest{Title: title, Kind: "fetch", Host: host}); err != nil {
+	if err := env.Permit(ctx, fetchQuestion(raw, host, written, "")); err != nil {
 		return Errorf("%v", err)
 	}
-	page, err := f.Fetch(ctx, raw)
+	// Each host the fetch reaches is one the user allowed (or a grant covers): a redirect to
+	// another host stops the fetch before anything is sent there, is asked about like the
+	// first URL, and only then fetched. Otherwise an open redirect on an allowed site would carry
+	// the model's URL, and whatever it holds, anywhere.
+	allowed := map[string]bool{host: true}
+	follow := func(to *url.URL) bool {
+		h, _, err := fetchHost(to)
+		return err == nil && allowed[h]
+	}
+	target := raw
+	var page *web.Page
+	for hops := 0; ; hops++ {
+		page, err = f.FetchFollowing(ctx, target, follow)
+		var re *web.RedirectError
+		if err == nil || !errors.As(err, &re) {
+			break
+		}
+		if hops >= web.DefaultMaxRedirects {
+			return Errorf("could not fetch %s: more than %d redirects to other hosts", clip.String(raw, 200, "…"), web.DefaultMaxRedirects)
+		}
+		next := re.To.String()
+		h, w, herr := fetchHost(re.To)
+		if herr != nil {
+			return Errorf("could not fetch %s: it redirected to %s, whose host %q is not a valid domain name", clip.String(raw, 200, "…"), clip.String(next, 200, "…"), clip.String(w, 200, "…"))
+		}
+		if perr := env.Permit(ctx, fetchQuestion(next, h, w, re.From.String())); perr != nil {
+			return Errorf("%s redirected to %s, which was not fetched: %v", clip.String(re.From.String(), 200, "…"), clip.String(next, 200, "…"), perr)
+		}
+		allowed[h] = true
+		target = next
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return Errorf("cancelled")
@@ -76,4 +99,27 @@ func webFetch(ctx context.Context, env *Env, in webFetchIn) Result {
 	b.WriteString(strings.ReplaceAll(page.Text, "</web_page", "<\\/web_page"))
 	b.WriteString("\n</web_page>\n")
 	return Result{Output: b.String(), Raw: map[string]any{"url": page.URL, "status": page.Status, "contentType": page.ContentType, "truncated": page.Truncated}}
+}
+
+// fetchHost is the host a request to u goes to, as the user is asked about it and as a grant
+// names it: in the ASCII form the HTTP client dials, so a look-alike written in other scripts
+// ("аpple.com", Cyrillic а) is the different host it is ("xn--pple-43d.com"). written is the
+// host as the URL wrote it (lowercase, without a final dot).
+func fetchHost(u *url.URL) (host, written string, err error) {
+	written = strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	host, err = idna.Lookup.ToASCII(written)
+	return host, written, err
+}
+
+// fetchQuestion is the permission question for fetching raw from host; from is the URL that
+// redirected there, if any.
+func fetchQuestion(raw, host, written, from string) PermissionRequest {
+	title := "Fetch " + clip.String(raw, 200, "…")
+	if host != written {
+		title += " (host " + host + ")"
+	}
+	if from != "" {
+		title += " (redirected from " + clip.String(from, 200, "…") + ")"
+	}
+	return PermissionRequest{Title: title, Kind: "fetch", Host: host}
 }

@@ -4,6 +4,9 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,9 +37,15 @@ const (
 )
 
 // Grant is a remembered answer. Pattern is a path glob for write tools (an allow must match every
-// path the call touches, a reject any one of them; `**` spans directories); Command is an argv
-// prefix for exec tools, compared element by element, so ["go","test"] allows ["go","test","./..."]
-// but neither ["go","testx"] nor ["go test"]. A grant with neither matches any call of Tool; Tool ""
+// path the call touches, a reject any one of them; `**` spans directories); Command is the argv of
+// an exec tool's call, compared element by element. An allow covers exactly that argv, run with
+// exactly the variables in Env and the input whose digest is Stdin (none when they are empty): an
+// argument, a variable or an input the user was not shown can make the same program write
+// anywhere or run anything (`git log -1 --output=/elsewhere`, GIT_CONFIG_*, LD_PRELOAD,
+// `python3 -` with another script), and which arguments are harmless is each program's own
+// business. A reject covers that argv and every argv that extends it, whatever the variables and
+// input (refusing more is safe), so rejecting ["rm"] refuses ["rm","-rf","x"] but neither
+// ["rmdir"] nor ["rm -rf"]. A grant with neither Pattern nor Command matches any call of Tool; Tool ""
 // or "*" matches every tool. A reject with a Pattern covers that path for every write tool, whatever
 // Tool says (Tool then only records which tool the user was answering).
 //
@@ -46,6 +55,11 @@ type Grant struct {
 	Tool    string   `json:"tool"`
 	Pattern string   `json:"pattern,omitempty"`
 	Command []string `json:"command,omitempty"`
+	// Env and Stdin bind an exec allow to the variables and the input of the call the user was
+	// shown: Env as given, Stdin as StdinDigest of it (the input itself may be megabytes, and is
+	// not worth keeping in the state file).
+	Env   map[string]string `json:"env,omitempty"`
+	Stdin string            `json:"stdin,omitempty"`
 	// Host limits a fetch tool's grant to requests to that host (see Call.Host).
 	Host  string `json:"host,omitempty"`
 	Allow bool   `json:"allow"`
@@ -58,6 +72,9 @@ type Call struct {
 	Effect  tools.Effect
 	Paths   []string
 	Command []string
+	// Env and Stdin are an exec call's extra variables and its input.
+	Env   map[string]string
+	Stdin string
 	// Host is where a fetch sends its request (lowercase, no port), "" when the tool does not say
 	// (web_search goes to the configured search provider).
 	Host string
@@ -139,7 +156,13 @@ func Matches(g Grant, call Call) bool {
 		return false
 	}
 	if g.Command != nil {
-		return call.Effect == tools.EffectExec && hasPrefix(call.Command, g.Command)
+		if call.Effect != tools.EffectExec {
+			return false
+		}
+		if !g.Allow {
+			return hasPrefix(call.Command, g.Command)
+		}
+		return slices.Equal(call.Command, g.Command) && maps.Equal(call.Env, g.Env) && g.Stdin == StdinDigest(call.Stdin)
 	}
 	if g.Host != "" {
 		return call.Effect == tools.EffectFetch && call.Host == g.Host
@@ -182,8 +205,8 @@ func hasPrefix(argv, prefix []string) bool {
 // GrantFor is the grant that answering optionID creates for call; a one-time answer (allow_once,
 // reject_once, an unknown id) creates none and yields the zero Grant, which Decide ignores and
 // callers should not store (see Grant.IsZero). Allowing a write tool covers that tool anywhere in
-// the roots (the roots already contain it); allowing or rejecting a program covers that exact
-// command line and any that extend it; rejecting a write covers the paths of this call (one
+// the roots (the roots already contain it); allowing a program covers that exact argv with those
+// exact variables and input; rejecting a program covers that argv and any that extend it; rejecting a write covers the paths of this call (one
 // path exactly, several by their common directory); allowing or rejecting a fetch covers its
 // host (a grant saved before hosts were recorded covers the whole tool, as it did).
 func GrantFor(call Call, optionID string, scope Scope) Grant {
@@ -206,6 +229,13 @@ func GrantFor(call Call, optionID string, scope Scope) Grant {
 	switch call.Effect {
 	case tools.EffectExec:
 		g.Command = append([]string{}, call.Command...)
+		if g.Allow {
+			g.Env = maps.Clone(call.Env)
+			if len(g.Env) == 0 {
+				g.Env = nil
+			}
+			g.Stdin = StdinDigest(call.Stdin)
+		}
 	case tools.EffectWrite:
 		if !g.Allow {
 			g.Pattern = pathPattern(call.Paths)
@@ -222,7 +252,17 @@ func (g Grant) IsZero() bool { return g.Equal(Grant{}) }
 // Equal reports whether g and o are the same grant.
 func (g Grant) Equal(o Grant) bool {
 	return g.Tool == o.Tool && g.Pattern == o.Pattern && g.Host == o.Host && g.Allow == o.Allow && g.Scope == o.Scope &&
-		slices.Equal(g.Command, o.Command)
+		slices.Equal(g.Command, o.Command) && maps.Equal(g.Env, o.Env) && g.Stdin == o.Stdin
+}
+
+// StdinDigest is how a grant records a program's input: "" for none, else "sha256:" and the hex
+// SHA-256 of the input.
+func StdinDigest(stdin string) string {
+	if stdin == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(stdin))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func pathPattern(paths []string) string {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentd-dev/agentd/tools"
@@ -43,7 +44,9 @@ func TestDecide(t *testing.T) {
 		{"unknown mode asks", Mode("weird"), nil, editCall, Ask},
 		{"tool grant allows", ModeAsk, []Grant{allowEdits}, editCall, Allow},
 		{"tool grant for another tool", ModeAsk, []Grant{allowEdits}, editTwo, Ask},
-		{"command prefix allows", ModeAsk, []Grant{allowGoTest}, testCall, Allow},
+		{"command allow covers only its argv", ModeAsk, []Grant{allowGoTest}, testCall, Ask},
+		{"command allow covers its argv", ModeAsk, []Grant{{Tool: "run_program", Command: []string{"go", "test", "./..."}, Allow: true}}, testCall, Allow},
+		{"command reject covers extensions", ModeAsk, []Grant{{Tool: "run_program", Command: []string{"go", "test"}}}, testCall, Deny},
 		{"command prefix is word-wise", ModeAsk, []Grant{{Tool: "run_program", Command: []string{"go", "tes"}, Allow: true}}, testCall, Ask},
 		{"command prefix other command", ModeAsk, []Grant{allowGoTest}, rmCall, Ask},
 		{"command prefix longer than argv", ModeAsk, []Grant{{Tool: "run_program", Command: []string{"go", "test", "./...", "-v"}, Allow: true}}, testCall, Ask},
@@ -55,7 +58,8 @@ func TestDecide(t *testing.T) {
 		{"path glob must cover every path", ModeAsk, []Grant{{Tool: "*", Pattern: "/p/src/*.go", Allow: true}}, editTwo, Ask},
 		{"path glob reject on any path", ModeAuto, []Grant{denySub}, editTwo, Deny},
 		{"path glob never matches exec", ModeAsk, []Grant{allowSrc}, testCall, Ask},
-		{"any-tool command prefix", ModeAsk, []Grant{allowGoAny}, addDepGo, Allow},
+		{"any-tool command allow is exact", ModeAsk, []Grant{allowGoAny}, addDepGo, Ask},
+		{"any-tool command allow", ModeAsk, []Grant{{Command: addDepGo.Command, Allow: true}}, addDepGo, Allow},
 		{"zero grant ignored", ModeAsk, []Grant{{}}, testCall, Ask},
 		{"zero grant not a deny in auto", ModeAuto, []Grant{{}}, testCall, Allow},
 	}
@@ -127,10 +131,19 @@ func TestGrantRoundTrip(t *testing.T) {
 		t.Fatal("escaped glob matched another file")
 	}
 	g = GrantFor(testCall, OptionAllowSession, ScopeSession)
+	if Decide(ModeAsk, []Grant{g}, testCall) != Allow {
+		t.Fatal("command grant does not cover its own command")
+	}
 	longer := testCall
 	longer.Command = append(append([]string(nil), testCall.Command...), "-run", "X")
-	if Decide(ModeAsk, []Grant{g}, longer) != Allow {
-		t.Fatal("command grant does not cover an extension of the command")
+	if Decide(ModeAsk, []Grant{g}, longer) != Ask {
+		t.Fatal("command allow covers arguments it did not show")
+	}
+	g = GrantFor(rmCall, OptionRejectAlways, ScopeProject)
+	longer = rmCall
+	longer.Command = append(append([]string(nil), rmCall.Command...), "/")
+	if Decide(ModeAuto, []Grant{g}, longer) != Deny {
+		t.Fatal("command reject does not cover an extension of the command")
 	}
 }
 
@@ -179,8 +192,8 @@ func TestCommandGrantComparesArgv(t *testing.T) {
 	if got := Decide(ModeAsk, []Grant{g}, granted); got != Allow {
 		t.Errorf("grant does not cover its own command: %v", got)
 	}
-	if got := Decide(ModeAsk, []Grant{g}, Call{Tool: "run_program", Effect: tools.EffectExec, Command: []string{"sh", "-c", "make test", "arg0"}}); got != Allow {
-		t.Errorf("grant does not cover an extension: %v", got)
+	if got := Decide(ModeAsk, []Grant{g}, Call{Tool: "run_program", Effect: tools.EffectExec, Command: []string{"sh", "-c", "make test", "arg0"}}); got != Ask {
+		t.Errorf("an allow covers an argument it did not show: %v", got)
 	}
 }
 
@@ -252,5 +265,91 @@ func TestFetchGrantsAreKeyedByHost(t *testing.T) {
 	legacy := Grant{Tool: "web_fetch", Allow: true, Scope: ScopeProject}
 	if got := Decide(ModeAsk, []Grant{legacy}, evil); got != Allow {
 		t.Errorf("a saved whole-tool grant: %s", got)
+	}
+}
+
+// An allow for a program covers the call the user was shown: the same argv, the same variables
+// and the same input. Each call here would run something else than the granted one.
+func TestExecAllowCoversOnlyItsArgvEnvAndStdin(t *testing.T) {
+	status := Call{Tool: "run_program", Effect: tools.EffectExec, Command: []string{"git", "status"}}
+	for _, scope := range []struct {
+		option string
+		scope  Scope
+	}{{OptionAllowSession, ScopeSession}, {OptionAllowAlways, ScopeProject}} {
+		g := GrantFor(status, scope.option, scope.scope)
+		if got := Decide(ModeAsk, []Grant{g}, status); got != Allow {
+			t.Fatalf("%s: the plain grant does not cover the plain call: %v", scope.option, got)
+		}
+		for _, env := range []map[string]string{
+			{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "/tmp/evil"},
+			{"GOFLAGS": "-toolexec=/tmp/evil"},
+			{"LD_PRELOAD": "/tmp/evil.so"},
+			{"NODE_OPTIONS": "--require /tmp/evil.js"},
+		} {
+			c := status
+			c.Env = env
+			if got := Decide(ModeAsk, []Grant{g}, c); got != Ask {
+				t.Errorf("%s for git status covered it with %v: %v", scope.option, env, got)
+			}
+		}
+		c := status
+		c.Stdin = "anything"
+		if got := Decide(ModeAsk, []Grant{g}, c); got != Ask {
+			t.Errorf("%s for git status (no input) covered it with an input: %v", scope.option, got)
+		}
+	}
+
+	// A grant made with variables covers exactly those.
+	withEnv := status
+	withEnv.Env = map[string]string{"GIT_PAGER": "cat"}
+	g := GrantFor(withEnv, OptionAllowSession, ScopeSession)
+	for _, c := range []struct {
+		env  map[string]string
+		want Decision
+	}{
+		{map[string]string{"GIT_PAGER": "cat"}, Allow},
+		{nil, Ask},
+		{map[string]string{"GIT_PAGER": "less"}, Ask},
+		{map[string]string{"GIT_PAGER": "cat", "LD_PRELOAD": "/tmp/evil.so"}, Ask},
+	} {
+		call := status
+		call.Env = c.env
+		if got := Decide(ModeAsk, []Grant{g}, call); got != c.want {
+			t.Errorf("grant with %v, call with %v: %v, want %v", withEnv.Env, c.env, got, c.want)
+		}
+	}
+
+	// `python3 -` granted once with input A does not run input B.
+	py := Call{Tool: "run_program", Effect: tools.EffectExec, Command: []string{"python3", "-"}, Stdin: "print('A')\n"}
+	g = GrantFor(py, OptionAllowSession, ScopeSession)
+	if g.Stdin == "" || strings.Contains(g.Stdin, "print") {
+		t.Fatalf("grant keeps the input as %q, want its digest", g.Stdin)
+	}
+	if got := Decide(ModeAsk, []Grant{g}, py); got != Allow {
+		t.Errorf("the same input: %v", got)
+	}
+	for _, stdin := range []string{"print('B')\n", "", "print('A')\nimport os\n"} {
+		c := py
+		c.Stdin = stdin
+		if got := Decide(ModeAsk, []Grant{g}, c); got != Ask {
+			t.Errorf("python3 - granted with input A covered input %q: %v", stdin, got)
+		}
+	}
+
+	// An argument the user was not shown can write anywhere.
+	log := Call{Tool: "run_program", Effect: tools.EffectExec, Command: []string{"git", "log", "-1"}}
+	g = GrantFor(log, OptionAllowAlways, ScopeProject)
+	c := log
+	c.Command = []string{"git", "log", "-1", "--output=/outside"}
+	if got := Decide(ModeAsk, []Grant{g}, c); got != Ask {
+		t.Errorf("git log -1 covered git log -1 --output=/outside: %v", got)
+	}
+
+	// A reject refuses the command whatever its variables and input.
+	rej := GrantFor(withEnv, OptionRejectAlways, ScopeProject)
+	c = status
+	c.Stdin = "x"
+	if got := Decide(ModeAuto, []Grant{rej}, c); got != Deny {
+		t.Errorf("reject of git status with variables does not refuse it without: %v", got)
 	}
 }

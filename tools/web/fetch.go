@@ -113,7 +113,17 @@ func (f *Fetcher) dial(ctx context.Context, network, address string) (net.Conn, 
 	return nil, first
 }
 
-func (f *Fetcher) client() *http.Client {
+// RedirectError is Fetch stopping at a redirect its caller's follow did not accept: To is where
+// the server sent the request next, and nothing was sent there.
+type RedirectError struct {
+	From, To *url.URL
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("%s redirected to %s", e.From.Redacted(), e.To.Redacted())
+}
+
+func (f *Fetcher) client(follow func(to *url.URL) bool) *http.Client {
 	tr := &http.Transport{
 		// Never a proxy from the environment: the check must see the address the request goes to.
 		Proxy:                 nil,
@@ -134,7 +144,13 @@ func (f *Fetcher) client() *http.Client {
 			if len(via) > maxRedirects {
 				return fmt.Errorf("more than %d redirects", maxRedirects)
 			}
-			return f.checkURL(req.URL)
+			if err := f.checkURL(req.URL); err != nil {
+				return err
+			}
+			if follow != nil && !follow(req.URL) {
+				return &RedirectError{From: via[len(via)-1].URL, To: req.URL}
+			}
+			return nil
 		},
 	}
 }
@@ -178,6 +194,14 @@ func (f *Fetcher) CheckURL(raw string) error {
 // Fetch gets one page. A refused address, a redirect to one, a non-2xx status or a body that is
 // not text is an error; a body past the caps is cut and the page says so.
 func (f *Fetcher) Fetch(ctx context.Context, raw string) (*Page, error) {
+	return f.FetchFollowing(ctx, raw, nil)
+}
+
+// FetchFollowing is Fetch that follows a redirect only where follow accepts its target (nil
+// accepts every target the address policy allows). At any other it stops before sending
+// anything there and returns a *RedirectError naming the target, so that the caller can ask
+// about it (outside this fetch's time limit) and fetch the target itself.
+func (f *Fetcher) FetchFollowing(ctx context.Context, raw string, follow func(to *url.URL) bool) (*Page, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return nil, fmt.Errorf("not a valid URL: %v", err)
@@ -201,10 +225,13 @@ func (f *Fetcher) Fetch(ctx context.Context, raw string) (*Page, error) {
 	}
 	req.Header.Set("User-Agent", ua)
 	req.Header.Set("Accept", "text/html, text/plain;q=0.9, application/json;q=0.8, */*;q=0.1")
-	c := f.client()
+	c := f.client(follow)
 	defer c.CloseIdleConnections()
 	resp, err := c.Do(req)
 	if err != nil {
+		if re := (*RedirectError)(nil); errors.As(err, &re) {
+			return nil, re
+		}
 		return nil, explain(err, timeout)
 	}
 	defer resp.Body.Close()

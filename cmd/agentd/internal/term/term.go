@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -350,11 +352,14 @@ func (c *Client) RequestPermission(ctx context.Context, p protocol.RequestPermis
 	}
 	if len(p.ToolCall.RawInput) > 0 {
 		var cmd struct {
-			Command []string `json:"command"`
-			Cwd     string   `json:"cwd"`
+			Command []string          `json:"command"`
+			Cwd     string            `json:"cwd"`
+			Env     map[string]string `json:"env"`
+			Stdin   string            `json:"stdin"`
 		}
 		if json.Unmarshal(p.ToolCall.RawInput, &cmd) == nil && len(cmd.Command) > 0 {
 			fmt.Fprintf(w, "    $ %s\n    (in %s)\n", quoteArgv(cmd.Command), safeLine(cmd.Cwd))
+			printEnvStdin(w, cmd.Env, cmd.Stdin)
 		}
 	}
 	for i, o := range p.Options {
@@ -467,5 +472,34 @@ func (c *Client) Result(res protocol.PromptResult) {
 	}
 	if res.Usage != nil {
 		fmt.Fprintf(c.errw, "agentd: tokens: %d in, %d out\n", res.Usage.InputTokens, res.Usage.OutputTokens)
+	}
+}
+
+// shownStdin is how much of a program's input the question prints.
+const shownStdin = 16 << 10
+
+// printEnvStdin shows the variables a program gets and the input written to it: either can make
+// the same command do something else (LD_PRELOAD, GIT_CONFIG_*, `python3 -`), and the grant
+// covers only these.
+func printEnvStdin(w io.Writer, env map[string]string, stdin string) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		fmt.Fprintf(w, "    env %s=%s\n", quoteWord(k), quoteWord(env[k]))
+	}
+	if stdin == "" {
+		return
+	}
+	fmt.Fprintf(w, "    stdin (%d bytes):\n", len(stdin))
+	shown := stdin
+	if len(shown) > shownStdin {
+		shown = strings.ToValidUTF8(shown[:shownStdin], "")
+	}
+	for _, l := range strings.SplitAfter(shown, "\n") {
+		if l != "" {
+			fmt.Fprintf(w, "      %s", safeText(strings.TrimSuffix(l, "\n")))
+			fmt.Fprintln(w)
+		}
+	}
+	if len(shown) < len(stdin) {
+		fmt.Fprintf(w, "      … %d more bytes not shown\n", len(stdin)-len(shown))
 	}
 }

@@ -230,3 +230,31 @@ func TestDiffHeaderQuotesNewlineAndZeroWidthNames(t *testing.T) {
 		}
 	}
 }
+
+// A program's variables and input change what it does (LD_PRELOAD, GIT_CONFIG_*, `python3 -`),
+// so agentd exec shows them when it asks, escaped like the command.
+func TestPermissionPromptShowsEnvAndStdin(t *testing.T) {
+	c, out := newTest("3\n")
+	raw, _ := json.Marshal(map[string]any{
+		"command": []string{"python3", "-"}, "cwd": "/p",
+		"env":   map[string]string{"LD_PRELOAD": "/tmp/evil.so", "GIT_CONFIG_VALUE_0": "a b\x1b[8m"},
+		"stdin": "import os\nos.system('touch ~/pwned')\x1b[8m\n",
+	})
+	got := ask(t, c, protocol.RequestPermissionParams{ToolCall: protocol.SessionUpdate{
+		ToolCallID: "c1", Title: "Run python3 -", RawInput: raw}})
+	if got.OptionID != "reject_once" {
+		t.Fatalf("outcome %+v", got)
+	}
+	noEscapes(t, out.String())
+	for _, want := range []string{
+		"$ python3 -",
+		"env GIT_CONFIG_VALUE_0=$'a b\\x1b[8m'",
+		"env LD_PRELOAD=/tmp/evil.so",
+		"stdin (41 bytes):",
+		"      import os\n      os.system('touch ~/pwned')\\x1b[8m\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("prompt lacks %q:\n%s", want, out)
+		}
+	}
+}
