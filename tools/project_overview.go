@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -260,11 +261,10 @@ func gitSummary(ctx context.Context, root string, b *strings.Builder) {
 		}
 	}
 	branch := "unknown"
-	if head, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err == nil {
-		h := strings.TrimSpace(string(head))
+	if h, ok := readHead(filepath.Join(gitDir, "HEAD")); ok {
 		if ref, ok := strings.CutPrefix(h, "ref: refs/heads/"); ok {
 			branch = ref
-		} else if len(h) >= 12 {
+		} else if isObjectID(h) {
 			branch = "detached at " + h[:12]
 		}
 	}
@@ -287,6 +287,37 @@ func gitSummary(ctx context.Context, root string, b *strings.Builder) {
 		}
 	}
 	b.WriteString("\n")
+}
+
+// readHead reads a HEAD file: a regular file, not a link (a repository that came as an archive
+// can hold `.git/HEAD -> /proc/self/environ`), of at most a ref's size, on one line.
+func readHead(path string) (string, bool) {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 512 {
+		return "", false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	h := strings.TrimSpace(string(data))
+	if strings.ContainsAny(h, "\n\r") {
+		return "", false
+	}
+	return h, true
+}
+
+// isObjectID reports whether s is a SHA-1 or SHA-256 object id in hex.
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // describeManifest reads a manifest's name, members and dependencies.
@@ -610,11 +641,12 @@ func shadowGitDir(dir, gitDir string) error {
 		common = c
 	}
 	// HEAD is copied, not linked: git reads a HEAD that is a symbolic link as a link to a ref.
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
-	if err != nil {
-		return err
+	// Only a HEAD that is a regular file naming a ref or an object is copied.
+	head, ok := readHead(filepath.Join(gitDir, "HEAD"))
+	if !ok || !strings.HasPrefix(head, "ref: refs/") && !isObjectID(head) {
+		return errors.New("HEAD is not a ref or an object id")
 	}
-	if err := os.WriteFile(filepath.Join(dir, "HEAD"), head, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "HEAD"), []byte(head+"\n"), 0o600); err != nil {
 		return err
 	}
 	links := []struct{ from, name string }{

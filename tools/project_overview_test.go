@@ -272,3 +272,34 @@ func TestProjectOverviewGitLinkedWorktree(t *testing.T) {
 		t.Fatal("project_overview ran the common config's fsmonitor")
 	}
 }
+
+// Issue 26 item 1 (found after it): a .git/HEAD that is a link (to /proc/self/environ, a key) or
+// that holds something other than a ref or an object id must not put its text into the
+// overview the model reads.
+func TestProjectOverviewHeadLinkOrJunkShowsNothing(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "id_ed25519")
+	if err := os.WriteFile(secret, []byte("PRIVATEKEYDATA0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, map[string]string{"a.txt": "a\n", ".git/objects/.keep": ""})
+	head := filepath.Join(h.root, ".git", "HEAD")
+	if err := os.Symlink(secret, head); err != nil {
+		t.Fatal(err)
+	}
+	r := mustOK(t, h.run("project_overview", nil))
+	if strings.Contains(r.Output, "PRIVATEKEY") {
+		t.Fatalf("a HEAD link leaked its target:\n%s", r.Output)
+	}
+	mustContain(t, r.Output, "Git: branch unknown")
+	os.Remove(head)
+	if err := os.WriteFile(head, []byte("OPENAI_API_KEY=sk-live-abcdef\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = mustOK(t, h.run("project_overview", nil))
+	if strings.Contains(r.Output, "OPENAI_API") {
+		t.Fatalf("a junk HEAD reached the overview:\n%s", r.Output)
+	}
+	os.WriteFile(head, []byte("0123456789abcdef0123456789abcdef01234567\n"), 0o644)
+	r = mustOK(t, h.run("project_overview", nil))
+	mustContain(t, r.Output, "Git: branch detached at 0123456789ab")
+}
