@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentd-dev/agentd/mcp/internal/client"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -41,7 +42,7 @@ const maxSchema = 16 << 10
 
 type listed struct {
 	sv      *server
-	tools   []client.Tool
+	tools   []*sdk.Tool
 	version int
 	err     error
 }
@@ -61,7 +62,7 @@ func build(builtin *tools.Registry, lists []listed) (*tools.Registry, []Drop) {
 	var drops []Drop
 	type cand struct {
 		sv   *server
-		tool client.Tool
+		tool *sdk.Tool
 	}
 	var cands []cand
 	servers := map[string]map[string]bool{} // tool name → servers offering it
@@ -124,12 +125,15 @@ func qualify(server string) string {
 }
 
 // inputSchema is the tool's schema as the model reads it: a JSON object schema. The server's
-// JSON is decoded and encoded again first (object keys sorted, as the SDK's client did), so the
-// bound applies to what the model is sent.
-func inputSchema(in json.RawMessage) (json.RawMessage, error) {
-	var s any
-	if len(in) > 0 && json.Unmarshal(in, &s) != nil {
-		s = nil
+// JSON, as the SDK decoded it, is encoded again (object keys sorted), so the bound applies to
+// what the model is sent.
+func inputSchema(s any) (json.RawMessage, error) {
+	if raw, ok := s.(json.RawMessage); ok {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			v = nil
+		}
+		s = v
 	}
 	raw, err := json.Marshal(s)
 	if err != nil || len(raw) == 0 || string(raw) == "null" {

@@ -23,6 +23,8 @@ type Config struct {
 	Env     []NameValue
 	URL     string
 	Headers []NameValue
+	// SSE says an http server speaks the old HTTP+SSE transport (2024-11-05), entry type "sse".
+	SSE bool
 	// Timeout bounds one call on this server (entry key "timeout", in seconds).
 	Timeout time.Duration
 }
@@ -142,8 +144,8 @@ func Parse(field string, raw json.RawMessage) (Config, error) {
 			return bad("env", err.Error())
 		}
 		c.Env = env
-	case "http":
-		c.Type = "http"
+	case "http", "sse":
+		c.Type, c.SSE = "http", typ == "sse"
 		if w.URL == nil || *w.URL == "" {
 			return bad("url", "required for an http server")
 		}
@@ -166,10 +168,8 @@ func Parse(field string, raw json.RawMessage) (Config, error) {
 			return bad("headers", err.Error())
 		}
 		c.Headers = h
-	case "sse":
-		return bad("type", "\"sse\" (the deprecated HTTP+SSE transport) is not supported; use \"http\" (Streamable HTTP)")
 	default:
-		return bad("type", fmt.Sprintf("%q is not one of stdio, http", typ))
+		return bad("type", fmt.Sprintf("%q is not one of stdio, http, sse", typ))
 	}
 	return c, nil
 }

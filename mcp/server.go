@@ -16,9 +16,8 @@ import (
 	"sync"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
-
-	"github.com/agentd-dev/agentd/mcp/internal/client"
 )
 
 // State is where a server is in its life.
@@ -49,11 +48,11 @@ type server struct {
 	mu       sync.Mutex
 	state    State
 	err      error
-	cs       *client.Session
+	cs       *sdk.ClientSession
 	stop     func() // kills the process group (stdio) or nothing (http)
 	pid      int    // the stdio child's, for tests and `agentd mcp list`
-	tools    []client.Tool
-	prompts  []client.Prompt
+	tools    []*sdk.Tool
+	prompts  []*sdk.Prompt
 	version  int  // bumped whenever tools change: a start, a re-list
 	dirty    bool // the server said its tools changed; re-list before the next snapshot
 	restarts int
@@ -74,11 +73,12 @@ func (sv *server) start() {
 	defer cancel()
 	began := time.Now()
 	cs, stop, pid, err := sv.connect(ctx)
-	var tl []client.Tool
-	var pl []client.Prompt
+	var tl []*sdk.Tool
+	var pl []*sdk.Prompt
 	if err == nil {
 		tl, pl, err = list(ctx, cs)
 	}
+	err = sizeError(err)
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("it did not answer within %s", sv.pool.StartTimeout)
 	}
@@ -95,7 +95,7 @@ func (sv *server) start() {
 	if err != nil || closed {
 		if cs != nil {
 			stop()
-			go cs.Close()
+			go closeQuietly(cs)
 		}
 		if err != nil {
 			sv.log.Warn("MCP server did not start", zap.Error(err))
@@ -123,40 +123,31 @@ func orEOF(err error) error {
 	return err
 }
 
-func list(ctx context.Context, cs *client.Session) ([]client.Tool, []client.Prompt, error) {
-	caps := cs.InitializeResult().Capabilities
-	var tl []client.Tool
+func list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, []*sdk.Prompt, error) {
+	var caps *sdk.ServerCapabilities
+	if ir := cs.InitializeResult(); ir != nil {
+		caps = ir.Capabilities
+	}
+	var tl []*sdk.Tool
 	if caps == nil || caps.Tools != nil {
 		var err error
-		if tl, err = cs.Tools(ctx, maxListed); err != nil {
-			return nil, nil, fmt.Errorf("listing its tools failed: %w", err)
+		if tl, err = listTools(ctx, cs, maxListed); err != nil {
+			return nil, nil, fmt.Errorf("listing its tools failed: %w", sizeError(err))
 		}
 	}
-	var pl []client.Prompt
+	var pl []*sdk.Prompt
 	if caps != nil && caps.Prompts != nil {
 		// Prompts are a convenience: their failure costs nothing else (what was listed is kept).
-		pl, _ = cs.Prompts(ctx, maxListed)
+		pl, _ = listPrompts(ctx, cs, maxListed)
 	}
 	return tl, pl, nil
 }
 
-// options are the client's: no roots (agentd's tools, not a server's, are bound to the
-// project), list changes mark the server dirty, and what the server sends wrong is logged.
-func (sv *server) options() client.Options {
-	return client.Options{
-		Info:           client.Info{Name: "agentd", Version: "1"},
-		ToolsChanged:   sv.markDirty,
-		PromptsChanged: sv.markDirty,
-		Log:            func(msg string, err error) { sv.log.Warn(msg, zap.Error(err)) },
-	}
-}
-
-func (sv *server) connect(ctx context.Context) (*client.Session, func(), int, error) {
+func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int, error) {
 	if sv.cfg.Type == "http" {
-		hc := &http.Client{Transport: newHeaderTransport(sv.cfg.URL, sv.cfg.Headers, http.DefaultTransport)}
-		cs, err := client.Connect(ctx, &client.HTTP{Endpoint: sv.cfg.URL, Client: hc, MaxRetries: 1}, sv.options())
+		cs, err := sv.newClient().Connect(ctx, sv.httpTransport(), nil)
 		if err != nil {
-			return nil, nil, 0, fmt.Errorf("connecting to %s failed: %w", sv.cfg.URL, err)
+			return nil, nil, 0, fmt.Errorf("connecting to %s failed: %w", sv.cfg.URL, sizeError(err))
 		}
 		return cs, func() {}, 0, nil
 	}
@@ -172,17 +163,35 @@ func (sv *server) connect(ctx context.Context) (*client.Session, func(), int, er
 	defer stderr.Close()
 	cmd.WaitDelay = time.Second
 	ownGroup(cmd)
-	var once sync.Once
-	stop := func() { once.Do(func() { killGroup(cmd) }) }
-	// The session's Close waits TerminateDuration for the child after closing its stdin; agentd
-	// kills the group itself first, so the wait is only a backstop.
-	cs, err := client.Connect(ctx, &client.Stdio{Cmd: cmd, TerminateDuration: 100 * time.Millisecond}, sv.options())
+	cs, err := sv.newClient().Connect(ctx, &stdioTransport{cmd: cmd}, nil)
 	if err != nil {
-		stop()
+		if cmd.Process != nil {
+			killGroup(cmd)
+			go func() { _ = cmd.Wait() }()
+		}
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return nil, nil, 0, fmt.Errorf("its command %q was not found", sv.cfg.Command)
 		}
-		return nil, nil, 0, fmt.Errorf("starting %q failed: %w", sv.cfg.Command, err)
+		return nil, nil, 0, fmt.Errorf("starting %q failed: %w", sv.cfg.Command, sizeError(err))
+	}
+	// The session ends at the end of the child's output, read to its last byte (Wait closes the
+	// pipe, so it comes after); reaping the child is then agentd's, as the transport is. stop
+	// kills the group and waits, bounded, for the reaping: a stopped server is gone, not a zombie.
+	reaped := make(chan struct{})
+	go func() {
+		_ = cs.Wait()
+		_ = cmd.Wait()
+		close(reaped)
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			killGroup(cmd)
+			select {
+			case <-reaped:
+			case <-time.After(2 * time.Second):
+			}
+		})
 	}
 	return cs, stop, cmd.Process.Pid, nil
 }
@@ -270,7 +279,7 @@ func (sv *server) markDirty() {
 // prepare readies the server for a snapshot: it restarts a server that stopped (at most
 // maxRestarts times), re-lists the tools of one that said they changed, and waits, bounded by
 // ctx, for a start in progress. It reports the tools to offer, or the reason there are none.
-func (sv *server) prepare(ctx context.Context) (tl []client.Tool, version int, err error) {
+func (sv *server) prepare(ctx context.Context) (tl []*sdk.Tool, version int, err error) {
 	sv.mu.Lock()
 	if sv.state == StateDown && sv.restarts < maxRestarts && !sv.closed {
 		sv.restarts++
@@ -313,7 +322,7 @@ func (sv *server) prepare(ctx context.Context) (tl []client.Tool, version int, e
 }
 
 // call runs one tool on the server.
-func (sv *server) call(ctx context.Context, name string, args map[string]any) (*client.CallToolResult, error) {
+func (sv *server) call(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
 	sv.mu.Lock()
 	cs, err := sv.cs, sv.err
 	sv.mu.Unlock()
@@ -323,7 +332,11 @@ func (sv *server) call(ctx context.Context, name string, args map[string]any) (*
 		}
 		return nil, err
 	}
-	return cs.CallTool(ctx, name, args)
+	if args == nil {
+		args = map[string]any{} // never null on the wire
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	return res, sizeError(err)
 }
 
 // shutdown stops the server now: the process group is killed first, so the session's close does not
@@ -338,6 +351,6 @@ func (sv *server) shutdown() {
 		stop()
 	}
 	if cs != nil {
-		_ = cs.Close()
+		closeQuietly(cs)
 	}
 }

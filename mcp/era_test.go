@@ -1,0 +1,110 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// refusing serves srv over Streamable HTTP on 127.0.0.1, answering the requests named in refuse
+// with method-not-found, as a server of one era answers the other era's handshake. (The SDK's
+// server speaks the 2026-07-28 revision over HTTP only when stateless.)
+func refusing(t *testing.T, srv *sdk.Server, refuse string) string {
+	t.Helper()
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: refuse == "initialize"})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == refuse && len(msg.ID) > 0 {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found: %s"}}`, msg.ID, refuse)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// negotiated is the protocol version the set's first server agreed on.
+func negotiated(t *testing.T, set *Set) string {
+	t.Helper()
+	sv := set.servers[0]
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.cs == nil {
+		t.Fatalf("the server is %s: %v", sv.state, sv.err)
+	}
+	return sv.cs.InitializeResult().ProtocolVersion
+}
+
+// A server of the 2026-07-28 revision only (it refuses initialize) and a server of the 2025
+// lifecycle only (it does not know server/discover) both serve their tools: the client asks
+// server/discover first and falls back to initialize.
+func TestBothProtocolEras(t *testing.T) {
+	for _, c := range []struct {
+		refuse string
+		modern bool
+	}{{"initialize", true}, {"server/discover", false}} {
+		t.Run("refusing "+c.refuse, func(t *testing.T) {
+			url := refusing(t, echoServer("era", "hello"), c.refuse)
+			set, n := open(t, Config{Name: "era", Type: "http", URL: url, Timeout: DefaultTimeout})
+			reg := set.Snapshot(context.Background())
+			if _, ok := reg.Lookup("hello"); !ok {
+				t.Fatalf("no tool; notices %q", n.list())
+			}
+			if r := run(t, reg, "hello", `{}`); r.IsError || r.Output != "era ran hello" {
+				t.Errorf("call = %+v", r)
+			}
+			v := negotiated(t, set)
+			if modern := v >= "2026-07-28"; modern != c.modern {
+				t.Errorf("negotiated %q; want the modern revision: %v", v, c.modern)
+			}
+		})
+	}
+}
+
+// A stdio server of the SDK (both eras) is reached through the 2026-07-28 revision.
+func TestStdioNegotiatesTheNewestRevision(t *testing.T) {
+	set, _ := open(t, stdioConfig("hostile", "-many", "0"))
+	set.Snapshot(context.Background())
+	if v := negotiated(t, set); v < "2026-07-28" {
+		t.Errorf("negotiated %q over stdio", v)
+	}
+}
+
+// A server that still has only the old HTTP+SSE transport (entry type "sse") serves its tools,
+// with the configured headers.
+func TestOldSSETransport(t *testing.T) {
+	srv := echoServer("old", "legacy_tool")
+	h := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer secret" {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	cfgs, err := ParseList("mcpServers", []json.RawMessage{json.RawMessage(`{"type":"sse","name":"old","url":"` + ts.URL + `","headers":[{"name":"Authorization","value":"Bearer secret"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, n := open(t, cfgs...)
+	reg := set.Snapshot(context.Background())
+	if r := run(t, reg, "legacy_tool", `{}`); r.IsError || !strings.Contains(r.Output, "old ran legacy_tool") {
+		t.Errorf("call = %+v; notices %q", r, n.list())
+	}
+}
