@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -279,5 +280,81 @@ func TestMCPPromptsAreCommands(t *testing.T) {
 	last := msgs[len(msgs)-1]
 	if len(last.Parts) == 0 || last.Parts[0].Text != "Summarize go modules from the docs." {
 		t.Errorf("the model got %+v", last.Parts)
+	}
+}
+
+// The "Start MCP server" card shows what the server would run with: its env (a PYTHONPATH or
+// NODE_OPTIONS runs repository code) and its headers, in the card's text and in rawInput; the
+// values of secret headers and variables are redacted, their names shown (issue 26 item 9).
+func TestMCPStartCardShowsEnvAndHeaders(t *testing.T) {
+	h := newHarness(t)
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	stdio, _ := json.Marshal(map[string]any{"name": "py", "command": "python3", "args": []string{"-m", "srv"},
+		"env": []map[string]string{{"name": "PYTHONPATH", "value": "./.hidden"}, {"name": "NODE_OPTIONS", "value": "--require ./x.js"}, {"name": "API_TOKEN", "value": "tok-s3cret"}}})
+	web, _ := json.Marshal(map[string]any{"type": "http", "name": "web", "url": "https://mcp.example/mcp",
+		"headers": []map[string]string{{"name": "Authorization", "value": "Bearer s3cret"}, {"name": "X-Api-Key", "value": "k3y-s3cret"}, {"name": "X-Trace", "value": "visible-trace"}}})
+	h.set.ProjectMCPServers = []json.RawMessage{stdio, web}
+	h.client.answer = func(context.Context, protocol.RequestPermissionParams) (protocol.RequestPermissionResult, error) {
+		return protocol.RequestPermissionResult{Outcome: protocol.PermissionOutcome{Outcome: "selected", OptionID: protocol.OptionRejectOnce}}, nil
+	}
+	h.newSession()
+	h.client.waitPermission(t, 2)
+	cards := map[string]protocol.RequestPermissionParams{}
+	for _, p := range h.client.permissions() {
+		cards[p.ToolCall.Title] = p
+	}
+	text := func(p protocol.RequestPermissionParams) string {
+		var b strings.Builder
+		for _, c := range p.ToolCall.ToolContent {
+			if c.Content != nil {
+				b.WriteString(c.Content.Text)
+			}
+		}
+		return b.String()
+	}
+	py, ok := cards["Start MCP server py"]
+	if !ok {
+		t.Fatalf("cards = %v", cards)
+	}
+	var in struct {
+		Command []string        `json:"command"`
+		Env     []mcp.NameValue `json:"env"`
+		Headers []mcp.NameValue `json:"headers"`
+		URL     string          `json:"url"`
+	}
+	_ = json.Unmarshal(py.ToolCall.RawInput, &in)
+	if !slices.Contains(in.Env, mcp.NameValue{Name: "PYTHONPATH", Value: "./.hidden"}) || !slices.Contains(in.Env, mcp.NameValue{Name: "NODE_OPTIONS", Value: "--require ./x.js"}) {
+		t.Errorf("rawInput env = %+v (%s)", in.Env, py.ToolCall.RawInput)
+	}
+	for _, want := range []string{"python3 -m srv", "PYTHONPATH=./.hidden", "NODE_OPTIONS=--require ./x.js", "API_TOKEN="} {
+		if !strings.Contains(text(py), want) {
+			t.Errorf("card text lacks %q:\n%s", want, text(py))
+		}
+	}
+	web2, ok := cards["Start MCP server web"]
+	if !ok {
+		t.Fatalf("cards = %v", cards)
+	}
+	in.Env, in.Headers = nil, nil
+	_ = json.Unmarshal(web2.ToolCall.RawInput, &in)
+	var names []string
+	for _, nv := range in.Headers {
+		names = append(names, nv.Name)
+	}
+	if !slices.Equal(names, []string{"Authorization", "X-Api-Key", "X-Trace"}) || in.URL != "https://mcp.example/mcp" {
+		t.Errorf("rawInput = %s", web2.ToolCall.RawInput)
+	}
+	for _, want := range []string{"https://mcp.example/mcp", "Authorization:", "X-Api-Key:", "X-Trace: visible-trace"} {
+		if !strings.Contains(text(web2), want) {
+			t.Errorf("card text lacks %q:\n%s", want, text(web2))
+		}
+	}
+	for _, p := range []protocol.RequestPermissionParams{py, web2} {
+		all := text(p) + string(p.ToolCall.RawInput)
+		for _, secret := range []string{"s3cret"} {
+			if strings.Contains(all, secret) {
+				t.Errorf("a secret value is on the card: %s", all)
+			}
+		}
 	}
 }
