@@ -36,6 +36,11 @@ const (
 	maxRestarts = 3
 	// maxListed bounds the tools read from one server, however many pages it offers.
 	maxListed = 1000
+	// A server's stderr reaches the log at most maxStderrLines lines and maxStderrBytes bytes
+	// per start, each line cut at maxStderrLine bytes; the rest is read and dropped.
+	maxStderrLine  = 1000
+	maxStderrLines = 200
+	maxStderrBytes = 64 << 10
 )
 
 // server is one running MCP server, shared by the sessions whose configuration names it the same
@@ -55,6 +60,7 @@ type server struct {
 	prompts  []*sdk.Prompt
 	version  int  // bumped whenever tools change: a start, a re-list
 	dirty    bool // the server said its tools changed; re-list before the next snapshot
+	changes  int  // list_changed notifications since the last re-list (logged with it)
 	restarts int
 	ready    chan struct{} // closed when the current start attempt ends
 	refs     int
@@ -212,7 +218,10 @@ func serverEnv(inherited, hide []string, own []NameValue) []string {
 	return env
 }
 
-// stderrLog sends the child's stderr to agentd's log, a line at a time (long lines cut); it
+// stderrLog sends the child's stderr to agentd's log, a line at a time, capped: each line cut at
+// maxStderrLine bytes (a longer one is read to its end and dropped past the cut), at most
+// maxStderrLines lines and maxStderrBytes bytes in all, then one line saying the rest is not
+// logged, and the rest read and dropped (a chatty or hostile server cannot fill the log). It
 // returns the pipe's write end for the child.
 func (sv *server) stderrLog() (*os.File, error) {
 	r, w, err := os.Pipe()
@@ -221,14 +230,52 @@ func (sv *server) stderrLog() (*os.File, error) {
 	}
 	go func() {
 		defer r.Close()
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 4096), 64<<10)
-		for sc.Scan() {
-			sv.log.Info("MCP server stderr", zap.String("line", Clean(sc.Text(), 1000)))
+		br := bufio.NewReaderSize(r, 4096)
+		lines, bytes := 0, 0
+		for {
+			line, err := readCapped(br, maxStderrLine)
+			if len(line) > 0 || err == nil {
+				text := Clean(string(line), maxStderrLine)
+				if lines == maxStderrLines || bytes+len(text) > maxStderrBytes {
+					sv.log.Info("MCP server stderr not logged past this point", zap.Int("lines", lines), zap.Int("bytes", bytes))
+					break
+				}
+				lines, bytes = lines+1, bytes+len(text)
+				sv.log.Info("MCP server stderr", zap.String("line", text))
+			}
+			if err != nil {
+				return
+			}
 		}
 		_, _ = io.Copy(io.Discard, r)
 	}()
 	return w, nil
+}
+
+// readCapped reads one line (without its newline), keeping at most max bytes of it; the rest of
+// a longer line is read and dropped.
+func readCapped(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if room := max - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			return line, err
+		}
+		return bytesTrimNewline(line), nil
+	}
+}
+
+func bytesTrimNewline(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // headerTransport adds an HTTP server's configured headers to the requests that go to the
@@ -269,11 +316,18 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return h.base.RoundTrip(req)
 }
 
+// markDirty notes a list_changed notification. However many arrive, the server is re-listed once,
+// at the next snapshot, and the change logged once (when the server turns dirty): a server
+// that floods its client with notifications costs neither re-listings nor log lines.
 func (sv *server) markDirty() {
 	sv.mu.Lock()
+	was := sv.dirty
 	sv.dirty = true
+	sv.changes++
 	sv.mu.Unlock()
-	sv.log.Info("MCP server's list changed; the next turn re-lists it")
+	if !was {
+		sv.log.Info("MCP server's list changed; the next turn re-lists it")
+	}
 }
 
 // prepare readies the server for a snapshot: it restarts a server that stopped (at most
@@ -302,6 +356,10 @@ func (sv *server) prepare(ctx context.Context) (tl []*sdk.Tool, version int, err
 		cancel()
 		sv.mu.Lock()
 		sv.dirty = false
+		if sv.changes > 1 {
+			sv.log.Info("MCP server re-listed once for its list_changed notifications", zap.Int("notifications", sv.changes))
+		}
+		sv.changes = 0
 		if lerr == nil {
 			sv.tools, sv.prompts = tl, pl
 			sv.version++

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,10 +24,22 @@ func main() {
 	noinit := flag.Bool("noinit", false, "read stdin and never answer")
 	many := flag.Int("many", 90, "how many filler tools")
 	stay := flag.Bool("stay", false, "keep running after stdin ends, as a hung server would")
+	flood := flag.Int("flood", 0, "a raw server that sends this many tools/list_changed notifications after the handshake")
+	noisy := flag.Int("stderr", 0, "write this many 300-byte lines and one 200 KB line to stderr at start")
 	flag.Parse()
 	if *noinit {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return
+	}
+	if *flood > 0 {
+		floodServer(*flood)
+		return
+	}
+	for range *noisy {
+		fmt.Fprintln(os.Stderr, strings.Repeat("n", 300))
+	}
+	if *noisy > 0 {
+		fmt.Fprintln(os.Stderr, strings.Repeat("L", 200<<10))
 	}
 	fmt.Fprintln(os.Stderr, "testserver: starting")
 	s := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, nil)
@@ -104,5 +117,45 @@ func main() {
 	}
 	if *stay {
 		select {}
+	}
+}
+
+// floodServer is a raw line server of the 2025 lifecycle: it answers initialize and tools/list
+// (appending a line to $TESTSERVER_LISTS for each listing), and after notifications/initialized
+// sends n notifications/tools/list_changed at once, as a misbehaving server floods its client.
+func floodServer(n int) {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	send := func(format string, args ...any) {
+		fmt.Fprintf(out, format+"\n", args...)
+		_ = out.Flush()
+	}
+	for sc.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil {
+			continue
+		}
+		switch {
+		case msg.Method == "initialize":
+			send(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"flood","version":"1"}}}`, msg.ID)
+		case msg.Method == "notifications/initialized":
+			for range n {
+				send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+			}
+		case msg.Method == "tools/list":
+			if f := os.Getenv("TESTSERVER_LISTS"); f != "" {
+				if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+					fmt.Fprintln(fh, "list")
+					fh.Close()
+				}
+			}
+			send(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"flooded","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case len(msg.ID) > 0:
+			send(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+		}
 	}
 }
