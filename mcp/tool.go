@@ -59,6 +59,7 @@ func newTool(sv *server, name string, t *sdk.Tool, schema json.RawMessage) *Tool
 	}
 }
 
+func (t *Tool) key() key                     { return key{t.sv.cfg.Name, t.remote} }
 func (t *Tool) Name() string                 { return t.name }
 func (t *Tool) Description() string          { return t.desc }
 func (t *Tool) Schema() json.RawMessage      { return t.schema }

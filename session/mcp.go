@@ -312,6 +312,18 @@ func (s *Session) toolset(ctx context.Context) *tools.Registry {
 	return snap.Offered(needsMet(s.m.settings()))
 }
 
+// refreshTools takes the tools again when find_tools added some since the turn took them, so
+// the model can call what it found from its next step (between steps, when no tool runs).
+func (t *turn) refreshTools() {
+	t.s.mu.Lock()
+	set := t.s.mcp
+	t.s.mu.Unlock()
+	if g := set.FoundGen(); g != t.foundGen {
+		t.foundGen = g
+		t.reg = t.s.toolset(t.ctx)
+	}
+}
+
 // specs are the turn's tool declarations: the built-in tools' as the prompt config renders
 // them, then the servers' tools of the turn's snapshot, which come after them in its registry.
 func (t *turn) specs() []providers.ToolSpec {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -356,5 +357,50 @@ func TestMCPStartCardShowsEnvAndHeaders(t *testing.T) {
 				t.Errorf("a secret value is on the card: %s", all)
 			}
 		}
+	}
+}
+
+// Issue 29 item 3 through a turn: with more contributed tools than the budget, the model is
+// offered find_tools; a tool it finds is offered from the turn's next step and runs there.
+func TestMCPFindToolsInATurn(t *testing.T) {
+	h := newHarness(t,
+		reply{events: callsReply(tc{"c1", "find_tools", `{"query":"tool_19"}`})},
+		reply{events: callsReply(tc{"c2", "tool_19", `{}`})},
+		reply{events: textReply("done")})
+	srv := sdk.NewServer(&sdk.Implementation{Name: "wide", Version: "1"}, nil)
+	for i := range 20 {
+		name := fmt.Sprintf("tool_%02d", i)
+		srv.AddTool(&sdk.Tool{Name: name, Description: "Tool " + name, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ran " + name}}}, nil
+			})
+	}
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	entry, _ := json.Marshal(map[string]any{"type": "http", "name": "wide", "url": ts.URL})
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	h.newSessionWith(entry)
+	h.client.answer = answerWith(protocol.OptionAllowOnce)
+	h.prompt("use tool 19")
+	reqs := h.prov.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	offered := func(r *providers.Request, name string) bool {
+		return slices.ContainsFunc(r.Tools, func(s providers.ToolSpec) bool { return s.Name == name })
+	}
+	if !offered(reqs[0], "find_tools") || offered(reqs[0], "tool_19") {
+		t.Errorf("first step's tools: find_tools %v, tool_19 %v", offered(reqs[0], "find_tools"), offered(reqs[0], "tool_19"))
+	}
+	if !offered(reqs[1], "tool_19") {
+		t.Error("the found tool was not offered at the next step")
+	}
+	// find_tools reads only; the found tool's call asks, as every contributed call does.
+	if perms := h.client.permissions(); len(perms) != 1 || perms[0].ToolCall.Title != "wide: tool_19" {
+		t.Errorf("permission requests = %+v", perms)
+	}
+	res := toolResults(h.m.sessions[h.sid].historySnapshot())
+	if len(res) != 2 || !strings.Contains(res[0].Text, "tool_19 (server wide)") || res[1].IsError || res[1].Text != "ran tool_19" {
+		t.Fatalf("results = %+v", res)
 	}
 }
