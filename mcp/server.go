@@ -169,7 +169,7 @@ func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int,
 	defer stderr.Close()
 	cmd.WaitDelay = time.Second
 	ownGroup(cmd)
-	cs, err := sv.newClient().Connect(ctx, &stdioTransport{cmd: cmd}, nil)
+	cs, err := sv.newClient().Connect(ctx, &stdioTransport{cmd: cmd, drop: sv.dropped()}, nil)
 	if err != nil {
 		if cmd.Process != nil {
 			killGroup(cmd)
@@ -314,6 +314,20 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(nv.Name, nv.Value)
 	}
 	return h.base.RoundTrip(req)
+}
+
+// maxDropLogs bounds the dropped lines of one start that are logged.
+const maxDropLogs = 20
+
+// dropped logs what the stdio filter dropped from the server's output, at most maxDropLogs lines
+// a start.
+func (sv *server) dropped() func(string, []byte) {
+	n := 0
+	return func(reason string, line []byte) {
+		if n++; n <= maxDropLogs {
+			sv.log.Warn("MCP server output dropped", zap.String("reason", reason), zap.String("line", Clean(string(line), 200)))
+		}
+	}
 }
 
 // markDirty notes a list_changed notification. However many arrive, the server is re-listed once,

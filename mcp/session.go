@@ -1,7 +1,10 @@
 package mcp
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,7 +50,10 @@ func (sv *server) newClient() *sdk.Client {
 // connection only closes the child's stdin: the child's process group is killed by the server's
 // stop, at once (CommandTransport waits 5 s for the child before its SIGTERM, and signals only
 // the child, not what it started).
-type stdioTransport struct{ cmd *exec.Cmd }
+type stdioTransport struct {
+	cmd  *exec.Cmd
+	drop func(reason string, line []byte) // a line the filter dropped (lineFilter)
+}
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	stdout, err := t.cmd.StdoutPipe()
@@ -61,7 +67,110 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	return (&sdk.IOTransport{Reader: io.NopCloser(stdout), Writer: stdin, MaxLineLength: maxMessage}).Connect(ctx)
+	r := &lineFilter{br: bufio.NewReaderSize(stdout, 64<<10), drop: t.drop}
+	return (&sdk.IOTransport{Reader: io.NopCloser(r), Writer: stdin, MaxLineLength: maxMessage}).Connect(ctx)
+}
+
+// lineFilter hands the SDK only the lines that are JSON-RPC messages. The SDK's reader ends the
+// whole session at the first line that is not JSON (a server's stray log line on stdout), at a
+// message that is neither a request nor an answer, and at an error of the wrong shape; agentd's
+// former client dropped the first two and failed only the call of the third. So: a line that is
+// not a JSON object (or a batch of them) with a method or an id is dropped and reported to drop;
+// an answer whose error is not {code, message} becomes a well-formed error for its call; a line
+// over maxMessage bytes fails the read (the session ends, saying so).
+type lineFilter struct {
+	br   *bufio.Reader
+	drop func(reason string, line []byte)
+	buf  []byte // what is left of the current line to hand on
+}
+
+func (f *lineFilter) Read(p []byte) (int, error) {
+	for len(f.buf) == 0 {
+		line, err := readLine(f.br, maxMessage)
+		if err != nil {
+			return 0, err
+		}
+		if keep, reason := filterMessage(line); keep != nil {
+			f.buf = append(keep, '\n')
+		} else if reason != "" && f.drop != nil {
+			f.drop(reason, line)
+		}
+	}
+	n := copy(p, f.buf)
+	f.buf = f.buf[n:]
+	return n, nil
+}
+
+// readLine reads one line without its end, failing with errTooLong past max bytes.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max+1 {
+			return nil, errTooLong
+		}
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && len(line) == 0 {
+			return nil, err
+		}
+		return bytes.TrimSpace(line), nil
+	}
+}
+
+type wireMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// filterMessage says what of line to hand the SDK (nil: nothing) and, for a drop, why ("" for an
+// empty line).
+func filterMessage(line []byte) ([]byte, string) {
+	if len(line) == 0 {
+		return nil, ""
+	}
+	if line[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
+			return nil, "not a JSON-RPC message"
+		}
+		for _, m := range batch {
+			if fixed, why := filterMessage(bytes.TrimSpace(m)); fixed == nil || !bytes.Equal(fixed, bytes.TrimSpace(m)) {
+				return nil, "a batch holding " + why
+			}
+		}
+		return line, ""
+	}
+	var m wireMessage
+	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
+		return nil, "not a JSON-RPC message"
+	}
+	var method string
+	if len(m.Method) > 0 && json.Unmarshal(m.Method, &method) == nil && method != "" {
+		return line, ""
+	}
+	if len(m.ID) == 0 || string(m.ID) == "null" {
+		return nil, "neither a request nor an answer"
+	}
+	if len(m.Error) > 0 && string(m.Error) != "null" {
+		var e struct {
+			Code    *int64  `json:"code"`
+			Message *string `json:"message"`
+		}
+		if json.Unmarshal(m.Error, &e) != nil || e.Code == nil || e.Message == nil {
+			msg, _ := json.Marshal(fmt.Sprintf("the server sent a malformed error: %s", Clean(string(m.Error), 200)))
+			return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%s}}`, m.ID, msg), ""
+		}
+		return line, ""
+	}
+	if len(m.Result) == 0 {
+		return nil, "neither a request nor an answer"
+	}
+	return line, ""
 }
 
 // limitBodies bounds what the server sends over HTTP: a JSON answer at most maxMessage bytes
