@@ -173,41 +173,127 @@ func filterMessage(line []byte) ([]byte, string) {
 	return line, ""
 }
 
-// limitBodies bounds what the server sends over HTTP: a JSON answer at most maxMessage bytes
-// (the SDK reads it whole with no limit), and an event stream per event, which the SDK bounds
-// itself (MaxEventSize).
+// limitBodies bounds and checks what the server answers a POST over HTTP. The SDK ends the
+// whole session when one answer is wrong (a JSON body that is not a message, another content
+// type, an SSE event over its limit), where agentd's former client failed only that call; and it
+// reads a JSON answer whole with no limit. So an answer to a request (a POST with an id) is
+// checked here, and a wrong one replaced by a JSON-RPC error for that request, which fails the
+// call and keeps the session: a JSON body at most maxMessage bytes and a JSON-RPC message (an
+// error of the wrong shape mended as on stdio), an event stream's events at most maxMessage
+// bytes each.
 type limitBodies struct{ base http.RoundTripper }
 
 func (l limitBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	id := requestID(req)
 	resp, err := l.base.RoundTrip(req)
-	if err != nil || resp.Body == nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if err != nil || resp.Body == nil || id == nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
-	resp.Body = &bodyLimit{rc: resp.Body, left: maxMessage}
-	return resp, nil
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		resp.Body = &sseLimit{rc: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id}
+		return resp, nil
+	case strings.HasPrefix(ct, "application/json"):
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxMessage+1))
+		resp.Body.Close()
+		switch {
+		case rerr != nil:
+			return rpcError(resp, id, "reading the server's answer failed: "+rerr.Error()), nil
+		case len(body) > maxMessage:
+			return rpcError(resp, id, errTooLong.Error()), nil
+		}
+		fixed, why := filterMessage(bytes.TrimSpace(body))
+		if fixed == nil {
+			return rpcError(resp, id, fmt.Sprintf("the server's answer was %s: %s", why, Clean(string(body), 200))), nil
+		}
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(fixed)), int64(len(fixed))
+		resp.Header.Del("Content-Length")
+		return resp, nil
+	}
+	resp.Body.Close()
+	return rpcError(resp, id, fmt.Sprintf("the server answered with content type %q, not JSON or an event stream", Clean(ct, 100))), nil
 }
 
-type bodyLimit struct {
+// requestID is the id of the JSON-RPC request a POST carries, or nil (a notification, a batch, a
+// GET or DELETE).
+func requestID(req *http.Request) json.RawMessage {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return nil
+	}
+	rc, err := req.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.NewDecoder(rc).Decode(&m) != nil || m.Method == "" || len(m.ID) == 0 || string(m.ID) == "null" {
+		return nil
+	}
+	return m.ID
+}
+
+// rpcError replaces resp with a JSON answer failing request id with message.
+func rpcError(resp *http.Response, id json.RawMessage, message string) *http.Response {
+	body := errorMessage(id, message)
+	h := resp.Header.Clone()
+	h.Set("Content-Type", "application/json")
+	h.Del("Content-Length")
+	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: resp.Proto, ProtoMajor: resp.ProtoMajor, ProtoMinor: resp.ProtoMinor,
+		Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: resp.Request}
+}
+
+func errorMessage(id json.RawMessage, message string) []byte {
+	msg, _ := json.Marshal(message)
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%s}}`, id, msg)
+}
+
+// sseLimit hands on an event stream an event at a time; an event over maxMessage bytes ends the
+// stream with an error event for the request instead.
+type sseLimit struct {
 	rc   io.ReadCloser
-	left int
+	br   *bufio.Reader
+	id   json.RawMessage
+	buf  []byte
+	done bool
 }
 
-func (b *bodyLimit) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		return 0, errTooLong
+func (s *sseLimit) Read(p []byte) (int, error) {
+	for len(s.buf) == 0 {
+		if s.done {
+			return 0, io.EOF
+		}
+		var ev []byte
+		for {
+			line, err := readLine(s.br, maxMessage)
+			if err == errTooLong || len(ev)+len(line) > maxMessage {
+				s.buf, s.done = append([]byte("\n\ndata: "), append(errorMessage(s.id, errTooLong.Error()), "\n\n"...)...), true
+				s.rc.Close()
+				break
+			}
+			if err != nil {
+				if len(ev) > 0 {
+					s.buf = append(ev, '\n')
+				}
+				s.done = true
+				break
+			}
+			ev = append(append(ev, line...), '\n')
+			if len(line) == 0 {
+				s.buf = ev
+				break
+			}
+		}
 	}
-	if len(p) > b.left+1 {
-		p = p[:b.left+1]
-	}
-	n, err := b.rc.Read(p)
-	if n > b.left {
-		return 0, errTooLong
-	}
-	b.left -= n
-	return n, err
+	n := copy(p, s.buf)
+	s.buf = s.buf[n:]
+	return n, nil
 }
 
-func (b *bodyLimit) Close() error { return b.rc.Close() }
+func (s *sseLimit) Close() error { return s.rc.Close() }
 
 // httpTransport is the HTTP server's transport: Streamable HTTP, or, for a server configured
 // with "transport": "sse", the old HTTP+SSE transport (2024-11-05). Requests carry the
@@ -217,7 +303,7 @@ func (sv *server) httpTransport() sdk.Transport {
 	if sv.cfg.SSE {
 		return detached{&sdk.SSEClientTransport{Endpoint: sv.cfg.URL, HTTPClient: hc, MaxEventSize: maxMessage}}
 	}
-	return &sdk.StreamableClientTransport{Endpoint: sv.cfg.URL, HTTPClient: hc, MaxRetries: 1, MaxEventSize: maxMessage}
+	return &sdk.StreamableClientTransport{Endpoint: sv.cfg.URL, HTTPClient: hc, MaxRetries: 1, MaxEventSize: 2 * maxMessage}
 }
 
 // detached connects through t bounded by the connect's context, but keeps the connection past
