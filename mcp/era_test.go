@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -106,5 +107,28 @@ func TestOldSSETransport(t *testing.T) {
 	reg := set.Snapshot(context.Background())
 	if r := run(t, reg, "legacy_tool", `{}`); r.IsError || !strings.Contains(r.Output, "old ran legacy_tool") {
 		t.Errorf("call = %+v; notices %q", r, n.list())
+	}
+}
+
+// A 2025 server that never answers server/discover (it ignores what it does not know) still
+// starts, through initialize, well within the start's time-out: the discovery is bounded.
+func TestSilentDiscoverFallsBack(t *testing.T) {
+	old := discoverTimeout
+	discoverTimeout = time.Second
+	t.Cleanup(func() { discoverTimeout = old })
+	p := NewPool(nil)
+	p.StartTimeout = 10 * time.Second
+	t.Cleanup(p.Close)
+	began := time.Now()
+	set := p.Open([]Config{stdioConfig("raw", "-raw", "silentdiscover")}, builtin(), nil)
+	reg := set.Snapshot(context.Background())
+	if _, ok := reg.Lookup("t"); !ok {
+		t.Fatalf("no tool: %v", set.Status())
+	}
+	if took := time.Since(began); took > discoverTimeout+2*time.Second {
+		t.Errorf("the start took %s", took)
+	}
+	if r := run(t, reg, "t", `{}`); r.IsError {
+		t.Errorf("call = %+v", r)
 	}
 }

@@ -115,7 +115,11 @@ func TestHostileHTTPServer(t *testing.T) {
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := Config{Name: "raw", Type: "http", URL: rawHTTP(t, c.handle), Timeout: time.Second}
+			timeout := 20 * time.Second // a 16 MiB answer takes its time under -race on a loaded machine
+			if strings.Contains(c.err, "did not answer") {
+				timeout = time.Second
+			}
+			cfg := Config{Name: "raw", Type: "http", URL: rawHTTP(t, c.handle), Timeout: timeout}
 			set, n := open(t, cfg)
 			reg := set.Snapshot(context.Background())
 			if _, ok := reg.Lookup("t"); !ok {

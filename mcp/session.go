@@ -24,6 +24,12 @@ const maxMessage = sdk.DefaultMaxEventSize
 // no further.
 const maxPages = 100
 
+// discoverTimeout bounds a stdio server's answer to the 2026-07-28 revision's server/discover
+// (see newClient); a variable for the tests. It is generous, as the request waits in the pipe
+// while the server starts (npx's first download included); a server that answers late falls
+// back to initialize, which a dual-era server answers.
+var discoverTimeout = 10 * time.Second
+
 // errTooLong is the read error of a message over maxMessage (a value, not an errors.New, so the
 // package's init stays static: internal/inittest).
 var errTooLong error = tooLong{}
@@ -38,12 +44,37 @@ func (tooLong) Error() string {
 // tools, not a server's, are bound to the project; no sampling, no elicitation), so a server's
 // request for them is refused by the SDK. The SDK negotiates the era itself: server/discover
 // (the 2026-07-28 revision) first, then the 2025 initialize when the server does not know it.
+//
+// Over stdio, server/discover is bounded by discoverTimeout: the SDK falls back to initialize on
+// its error, but waits for its answer as long as the connect's context lasts, and a 2025 stdio
+// server that ignores a request it does not know (rather than answering method-not-found) would
+// cost the whole start. (Over HTTP every POST is answered, so no bound is needed there.)
 func (sv *server) newClient() *sdk.Client {
-	return sdk.NewClient(&sdk.Implementation{Name: "agentd", Version: "1"}, &sdk.ClientOptions{
+	c := sdk.NewClient(&sdk.Implementation{Name: "agentd", Version: "1"}, &sdk.ClientOptions{
 		Capabilities:             &sdk.ClientCapabilities{},
 		ToolListChangedHandler:   func(context.Context, *sdk.ToolListChangedRequest) { sv.markDirty() },
 		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { sv.markDirty() },
 	})
+	if sv.cfg.Type != "http" {
+		c.AddSendingMiddleware(boundDiscover)
+	}
+	return c
+}
+
+func boundDiscover(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "server/discover" {
+			return next(ctx, method, req)
+		}
+		dctx, cancel := context.WithTimeout(ctx, discoverTimeout)
+		defer cancel()
+		res, err := next(dctx, method, req)
+		if err != nil && dctx.Err() != nil && ctx.Err() == nil {
+			// The SDK falls back to initialize on any error but a modern one.
+			err = fmt.Errorf("server/discover was not answered within %s", discoverTimeout)
+		}
+		return res, err
+	}
 }
 
 // stdioTransport runs cmd as a stdio server. Unlike the SDK's CommandTransport, closing the

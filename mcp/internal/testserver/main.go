@@ -185,6 +185,8 @@ func rawServer(mode string) {
 			continue
 		}
 		switch {
+		case msg.Method == "server/discover" && mode == "silentdiscover":
+			// A 2025 server that ignores a request it does not know, never answering it.
 		case msg.Method == "initialize":
 			send(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}}`, msg.ID)
 		case msg.Method == "tools/list":
@@ -217,6 +219,8 @@ func rawServer(mode string) {
 				send(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, msg.ID, strings.Repeat("x", 17<<20))
 			case "ends":
 				return
+			default:
+				send("%s", ok)
 			}
 		case len(msg.ID) > 0:
 			send(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
