@@ -13,6 +13,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 )
 
 // refusing serves srv over Streamable HTTP on 127.0.0.1, answering the requests named in refuse
@@ -130,5 +131,36 @@ func TestSilentDiscoverFallsBack(t *testing.T) {
 	}
 	if r := run(t, reg, "t", `{}`); r.IsError {
 		t.Errorf("call = %+v", r)
+	}
+}
+
+// Closing the pool leaves nothing running of agentd's: no goroutine of the SDK's sessions, the
+// readers, the reapers or the stderr loggers (stdio, Streamable HTTP and SSE servers alike).
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	srv := echoServer("g", "g_tool")
+	h := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	sse := httptest.NewServer(h)
+	streamable := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return echoServer("s", "s_tool") }, nil))
+	defer sse.Close()
+	defer streamable.Close()
+	ignore := goleak.IgnoreCurrent()
+	p := NewPool(nil)
+	set := p.Open([]Config{
+		stdioConfig("hostile", "-many", "0"),
+		{Name: "old", Type: "http", SSE: true, URL: sse.URL, Timeout: DefaultTimeout},
+		{Name: "new", Type: "http", URL: streamable.URL, Timeout: DefaultTimeout},
+	}, builtin(), nil)
+	reg := set.Snapshot(context.Background())
+	for _, name := range []string{"echo", "g_tool", "s_tool"} {
+		if _, ok := reg.Lookup(name); !ok {
+			t.Fatalf("no %s: %v", name, set.Status())
+		}
+	}
+	set.Close()
+	p.Close()
+	sse.CloseClientConnections()
+	streamable.CloseClientConnections()
+	if err := goleak.Find(ignore, goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"), goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"), goleak.IgnoreAnyFunction("internal/poll.runtime_pollWait")); err != nil {
+		t.Error(err)
 	}
 }
