@@ -109,6 +109,9 @@ func TestOldSSETransport(t *testing.T) {
 	if r := run(t, reg, "legacy_tool", `{}`); r.IsError || !strings.Contains(r.Output, "old ran legacy_tool") {
 		t.Errorf("call = %+v; notices %q", r, n.list())
 	}
+	if st := set.Status(); len(st) != 1 || st[0].Type != "sse" || st[0].State != StateReady {
+		t.Errorf("status = %+v", st)
+	}
 }
 
 // A 2025 server that never answers server/discover (it ignores what it does not know) still

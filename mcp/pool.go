@@ -299,7 +299,11 @@ func (s *Set) Status() []Status {
 	var out []Status
 	for _, sv := range servers {
 		sv.mu.Lock()
-		out = append(out, Status{Name: sv.cfg.Name, Type: sv.cfg.Type, Target: sv.cfg.Target(), State: sv.state, Err: sv.err,
+		typ := sv.cfg.Type
+		if sv.cfg.SSE {
+			typ = "sse"
+		}
+		out = append(out, Status{Name: sv.cfg.Name, Type: typ, Target: sv.cfg.Target(), State: sv.state, Err: sv.err,
 			Listed: len(sv.tools), Offered: offered[sv]})
 		sv.mu.Unlock()
 	}
