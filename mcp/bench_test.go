@@ -6,16 +6,16 @@ import (
 	"os/exec"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
-	"github.com/agentd-dev/agentd/mcp/internal/client"
 	"github.com/agentd-dev/agentd/tools"
 )
 
 // BenchmarkCallThroughAgentd is one contributed call as a turn runs it (the snapshot's Tool.Run:
 // argument decoding, the permission hook, the timeout, the client's call, cleaning and capping the
 // result) against the hostile test server's echo tool over stdio. BenchmarkCallDirect is the same
-// call made straight on the client (mcp/internal/client); the difference is agentd's overhead.
+// call made straight on the SDK's client; the difference is agentd's overhead.
 func BenchmarkCallThroughAgentd(b *testing.B) {
 	p := NewPool(zap.NewNop())
 	defer p.Close()
@@ -36,14 +36,15 @@ func BenchmarkCallThroughAgentd(b *testing.B) {
 }
 
 func BenchmarkCallDirect(b *testing.B) {
-	cs, err := client.Connect(context.Background(), &client.Stdio{Cmd: exec.Command(testServer, "-many", "0")}, client.Options{Info: client.Info{Name: "bench", Version: "1"}})
+	c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.CommandTransport{Command: exec.Command(testServer, "-many", "0")}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cs.Close()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := cs.CallTool(context.Background(), "echo", map[string]any{"q": "hello"}); err != nil {
+		if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"q": "hello"}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,18 +5,25 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentd-dev/agentd/mcp/internal/client"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentd-dev/agentd/tools"
 )
 
-// Budget is how many contributed tools reach the model. The first Budget tools in the order
-// the servers were named (the session's list, then the user settings'), and within a server in
-// the order it declares them, are kept: the order is the user's, stable from turn to turn, so the
-// prompt cache holds and the user decides by ordering servers and choosing what each exposes.
+// Budget is how many contributed tools reach the model in the prompt. It is shared across the
+// servers in turn (round-robin in the order the servers were named: the session's list, then the
+// user settings'), each server's tools taken in the order it declares them, so a third server
+// gets its share as the first does; a server that needs less leaves the rest to the others. The
+// chosen tools keep server, then declaration, order: stable from turn to turn, so the prompt cache
+// holds. Beyond the budget the model gets find_tools, which adds matching tools (at most
+// MaxFound) to the session's offered tools.
 const Budget = 12
 
+// MaxFound bounds the tools find_tools may add to a session beyond the Budget.
+const MaxFound = 24
+
 // Reserved is the name no contributed tool may take besides the built-in tools': the model's
-// way to answer.
+// way to answer. FindToolsName is reserved too.
 const Reserved = "respond"
 
 // validToolName reports whether name is what providers accept as a tool name (the strictest
@@ -41,7 +48,7 @@ const maxSchema = 16 << 10
 
 type listed struct {
 	sv      *server
-	tools   []client.Tool
+	tools   []*sdk.Tool
 	version int
 	err     error
 }
@@ -51,17 +58,21 @@ type Drop struct {
 	Server, Tool, Reason string
 }
 
+// key names a contributed tool across rebuilds: its server's name and its own.
+type key struct{ server, tool string }
+
 // build applies the four naming and budget rules to the servers' tools and returns the turn's
-// registry (built-in tools first) and what was dropped.
-func build(builtin *tools.Registry, lists []listed) (*tools.Registry, []Drop) {
-	reserved := map[string]bool{Reserved: true}
+// registry (built-in tools first), what was dropped, and the tools over the budget that
+// find_tools may offer (found, the tools it already added, are offered beyond the budget).
+func build(builtin *tools.Registry, lists []listed, found map[key]bool) (*tools.Registry, []Drop, []*Tool) {
+	reserved := map[string]bool{Reserved: true, FindToolsName: true}
 	for _, t := range builtin.List() {
 		reserved[strings.ToLower(t.Name())] = true
 	}
 	var drops []Drop
 	type cand struct {
 		sv   *server
-		tool client.Tool
+		tool *sdk.Tool
 	}
 	var cands []cand
 	servers := map[string]map[string]bool{} // tool name → servers offering it
@@ -86,9 +97,9 @@ func build(builtin *tools.Registry, lists []listed) (*tools.Registry, []Drop) {
 			}
 		}
 	}
-	out := tools.NewRegistry(builtin.List()...)
+	// The eligible tools, in server then declaration order, each with its model name.
+	var ok []*Tool
 	taken := map[string]bool{}
-	n := 0
 	for _, c := range cands {
 		name := c.tool.Name
 		if len(servers[name]) > 1 {
@@ -102,15 +113,55 @@ func build(builtin *tools.Registry, lists []listed) (*tools.Registry, []Drop) {
 			drops = append(drops, Drop{c.sv.cfg.Name, c.tool.Name, fmt.Sprintf("its qualified name %s is taken", name)})
 		case err != nil:
 			drops = append(drops, Drop{c.sv.cfg.Name, c.tool.Name, err.Error()})
-		case n == Budget:
-			drops = append(drops, Drop{c.sv.cfg.Name, c.tool.Name, fmt.Sprintf("over the budget of %d MCP tools", Budget)})
 		default:
-			n++
 			taken[strings.ToLower(name)] = true
-			out.Register(newTool(c.sv, name, c.tool, schema))
+			ok = append(ok, newTool(c.sv, name, c.tool, schema))
 		}
 	}
-	return out, drops
+	chosen := fairShare(ok, Budget)
+	out := tools.NewRegistry(builtin.List()...)
+	var over []*Tool
+	nfound := 0
+	for i, t := range ok {
+		switch {
+		case chosen[i]:
+			out.Register(t)
+		case found[t.key()] && nfound < MaxFound:
+			nfound++
+			out.Register(t)
+		default:
+			over = append(over, t)
+			drops = append(drops, Drop{t.sv.cfg.Name, t.remote, fmt.Sprintf("over the budget of %d MCP tools (find_tools offers it)", Budget)})
+		}
+	}
+	return out, drops, over
+}
+
+// fairShare picks at most budget of ts (in server then declaration order) round-robin across
+// their servers: the first tool of each server, then the second of each, and so on.
+func fairShare(ts []*Tool, budget int) map[int]bool {
+	var order []*server
+	byServer := map[*server][]int{}
+	for i, t := range ts {
+		if byServer[t.sv] == nil {
+			order = append(order, t.sv)
+		}
+		byServer[t.sv] = append(byServer[t.sv], i)
+	}
+	chosen := map[int]bool{}
+	for round := 0; len(chosen) < budget; round++ {
+		more := false
+		for _, sv := range order {
+			if idx := byServer[sv]; round < len(idx) && len(chosen) < budget {
+				chosen[idx[round]] = true
+				more = true
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	return chosen
 }
 
 // qualify makes a server name usable in a tool name.
@@ -124,12 +175,15 @@ func qualify(server string) string {
 }
 
 // inputSchema is the tool's schema as the model reads it: a JSON object schema. The server's
-// JSON is decoded and encoded again first (object keys sorted, as the SDK's client did), so the
-// bound applies to what the model is sent.
-func inputSchema(in json.RawMessage) (json.RawMessage, error) {
-	var s any
-	if len(in) > 0 && json.Unmarshal(in, &s) != nil {
-		s = nil
+// JSON, as the SDK decoded it, is encoded again (object keys sorted), so the bound applies to
+// what the model is sent.
+func inputSchema(s any) (json.RawMessage, error) {
+	if raw, ok := s.(json.RawMessage); ok {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			v = nil
+		}
+		s = v
 	}
 	raw, err := json.Marshal(s)
 	if err != nil || len(raw) == 0 || string(raw) == "null" {

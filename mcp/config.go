@@ -23,6 +23,8 @@ type Config struct {
 	Env     []NameValue
 	URL     string
 	Headers []NameValue
+	// SSE says an http server speaks the old HTTP+SSE transport (2024-11-05), entry type "sse".
+	SSE bool
 	// Timeout bounds one call on this server (entry key "timeout", in seconds).
 	Timeout time.Duration
 }
@@ -142,8 +144,8 @@ func Parse(field string, raw json.RawMessage) (Config, error) {
 			return bad("env", err.Error())
 		}
 		c.Env = env
-	case "http":
-		c.Type = "http"
+	case "http", "sse":
+		c.Type, c.SSE = "http", typ == "sse"
 		if w.URL == nil || *w.URL == "" {
 			return bad("url", "required for an http server")
 		}
@@ -166,10 +168,8 @@ func Parse(field string, raw json.RawMessage) (Config, error) {
 			return bad("headers", err.Error())
 		}
 		c.Headers = h
-	case "sse":
-		return bad("type", "\"sse\" (the deprecated HTTP+SSE transport) is not supported; use \"http\" (Streamable HTTP)")
 	default:
-		return bad("type", fmt.Sprintf("%q is not one of stdio, http", typ))
+		return bad("type", fmt.Sprintf("%q is not one of stdio, http, sse", typ))
 	}
 	return c, nil
 }
@@ -201,4 +201,41 @@ func nameValues(raw json.RawMessage) ([]NameValue, error) {
 
 func isLoopback(host string) bool {
 	return host == "localhost" || host == "::1" || strings.HasPrefix(host, "127.")
+}
+
+// Redacted stands for a secret value on a permission card.
+const Redacted = "[redacted]"
+
+// secretName reports whether a header or variable of this name usually carries a credential:
+// its value is not shown, its name is.
+func secretName(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	for _, w := range []string{"token", "secret", "key", "passw", "auth", "credential", "session", "cookie"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Shown is the entry's env and headers as a permission card shows them: every name, each value
+// cleaned to one line, a secret's value Redacted. A start request hides nothing the server would
+// run with: a PYTHONPATH or NODE_OPTIONS in env runs code of the project's choosing.
+func (c Config) Shown() (env, headers []NameValue) {
+	show := func(in []NameValue) []NameValue {
+		out := make([]NameValue, 0, len(in))
+		for _, nv := range in {
+			v := Clean(nv.Value, 500)
+			if secretName(nv.Name) {
+				v = Redacted
+			}
+			out = append(out, NameValue{Name: Clean(nv.Name, 128), Value: v})
+		}
+		return out
+	}
+	return show(c.Env), show(c.Headers)
 }

@@ -37,7 +37,6 @@ func TestParseNamesTheField(t *testing.T) {
 		{`{"type":"http","name":"a","url":"ftp://x"}`, "mcpServers[0].url"},
 		{`{"type":"http","name":"a","url":"https://u:p@x"}`, "mcpServers[0].url"},
 		{`{"type":"http","name":"a","url":"http://example.com","headers":[{"name":"K","value":"v"}]}`, "mcpServers[0].url"},
-		{`{"type":"sse","name":"a","url":"https://x"}`, "mcpServers[0].type"},
 		{`{"name":"a\nb","command":"x"}`, "mcpServers[0].name"},
 		{`{"name":"a","command":"x","comand":"y"}`, "mcpServers[0].comand"},
 		{`{"name":"a","command":"x","timeout":-1}`, "mcpServers[0].timeout"},

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/agentd-dev/agentd/mcp/internal/client"
 )
 
 // A server that answers tools/list with more than a message may hold costs only itself: it is
@@ -33,9 +31,14 @@ func TestOversizedAnswerCostsOnlyItsServer(t *testing.T) {
 		case "initialize":
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}}}}`, msg.ID)
 		case "tools/list":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"x","description":"%s"}]}}`, msg.ID, strings.Repeat("x", client.MaxMessage))
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"x","description":"%s"}]}}`, msg.ID, strings.Repeat("x", maxMessage))
 		default:
-			w.WriteHeader(http.StatusAccepted)
+			if len(msg.ID) == 0 {
+				w.WriteHeader(http.StatusAccepted) // a notification
+				return
+			}
+			// server/discover included: a 2025 server does not know it, and says so.
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
 		}
 	}))
 	t.Cleanup(huge.Close)

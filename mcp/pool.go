@@ -105,6 +105,11 @@ type Set struct {
 	snap     *tools.Registry
 	versions []int
 	closed   bool
+	// found are the tools find_tools added to the session beyond the budget; foundGen counts
+	// its additions, so a snapshot is rebuilt after one.
+	found    map[key]bool
+	foundGen int
+	snapGen  int
 	// reported holds, per server, the failure last reported, so one failure is one notice.
 	reported map[*server]string
 	done     chan struct{} // closed by Close
@@ -212,11 +217,18 @@ func (s *Set) Snapshot(ctx context.Context) *tools.Registry {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.snap != nil && equalInts(versions, s.versions) {
+	if s.snap != nil && equalInts(versions, s.versions) && s.snapGen == s.foundGen {
 		return s.snap
 	}
-	reg, drops := build(s.builtin, lists)
-	s.snap, s.versions = reg, versions
+	reg, drops, over := build(s.builtin, lists, s.found)
+	if len(over) > 0 {
+		reg.Register(&findTools{set: s, over: over})
+	}
+	rebuilt := s.snap != nil && equalInts(versions, s.versions)
+	s.snap, s.versions, s.snapGen = reg, versions, s.foundGen
+	if rebuilt {
+		return reg // only find_tools' additions changed: what is dropped was reported already
+	}
 	if len(drops) > 0 {
 		for _, d := range drops {
 			s.pool.log.Info("MCP tool not offered", zap.String("mcpServer", d.Server), zap.String("tool", d.Tool), zap.String("reason", d.Reason))
@@ -252,6 +264,17 @@ func dropSummary(drops []Drop) string {
 	return strings.Join(parts, "; ")
 }
 
+// FoundGen counts the times find_tools added tools to the session: a turn that sees it change
+// takes a new Snapshot before its next model call, so the tools found are offered at once.
+func (s *Set) FoundGen() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.foundGen
+}
+
 // Status is one server as `agentd mcp list` shows it.
 type Status struct {
 	Name, Type, Target string
@@ -276,7 +299,11 @@ func (s *Set) Status() []Status {
 	var out []Status
 	for _, sv := range servers {
 		sv.mu.Lock()
-		out = append(out, Status{Name: sv.cfg.Name, Type: sv.cfg.Type, Target: sv.cfg.Target(), State: sv.state, Err: sv.err,
+		typ := sv.cfg.Type
+		if sv.cfg.SSE {
+			typ = "sse"
+		}
+		out = append(out, Status{Name: sv.cfg.Name, Type: typ, Target: sv.cfg.Target(), State: sv.state, Err: sv.err,
 			Listed: len(sv.tools), Offered: offered[sv]})
 		sv.mu.Unlock()
 	}

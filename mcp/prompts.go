@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentd-dev/agentd/mcp/internal/client"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Command is a server's prompt offered as the slash command /SERVER.PROMPT.
@@ -14,7 +14,7 @@ type Command struct {
 	Description string
 	Hint        string // the prompt's arguments, in order
 	sv          *server
-	prompt      client.Prompt
+	prompt      *sdk.Prompt
 }
 
 // validCommand reports whether name is SERVER.PROMPT with both halves valid tool names (no
@@ -93,6 +93,9 @@ func (s *Set) Expand(ctx context.Context, text string) (expanded string, ok bool
 	args := map[string]string{}
 	rest = strings.TrimSpace(rest)
 	for i, a := range cmd.prompt.Arguments {
+		if a == nil {
+			continue
+		}
 		if i == len(cmd.prompt.Arguments)-1 {
 			args[a.Name] = rest
 			break
@@ -110,13 +113,16 @@ func (s *Set) Expand(ctx context.Context, text string) (expanded string, ok bool
 	}
 	cctx, cancel := context.WithTimeout(ctx, cmd.sv.cfg.Timeout)
 	defer cancel()
-	res, err := cs.GetPrompt(cctx, cmd.prompt.Name, args)
+	res, err := cs.GetPrompt(cctx, &sdk.GetPromptParams{Name: cmd.prompt.Name, Arguments: args})
 	if err != nil {
 		return "", true, fmt.Errorf("the MCP server %s failed the prompt %s: %s", Clean(cmd.sv.cfg.Name, maxLabel), cmd.Name, Clean(err.Error(), 500))
 	}
 	var parts []string
 	for _, m := range res.Messages {
-		conv := convert("", &client.CallToolResult{Content: []client.Content{m.Content}})
+		if m == nil || m.Content == nil {
+			continue
+		}
+		conv := convert("", &sdk.CallToolResult{Content: []sdk.Content{m.Content}})
 		if !conv.IsError {
 			parts = append(parts, conv.Output)
 		}

@@ -16,9 +16,8 @@ import (
 	"sync"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
-
-	"github.com/agentd-dev/agentd/mcp/internal/client"
 )
 
 // State is where a server is in its life.
@@ -37,6 +36,11 @@ const (
 	maxRestarts = 3
 	// maxListed bounds the tools read from one server, however many pages it offers.
 	maxListed = 1000
+	// A server's stderr reaches the log at most maxStderrLines lines and maxStderrBytes bytes
+	// per start, each line cut at maxStderrLine bytes; the rest is read and dropped.
+	maxStderrLine  = 1000
+	maxStderrLines = 200
+	maxStderrBytes = 64 << 10
 )
 
 // server is one running MCP server, shared by the sessions whose configuration names it the same
@@ -49,13 +53,14 @@ type server struct {
 	mu       sync.Mutex
 	state    State
 	err      error
-	cs       *client.Session
+	cs       *sdk.ClientSession
 	stop     func() // kills the process group (stdio) or nothing (http)
 	pid      int    // the stdio child's, for tests and `agentd mcp list`
-	tools    []client.Tool
-	prompts  []client.Prompt
+	tools    []*sdk.Tool
+	prompts  []*sdk.Prompt
 	version  int  // bumped whenever tools change: a start, a re-list
 	dirty    bool // the server said its tools changed; re-list before the next snapshot
+	changes  int  // list_changed notifications since the last re-list (logged with it)
 	restarts int
 	ready    chan struct{} // closed when the current start attempt ends
 	refs     int
@@ -74,11 +79,12 @@ func (sv *server) start() {
 	defer cancel()
 	began := time.Now()
 	cs, stop, pid, err := sv.connect(ctx)
-	var tl []client.Tool
-	var pl []client.Prompt
+	var tl []*sdk.Tool
+	var pl []*sdk.Prompt
 	if err == nil {
 		tl, pl, err = list(ctx, cs)
 	}
+	err = sizeError(err)
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("it did not answer within %s", sv.pool.StartTimeout)
 	}
@@ -95,7 +101,7 @@ func (sv *server) start() {
 	if err != nil || closed {
 		if cs != nil {
 			stop()
-			go cs.Close()
+			go closeQuietly(cs)
 		}
 		if err != nil {
 			sv.log.Warn("MCP server did not start", zap.Error(err))
@@ -123,40 +129,31 @@ func orEOF(err error) error {
 	return err
 }
 
-func list(ctx context.Context, cs *client.Session) ([]client.Tool, []client.Prompt, error) {
-	caps := cs.InitializeResult().Capabilities
-	var tl []client.Tool
+func list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, []*sdk.Prompt, error) {
+	var caps *sdk.ServerCapabilities
+	if ir := cs.InitializeResult(); ir != nil {
+		caps = ir.Capabilities
+	}
+	var tl []*sdk.Tool
 	if caps == nil || caps.Tools != nil {
 		var err error
-		if tl, err = cs.Tools(ctx, maxListed); err != nil {
-			return nil, nil, fmt.Errorf("listing its tools failed: %w", err)
+		if tl, err = listTools(ctx, cs, maxListed); err != nil {
+			return nil, nil, fmt.Errorf("listing its tools failed: %w", sizeError(err))
 		}
 	}
-	var pl []client.Prompt
+	var pl []*sdk.Prompt
 	if caps != nil && caps.Prompts != nil {
 		// Prompts are a convenience: their failure costs nothing else (what was listed is kept).
-		pl, _ = cs.Prompts(ctx, maxListed)
+		pl, _ = listPrompts(ctx, cs, maxListed)
 	}
 	return tl, pl, nil
 }
 
-// options are the client's: no roots (agentd's tools, not a server's, are bound to the
-// project), list changes mark the server dirty, and what the server sends wrong is logged.
-func (sv *server) options() client.Options {
-	return client.Options{
-		Info:           client.Info{Name: "agentd", Version: "1"},
-		ToolsChanged:   sv.markDirty,
-		PromptsChanged: sv.markDirty,
-		Log:            func(msg string, err error) { sv.log.Warn(msg, zap.Error(err)) },
-	}
-}
-
-func (sv *server) connect(ctx context.Context) (*client.Session, func(), int, error) {
+func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int, error) {
 	if sv.cfg.Type == "http" {
-		hc := &http.Client{Transport: newHeaderTransport(sv.cfg.URL, sv.cfg.Headers, http.DefaultTransport)}
-		cs, err := client.Connect(ctx, &client.HTTP{Endpoint: sv.cfg.URL, Client: hc, MaxRetries: 1}, sv.options())
+		cs, err := sv.newClient().Connect(ctx, sv.httpTransport(), nil)
 		if err != nil {
-			return nil, nil, 0, fmt.Errorf("connecting to %s failed: %w", sv.cfg.URL, err)
+			return nil, nil, 0, fmt.Errorf("connecting to %s failed: %w", sv.cfg.URL, sizeError(err))
 		}
 		return cs, func() {}, 0, nil
 	}
@@ -172,17 +169,35 @@ func (sv *server) connect(ctx context.Context) (*client.Session, func(), int, er
 	defer stderr.Close()
 	cmd.WaitDelay = time.Second
 	ownGroup(cmd)
-	var once sync.Once
-	stop := func() { once.Do(func() { killGroup(cmd) }) }
-	// The session's Close waits TerminateDuration for the child after closing its stdin; agentd
-	// kills the group itself first, so the wait is only a backstop.
-	cs, err := client.Connect(ctx, &client.Stdio{Cmd: cmd, TerminateDuration: 100 * time.Millisecond}, sv.options())
+	cs, err := sv.newClient().Connect(ctx, &stdioTransport{cmd: cmd, drop: sv.dropped()}, nil)
 	if err != nil {
-		stop()
+		if cmd.Process != nil {
+			killGroup(cmd)
+			go func() { _ = cmd.Wait() }()
+		}
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return nil, nil, 0, fmt.Errorf("its command %q was not found", sv.cfg.Command)
 		}
-		return nil, nil, 0, fmt.Errorf("starting %q failed: %w", sv.cfg.Command, err)
+		return nil, nil, 0, fmt.Errorf("starting %q failed: %w", sv.cfg.Command, sizeError(err))
+	}
+	// The session ends at the end of the child's output, read to its last byte (Wait closes the
+	// pipe, so it comes after); reaping the child is then agentd's, as the transport is. stop
+	// kills the group and waits, bounded, for the reaping: a stopped server is gone, not a zombie.
+	reaped := make(chan struct{})
+	go func() {
+		_ = cs.Wait()
+		_ = cmd.Wait()
+		close(reaped)
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			killGroup(cmd)
+			select {
+			case <-reaped:
+			case <-time.After(2 * time.Second):
+			}
+		})
 	}
 	return cs, stop, cmd.Process.Pid, nil
 }
@@ -203,13 +218,11 @@ func serverEnv(inherited, hide []string, own []NameValue) []string {
 	return env
 }
 
-// maxStderrLines caps the lines of one server process's stderr that reach agentd's log: a
-// server printing in a loop would otherwise fill the disk the log is on.
-const maxStderrLines = 200
-
-// stderrLog sends the child's stderr to agentd's log, a line at a time (long lines cut), up to
-// maxStderrLines and then one line saying the rest is not logged; the rest is still read, so the
-// child never blocks on a full pipe. It returns the pipe's write end for the child.
+// stderrLog sends the child's stderr to agentd's log, a line at a time, capped: each line cut at
+// maxStderrLine bytes (a longer one is read to its end and dropped past the cut), at most
+// maxStderrLines lines and maxStderrBytes bytes in all, then one line saying the rest is not
+// logged, and the rest read and dropped (a chatty or hostile server cannot fill the log). It
+// returns the pipe's write end for the child.
 func (sv *server) stderrLog() (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -217,19 +230,52 @@ func (sv *server) stderrLog() (*os.File, error) {
 	}
 	go func() {
 		defer r.Close()
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 4096), 64<<10)
-		n := 0
-		for sc.Scan() {
-			if n++; n > maxStderrLines {
-				sv.log.Info("MCP server stderr: the server wrote more; the rest is not logged", zap.Int("max", maxStderrLines))
-				break
+		br := bufio.NewReaderSize(r, 4096)
+		lines, bytes := 0, 0
+		for {
+			line, err := readCapped(br, maxStderrLine)
+			if len(line) > 0 || err == nil {
+				text := Clean(string(line), maxStderrLine)
+				if lines == maxStderrLines || bytes+len(text) > maxStderrBytes {
+					sv.log.Info("MCP server stderr not logged past this point", zap.Int("lines", lines), zap.Int("bytes", bytes))
+					break
+				}
+				lines, bytes = lines+1, bytes+len(text)
+				sv.log.Info("MCP server stderr", zap.String("line", text))
 			}
-			sv.log.Info("MCP server stderr", zap.String("line", Clean(sc.Text(), 1000)))
+			if err != nil {
+				return
+			}
 		}
 		_, _ = io.Copy(io.Discard, r)
 	}()
 	return w, nil
+}
+
+// readCapped reads one line (without its newline), keeping at most max bytes of it; the rest of
+// a longer line is read and dropped.
+func readCapped(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if room := max - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			return line, err
+		}
+		return bytesTrimNewline(line), nil
+	}
+}
+
+func bytesTrimNewline(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // headerTransport adds an HTTP server's configured headers to the requests that go to the
@@ -270,13 +316,29 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return h.base.RoundTrip(req)
 }
 
+// maxDropLogs bounds the dropped lines of one start that are logged.
+const maxDropLogs = 20
+
+// dropped logs what the stdio filter dropped from the server's output, at most maxDropLogs lines
+// a start.
+func (sv *server) dropped() func(string, []byte) {
+	n := 0
+	return func(reason string, line []byte) {
+		if n++; n <= maxDropLogs {
+			sv.log.Warn("MCP server output dropped", zap.String("reason", reason), zap.String("line", Clean(string(line), 200)))
+		}
+	}
+}
+
+// markDirty notes a list_changed notification. However many arrive, the server is re-listed once,
+// at the next snapshot, and the change logged once (when the server turns dirty): a server
+// that floods its client with notifications costs neither re-listings nor log lines.
 func (sv *server) markDirty() {
 	sv.mu.Lock()
 	was := sv.dirty
 	sv.dirty = true
+	sv.changes++
 	sv.mu.Unlock()
-	// One line until the next re-list: a server sending list_changed in a loop must not flood
-	// the log.
 	if !was {
 		sv.log.Info("MCP server's list changed; the next turn re-lists it")
 	}
@@ -285,7 +347,7 @@ func (sv *server) markDirty() {
 // prepare readies the server for a snapshot: it restarts a server that stopped (at most
 // maxRestarts times), re-lists the tools of one that said they changed, and waits, bounded by
 // ctx, for a start in progress. It reports the tools to offer, or the reason there are none.
-func (sv *server) prepare(ctx context.Context) (tl []client.Tool, version int, err error) {
+func (sv *server) prepare(ctx context.Context) (tl []*sdk.Tool, version int, err error) {
 	sv.mu.Lock()
 	if sv.state == StateDown && sv.restarts < maxRestarts && !sv.closed {
 		sv.restarts++
@@ -308,6 +370,10 @@ func (sv *server) prepare(ctx context.Context) (tl []client.Tool, version int, e
 		cancel()
 		sv.mu.Lock()
 		sv.dirty = false
+		if sv.changes > 1 {
+			sv.log.Info("MCP server re-listed once for its list_changed notifications", zap.Int("notifications", sv.changes))
+		}
+		sv.changes = 0
 		if lerr == nil {
 			sv.tools, sv.prompts = tl, pl
 			sv.version++
@@ -328,7 +394,7 @@ func (sv *server) prepare(ctx context.Context) (tl []client.Tool, version int, e
 }
 
 // call runs one tool on the server.
-func (sv *server) call(ctx context.Context, name string, args map[string]any) (*client.CallToolResult, error) {
+func (sv *server) call(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
 	sv.mu.Lock()
 	cs, err := sv.cs, sv.err
 	sv.mu.Unlock()
@@ -338,7 +404,11 @@ func (sv *server) call(ctx context.Context, name string, args map[string]any) (*
 		}
 		return nil, err
 	}
-	return cs.CallTool(ctx, name, args)
+	if args == nil {
+		args = map[string]any{} // never null on the wire
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	return res, sizeError(err)
 }
 
 // shutdown stops the server now: the process group is killed first, so the session's close does not
@@ -353,6 +423,6 @@ func (sv *server) shutdown() {
 		stop()
 	}
 	if cs != nil {
-		_ = cs.Close()
+		closeQuietly(cs)
 	}
 }

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/mcp/internal/client"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -43,7 +44,7 @@ type Tool struct {
 	schema json.RawMessage
 }
 
-func newTool(sv *server, name string, t client.Tool, schema json.RawMessage) *Tool {
+func newTool(sv *server, name string, t *sdk.Tool, schema json.RawMessage) *Tool {
 	desc := t.Description
 	if desc == "" {
 		desc = t.Title
@@ -58,6 +59,7 @@ func newTool(sv *server, name string, t client.Tool, schema json.RawMessage) *To
 	}
 }
 
+func (t *Tool) key() key                     { return key{t.sv.cfg.Name, t.remote} }
 func (t *Tool) Name() string                 { return t.name }
 func (t *Tool) Description() string          { return t.desc }
 func (t *Tool) Schema() json.RawMessage      { return t.schema }
@@ -100,14 +102,14 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) to
 }
 
 // convert turns a call's result into the text the model reads.
-func convert(server string, res *client.CallToolResult) tools.Result {
+func convert(server string, res *sdk.CallToolResult) tools.Result {
 	var parts []string
 	var images []tools.Image
 	for _, c := range res.Content {
-		switch c.Type {
-		case client.KindText:
+		switch c := c.(type) {
+		case *sdk.TextContent:
 			parts = append(parts, c.Text)
-		case client.KindImage:
+		case *sdk.ImageContent:
 			mime := Clean(c.MIMEType, 64)
 			switch {
 			case !modelImageType(mime):
@@ -120,11 +122,11 @@ func convert(server string, res *client.CallToolResult) tools.Result {
 				images = append(images, tools.Image{MimeType: mime, Data: c.Data})
 				parts = append(parts, fmt.Sprintf("[image %d of this result (%s) follows]", len(images), mime))
 			}
-		case client.KindAudio:
+		case *sdk.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio (%s, %d bytes), not shown]", Clean(c.MIMEType, 64), len(c.Data)))
-		case client.KindResourceLink:
+		case *sdk.ResourceLink:
 			parts = append(parts, fmt.Sprintf("[resource %s: %s]", Clean(c.URI, 500), Clean(c.Name, maxTitle)))
-		case client.KindResource:
+		case *sdk.EmbeddedResource:
 			if c.Resource == nil {
 				continue
 			}

@@ -144,9 +144,8 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 				List: &struct{}{}, Resume: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{},
 			},
 			PromptCapabilities: protocol.PromptCapabilities{Image: s.provs.ImagesAccepted(), EmbeddedContext: true},
-			// MCP servers over stdio and Streamable HTTP (package mcp); the old HTTP+SSE
-			// transport is not offered.
-			MCPCapabilities: protocol.MCPCapabilities{HTTP: true},
+			// MCP servers over stdio, Streamable HTTP and the old HTTP+SSE transport (package mcp).
+			MCPCapabilities: protocol.MCPCapabilities{HTTP: true, SSE: true},
 		},
 		Providers: s.provs.List(ctx),
 	}

@@ -211,13 +211,11 @@ func (s *Session) approveProjectMCP(set *mcp.Set, entries []json.RawMessage, tak
 			continue
 		}
 		title := "Start MCP server " + mcp.Clean(c.Name, 64)
-		input := map[string]any{"command": append([]string{c.Command}, c.Args...)}
-		if c.Type == "http" {
-			input = map[string]any{"url": c.URL}
-		}
+		input, card := mcpStartCard(c)
 		res, err := s.m.d.Client.RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: s.id,
 			ToolCall: protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: "mcp_start_" + strconv.Itoa(i),
-				Title: title, Kind: protocol.KindExecute, Status: protocol.StatusPending, RawInput: rawJSON(input)},
+				Title: title, Kind: protocol.KindExecute, Status: protocol.StatusPending, RawInput: rawJSON(input),
+				ToolContent: []protocol.ToolCallContent{{Type: "content", Content: &protocol.ContentBlock{Type: "text", Text: card}}}},
 			Options: mcpStartOptions()})
 		if ctx.Err() != nil {
 			return
@@ -236,6 +234,43 @@ func (s *Session) approveProjectMCP(set *mcp.Set, entries []json.RawMessage, tak
 			s.m.projects.addGrant(cwd, policy.Grant{Tool: pc.Tool, Allow: false, Scope: policy.ScopeProject})
 		}
 	}
+}
+
+// mcpStartCard is what a project server's start request shows: its rawInput ({command, env} or
+// {url, headers}) and the card's text, one line each for the command or URL, every variable and
+// every header, secret values redacted (mcp.Config.Shown).
+func mcpStartCard(c mcp.Config) (map[string]any, string) {
+	env, headers := c.Shown()
+	var b strings.Builder
+	if c.Type == "http" {
+		kind := "Streamable HTTP"
+		if c.SSE {
+			kind = "HTTP+SSE"
+		}
+		fmt.Fprintf(&b, "URL (%s): %s\n", kind, mcp.Clean(c.URL, 500))
+		if len(headers) == 0 {
+			b.WriteString("Headers: none\n")
+		}
+		for _, h := range headers {
+			fmt.Fprintf(&b, "Header %s: %s\n", h.Name, h.Value)
+		}
+		return map[string]any{"url": c.URL, "headers": headers}, b.String()
+	}
+	argv := append([]string{c.Command}, c.Args...)
+	shown := make([]string, len(argv))
+	for i, a := range argv {
+		shown[i] = mcp.Clean(a, 500)
+	}
+	fmt.Fprintf(&b, "Command: %s\n", strings.Join(shown, " "))
+	if len(env) == 0 {
+		b.WriteString("Environment: agentd's own (no variables set by the entry)\n")
+	} else {
+		b.WriteString("Environment set by the entry (on top of agentd's own):\n")
+	}
+	for _, e := range env {
+		fmt.Fprintf(&b, "  %s=%s\n", e.Name, e.Value)
+	}
+	return map[string]any{"command": argv, "env": env}, b.String()
 }
 
 // mcpStartOptions answer a project server's start request, made per request as
@@ -275,6 +310,18 @@ func (s *Session) toolset(ctx context.Context) *tools.Registry {
 		return base
 	}
 	return snap.Offered(needsMet(s.m.settings()))
+}
+
+// refreshTools takes the tools again when find_tools added some since the turn took them, so
+// the model can call what it found from its next step (between steps, when no tool runs).
+func (t *turn) refreshTools() {
+	t.s.mu.Lock()
+	set := t.s.mcp
+	t.s.mu.Unlock()
+	if g := set.FoundGen(); g != t.foundGen {
+		t.foundGen = g
+		t.reg = t.s.toolset(t.ctx)
+	}
 }
 
 // specs are the turn's tool declarations: the built-in tools' as the prompt config renders

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
@@ -279,5 +281,126 @@ func TestMCPPromptsAreCommands(t *testing.T) {
 	last := msgs[len(msgs)-1]
 	if len(last.Parts) == 0 || last.Parts[0].Text != "Summarize go modules from the docs." {
 		t.Errorf("the model got %+v", last.Parts)
+	}
+}
+
+// The "Start MCP server" card shows what the server would run with: its env (a PYTHONPATH or
+// NODE_OPTIONS runs repository code) and its headers, in the card's text and in rawInput; the
+// values of secret headers and variables are redacted, their names shown (issue 26 item 9).
+func TestMCPStartCardShowsEnvAndHeaders(t *testing.T) {
+	h := newHarness(t)
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	stdio, _ := json.Marshal(map[string]any{"name": "py", "command": "python3", "args": []string{"-m", "srv"},
+		"env": []map[string]string{{"name": "PYTHONPATH", "value": "./.hidden"}, {"name": "NODE_OPTIONS", "value": "--require ./x.js"}, {"name": "API_TOKEN", "value": "tok-s3cret"}}})
+	web, _ := json.Marshal(map[string]any{"type": "http", "name": "web", "url": "https://mcp.example/mcp",
+		"headers": []map[string]string{{"name": "Authorization", "value": "Bearer s3cret"}, {"name": "X-Api-Key", "value": "k3y-s3cret"}, {"name": "X-Trace", "value": "visible-trace"}}})
+	h.set.ProjectMCPServers = []json.RawMessage{stdio, web}
+	h.client.answer = func(context.Context, protocol.RequestPermissionParams) (protocol.RequestPermissionResult, error) {
+		return protocol.RequestPermissionResult{Outcome: protocol.PermissionOutcome{Outcome: "selected", OptionID: protocol.OptionRejectOnce}}, nil
+	}
+	h.newSession()
+	h.client.waitPermission(t, 2)
+	cards := map[string]protocol.RequestPermissionParams{}
+	for _, p := range h.client.permissions() {
+		cards[p.ToolCall.Title] = p
+	}
+	text := func(p protocol.RequestPermissionParams) string {
+		var b strings.Builder
+		for _, c := range p.ToolCall.ToolContent {
+			if c.Content != nil {
+				b.WriteString(c.Content.Text)
+			}
+		}
+		return b.String()
+	}
+	py, ok := cards["Start MCP server py"]
+	if !ok {
+		t.Fatalf("cards = %v", cards)
+	}
+	var in struct {
+		Command []string        `json:"command"`
+		Env     []mcp.NameValue `json:"env"`
+		Headers []mcp.NameValue `json:"headers"`
+		URL     string          `json:"url"`
+	}
+	_ = json.Unmarshal(py.ToolCall.RawInput, &in)
+	if !slices.Contains(in.Env, mcp.NameValue{Name: "PYTHONPATH", Value: "./.hidden"}) || !slices.Contains(in.Env, mcp.NameValue{Name: "NODE_OPTIONS", Value: "--require ./x.js"}) {
+		t.Errorf("rawInput env = %+v (%s)", in.Env, py.ToolCall.RawInput)
+	}
+	for _, want := range []string{"python3 -m srv", "PYTHONPATH=./.hidden", "NODE_OPTIONS=--require ./x.js", "API_TOKEN="} {
+		if !strings.Contains(text(py), want) {
+			t.Errorf("card text lacks %q:\n%s", want, text(py))
+		}
+	}
+	web2, ok := cards["Start MCP server web"]
+	if !ok {
+		t.Fatalf("cards = %v", cards)
+	}
+	in.Env, in.Headers = nil, nil
+	_ = json.Unmarshal(web2.ToolCall.RawInput, &in)
+	var names []string
+	for _, nv := range in.Headers {
+		names = append(names, nv.Name)
+	}
+	if !slices.Equal(names, []string{"Authorization", "X-Api-Key", "X-Trace"}) || in.URL != "https://mcp.example/mcp" {
+		t.Errorf("rawInput = %s", web2.ToolCall.RawInput)
+	}
+	for _, want := range []string{"https://mcp.example/mcp", "Authorization:", "X-Api-Key:", "X-Trace: visible-trace"} {
+		if !strings.Contains(text(web2), want) {
+			t.Errorf("card text lacks %q:\n%s", want, text(web2))
+		}
+	}
+	for _, p := range []protocol.RequestPermissionParams{py, web2} {
+		all := text(p) + string(p.ToolCall.RawInput)
+		for _, secret := range []string{"s3cret"} {
+			if strings.Contains(all, secret) {
+				t.Errorf("a secret value is on the card: %s", all)
+			}
+		}
+	}
+}
+
+// Issue 29 item 3 through a turn: with more contributed tools than the budget, the model is
+// offered find_tools; a tool it finds is offered from the turn's next step and runs there.
+func TestMCPFindToolsInATurn(t *testing.T) {
+	h := newHarness(t,
+		reply{events: callsReply(tc{"c1", "find_tools", `{"query":"tool_19"}`})},
+		reply{events: callsReply(tc{"c2", "tool_19", `{}`})},
+		reply{events: textReply("done")})
+	srv := sdk.NewServer(&sdk.Implementation{Name: "wide", Version: "1"}, nil)
+	for i := range 20 {
+		name := fmt.Sprintf("tool_%02d", i)
+		srv.AddTool(&sdk.Tool{Name: name, Description: "Tool " + name, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ran " + name}}}, nil
+			})
+	}
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	entry, _ := json.Marshal(map[string]any{"type": "http", "name": "wide", "url": ts.URL})
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	h.newSessionWith(entry)
+	h.client.answer = answerWith(protocol.OptionAllowOnce)
+	h.prompt("use tool 19")
+	reqs := h.prov.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	offered := func(r *providers.Request, name string) bool {
+		return slices.ContainsFunc(r.Tools, func(s providers.ToolSpec) bool { return s.Name == name })
+	}
+	if !offered(reqs[0], "find_tools") || offered(reqs[0], "tool_19") {
+		t.Errorf("first step's tools: find_tools %v, tool_19 %v", offered(reqs[0], "find_tools"), offered(reqs[0], "tool_19"))
+	}
+	if !offered(reqs[1], "tool_19") {
+		t.Error("the found tool was not offered at the next step")
+	}
+	// find_tools reads only; the found tool's call asks, as every contributed call does.
+	if perms := h.client.permissions(); len(perms) != 1 || perms[0].ToolCall.Title != "wide: tool_19" {
+		t.Errorf("permission requests = %+v", perms)
+	}
+	res := toolResults(h.m.sessions[h.sid].historySnapshot())
+	if len(res) != 2 || !strings.Contains(res[0].Text, "tool_19 (server wide)") || res[1].IsError || res[1].Text != "ran tool_19" {
+		t.Fatalf("results = %+v", res)
 	}
 }

@@ -24,6 +24,8 @@ import (
 // bound is hit, or the turn is cancelled.
 type turn struct {
 	s *Session
+	// foundGen is the MCP set's find_tools count the turn's tools reflect (refreshTools).
+	foundGen int
 	// editor holds the run values of the editor's state, asked once per turn (editorctx.go).
 	editor prompts.Run
 	ctx    context.Context
@@ -245,6 +247,7 @@ func (s *Session) historySnapshot() []providers.Message {
 // request builds the model request: the stable system prompt, the live context after it, and
 // the history with old tool results elided.
 func (t *turn) request() *providers.Request {
+	t.refreshTools()
 	s := t.s
 	th := s.thinking(t.set)
 	msgs := s.historySnapshot()

@@ -38,8 +38,8 @@ const (
 
 // notLinked are module paths (prefixes) the daemon must not link at all, with why; a test may.
 var notLinked = map[string]string{
-	"github.com/modelcontextprotocol/go-sdk": "the official MCP SDK cost every start about 300 resident pages and 2.4 MB of binary " +
-		"(docs/benchmarks.md, \"MCP client\"); mcp/internal/client is agentd's client, and the SDK serves only the tests",
+	// (The official MCP SDK was listed here while mcp/internal/client stood in for it; since
+	// issue 29 it is the production client again.)
 }
 
 // TestNotLinked lists the daemon's dependencies and fails on each package of notLinked.

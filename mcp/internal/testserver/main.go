@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,10 +24,27 @@ func main() {
 	noinit := flag.Bool("noinit", false, "read stdin and never answer")
 	many := flag.Int("many", 90, "how many filler tools")
 	stay := flag.Bool("stay", false, "keep running after stdin ends, as a hung server would")
+	flood := flag.Int("flood", 0, "a raw server that sends this many tools/list_changed notifications after the handshake")
+	raw := flag.String("raw", "", "a raw server that answers its first tools/call in this hostile way (see rawServer)")
+	noisy := flag.Int("stderr", 0, "write this many 300-byte lines and one 200 KB line to stderr at start")
 	flag.Parse()
 	if *noinit {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return
+	}
+	if *flood > 0 {
+		floodServer(*flood)
+		return
+	}
+	if *raw != "" {
+		rawServer(*raw)
+		return
+	}
+	for range *noisy {
+		fmt.Fprintln(os.Stderr, strings.Repeat("n", 300))
+	}
+	if *noisy > 0 {
+		fmt.Fprintln(os.Stderr, strings.Repeat("L", 200<<10))
 	}
 	fmt.Fprintln(os.Stderr, "testserver: starting")
 	s := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, nil)
@@ -104,5 +122,108 @@ func main() {
 	}
 	if *stay {
 		select {}
+	}
+}
+
+// floodServer is a raw line server of the 2025 lifecycle: it answers initialize and tools/list
+// (appending a line to $TESTSERVER_LISTS for each listing), and after notifications/initialized
+// sends n notifications/tools/list_changed at once, as a misbehaving server floods its client.
+func floodServer(n int) {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	send := func(format string, args ...any) {
+		fmt.Fprintf(out, format+"\n", args...)
+		_ = out.Flush()
+	}
+	for sc.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil {
+			continue
+		}
+		switch {
+		case msg.Method == "initialize":
+			send(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"flood","version":"1"}}}`, msg.ID)
+		case msg.Method == "notifications/initialized":
+			for range n {
+				send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+			}
+		case msg.Method == "tools/list":
+			if f := os.Getenv("TESTSERVER_LISTS"); f != "" {
+				if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+					fmt.Fprintln(fh, "list")
+					fh.Close()
+				}
+			}
+			send(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"flooded","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case len(msg.ID) > 0:
+			send(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+		}
+	}
+}
+
+// rawServer is a raw line server of the 2025 lifecycle with one tool, t, whose first call is
+// answered the hostile way mode names; later calls are answered "ok".
+func rawServer(mode string) {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	send := func(format string, args ...any) {
+		fmt.Fprintf(out, format+"\n", args...)
+		_ = out.Flush()
+	}
+	calls := 0
+	for sc.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil {
+			continue
+		}
+		switch {
+		case msg.Method == "server/discover" && mode == "silentdiscover":
+			// A 2025 server that ignores a request it does not know, never answering it.
+		case msg.Method == "initialize":
+			send(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}}`, msg.ID)
+		case msg.Method == "tools/list":
+			send(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case msg.Method == "tools/call":
+			calls++
+			ok := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`, msg.ID)
+			if calls > 1 {
+				send("%s", ok)
+				continue
+			}
+			switch mode {
+			case "notjson":
+				send("this is a log line on stdout")
+				send(`{"jsonrpc":"2.0","id":`)
+				send("%s", ok)
+			case "unknownid":
+				send(`{"jsonrpc":"2.0","id":999,"result":{}}`)
+				send(`{"jsonrpc":"2.0","id":"str","result":{}}`)
+				send("%s", ok)
+			case "neither":
+				send(`{"jsonrpc":"2.0"}`)
+				send(`[1,2,3]`)
+				send("%s", ok)
+			case "baderror":
+				send(`{"jsonrpc":"2.0","id":%s,"error":"boom"}`, msg.ID)
+			case "badresult":
+				send(`{"jsonrpc":"2.0","id":%s,"result":{"content":"not a list"}}`, msg.ID)
+			case "toolong":
+				send(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, msg.ID, strings.Repeat("x", 17<<20))
+			case "ends":
+				return
+			default:
+				send("%s", ok)
+			}
+		case len(msg.ID) > 0:
+			send(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+		}
 	}
 }
