@@ -47,7 +47,7 @@ func TestPriceValidation(t *testing.T) {
 	if err := s.Set(LayerUser, []byte(`{"models":{"my-model":{"price":{"input":0.5,"output":1.5,"cacheRead":0.05,"cacheWrite":0.6,"currency":"EUR"}}}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if p := s.Get().Models["my-model"].Price; p == nil || *p != (Price{Input: 0.5, Output: 1.5, CacheRead: 0.05, CacheWrite: 0.6, Currency: "EUR"}) {
+	if p := s.Get().Models["my-model"].Price; p == nil || p.Input != 0.5 || p.Output != 1.5 || p.CacheRead == nil || *p.CacheRead != 0.05 || p.CacheWrite == nil || *p.CacheWrite != 0.6 || p.Currency != "EUR" {
 		t.Fatalf("price = %+v", p)
 	}
 }

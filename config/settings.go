@@ -104,13 +104,14 @@ type ModelSettings struct {
 
 // Price is what a model costs per million tokens of each kind, in Currency (an ISO 4217 code;
 // empty means USD). Input is the uncached prompt; CacheRead and CacheWrite are the prompt
-// tokens read from and written to the provider's prompt cache; Output includes reasoning.
+// tokens read from and written to the provider's prompt cache, priced as Input when not given
+// (nil; an explicit 0 is free); Output includes reasoning.
 type Price struct {
-	Input      float64 `json:"input"`
-	Output     float64 `json:"output"`
-	CacheRead  float64 `json:"cacheRead,omitempty"`
-	CacheWrite float64 `json:"cacheWrite,omitempty"`
-	Currency   string  `json:"currency,omitempty"`
+	Input      float64  `json:"input"`
+	Output     float64  `json:"output"`
+	CacheRead  *float64 `json:"cacheRead,omitempty"`
+	CacheWrite *float64 `json:"cacheWrite,omitempty"`
+	Currency   string   `json:"currency,omitempty"`
 }
 
 // The values of ProviderSettings.ToolCalling.

@@ -247,7 +247,7 @@ func checkPrices(s Settings, _ string) error {
 		for _, f := range []struct {
 			name string
 			v    float64
-		}{{"input", p.Input}, {"output", p.Output}, {"cacheRead", p.CacheRead}, {"cacheWrite", p.CacheWrite}} {
+		}{{"input", p.Input}, {"output", p.Output}, {"cacheRead", orZero(p.CacheRead)}, {"cacheWrite", orZero(p.CacheWrite)}} {
 			if !(f.v >= 0 && f.v < 1e9) {
 				return &KeyError{Key: "models." + id + ".price." + f.name, Msg: "must be a price per million tokens, at least 0"}
 			}
@@ -257,6 +257,13 @@ func checkPrices(s Settings, _ string) error {
 		}
 	}
 	return nil
+}
+
+func orZero(f *float64) float64 {
+	if f == nil {
+		return 0
+	}
+	return *f
 }
 
 func currencyCode(c string) bool {
