@@ -51,6 +51,9 @@ type Settings struct {
 	// user's providers and models fill in the middle, through which endpoint. Only the user's
 	// layers may set it: it decides where the text around the cursor goes as it is typed.
 	Completion Completion `json:"completion"`
+	// Models holds what the user says about a model, by the model id the provider sends
+	// (providers.*.model): its price.
+	Models map[string]ModelSettings `json:"models,omitempty"`
 	// TrustedProjects are project roots (absolute paths) whose .agentd/config.json is trusted
 	// like the user's own settings. Only the user's layers may set it.
 	TrustedProjects []string `json:"trustedProjects,omitempty"`
@@ -90,6 +93,25 @@ type ProviderSettings struct {
 	// Capabilities overrides what the built-in table of model families says the provider's
 	// model can do; a field left out keeps the table's value.
 	Capabilities *Capabilities `json:"capabilities,omitempty"`
+}
+
+// ModelSettings is one entry of the settings' models object.
+type ModelSettings struct {
+	// Price replaces the built-in price of the model (providers.PriceOf), for usage_update's
+	// cost.
+	Price *Price `json:"price,omitempty"`
+}
+
+// Price is what a model costs per million tokens of each kind, in Currency (an ISO 4217 code;
+// empty means USD). Input is the uncached prompt; CacheRead and CacheWrite are the prompt
+// tokens read from and written to the provider's prompt cache, priced as Input when not given
+// (nil; an explicit 0 is free); Output includes reasoning.
+type Price struct {
+	Input      float64  `json:"input"`
+	Output     float64  `json:"output"`
+	CacheRead  *float64 `json:"cacheRead,omitempty"`
+	CacheWrite *float64 `json:"cacheWrite,omitempty"`
+	Currency   string   `json:"currency,omitempty"`
 }
 
 // The values of ProviderSettings.ToolCalling.

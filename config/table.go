@@ -210,6 +210,17 @@ var settings = []setting{
 	// A second request per answer holding code costs the user's money and time: theirs to choose.
 	{path: "answerReview", class: UserOnly, def: false},
 	{path: "mcpServers", class: Describe},
+	// A price only describes a model, but a project file that set one could hide what the
+	// user's session costs (a price of 0) or make it look alarming: the user's own layers and
+	// the built-in table say what a model costs, never a cloned repository.
+	{path: "models", class: UserOnly, object: true},
+	{path: "models.*", class: UserOnly, object: true},
+	{path: "models.*.price", class: UserOnly, object: true},
+	{path: "models.*.price.input", class: UserOnly, check: checkPrices},
+	{path: "models.*.price.output", class: UserOnly},
+	{path: "models.*.price.cacheRead", class: UserOnly},
+	{path: "models.*.price.cacheWrite", class: UserOnly},
+	{path: "models.*.price.currency", class: UserOnly},
 	{path: "trustedProjects", class: UserOnly, check: func(s Settings, _ string) error {
 		for i, p := range s.TrustedProjects {
 			if !filepath.IsAbs(p) {
@@ -218,6 +229,53 @@ var settings = []setting{
 		}
 		return nil
 	}},
+}
+
+// checkPrices validates every model's price: amounts are finite and not negative, the currency
+// is an ISO 4217 code (three capital letters) when set.
+func checkPrices(s Settings, _ string) error {
+	ids := make([]string, 0, len(s.Models))
+	for id := range s.Models {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		p := s.Models[id].Price
+		if p == nil {
+			continue
+		}
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"input", p.Input}, {"output", p.Output}, {"cacheRead", orZero(p.CacheRead)}, {"cacheWrite", orZero(p.CacheWrite)}} {
+			if !(f.v >= 0 && f.v < 1e9) {
+				return &KeyError{Key: "models." + id + ".price." + f.name, Msg: "must be a price per million tokens, at least 0"}
+			}
+		}
+		if c := p.Currency; c != "" && !currencyCode(c) {
+			return &KeyError{Key: "models." + id + ".price.currency", Msg: fmt.Sprintf("%q is not an ISO 4217 currency code such as \"USD\"", c)}
+		}
+	}
+	return nil
+}
+
+func orZero(f *float64) float64 {
+	if f == nil {
+		return 0
+	}
+	return *f
+}
+
+func currencyCode(c string) bool {
+	if len(c) != 3 {
+		return false
+	}
+	for _, r := range c {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 func checkProvider(s Settings, _ string) error {
@@ -318,7 +376,7 @@ func children(path string) []string {
 func rowPath(keys []string) string {
 	out := make([]string, len(keys))
 	copy(out, keys)
-	if len(out) >= 2 && out[0] == "providers" {
+	if len(out) >= 2 && (out[0] == "providers" || out[0] == "models") {
 		out[1] = "*"
 	}
 	return strings.Join(out, ".")
@@ -427,7 +485,16 @@ func filterProject(m map[string]any, trusted Settings, trustedRaw map[string]any
 				}
 			case row.object:
 				if sub, ok := v.(map[string]any); ok {
-					out[k] = walk(path, sub)
+					kept := walk(path, sub)
+					// A user-only object the project left empty (or gave nothing the user may
+					// take from it) is not kept: an empty models.<id>.price would be a price of 0.
+					if len(kept) == 0 && row.class == UserOnly {
+						if len(sub) == 0 {
+							ignored = append(ignored, name)
+						}
+						continue
+					}
+					out[k] = kept
 				}
 			case row.class == Describe:
 				if name == "provider" {

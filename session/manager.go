@@ -291,6 +291,7 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		if !st.updated.IsZero() {
 			s.updatedAt = st.updated
 		}
+		s.usage, s.cost = st.usage, st.cost
 		s.loadCheckpoints(st.rewinds)
 		if s.file, err = m.store.append(p.SessionID); err != nil {
 			return protocol.SessionLoadResult{}, fmt.Errorf("session store: %w", err)
@@ -314,6 +315,13 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		if s.title != "" {
 			m.d.Client.Update(s.id, protocol.SessionUpdate{SessionUpdate: protocol.UpdateSessionInfoUpdate, SessionTitle: s.title, UpdatedAt: s.updatedAt.Format(time.RFC3339)})
 		}
+	}
+	// The context meter and the session's cost as they stood, on load and on resume alike.
+	s.mu.Lock()
+	usage := s.usage
+	s.mu.Unlock()
+	if usage != nil && ctx.Err() == nil {
+		m.d.Client.Update(s.id, *usage)
 	}
 	s.announceCommands()
 	answered := make(chan struct{})

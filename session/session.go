@@ -54,9 +54,13 @@ type Session struct {
 	updatedAt  time.Time
 	mode       string
 	providerID string
-	thought    string  // thought_level: off | low | medium | high; "" is medium
-	lastUsed   int     // context tokens after the last model call, for automatic compaction
-	grants     []grant // session-scope grants
+	thought    string // thought_level: off | low | medium | high; "" is medium
+	lastUsed   int    // context tokens after the last model call, for automatic compaction
+	// usage is the last usage_update sent, shown again on load and resume; cost is the
+	// session's cumulative cost (nil while no model call of the session had a known price).
+	usage  *protocol.SessionUpdate
+	cost   *protocol.Cost
+	grants []grant // session-scope grants
 	// edited holds the files this session's edits changed that may still be unsaved in the
 	// editor; they are saved before a program runs (saveBeforeRun, saves.go).
 	edited     map[string]*editedFile

@@ -37,6 +37,10 @@ const (
 	recRestore = "restore"
 	// recAmend replaces the last history message (an answer review's correction, answer_review.go).
 	recAmend = "amend"
+	// recUsage is the usage_update after a model call, with the session's cumulative cost: load
+	// takes the last one's cost as where the sum goes on, and shows its meter. Unlike the
+	// replay it is never cut by a truncation: what was spent stays spent.
+	recUsage = "usage"
 )
 
 // record is one line of a transcript. Transcripts are append-only JSONL, one file per session;
@@ -55,6 +59,8 @@ type record struct {
 	Summary   string                  `json:"summary,omitempty"`
 	Keep      int                     `json:"keep,omitempty"`
 	Streaming *streamRecord           `json:"streaming,omitempty"`
+	// Cost is a recUsage's cumulative session cost (nil: no priced call yet).
+	Cost *protocol.Cost `json:"cost,omitempty"`
 	// MessageID and Checkpoint qualify recTruncate and recRestore.
 	MessageID  string `json:"messageId,omitempty"`
 	Checkpoint string `json:"checkpointId,omitempty"`
@@ -196,9 +202,12 @@ func (sf *sessionFile) close() {
 
 // loaded is a transcript read back.
 type loaded struct {
-	header   header
-	history  []providers.Message
-	replay   []protocol.SessionUpdate
+	header  header
+	history []providers.Message
+	replay  []protocol.SessionUpdate
+	// usage is the last recUsage's update as it was sent (nil: none), cost its sum.
+	usage    *protocol.SessionUpdate
+	cost     *protocol.Cost
 	title    string
 	mode     string
 	provider string
@@ -282,6 +291,11 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 		case recUpdate:
 			if full && r.Update != nil {
 				l.replay = append(l.replay, *r.Update)
+			}
+		case recUsage:
+			if full && r.Update != nil && r.Update.SessionUpdate == protocol.UpdateUsageUpdate {
+				u := *r.Update
+				l.usage, l.cost = &u, r.Cost
 			}
 		case recCompact:
 			if full {

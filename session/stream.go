@@ -122,8 +122,9 @@ func (t *turn) stream(req *providers.Request) *step {
 	st := a.st
 	// A stream cut short (cancelled, failed) often ends before the provider says what it used:
 	// its zero is no measurement, and a usage_update of 0 would empty the client's meter.
+	var usageRec []record
 	if st.usage != (providers.Usage{}) || (!cancelled && t.ctx.Err() == nil && st.err == nil) {
-		t.addUsage(st.usage)
+		usageRec = append(usageRec, t.addUsage(st.usage))
 	}
 	for _, c := range dropped {
 		t.finishCall(c, tools.Result{Output: t.texts().Render("call.cancelled", nil), IsError: true}, "")
@@ -140,7 +141,7 @@ func (t *turn) stream(req *providers.Request) *step {
 	if a.textOut.Len() > 0 {
 		recs = append(recs, record{T: recUpdate, Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: st.msgID, Content: &protocol.ContentBlock{Type: "text", Text: a.textOut.String()}}})
 	}
-	s.record(cp.done(recs, st.msgID)...)
+	s.record(cp.done(append(recs, usageRec...), st.msgID)...)
 	return st
 }
 

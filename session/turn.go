@@ -313,8 +313,10 @@ func isCommand(blocks []protocol.ContentBlock, cmd string) bool {
 	return len(blocks) == 1 && blocks[0].Type == "text" && strings.TrimSpace(blocks[0].Text) == cmd
 }
 
-// usageUpdate reports the context use after a model call and adds it to the turn's usage.
-func (t *turn) addUsage(u providers.Usage) {
+// addUsage reports the context use after a model call, with the session's cumulative cost when
+// the model's price is known, and adds it to the turn's usage. It returns the record that
+// keeps the update (and the cost) in the transcript, for the step's one write.
+func (t *turn) addUsage(u providers.Usage) record {
 	in := u.Input + u.CacheRead + u.CacheWrite
 	t.usage.InputTokens += in
 	t.usage.OutputTokens += u.Output
@@ -323,11 +325,32 @@ func (t *turn) addUsage(u providers.Usage) {
 	t.usage.ThoughtTokens += u.Thinking
 	t.usage.TotalTokens += in + u.Output
 	t.used = in + u.Output
+	used, size := t.used, max(t.window, 0)
+	up := protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate, Used: &used, Size: &size}
+	price, priced := providers.PriceOf(t.set, t.pcfg.Model)
 	t.s.mu.Lock()
 	t.s.lastUsed = t.used
+	sum := t.s.cost
+	switch {
+	case !priced:
+		// A call whose price is unknown adds nothing, and its update carries no cost: the
+		// sum would no longer be what the session cost. The sum so far is kept for the
+		// next priced call.
+	case sum == nil:
+		sum = &protocol.Cost{Amount: providers.CostOf(price, u), Currency: price.Currency}
+		up.Cost = sum
+	case sum.Currency == price.Currency:
+		sum = &protocol.Cost{Amount: sum.Amount + providers.CostOf(price, u), Currency: sum.Currency}
+		up.Cost = sum
+	default:
+		// A model priced in another currency than the session's first: the two do not add up.
+		t.s.m.log.Warn("session cost: model priced in another currency than the session's; its calls are not counted")
+	}
+	t.s.cost = sum
+	t.s.usage = &up
 	t.s.mu.Unlock()
-	used, size := t.used, t.window
-	t.s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate, Used: &used, Size: &size})
+	t.s.update(up)
+	return record{T: recUsage, Update: &up, Cost: sum}
 }
 
 func rawJSON(v any) json.RawMessage {

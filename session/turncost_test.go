@@ -63,9 +63,9 @@ func TestRecordsThatGoTogetherShareAWrite(t *testing.T) {
 		kinds = append(kinds, l[i+5:i+5+strings.IndexByte(l[i+5:], '"')])
 	}
 	// user message + its shown text | the announced call's checkpoint | the call step's message
-	// + checkpoint end | the call's result | the results' message | the text step's message +
-	// its shown text.
-	want := "message update | streaming | message streaming | update | message | message update"
+	// + its usage + checkpoint end | the call's result | the results' message | the text step's
+	// message + its shown text + its usage.
+	want := "message update | streaming | message usage streaming | update | message | message update usage"
 	if got := strings.Join(kinds, " "); got != strings.ReplaceAll(want, " |", "") {
 		t.Fatalf("records %q, want %q", got, want)
 	}

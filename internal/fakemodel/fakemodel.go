@@ -13,7 +13,10 @@
 // This package's older spellings ("turns", "reasoning", "arguments", "finishReason") are still
 // read. A replay "error" becomes the HTTP status a provider answers that kind of failure with;
 // retryable kinds (rate_limit, overloaded, server) are retried by agentd's client, and each
-// retry takes the next turn. "usage" and "notice" have no meaning on this wire and are ignored.
+// retry takes the next turn. A replay "usage" ({input, output, cacheRead, cacheWrite}) is what
+// the turn's usage chunk reports, as OpenAI counts it (prompt_tokens with the cache reads, and
+// prompt_tokens_details); without it the counts are estimated. "notice" has no meaning on this
+// wire and is ignored.
 // Text is streamed in small pieces with a delay between them so that a test
 // can cancel mid-stream; the server stops writing as soon as the client goes
 // away, like a real local server does.
@@ -479,9 +482,14 @@ type (
 		Arguments *string `json:"arguments,omitempty"`
 	}
 	usage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-		TotalTokens      int `json:"total_tokens"`
+		PromptTokens        int           `json:"prompt_tokens"`
+		CompletionTokens    int           `json:"completion_tokens"`
+		TotalTokens         int           `json:"total_tokens"`
+		PromptTokensDetails *promptDetail `json:"prompt_tokens_details,omitempty"`
+	}
+	promptDetail struct {
+		CachedTokens     int `json:"cached_tokens"`
+		CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 	}
 )
 
@@ -510,6 +518,17 @@ func (t Turn) toolCallID(turn, i int) string {
 // usageFor estimates token counts the way a rough tokenizer would (four
 // bytes a token), so that usage numbers grow with the conversation.
 func (t Turn) usageFor(requestBytes int) *usage {
+	var given struct {
+		Input      int `json:"input"`
+		Output     int `json:"output"`
+		CacheRead  int `json:"cacheRead"`
+		CacheWrite int `json:"cacheWrite"`
+	}
+	if len(t.Usage) > 0 && json.Unmarshal(t.Usage, &given) == nil {
+		prompt := given.Input + given.CacheRead
+		return &usage{PromptTokens: prompt, CompletionTokens: given.Output, TotalTokens: prompt + given.Output,
+			PromptTokensDetails: &promptDetail{CachedTokens: given.CacheRead, CacheWriteTokens: given.CacheWrite}}
+	}
 	completion := (len(t.Reasoning) + len(t.Text) + 3) / 4
 	for _, tc := range t.ToolCalls {
 		completion += (len(tc.Name) + len(tc.argumentsText()) + 3) / 4

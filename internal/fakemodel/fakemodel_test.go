@@ -537,3 +537,17 @@ func TestEmbeddingsAnswerOutOfOrderWithIndexes(t *testing.T) {
 	}
 	resp2.Body.Close()
 }
+
+// A turn's replay usage is what its usage chunk reports, cache reads inside prompt_tokens as
+// OpenAI counts them.
+func TestStreamReportsScriptedUsage(t *testing.T) {
+	srv := New(Script{Turns: []Turn{{Text: "ok", Usage: json.RawMessage(`{"input":1000,"output":200,"cacheRead":3000,"cacheWrite":400}`)}}})
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	_, datas := post(t, ts.URL, streamReq)
+	u := decode(t, datas[len(datas)-2]).Usage
+	if u == nil || u.PromptTokens != 4000 || u.CompletionTokens != 200 || u.TotalTokens != 4200 || u.PromptTokensDetails == nil ||
+		u.PromptTokensDetails.CachedTokens != 3000 || u.PromptTokensDetails.CacheWriteTokens != 400 {
+		t.Fatalf("usage chunk %s", datas[len(datas)-2])
+	}
+}

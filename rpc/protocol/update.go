@@ -83,9 +83,11 @@ type SessionUpdate struct {
 	UpdatedAt    string `json:"updatedAt,omitempty"`
 
 	// usage_update
-	Used *int     `json:"used,omitempty"`
-	Size *int     `json:"size,omitempty"`
-	Cost *float64 `json:"cost,omitempty"`
+	Used *int `json:"used,omitempty"`
+	Size *int `json:"size,omitempty"`
+	// Cost is the session's cumulative cost; nil when the price of the model is not known
+	// (never a made-up 0).
+	Cost *Cost `json:"cost,omitempty"`
 
 	// compaction_update
 	CompactionID string `json:"compactionId,omitempty"`
@@ -98,6 +100,13 @@ type SessionUpdate struct {
 	Description string `json:"description,omitempty"`
 
 	Meta Meta `json:"_meta,omitempty"`
+}
+
+// Cost is ACP v1's Cost: Amount in Currency (an ISO 4217 code, "USD" unless the user's price
+// table says otherwise), cumulative for the session.
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
 }
 
 // ToolCallContent is one item of a tool call's content: a diff, output content, or a terminal.

@@ -124,8 +124,11 @@ func AppendSessionUpdate(dst []byte, u *SessionUpdate) []byte {
 		dst = strconv.AppendInt(dst, int64(*u.Size), 10)
 	}
 	if u.Cost != nil {
-		dst = append(dst, `,"cost":`...)
-		dst = appendFloat(dst, *u.Cost)
+		dst = append(dst, `,"cost":{"amount":`...)
+		dst = appendFloat(dst, u.Cost.Amount)
+		dst = append(dst, `,"currency":`...)
+		dst = appendString(dst, u.Cost.Currency)
+		dst = append(dst, '}')
 	}
 	if u.CompactionID != "" {
 		dst = append(dst, `,"compactionId":`...)

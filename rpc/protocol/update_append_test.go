@@ -28,9 +28,9 @@ func appendCases() []SessionNotification {
 		{SessionUpdate: UpdateConfigOptionUpdate, ConfigOptions: []ConfigOption{{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: "ask",
 			Options: []ConfigOptionValue{{Value: "ask", Name: "Ask"}, {Value: "auto", Name: "Auto", Description: "go"}}}, {ID: "m", Name: "M", Type: "select", Description: "dd", Meta: Meta{MetaPromptCapabilities: PromptCapabilities{Image: true}}}}},
 		{SessionUpdate: UpdateSessionInfoUpdate, SessionTitle: "Fix bug", UpdatedAt: "2026-01-01T00:00:00Z", Title: "ignored"},
-		{SessionUpdate: UpdateUsageUpdate, Used: ptr(1200), Size: ptr(200000), Cost: ptr(0.0123)},
-		{SessionUpdate: UpdateUsageUpdate, Used: ptr(0), Size: ptr(-1), Cost: ptr(1e-9)},
-		{SessionUpdate: UpdateUsageUpdate, Cost: ptr(3e22)},
+		{SessionUpdate: UpdateUsageUpdate, Used: ptr(1200), Size: ptr(200000), Cost: &Cost{Amount: 0.0123, Currency: "USD"}},
+		{SessionUpdate: UpdateUsageUpdate, Used: ptr(0), Size: ptr(-1), Cost: &Cost{Amount: 1e-9, Currency: "E<U>R"}},
+		{SessionUpdate: UpdateUsageUpdate, Cost: &Cost{Amount: 3e22}},
 		{SessionUpdate: UpdateCompactionUpdate, CompactionID: "k", Status: "completed", Summary: "s"},
 		{SessionUpdate: UpdateNotice, Severity: SeverityWarning, NoticeTitle: "rate limited, retrying in 8 s", Description: "d", Title: "ignored", Meta: Meta{"agentd/x": []any{"a", 2.0}}},
 		{},
@@ -74,7 +74,7 @@ func FuzzAppendSessionNotification(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id, kind, text string, raw []byte, cost float64) {
 		n := SessionNotification{SessionID: id, Update: SessionUpdate{SessionUpdate: kind, MessageID: text, Title: text,
 			Content: &ContentBlock{Type: "text", Text: text}, ToolContent: []ToolCallContent{{Type: "diff", OldText: &text}},
-			RawInput: raw, Cost: &cost, NoticeTitle: text, SessionTitle: text}}
+			RawInput: raw, Cost: &Cost{Amount: cost, Currency: text}, NoticeTitle: text, SessionTitle: text}}
 		got := AppendSessionNotification(nil, &n)
 		if !json.Valid(got) {
 			t.Fatalf("invalid JSON: %q", got)

@@ -247,6 +247,25 @@ cases.add("auto mode edits without asking; sessions list and load", function()
   h.contains(h.transcript_text(), "shorten the second line", "replayed prompt")
 end)
 
+cases.add("a priced turn shows the session's cost beside the meter and in status()", function()
+  local dir = project()
+  -- The fake model reports 1000 input, 3000 cache-read and 200 output tokens; the
+  -- user's price makes that 0.00025 + 0.000075 + 0.0004 EUR.
+  local fm = h.fakemodel({ turns = {
+    { text = "Priced.", usage = { input = 1000, output = 200, cacheRead = 3000 } },
+  } })
+  h.setup_agentd(fm.url, dir, { settings = { models = { ["fake-model"] = { price = {
+    input = 0.25, output = 2, cacheRead = 0.025, currency = "EUR" } } } } })
+  vim.cmd("AgentdPrompt say something")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Priced.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  h.wait_for(function()
+    return h.transcript_text():find("0.000725 EUR", 1, true)
+  end, "the cost beside the meter", 10000, h.transcript_text)
+  h.contains(require("agentd").status(), "0.000725 EUR", "status() shows the cost")
+end)
+
 cases.add("a prompt sent during a turn is queued", function()
   local dir = project()
   local fm = h.fakemodel({ turns = {

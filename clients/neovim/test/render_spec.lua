@@ -242,6 +242,25 @@ cases.add("thinking stays open while it streams, folds once the reply goes on; u
   h.eq("agentd · 1200/200000", require("agentd").status(), "idle status")
 end)
 
+cases.add("the session's cost shows beside the context meter and in status(), never a made-up one", function()
+  local sid = "cost"
+  local model = fresh(sid)
+  local chat = require("agentd.chat")
+  chat.add_prompt(model, "go")
+  update(sid, { sessionUpdate = "usage_update", used = 1200, size = 200000 })
+  h.contains(h.transcript_text(), "usage: 1200/200000 tokens", "meter")
+  h.truthy(not h.transcript_text():find("USD", 1, true), "no cost without a price")
+  h.eq("agentd · 1200/200000 · working…", require("agentd").status(), "no cost in the status without a price")
+  update(sid, { sessionUpdate = "usage_update", used = 1500, size = 200000, cost = { amount = 0.000725, currency = "USD" } })
+  h.contains(h.transcript_text(), "usage: 1500/200000 tokens · 0.000725 USD", "cost beside the meter")
+  update(sid, { sessionUpdate = "usage_update", used = 1800, size = 200000, cost = { amount = 1.5, currency = "EUR\27[2J" } })
+  h.contains(h.transcript_text(), "usage: 1800/200000 tokens · 1.5 EUR[2J", "cumulative cost; a currency cannot carry controls")
+  chat.prompt_done(model, nil, { stopReason = "end_turn" })
+  h.eq("agentd · 1800/200000 · 1.5 EUR[2J", require("agentd").status(), "status() shows the cost")
+  update(sid, { sessionUpdate = "usage_update", used = 1900, size = 200000, cost = vim.NIL })
+  h.eq("agentd · 1900/200000", require("agentd").status(), "a null cost shows none")
+end)
+
 cases.add("a turn's changed files are listed with how to review them", function()
   local sid = "chg"
   local model = fresh(sid)

@@ -682,7 +682,18 @@ function M.render(model)
   return lines, folds, targets, owners
 end
 
---- "usage: 1200/200000 tokens · USD 0.0100", or nil before the first call.
+--- A usage_update's cost {amount, currency} as "0.0123 USD" (to a millionth, no
+--- trailing zeros), or nil when agentd sent none (the model's price is unknown).
+function M.cost_text(cost)
+  if type(cost) ~= "table" or type(cost.amount) ~= "number" or cost.amount ~= cost.amount then
+    return nil
+  end
+  local s = string.format("%.6f", cost.amount):gsub("0+$", ""):gsub("%.$", "")
+  local cur = type(cost.currency) == "string" and cost.currency:gsub("[%c]", "") or "USD"
+  return s .. " " .. cur
+end
+
+--- "usage: 1200/200000 tokens · 0.01 USD", or nil before the first call.
 function M.usage_text(model)
   if not (model.usage and type(model.usage.used) == "number") then
     return nil
@@ -692,8 +703,9 @@ function M.usage_text(model)
     u = u .. "/" .. model.usage.size
   end
   u = u .. " tokens"
-  if type(model.usage.cost) == "table" and model.usage.cost.amount then
-    u = u .. string.format(" · %s %.4f", model.usage.cost.currency or "USD", model.usage.cost.amount)
+  local cost = M.cost_text(model.usage.cost)
+  if cost then
+    u = u .. " · " .. cost
   end
   return u
 end

@@ -793,8 +793,9 @@ function M.restore()
   end)
 end
 
---- A statusline component: "agentd: ask · 1234/200000 tokens", with
---- "working…" during a turn; "" before the first session.
+--- A statusline component: "agentd · ask · 1234/200000 · 0.0123 USD" (the
+--- cost when agentd knows the model's price), with "working…" during a turn;
+--- "" before the first session.
 function M.status()
   local m = M.session_id and M.models[M.session_id] or M._placeholder
   if not m then
@@ -807,6 +808,10 @@ function M.status()
   local u = m.usage
   if u and type(u.used) == "number" then
     parts[#parts + 1] = type(u.size) == "number" and string.format("%d/%d", u.used, u.size) or tostring(u.used)
+  end
+  local cost = u and chat.cost_text(u.cost)
+  if cost then
+    parts[#parts + 1] = cost
   end
   if m.busy > 0 then
     parts[#parts + 1] = "working…"

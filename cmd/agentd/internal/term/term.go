@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -49,6 +51,9 @@ type Client struct {
 	// errorShown is the text of the error notices printed, so the result does not repeat one.
 	errorShown string
 	calls      map[string]*call
+	// cost is the session's cost as the last usage_update that carried one said (nil: the
+	// model's price is not known).
+	cost *protocol.Cost
 }
 
 type call struct {
@@ -126,6 +131,10 @@ func (c *Client) Update(sessionID string, u protocol.SessionUpdate) {
 	defer c.mu.Unlock()
 	if c.done {
 		return
+	}
+	if u.SessionUpdate == protocol.UpdateUsageUpdate && u.Cost != nil {
+		cost := *u.Cost
+		c.cost = &cost
 	}
 	if c.json {
 		c.emitJSON(protocol.SessionNotification{SessionID: sessionID, Update: u})
@@ -455,7 +464,11 @@ func (c *Client) Result(res protocol.PromptResult) {
 	defer c.mu.Unlock()
 	c.done = true
 	if c.json {
-		c.emitJSON(map[string]any{"result": res})
+		out := map[string]any{"result": res}
+		if c.cost != nil {
+			out["cost"] = c.cost
+		}
+		c.emitJSON(out)
 		return
 	}
 	c.endLine()
@@ -473,6 +486,16 @@ func (c *Client) Result(res protocol.PromptResult) {
 	if res.Usage != nil {
 		fmt.Fprintf(c.errw, "agentd: tokens: %d in, %d out\n", res.Usage.InputTokens, res.Usage.OutputTokens)
 	}
+	if c.cost != nil {
+		fmt.Fprintf(c.errw, "agentd: cost: %s\n", FormatCost(*c.cost))
+	}
+}
+
+// FormatCost is a cost as a person reads it: the amount to a millionth, without trailing
+// zeros, then the currency ("0.0123 USD").
+func FormatCost(c protocol.Cost) string {
+	a := math.Round(c.Amount*1e6) / 1e6
+	return strconv.FormatFloat(a, 'f', -1, 64) + " " + safeLine(c.Currency)
 }
 
 // shownStdin is how much of a program's input the question prints.

@@ -1,0 +1,123 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/providers"
+	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
+	"github.com/agentd-dev/agentd/workspace"
+)
+
+// usageReply is a text answer whose model call reports u.
+func usageReply(text string, u providers.Usage) reply {
+	return reply{events: []providers.Event{
+		{Type: providers.EventTextDelta, Text: text},
+		{Type: providers.EventUsage, Usage: u},
+		{Type: providers.EventCompleted, StopReason: providers.StopEndTurn},
+	}}
+}
+
+func costManager(t *testing.T, state string, set config.Settings, client *fakeClient, replies ...reply) *Manager {
+	t.Helper()
+	m := NewManager(Deps{
+		Client:     client,
+		Workspaces: func(string, *workspace.Roots) workspace.Workspace { return &fakeWS{files: map[string]string{}} },
+		Providers:  fakeSource{p: newFakeProvider(replies...)},
+		Tools:      tools.NewRegistry(readTool{}),
+		Settings:   func() config.Settings { return set },
+		StateDir:   state,
+		NoTitles:   true,
+	})
+	t.Cleanup(func() { m.Shutdown(context.Background()) })
+	return m
+}
+
+func costs(c *fakeClient) []*protocol.Cost {
+	var out []*protocol.Cost
+	for _, u := range kinds(c.snapshot(), protocol.UpdateUsageUpdate) {
+		out = append(out, u.Cost)
+	}
+	return out
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// TestCostIsCumulativeAndSurvivesLoad: each model call's tokens are priced by kind (cache reads
+// and writes apart from the uncached input), the usage_update carries the session's sum, and a
+// daemon that loads or resumes the transcript shows that sum and goes on from it.
+func TestCostIsCumulativeAndSurvivesLoad(t *testing.T) {
+	cr, cw := 0.5, 4.0
+	set := config.Defaults()
+	set.Models = map[string]config.ModelSettings{"fake-model": {Price: &config.Price{Input: 2, Output: 10, CacheRead: &cr, CacheWrite: &cw, Currency: "EUR"}}}
+	u := providers.Usage{Input: 1000, Output: 200, CacheRead: 10000, CacheWrite: 500}
+	const call = (1000*2 + 200*10 + 10000*0.5 + 500*4.0) / 1e6 // 0.011: the cache priced as input would be 0.023
+	state, dir := t.TempDir(), t.TempDir()
+	client := newFakeClient()
+	m := costManager(t, state, set, client, usageReply("one", u), usageReply("two", u))
+	ns, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"first", "second"} {
+		if res, _ := m.Prompt(context.Background(), protocol.PromptParams{SessionID: ns.SessionID, Prompt: []protocol.ContentBlock{protocol.TextBlock(text)}}); res.StopReason != protocol.StopEndTurn {
+			t.Fatalf("stop %q", res.StopReason)
+		}
+	}
+	got := costs(client)
+	if len(got) != 2 || got[0] == nil || got[1] == nil || !near(got[0].Amount, call) || !near(got[1].Amount, 2*call) || got[1].Currency != "EUR" {
+		t.Fatalf("costs = %s, want %v then %v EUR", dumpUpdates(kinds(client.snapshot(), protocol.UpdateUsageUpdate)), call, 2*call)
+	}
+	m.Shutdown(context.Background())
+
+	calls := 2
+	for _, resume := range []bool{false, true} {
+		client := newFakeClient()
+		m := costManager(t, state, set, client, usageReply("three", u))
+		p := protocol.SessionLoadParams{SessionID: ns.SessionID, Cwd: dir}
+		open := m.Load
+		if resume {
+			open = m.Resume
+		}
+		if _, err := open(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if got := costs(client); len(got) != 1 || got[0] == nil || !near(got[0].Amount, float64(calls)*call) || got[0].Currency != "EUR" {
+			t.Fatalf("resume %v: costs shown on open = %s, want %v EUR", resume, dumpUpdates(kinds(client.snapshot(), protocol.UpdateUsageUpdate)), float64(calls)*call)
+		}
+		if res, _ := m.Prompt(context.Background(), protocol.PromptParams{SessionID: ns.SessionID, Prompt: []protocol.ContentBlock{protocol.TextBlock("third")}}); res.StopReason != protocol.StopEndTurn {
+			t.Fatalf("stop %q", res.StopReason)
+		}
+		calls++
+		want := float64(calls) * call
+		if got := costs(client); len(got) != 2 || got[1] == nil || !near(got[1].Amount, want) {
+			t.Fatalf("resume %v: cost after the next call = %+v, want %v", resume, got[len(got)-1], want)
+		}
+		m.Shutdown(context.Background())
+	}
+}
+
+// TestNoPriceNoCost: a model no price table knows gets usage updates without a cost field,
+// never a cost of 0.
+func TestNoPriceNoCost(t *testing.T) {
+	client := newFakeClient()
+	m := costManager(t, t.TempDir(), config.Defaults(), client, usageReply("one", providers.Usage{Input: 100, Output: 10, CacheRead: 50}))
+	ns, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Prompt(context.Background(), protocol.PromptParams{SessionID: ns.SessionID, Prompt: []protocol.ContentBlock{protocol.TextBlock("hi")}})
+	uu := kinds(client.snapshot(), protocol.UpdateUsageUpdate)
+	if len(uu) != 1 {
+		t.Fatalf("usage updates = %s", dumpUpdates(uu))
+	}
+	b, _ := json.Marshal(uu[0])
+	if uu[0].Cost != nil || strings.Contains(string(b), "cost") {
+		t.Fatalf("an unpriced model's usage_update = %s, want no cost", b)
+	}
+}
