@@ -84,6 +84,8 @@ func runNames() map[string]any {
 			"INSTRUCTION":          "Use a map instead of a switch.",
 			"INSTRUCTIONS":         []map[string]any{{"PATH": "/home/u/.config/agentd/AGENTS.md", "TEXT": "Answer in English."}, {"PATH": "/p/AGENTS.md", "TEXT": "Run make test."}},
 			"INSTRUCTIONS_CUT":     true,
+			"SKILLS":               []map[string]any{{"NAME": "release-notes", "DESCRIPTION": "Write release notes from the git log."}},
+			"SKILLS_MORE":          "2",
 			"RESTORE_PROMPT":       "Use a map in the parser.",
 			"RESTORED_FILES":       []map[string]any{{"PATH": "/p/b.go", "REASON": "changed since agentd's edit"}, {"PATH": "/p/a.go", "REASON": ""}},
 			"USER_CHANGED_FILES":   []map[string]any{{"PATH": "/p/a.go", "DIFF": "@@ -3 +3 @@\n-x := 1\n+x := 2", "DELETED": false}, {"PATH": "/p/b.go", "DIFF": "", "DELETED": true}},

@@ -140,6 +140,7 @@ func (t *turn) exec(c *call) {
 		Semantic:        t.semanticIndex(),
 		SearchWeb:       t.webSearcher(),
 		DiagnosticsWait: diagnosticsWait,
+		Skills:          s.skills(),
 		Progress: func(text string) {
 			c.mu.Lock()
 			done := c.finished

@@ -14,6 +14,7 @@ import (
 	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
 )
 
 // maxInstructionBytes caps the project instructions in all; the nearest files keep their text
@@ -56,6 +57,15 @@ type instructions struct {
 	// run is what they add to the system prompt's run values (the text tool-call protocol's
 	// system prompt renders it again with its catalog).
 	run prompts.Run
+	// skills are the skills the system prompt lists (skills.go); problems the SKILL.md files
+	// that were not loaded, one line each, told to the user when they change.
+	skills   []tools.Skill
+	problems string
+}
+
+// empty reports whether the instructions add nothing to the manager's system prompt.
+func (in *instructions) empty() bool {
+	return in == nil || (len(in.files) == 0 && len(in.skills) == 0)
 }
 
 // instructionCandidates lists, in order, the files that may hold instructions for cwd, each
@@ -153,32 +163,45 @@ func readInstructions(files []instructionFile) ([]instructionFile, prompts.Run) 
 // across the turns in between.
 func (s *Session) refreshInstructions() bool {
 	files := statInstructions(instructionCandidates(s.roots.Cwd(), userConfigDir()))
+	skills, probs := s.discoverSkills()
+	problems := problemsText(probs)
 	s.mu.Lock()
 	cur := s.instr
 	s.mu.Unlock()
 	tv := s.m.variant(s.m.settings())
-	if cur != nil && sameFiles(cur.files, files) && cur.tools == tv {
+	if cur != nil && sameFiles(cur.files, files) && cur.tools == tv && sameSkills(cur.skills, skills) {
+		if problems != cur.problems {
+			s.mu.Lock()
+			s.instr.problems = problems
+			s.mu.Unlock()
+			s.noticeSkills(problems)
+		}
 		return false
 	}
 	files, run := readInstructions(files)
-	in := &instructions{files: files, tools: tv, run: run}
-	if len(files) > 0 {
-		// Without instruction files systemPrompt is the manager's, built at the first turn;
-		// rendering it here too loaded the prompt config at session/new, and the heap that
+	maps.Copy(run, skillsRun(skills))
+	in := &instructions{files: files, tools: tv, run: run, skills: skills, problems: problems}
+	if !in.empty() {
+		// Without instruction files or skills systemPrompt is the manager's, built at the first
+		// turn; rendering it here too loaded the prompt config at session/new, and the heap that
 		// took (0.9 MB) stayed resident in a daemon that idles.
 		in.system = s.m.systemWith(maps.Clone(run))
 	}
 	s.mu.Lock()
 	s.instr = in
 	s.mu.Unlock()
-	return cur != nil || len(files) > 0
+	// At session/new (cur nil) the caller tells the problems after its answer.
+	if cur != nil && problems != cur.problems {
+		s.noticeSkills(problems)
+	}
+	return cur != nil || !in.empty()
 }
 
 // systemPrompt is the session's system prompt: the manager's, with its project instructions.
 func (s *Session) systemPrompt() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.instr == nil || len(s.instr.files) == 0 {
+	if s.instr.empty() {
 		return s.m.system()
 	}
 	return s.instr.system
@@ -189,7 +212,7 @@ func (s *Session) systemPrompt() string {
 func (s *Session) instructionsRun() prompts.Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.instr == nil || len(s.instr.files) == 0 {
+	if s.instr.empty() {
 		return prompts.Run{}
 	}
 	return maps.Clone(s.instr.run)

@@ -199,10 +199,12 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	s.startMCP(p.MCPServers, answered)
 	s.refreshInstructions()
 	loaded := s.instructionsMeta()
+	skillProblems := s.skillProblems()
 	AfterAnswer(ctx, func() {
 		s.refreshIndexes(m.settings(), 0, true)
 		s.announceCommands()
 		s.noticeInstructions(loaded)
+		s.noticeSkills(skillProblems)
 		if n := m.settings().ProjectNotice; n != "" {
 			s.notice(protocol.SeverityWarning, "Project settings ignored", n)
 		}
