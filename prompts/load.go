@@ -71,7 +71,7 @@ func schema() *field {
 			texts("review", "restored", "user_changed"),
 			texts("chat_title", "system", "request"),
 			texts("compaction", "system", "instruction", "summary", "acknowledgement"),
-			texts("commands", "init"),
+			texts("commands", "init", "skill"),
 			texts("answer_review", "system", "request", "approved", "end_marker", "heading"),
 			texts("web_search", "system", "request"),
 			texts("layout", "system", "context", "tool_results"),

@@ -190,9 +190,13 @@ func (s *Session) refreshInstructions() bool {
 	s.mu.Lock()
 	s.instr = in
 	s.mu.Unlock()
-	// At session/new (cur nil) the caller tells the problems after its answer.
+	// At session/new (cur nil) the caller tells the problems and the commands after its answer.
 	if cur != nil && problems != cur.problems {
 		s.noticeSkills(problems)
+	}
+	if cur != nil && !sameSkills(cur.skills, skills) {
+		// The skills are in the / menu too.
+		s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAvailableCommandsUpdate, AvailableCommands: s.availableCommands()})
 	}
 	return cur != nil || !in.empty()
 }

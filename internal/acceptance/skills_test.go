@@ -15,7 +15,7 @@ import (
 // Through the binary: a project skill is listed (name and description) in the system prompt and
 // the skill tool returns its body and its folder's files; a SKILL.md that is a link leading out
 // of the project and one with bad front matter are left out, each with a notice naming the file
-// (and the key), and the session goes on.
+// (and the key), and the session goes on. The / menu offers the skill, and /NAME uses it.
 func TestSkillsListedLoadedAndRefused(t *testing.T) {
 	t.Parallel()
 	fm, url := fakeModel(t, fakemodel.Script{Turns: []fakemodel.Turn{
@@ -47,12 +47,23 @@ func TestSkillsListedLoadedAndRefused(t *testing.T) {
 	if !strings.Contains(desc, bad+`: key "descripton"`) || !strings.Contains(desc, link+": refused: it is a link that leads outside") {
 		t.Fatalf("notice description:\n%s", desc)
 	}
-	if res := e.prompt(sid, "write the release notes"); res.StopReason != "end_turn" {
+	cmds := e.ed.WaitUpdateKind(sid, protocol.UpdateAvailableCommandsUpdate)
+	var names []string
+	for _, c := range cmds.Update.AvailableCommands {
+		names = append(names, c.Name+"="+c.Description)
+	}
+	if got := strings.Join(names, "|"); !strings.Contains(got, "|release-notes=Write the release notes from the git log. (skill)") || strings.Contains(got, "evil") || strings.Contains(got, "broken") {
+		t.Fatalf("available commands: %s", got)
+	}
+	if res := e.prompt(sid, "/release-notes for v1.2"); res.StopReason != "end_turn" {
 		t.Fatalf("stop %q", res.StopReason)
 	}
 	reqs := mainRequests(t, fm)
 	if len(reqs) != 3 {
 		t.Fatalf("%d chat requests", len(reqs))
+	}
+	if user := newestUser(t, reqs[0]); !strings.Contains(user, "Use the skill release-notes") || !strings.Contains(user, "for v1.2") || strings.Contains(user, "/release-notes") {
+		t.Errorf("/release-notes was not expanded:\n%s", user)
 	}
 	system := contentText(t, reqs[0].Messages[0].Content)
 	if !strings.Contains(system, "- release-notes: Write the release notes from the git log.") {
