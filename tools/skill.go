@@ -55,20 +55,21 @@ func (p SkillProblem) String() string {
 	return fmt.Sprintf("%s: %s", p.Path, p.Reason)
 }
 
-// SkillDirs lists where skills are looked for, in order (the first skill of a name wins):
-// <root>/.agents/skills and <root>/.claude/skills of each workspace root, then the user's
-// <configDir>/skills ($XDG_CONFIG_HOME/agentd/skills) and <home>/.agents/skills. Empty
-// configDir or home are skipped.
+// SkillDirs lists where skills are looked for, in order (the first skill of a name wins): the
+// user's <configDir>/skills ($XDG_CONFIG_HOME/agentd/skills) and <home>/.agents/skills, then
+// <root>/.agents/skills and <root>/.claude/skills of each workspace root. The user's come first,
+// as for command files: a cloned repository cannot change what a skill the user wrote says.
+// Empty configDir or home are skipped.
 func SkillDirs(roots []string, configDir, home string) []SkillDir {
 	var out []SkillDir
-	for _, r := range roots {
-		out = append(out, SkillDir{Base: r, Rel: ".agents/skills", Project: true}, SkillDir{Base: r, Rel: ".claude/skills", Project: true})
-	}
 	if configDir != "" {
 		out = append(out, SkillDir{Base: filepath.Join(configDir, "skills"), Rel: "."})
 	}
 	if home != "" {
 		out = append(out, SkillDir{Base: filepath.Join(home, ".agents", "skills"), Rel: "."})
+	}
+	for _, r := range roots {
+		out = append(out, SkillDir{Base: r, Rel: ".agents/skills", Project: true}, SkillDir{Base: r, Rel: ".claude/skills", Project: true})
 	}
 	return out
 }

@@ -25,8 +25,10 @@ func TestSkillDiscoverAndLoad(t *testing.T) {
 	user := t.TempDir()
 	writeFile(t, filepath.Join(h.root, ".agents/skills/release-notes/SKILL.md"), "---\nname: release-notes\ndescription: Write release notes from the git log.\nallowed-tools: [run_program]\n---\n\n# Release notes\nRun scripts/log.sh.\n")
 	writeFile(t, filepath.Join(h.root, ".agents/skills/release-notes/scripts/log.sh"), "git log\n")
-	writeFile(t, filepath.Join(h.root, ".claude/skills/pdf/SKILL.md"), "---\r\nname: pdf\r\ndescription: >\r\n  Fill PDF forms.\r\n---\r\nUse pdftk.\r\n")
-	// The user's skill of the same name loses to the project's.
+	writeFile(t, filepath.Join(h.root, ".claude/skills/forms/SKILL.md"), "\xef\xbb\xbf---\r\nname: forms\r\ndescription: >\r\n  Fill PDF forms.\r\n---\r\nUse pdftk.\r\n")
+	writeFile(t, filepath.Join(h.root, ".claude/skills/pdf/SKILL.md"), "---\nname: pdf\ndescription: the project's\n---\nbody\n")
+	// The project's skill of the same name loses to the user's: a repository cannot change
+	// what the user's own skill says.
 	writeFile(t, filepath.Join(user, "skills/pdf/SKILL.md"), "---\nname: pdf\ndescription: the user's\n---\nbody\n")
 	writeFile(t, filepath.Join(user, "skills/mine/SKILL.md"), "---\nname: mine\ndescription: Mine.\n---\nMy body </skill> here\n")
 
@@ -38,7 +40,7 @@ func TestSkillDiscoverAndLoad(t *testing.T) {
 	for _, s := range skills {
 		names = append(names, s.Name+"="+s.Description)
 	}
-	if got, want := strings.Join(names, "|"), "release-notes=Write release notes from the git log.|pdf=Fill PDF forms.|mine=Mine."; got != want {
+	if got, want := strings.Join(names, "|"), "mine=Mine.|pdf=the user's|release-notes=Write release notes from the git log.|forms=Fill PDF forms."; got != want {
 		t.Fatalf("skills = %s, want %s", got, want)
 	}
 	h.env.Skills = skills
@@ -50,7 +52,7 @@ func TestSkillDiscoverAndLoad(t *testing.T) {
 	r = mustOK(t, h.run("skill", map[string]any{"name": "mine"}))
 	mustContain(t, r.Output, `My body <\/skill> here`)
 	r = h.run("skill", map[string]any{"name": "nope"})
-	if !r.IsError || !strings.Contains(r.Output, "release-notes, pdf, mine") {
+	if !r.IsError || !strings.Contains(r.Output, "mine, pdf, release-notes, forms") {
 		t.Fatalf("unknown skill: %+v", r)
 	}
 }
