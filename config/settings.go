@@ -50,6 +50,9 @@ type Settings struct {
 	// TrustedProjects are project roots (absolute paths) whose .agentd/config.json is trusted
 	// like the user's own settings. Only the user's layers may set it.
 	TrustedProjects []string `json:"trustedProjects,omitempty"`
+	// Hooks are programs agentd runs at points of a turn (session/hooks.go). They run code, so
+	// only the user's layers (or a trusted project) may set them.
+	Hooks Hooks `json:"hooks"`
 
 	// ProjectNotice, when not empty, says which keys of the project file were ignored and how
 	// to allow them; sessions show it as a notice. Not a setting.
@@ -102,6 +105,29 @@ type Capabilities struct {
 	Images        *bool `json:"images,omitempty"`
 	Thinking      *bool `json:"thinking,omitempty"`
 	ContextWindow int   `json:"contextWindow,omitempty"`
+}
+
+// Hooks is the hooks setting: for each event, the hooks run in order.
+type Hooks struct {
+	BeforeTool   []Hook `json:"beforeTool,omitempty"`
+	AfterTool    []Hook `json:"afterTool,omitempty"`
+	PromptSubmit []Hook `json:"promptSubmit,omitempty"`
+	Stop         []Hook `json:"stop,omitempty"`
+	SessionStart []Hook `json:"sessionStart,omitempty"`
+}
+
+// Hook is one program run at an event: Match, when set, is a regular expression the tool's
+// name must match (beforeTool, afterTool); Command is its argv (no shell); TimeoutMs bounds its
+// run (0: 60 s).
+type Hook struct {
+	Match     string   `json:"match,omitempty"`
+	Command   []string `json:"command"`
+	TimeoutMs int      `json:"timeoutMs,omitempty"`
+}
+
+// Events lists the hooks of each event by the event's name.
+func (h Hooks) Events() map[string][]Hook {
+	return map[string][]Hook{"beforeTool": h.BeforeTool, "afterTool": h.AfterTool, "promptSubmit": h.PromptSubmit, "stop": h.Stop, "sessionStart": h.SessionStart}
 }
 
 // Web is the web setting.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -181,6 +182,14 @@ var settings = []setting{
 	// A second request per answer holding code costs the user's money and time: theirs to choose.
 	{path: "answerReview", class: UserOnly, def: false},
 	{path: "mcpServers", class: Describe},
+	// Hooks run programs at every tool call or prompt: a project file that sets them would run
+	// a cloned repository's code unasked.
+	{path: "hooks", class: UserOnly, def: func() map[string]any { return map[string]any{} }, object: true, check: checkHooks},
+	{path: "hooks.beforeTool", class: UserOnly},
+	{path: "hooks.afterTool", class: UserOnly},
+	{path: "hooks.promptSubmit", class: UserOnly},
+	{path: "hooks.stop", class: UserOnly},
+	{path: "hooks.sessionStart", class: UserOnly},
 	{path: "trustedProjects", class: UserOnly, check: func(s Settings, _ string) error {
 		for i, p := range s.TrustedProjects {
 			if !filepath.IsAbs(p) {
@@ -189,6 +198,26 @@ var settings = []setting{
 		}
 		return nil
 	}},
+}
+
+func checkHooks(s Settings, _ string) error {
+	for _, ev := range []string{"beforeTool", "afterTool", "promptSubmit", "stop", "sessionStart"} {
+		for i, h := range s.Hooks.Events()[ev] {
+			key := fmt.Sprintf("hooks.%s[%d]", ev, i)
+			if len(h.Command) == 0 || h.Command[0] == "" {
+				return &KeyError{Key: key + ".command", Msg: "required: the program and its arguments, as a list"}
+			}
+			if h.TimeoutMs < 0 {
+				return &KeyError{Key: key + ".timeoutMs", Msg: "must not be negative"}
+			}
+			if h.Match != "" {
+				if _, err := regexp.Compile(h.Match); err != nil {
+					return &KeyError{Key: key + ".match", Msg: "not a regular expression: " + err.Error()}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func checkProvider(s Settings, _ string) error {

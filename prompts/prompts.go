@@ -87,6 +87,7 @@ func runNames() map[string]any {
 			"SKILLS":               []map[string]any{{"NAME": "release-notes", "DESCRIPTION": "Write release notes from the git log."}},
 			"SKILLS_MORE":          "2",
 			"SKILL":                "release-notes",
+			"REASON":               "go vet failed: main.go:3: unused variable x",
 			"RESTORE_PROMPT":       "Use a map in the parser.",
 			"RESTORED_FILES":       []map[string]any{{"PATH": "/p/b.go", "REASON": "changed since agentd's edit"}, {"PATH": "/p/a.go", "REASON": ""}},
 			"USER_CHANGED_FILES":   []map[string]any{{"PATH": "/p/a.go", "DIFF": "@@ -3 +3 @@\n-x := 1\n+x := 2", "DELETED": false}, {"PATH": "/p/b.go", "DIFF": "", "DELETED": true}},

@@ -156,7 +156,7 @@ func (t *turn) exec(c *call) {
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun != config.SaveNone {
 		t.saveBeforeExec(c, env)
 	}
-	res := t.safeRun(c, env)
+	res := t.runToolWithHooks(c, env)
 	c.mu.Lock()
 	denied := c.denied
 	c.mu.Unlock()
