@@ -72,7 +72,7 @@ func schema() *field {
 			texts("chat_title", "system", "request"),
 			texts("compaction", "system", "instruction", "summary", "acknowledgement"),
 			texts("commands", "init", "skill"),
-			texts("hooks", "blocked", "added", "objection", "context"),
+			texts("hooks", "blocked", "added", "objection", "context", "stop"),
 			texts("answer_review", "system", "request", "approved", "end_marker", "heading"),
 			texts("web_search", "system", "request"),
 			texts("layout", "system", "context", "tool_results"),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,12 +107,16 @@ type hookResult struct {
 	problem         string
 }
 
+func hookTimeout(h config.Hook) time.Duration {
+	if h.TimeoutMs > 0 {
+		return time.Duration(h.TimeoutMs) * time.Millisecond
+	}
+	return defaultHookTimeout
+}
+
 // runHook runs one hook to its end or its timeout.
 func (s *Session) runHook(ctx context.Context, set config.Settings, h config.Hook, stdin []byte) hookResult {
-	timeout := defaultHookTimeout
-	if h.TimeoutMs > 0 {
-		timeout = time.Duration(h.TimeoutMs) * time.Millisecond
-	}
+	timeout := hookTimeout(h)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, h.Command[0], h.Command[1:]...)
@@ -214,4 +219,97 @@ func validJSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return nil
+}
+
+// promptSubmitHooks runs the promptSubmit hooks on the prompt as the model would read it (the
+// text blocks), with the session's sessionStart context the first time. It returns the blocks
+// with the hooks' context after them, or blocked with the reason, which the user gets as a
+// notice: the prompt then never reaches the model.
+func (t *turn) promptSubmitHooks(blocks []protocol.ContentBlock) ([]protocol.ContentBlock, bool) {
+	var contexts []string
+	if c := t.s.takeStartContext(t.ctx); c != "" {
+		contexts = append(contexts, c)
+	}
+	if hooks := t.set.Hooks.PromptSubmit; len(hooks) > 0 {
+		var texts []string
+		for _, b := range blocks {
+			if b.Type == "text" {
+				texts = append(texts, b.Text)
+			}
+		}
+		prompt := strings.Join(texts, "\n")
+		o := t.s.runHooks(t.ctx, t.set, hooks, hookInput{Event: "promptSubmit", Prompt: &prompt})
+		if o.block {
+			t.s.notice(protocol.SeverityWarning, "Prompt blocked by a hook", clip.String(o.reason, maxHookOutput, "…"))
+			return blocks, true
+		}
+		if o.context != "" {
+			contexts = append(contexts, o.context)
+		}
+	}
+	if len(contexts) == 0 {
+		return blocks, false
+	}
+	text := t.s.m.text("hooks.context", prompts.Run{"REASON": clip.String(strings.Join(contexts, "\n"), maxHookOutput, "…")})
+	return append(slices.Clip(blocks), protocol.TextBlock(text)), false
+}
+
+// startSessionHooks runs the sessionStart hooks of a new session in the background, once the
+// session/new answer is out (after closes; a notice before it would name a session the client
+// does not know yet). What they add reaches the model with the session's first prompt, which
+// waits for them (each is bounded by its timeout).
+func (s *Session) startSessionHooks(after <-chan struct{}) {
+	set := s.m.settings()
+	if len(set.Hooks.SessionStart) == 0 {
+		return
+	}
+	done := make(chan string, 1)
+	wait := 5 * time.Second // the answer going out, and the programs starting
+	for _, h := range set.Hooks.SessionStart {
+		wait += hookTimeout(h)
+	}
+	s.mu.Lock()
+	s.startHooks, s.startWait = done, wait
+	s.mu.Unlock()
+	go func() {
+		<-after
+		done <- s.runHooks(context.Background(), set, set.Hooks.SessionStart, hookInput{Event: "sessionStart"}).context
+	}()
+}
+
+// takeStartContext is the sessionStart hooks' context, once: it waits for them to finish unless
+// ctx ends first.
+func (s *Session) takeStartContext(ctx context.Context) string {
+	s.mu.Lock()
+	ch, wait := s.startHooks, s.startWait
+	s.startHooks = nil
+	s.mu.Unlock()
+	if ch == nil {
+		return ""
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case c := <-ch:
+		return c
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	return ""
+}
+
+// stopHook runs the stop hooks when the turn is about to end, once per turn: a hook that
+// blocks asks the model for one more step, with its reason as the message.
+func (t *turn) stopHook() bool {
+	hooks := t.set.Hooks.Stop
+	if len(hooks) == 0 || t.stopHooked || t.ctx.Err() != nil {
+		return false
+	}
+	t.stopHooked = true
+	o := t.s.runHooks(t.ctx, t.set, hooks, hookInput{Event: "stop"})
+	if !o.block {
+		return false
+	}
+	t.addUserMessage([]protocol.ContentBlock{protocol.TextBlock(t.s.m.text("hooks.stop", prompts.Run{"REASON": clip.String(o.reason, maxHookOutput, "…")}))}, false)
+	return true
 }

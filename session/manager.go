@@ -200,6 +200,7 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	s.refreshInstructions()
 	loaded := s.instructionsMeta()
 	skillProblems := s.skillProblems()
+	s.startSessionHooks(answered)
 	AfterAnswer(ctx, func() {
 		s.refreshIndexes(m.settings(), 0, true)
 		s.announceCommands()

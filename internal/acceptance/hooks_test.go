@@ -123,3 +123,48 @@ func TestProjectFileHookDoesNotRun(t *testing.T) {
 		t.Fatal("a project file's hook ran")
 	}
 }
+
+// sessionStart and promptSubmit hooks add context to what the model reads of the first prompt;
+// a promptSubmit hook that exits 2 keeps a prompt from the model with a notice; a stop hook that
+// blocks asks the model for one more step, once.
+func TestPromptSessionAndStopHooks(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "stopped-once")
+	fm, url := fakeModel(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		{Text: "first answer"},
+		{Text: "ran the tests"},
+	}, Routes: titleRoute})
+	e := start(t, fakeeditor.Full(), openaiSettings(url, map[string]any{"hooks": map[string]any{
+		"sessionStart": []any{map[string]any{"command": []string{"echo", "start-context-42"}}},
+		"promptSubmit": []any{map[string]any{"command": []string{"sh", "-c", `p=$(cat); case "$p" in *forbidden*) echo "that word is not allowed" >&2; exit 2;; esac; echo '{"additionalContext": "ticket ABC-1"}'`}}},
+		"stop":         []any{map[string]any{"command": []string{"sh", "-c", "if [ -e " + marker + " ]; then exit 0; fi; touch " + marker + "; echo 'run the tests first' >&2; exit 2"}}},
+	}}))
+	sid := e.newSession()
+	if res := e.prompt(sid, "hello"); res.StopReason != "end_turn" {
+		t.Fatalf("stop %q", res.StopReason)
+	}
+	if res := e.prompt(sid, "say the forbidden word"); res.StopReason != "end_turn" {
+		t.Fatalf("stop %q", res.StopReason)
+	}
+	n := e.ed.WaitUpdate("prompt blocked notice", func(u protocol.SessionNotification) bool {
+		return u.Update.SessionUpdate == protocol.UpdateNotice && u.Update.NoticeTitle == "Prompt blocked by a hook"
+	})
+	if !strings.Contains(n.Update.Description, "that word is not allowed") {
+		t.Errorf("notice: %s", n.Update.Description)
+	}
+	reqs := mainRequests(t, fm)
+	if len(reqs) != 2 {
+		t.Fatalf("%d chat requests, want 2 (the answer, the step the stop hook asked for; the blocked prompt none)", len(reqs))
+	}
+	if user := newestUser(t, reqs[0]); !strings.Contains(user, "start-context-42") || !strings.Contains(user, "ticket ABC-1") || !strings.Contains(user, "hello") {
+		t.Errorf("the first request lacks the hooks' context:\n%s", user)
+	}
+	if user := newestUser(t, reqs[1]); !strings.Contains(user, "run the tests first") {
+		t.Errorf("the stop hook's reason did not reach the model:\n%s", user)
+	}
+	for _, r := range reqs {
+		if strings.Contains(string(mustMarshal(r.Messages)), "forbidden") {
+			t.Error("a blocked prompt reached the model")
+		}
+	}
+}
