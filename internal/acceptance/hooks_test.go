@@ -168,3 +168,23 @@ func TestPromptSessionAndStopHooks(t *testing.T) {
 		}
 	}
 }
+
+// A hook sees no provider key: what it prints reaches the model, like a program's output.
+func TestHooksDoNotSeeProviderKeys(t *testing.T) {
+	t.Parallel()
+	fm, url := fakeModel(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{{ID: "call_r", Name: "read_file", Arguments: json.RawMessage(`{"path":"f.txt"}`)}}},
+		{Text: "done"},
+	}, Routes: titleRoute})
+	raw := openaiSettings(url, map[string]any{"hooks": map[string]any{
+		"afterTool": []any{map[string]any{"command": []string{"sh", "-c", `cat >/dev/null; echo "a=$ANTHROPIC_API_KEY o=$OPENAI_API_KEY"`}}},
+	}})
+	e := startWithEnv(t, fakeeditor.Full(), raw, "ANTHROPIC_API_KEY=sk-ant-secret", "OPENAI_API_KEY=sk-oai-secret")
+	e.writeFile("f.txt", "x\n")
+	sid := e.newSession()
+	e.prompt(sid, "read")
+	got := toolResultText(t, fm, "call_r")
+	if !strings.Contains(got, "a= o=") || strings.Contains(got, "-secret") {
+		t.Fatalf("the hook's output: %s", got)
+	}
+}
