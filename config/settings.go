@@ -53,6 +53,9 @@ type Settings struct {
 	// Hooks are programs agentd runs at points of a turn (session/hooks.go). They run code, so
 	// only the user's layers (or a trusted project) may set them.
 	Hooks Hooks `json:"hooks"`
+	// Models names models for particular work: Fast answers the side requests (titles,
+	// compaction summaries, answer review) instead of the turn's model.
+	Models Models `json:"models"`
 
 	// ProjectNotice, when not empty, says which keys of the project file were ignored and how
 	// to allow them; sessions show it as a notice. Not a setting.
@@ -105,6 +108,18 @@ type Capabilities struct {
 	Images        *bool `json:"images,omitempty"`
 	Thinking      *bool `json:"thinking,omitempty"`
 	ContextWindow int   `json:"contextWindow,omitempty"`
+}
+
+// Models is the models setting.
+type Models struct {
+	Fast FastModel `json:"fast"`
+}
+
+// FastModel is models.fast: Provider is a provider id (empty: the turn's provider), Model a
+// model of it (empty: that provider's model). Both empty: side requests use the turn's model.
+type FastModel struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
 }
 
 // Hooks is the hooks setting: for each event, the hooks run in order.

@@ -190,6 +190,19 @@ var settings = []setting{
 	{path: "hooks.promptSubmit", class: UserOnly},
 	{path: "hooks.stop", class: UserOnly},
 	{path: "hooks.sessionStart", class: UserOnly},
+	// Which model gets the side requests sends the conversation to it, at its price: the user's
+	// choice, like webSearch.provider.
+	{path: "models", class: UserOnly, def: func() map[string]any { return map[string]any{"fast": map[string]any{}} }, object: true},
+	{path: "models.fast", class: UserOnly, object: true},
+	{path: "models.fast.provider", class: UserOnly, check: func(s Settings, _ string) error {
+		if p := s.Models.Fast.Provider; p != "" {
+			if _, ok := s.Providers[p]; !ok {
+				return &KeyError{Key: "models.fast.provider", Msg: fmt.Sprintf("%q is not one of providers (%s)", p, strings.Join(providerIDs(s), ", "))}
+			}
+		}
+		return nil
+	}},
+	{path: "models.fast.model", class: UserOnly},
 	{path: "trustedProjects", class: UserOnly, check: func(s Settings, _ string) error {
 		for i, p := range s.TrustedProjects {
 			if !filepath.IsAbs(p) {
