@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -182,7 +181,20 @@ func readInRoot(root *os.Root, name string) ([]byte, error) {
 	return data, nil
 }
 
-var skillNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+// skillName says whether name follows the standard: lowercase letters and digits in words
+// joined by single hyphens, at most 64 bytes. (A loop, not a package-level regexp: that would be
+// compiled at every start of agentd.)
+func skillName(name string) bool {
+	if name == "" || len(name) > maxSkillName || name[0] == '-' || name[len(name)-1] == '-' || strings.Contains(name, "--") {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // knownSkillKeys are the front matter keys of the Agent Skills standard; any other key is an
 // error (strict), so that a typo does not pass silently.
@@ -260,7 +272,7 @@ func parseSkill(data []byte, folder string) (name, desc string, prob *SkillProbl
 	if name, prob = str("name"); prob != nil {
 		return "", "", prob
 	}
-	if len(name) > maxSkillName || !skillNameRE.MatchString(name) {
+	if !skillName(name) {
 		return "", "", &SkillProblem{Key: "name", Reason: "must be at most 64 lowercase letters, digits and single hyphens"}
 	}
 	if name != folder {

@@ -140,3 +140,11 @@ func TestSkillLinkOutRefused(t *testing.T) {
 	}
 	t.Fatal("late not discovered")
 }
+
+func TestSkillName(t *testing.T) {
+	for name, ok := range map[string]bool{"pdf": true, "release-notes": true, "a1-b2": true, "": false, "-a": false, "a-": false, "a--b": false, "Pdf": false, "a_b": false, "a.b": false, strings.Repeat("a", 65): false, strings.Repeat("a", 64): true} {
+		if skillName(name) != ok {
+			t.Errorf("skillName(%q) = %v", name, !ok)
+		}
+	}
+}
