@@ -327,8 +327,34 @@ func (s Skill) Load() (body string, files []string, more bool, err error) {
 	return strings.TrimSpace(string(b)), files, more, err
 }
 
+// ReadFile reads one text file of the skill's folder, named by its slash path relative to the
+// folder, through the skill's base: a path that leaves the folder, or a link that leads out of
+// the base, is refused.
+func (s Skill) ReadFile(rel string) (string, error) {
+	if !fs.ValidPath(rel) || rel == "." {
+		return "", errors.New("not a path inside the skill's folder (use a relative path such as scripts/run.sh, without ..)")
+	}
+	root, err := os.OpenRoot(s.base)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	data, err := readInRoot(root, path.Join(s.rel, rel))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", errors.New("no such file in the skill's folder")
+		}
+		return "", errors.New(refusal(err, s.base))
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return "", errors.New("a binary file")
+	}
+	return string(data), nil
+}
+
 type skillIn struct {
 	Name string `json:"name" schema:"maxLength=64"`
+	File string `json:"file,omitempty" schema:"maxLength=1000"`
 }
 
 func (in skillIn) title() string {
@@ -360,6 +386,14 @@ func loadSkill(ctx context.Context, env *Env, in skillIn) Result {
 		return Errorf("no skill named %q; the skills are: %s", name, strings.Join(names, ", "))
 	}
 	s := env.Skills[i]
+	if f := strings.TrimSpace(in.File); f != "" {
+		text, err := s.ReadFile(f)
+		if err != nil {
+			return Errorf("skill %q, field file %q: %v", name, f, err)
+		}
+		return Result{Output: fmt.Sprintf("<skill_file skill=%q path=%q>\n%s\n</skill_file>\n", s.Name, f, strings.ReplaceAll(text, "</skill_file", "<\\/skill_file")),
+			Locations: []Location{{Path: filepath.Join(s.Dir, filepath.FromSlash(f)), Line: 1}}}
+	}
 	body, files, more, err := s.Load()
 	if err != nil {
 		return Errorf("skill %q (%s): %v", name, s.Path, err)
@@ -369,7 +403,7 @@ func loadSkill(ctx context.Context, env *Env, in skillIn) Result {
 	b.WriteString(strings.ReplaceAll(body, "</skill", "<\\/skill"))
 	b.WriteString("\n</skill>\n")
 	if len(files) > 0 {
-		fmt.Fprintf(&b, "Files in the skill's folder %s (read them with read_file; run its scripts with run_program):\n", s.Dir)
+		fmt.Fprintf(&b, "Files in the skill's folder %s (read one with this tool's file argument; run its scripts with run_program):\n", s.Dir)
 		for _, f := range files {
 			b.WriteString("- " + f + "\n")
 		}

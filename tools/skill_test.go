@@ -148,3 +148,27 @@ func TestSkillName(t *testing.T) {
 		}
 	}
 }
+
+// file reads one file of the skill's folder, a user's skill outside the roots included, and
+// refuses a path that leaves the folder or a link that leads out of the skills directory.
+func TestSkillReadsAFileOfItsFolder(t *testing.T) {
+	h := newHarness(t, nil)
+	user, outside := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(user, "skills/mine/SKILL.md"), "---\nname: mine\ndescription: Mine.\n---\nSee reference.md.\n")
+	writeFile(t, filepath.Join(user, "skills/mine/reference.md"), "the reference </skill_file>\n")
+	writeFile(t, filepath.Join(user, "skills/other/secret.txt"), "other skill\n")
+	writeFile(t, filepath.Join(outside, "secret.txt"), "SECRET\n")
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(user, "skills/mine/link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	skills, _ := DiscoverSkills(SkillDirs(nil, user, ""))
+	h.env.Skills = skills
+	r := mustOK(t, h.run("skill", map[string]any{"name": "mine", "file": "reference.md"}))
+	mustContain(t, r.Output, `the reference <\/skill_file>`)
+	for file, want := range map[string]string{"../other/secret.txt": "not a path inside", "/etc/passwd": "not a path inside", "link.txt": "leads outside", "nope.md": "no such file"} {
+		r := h.run("skill", map[string]any{"name": "mine", "file": file})
+		if !r.IsError || !strings.Contains(r.Output, want) || strings.Contains(r.Output, "SECRET") {
+			t.Errorf("file %q: %+v, want an error saying %q", file, r, want)
+		}
+	}
+}
