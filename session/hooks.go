@@ -125,9 +125,12 @@ func (s *Session) runHook(ctx context.Context, set config.Settings, h config.Hoo
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A hook's children that keep its pipes open do not hold the turn past the kill.
+	// A timeout kills the hook's whole process group; children that escaped it and keep its
+	// pipes open do not hold the turn past the kill.
+	cleanup := tools.InOwnGroup(cmd)
 	cmd.WaitDelay = time.Second
 	err := cmd.Run()
+	cleanup()
 	if ctx.Err() == context.DeadlineExceeded {
 		return hookResult{problem: fmt.Sprintf("it ran past its timeout of %v and was killed", timeout)}
 	}

@@ -67,7 +67,7 @@ func TestHangingHookTimesOutWithANotice(t *testing.T) {
 		{Text: "done"},
 	}, Routes: titleRoute})
 	e := start(t, fakeeditor.Full(), openaiSettings(url, map[string]any{"hooks": map[string]any{
-		"beforeTool": []any{map[string]any{"command": []string{"sleep", "30"}, "timeoutMs": 300}},
+		"beforeTool": []any{map[string]any{"command": []string{"sh", "-c", "sleep 30; echo never"}, "timeoutMs": 300}},
 	}}))
 	e.writeFile("f.txt", "hello hooks\n")
 	sid := e.newSession()
@@ -77,7 +77,7 @@ func TestHangingHookTimesOutWithANotice(t *testing.T) {
 	n := e.ed.WaitUpdate("hook notice", func(u protocol.SessionNotification) bool {
 		return u.Update.SessionUpdate == protocol.UpdateNotice && u.Update.NoticeTitle == "Hook failed"
 	})
-	if !strings.Contains(n.Update.Description, "timeout") || !strings.Contains(n.Update.Description, "sleep 30") {
+	if !strings.Contains(n.Update.Description, "timeout") || !strings.Contains(n.Update.Description, "sh -c sleep 30") {
 		t.Errorf("notice: %s", n.Update.Description)
 	}
 	if got := toolResultText(t, fm, "call_r"); !strings.Contains(got, "hello hooks") {
