@@ -52,11 +52,16 @@ type Settings struct {
 	// layers may set it: it decides where the text around the cursor goes as it is typed.
 	Completion Completion `json:"completion"`
 	// Models holds what the user says about a model, by the model id the provider sends
-	// (providers.*.model): its price.
+	// (providers.*.model): its price. One key is not a model id but a role: "fast" names the
+	// provider and model that answer the side requests (titles, compaction summaries, answer
+	// review) instead of the turn's model (see Fast).
 	Models map[string]ModelSettings `json:"models,omitempty"`
 	// TrustedProjects are project roots (absolute paths) whose .agentd/config.json is trusted
 	// like the user's own settings. Only the user's layers may set it.
 	TrustedProjects []string `json:"trustedProjects,omitempty"`
+	// Hooks are programs agentd runs at points of a turn (session/hooks.go). They run code, so
+	// only the user's layers (or a trusted project) may set them.
+	Hooks Hooks `json:"hooks"`
 
 	// ProjectNotice, when not empty, says which keys of the project file were ignored and how
 	// to allow them; sessions show it as a notice. Not a setting.
@@ -100,6 +105,18 @@ type ModelSettings struct {
 	// Price replaces the built-in price of the model (providers.PriceOf), for usage_update's
 	// cost.
 	Price *Price `json:"price,omitempty"`
+	// Provider and Model are read for the "fast" entry only (FastModel).
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+}
+
+// FastModelKey is the models entry that names the model of side requests.
+const FastModelKey = "fast"
+
+// Fast is models.fast.
+func (s Settings) Fast() FastModel {
+	m := s.Models[FastModelKey]
+	return FastModel{Provider: m.Provider, Model: m.Model}
 }
 
 // Price is what a model costs per million tokens of each kind, in Currency (an ISO 4217 code;
@@ -128,6 +145,36 @@ type Capabilities struct {
 	Images        *bool `json:"images,omitempty"`
 	Thinking      *bool `json:"thinking,omitempty"`
 	ContextWindow int   `json:"contextWindow,omitempty"`
+}
+
+// FastModel is models.fast: Provider is a provider id (empty: the turn's provider), Model a
+// model of it (empty: that provider's model). Both empty: side requests use the turn's model.
+type FastModel struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+}
+
+// Hooks is the hooks setting: for each event, the hooks run in order.
+type Hooks struct {
+	BeforeTool   []Hook `json:"beforeTool,omitempty"`
+	AfterTool    []Hook `json:"afterTool,omitempty"`
+	PromptSubmit []Hook `json:"promptSubmit,omitempty"`
+	Stop         []Hook `json:"stop,omitempty"`
+	SessionStart []Hook `json:"sessionStart,omitempty"`
+}
+
+// Hook is one program run at an event: Match, when set, is a regular expression the tool's
+// name must match (beforeTool, afterTool); Command is its argv (no shell); TimeoutMs bounds its
+// run (0: 60 s).
+type Hook struct {
+	Match     string   `json:"match,omitempty"`
+	Command   []string `json:"command"`
+	TimeoutMs int      `json:"timeoutMs,omitempty"`
+}
+
+// Events lists the hooks of each event by the event's name.
+func (h Hooks) Events() map[string][]Hook {
+	return map[string][]Hook{"beforeTool": h.BeforeTool, "afterTool": h.AfterTool, "promptSubmit": h.PromptSubmit, "stop": h.Stop, "sessionStart": h.SessionStart}
 }
 
 // Web is the web setting.

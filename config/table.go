@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -210,6 +211,14 @@ var settings = []setting{
 	// A second request per answer holding code costs the user's money and time: theirs to choose.
 	{path: "answerReview", class: UserOnly, def: false},
 	{path: "mcpServers", class: Describe},
+	// Hooks run programs at every tool call or prompt: a project file that sets them would run
+	// a cloned repository's code unasked.
+	{path: "hooks", class: UserOnly, def: func() map[string]any { return map[string]any{} }, object: true, check: checkHooks},
+	{path: "hooks.beforeTool", class: UserOnly},
+	{path: "hooks.afterTool", class: UserOnly},
+	{path: "hooks.promptSubmit", class: UserOnly},
+	{path: "hooks.stop", class: UserOnly},
+	{path: "hooks.sessionStart", class: UserOnly},
 	// A price only describes a model, but a project file that set one could hide what the
 	// user's session costs (a price of 0) or make it look alarming: the user's own layers and
 	// the built-in table say what a model costs, never a cloned repository.
@@ -221,6 +230,17 @@ var settings = []setting{
 	{path: "models.*.price.cacheRead", class: UserOnly},
 	{path: "models.*.price.cacheWrite", class: UserOnly},
 	{path: "models.*.price.currency", class: UserOnly},
+	// Which model gets the side requests sends the conversation to it, at its price: the user's
+	// choice, like webSearch.provider. It is the models entry "fast" (config.FastModelKey).
+	{path: "models.*.provider", class: UserOnly, check: func(s Settings, _ string) error {
+		if p := s.Fast().Provider; p != "" {
+			if _, ok := s.Providers[p]; !ok {
+				return &KeyError{Key: "models.fast.provider", Msg: fmt.Sprintf("%q is not one of providers (%s)", p, strings.Join(providerIDs(s), ", "))}
+			}
+		}
+		return nil
+	}},
+	{path: "models.*.model", class: UserOnly},
 	{path: "trustedProjects", class: UserOnly, check: func(s Settings, _ string) error {
 		for i, p := range s.TrustedProjects {
 			if !filepath.IsAbs(p) {
@@ -254,6 +274,26 @@ func checkPrices(s Settings, _ string) error {
 		}
 		if c := p.Currency; c != "" && !currencyCode(c) {
 			return &KeyError{Key: "models." + id + ".price.currency", Msg: fmt.Sprintf("%q is not an ISO 4217 currency code such as \"USD\"", c)}
+		}
+	}
+	return nil
+}
+
+func checkHooks(s Settings, _ string) error {
+	for _, ev := range []string{"beforeTool", "afterTool", "promptSubmit", "stop", "sessionStart"} {
+		for i, h := range s.Hooks.Events()[ev] {
+			key := fmt.Sprintf("hooks.%s[%d]", ev, i)
+			if len(h.Command) == 0 || h.Command[0] == "" {
+				return &KeyError{Key: key + ".command", Msg: "required: the program and its arguments, as a list"}
+			}
+			if h.TimeoutMs < 0 {
+				return &KeyError{Key: key + ".timeoutMs", Msg: "must not be negative"}
+			}
+			if h.Match != "" {
+				if _, err := regexp.Compile(h.Match); err != nil {
+					return &KeyError{Key: key + ".match", Msg: "not a regular expression: " + err.Error()}
+				}
+			}
 		}
 	}
 	return nil

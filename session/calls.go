@@ -138,6 +138,7 @@ func (t *turn) exec(c *call) {
 		Semantic:        t.semanticIndex(),
 		SearchWeb:       t.webSearcher(),
 		DiagnosticsWait: diagnosticsWait,
+		Skills:          s.skills(),
 		Progress: func(text string) {
 			c.mu.Lock()
 			done := c.finished
@@ -153,7 +154,7 @@ func (t *turn) exec(c *call) {
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun != config.SaveNone {
 		t.saveBeforeExec(c, env)
 	}
-	res := t.safeRun(c, env)
+	res := t.runToolWithHooks(c, env)
 	c.mu.Lock()
 	denied := c.denied
 	c.mu.Unlock()

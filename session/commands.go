@@ -15,9 +15,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
 )
 
 // Slash commands: the built-ins (/compact, /init, /undo), Markdown command files of the project
@@ -343,9 +345,15 @@ func (s *Session) availableCommands() []protocol.AvailableCommand {
 	for _, b := range builtinCommands {
 		add(b.name, b.description, b.hint)
 	}
-	for _, c := range s.fileCommands() {
+	files := s.fileCommands()
+	for _, c := range files {
 		if c.unusable == "" {
 			add(c.name, c.description+" ("+c.source+")", c.hint)
+		}
+	}
+	for _, sk := range s.skills() {
+		if skillCommand(sk.Name, files) {
+			add(sk.Name, clip.String(strings.Join(strings.Fields(sk.Description), " "), maxCommandDescription, "…")+" (skill)", "what to use it for")
 		}
 	}
 	return append(out, s.mcpCommands()...)
@@ -418,6 +426,19 @@ func (t *turn) expandCommand(blocks []protocol.ContentBlock) []protocol.ContentB
 		}
 		return with(c.expand(args))
 	}
+	if files := t.s.fileCommands(); slices.ContainsFunc(t.s.skills(), func(sk tools.Skill) bool { return sk.Name == name && skillCommand(name, files) }) {
+		text := t.s.m.text("commands.skill", prompts.Run{"SKILL": name})
+		if args != "" {
+			text += "\n\n" + args
+		}
+		return with(text)
+	}
 	t.s.notice(protocol.SeverityInfo, "No command /"+name, "The prompt was sent to the model as typed.")
 	return blocks
+}
+
+// skillCommand reports whether a skill of that name is offered as /NAME: built-ins and command
+// files of the same name win over it.
+func skillCommand(name string, files []fileCommand) bool {
+	return commandName(name) && !isBuiltin(name) && !slices.ContainsFunc(files, func(c fileCommand) bool { return c.name == name })
 }

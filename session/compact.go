@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -150,7 +151,10 @@ func (t *turn) summarize(msgs []providers.Message) (string, error) {
 		Messages:  append(summaryInput(msgs, budget), providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: summarizeInstruction}}}),
 		MaxTokens: 2048,
 	}
-	return collectText(t.ctx, t.prov, req)
+	if t.set.Fast() == (config.FastModel{}) {
+		return collectText(t.ctx, t.prov, req)
+	}
+	return t.s.m.collectSide(t.ctx, t.set, t.prov, t.pcfg, req)
 }
 
 const (
@@ -394,7 +398,7 @@ func (s *Session) makeTitle(prov providers.Provider, pcfg providers.Config) {
 			Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: m.text("chat_title.request", prompts.Run{"REQUEST": clip.String(first, 2000, "")})}}}},
 			MaxTokens: 32,
 		}
-		title, err := collectText(ctx, prov, req)
+		title, err := m.collectSide(ctx, m.settings(), prov, pcfg, req)
 		if err != nil || title == "" {
 			return
 		}

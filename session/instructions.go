@@ -13,6 +13,7 @@ import (
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
@@ -51,6 +52,15 @@ type instructions struct {
 	// run is what they add to the system prompt's run values (the text tool-call protocol's
 	// system prompt renders it again with its catalog).
 	run prompts.Run
+	// skills are the skills the system prompt lists (skills.go); problems the SKILL.md files
+	// that were not loaded, one line each, told to the user when they change.
+	skills   []tools.Skill
+	problems string
+}
+
+// empty reports whether the instructions add nothing to the manager's system prompt.
+func (in *instructions) empty() bool {
+	return in == nil || (len(in.files) == 0 && len(in.skills) == 0)
 }
 
 // candidateGroup is the alternatives of one directory (the first that exists is read), each
@@ -176,20 +186,29 @@ func readInstructions(all []instructionFile) ([]instructionFile, prompts.Run) {
 // across the turns in between.
 func (s *Session) refreshInstructions() bool {
 	files := statInstructions(instructionCandidates(s.roots.Cwd(), userConfigDir()))
+	skills, probs := s.discoverSkills()
+	problems := problemsText(probs)
 	s.mu.Lock()
 	cur := s.instr
 	s.mu.Unlock()
 	tv := s.m.variant(s.m.settings())
-	if cur != nil && sameFiles(cur.stat, files) && cur.tools == tv {
+	if cur != nil && sameFiles(cur.stat, files) && cur.tools == tv && sameSkills(cur.skills, skills) {
+		if problems != cur.problems {
+			s.mu.Lock()
+			s.instr.problems = problems
+			s.mu.Unlock()
+			s.noticeSkills(problems)
+		}
 		return false
 	}
 	stat := files
 	refused := refusedFiles(stat)
 	files, run := readInstructions(files)
-	in := &instructions{files: files, stat: stat, refused: refused, tools: tv, run: run}
-	if len(files) > 0 {
-		// Without instruction files systemPrompt is the manager's, built at the first turn;
-		// rendering it here too loaded the prompt config at session/new, and the heap that
+	maps.Copy(run, skillsRun(skills))
+	in := &instructions{files: files, stat: stat, refused: refused, tools: tv, run: run, skills: skills, problems: problems}
+	if !in.empty() {
+		// Without instruction files or skills systemPrompt is the manager's, built at the first
+		// turn; rendering it here too loaded the prompt config at session/new, and the heap that
 		// took (0.9 MB) stayed resident in a daemon that idles.
 		in.system = s.m.systemWith(maps.Clone(run))
 	}
@@ -200,7 +219,15 @@ func (s *Session) refreshInstructions() bool {
 		// session/new tells of the first refusals itself, once its answer is out.
 		s.noticeRefusedInstructions(refused)
 	}
-	return cur != nil || len(files) > 0
+	// At session/new (cur nil) the caller tells the problems and the commands after its answer.
+	if cur != nil && problems != cur.problems {
+		s.noticeSkills(problems)
+	}
+	if cur != nil && !sameSkills(cur.skills, skills) {
+		// The skills are in the / menu too.
+		s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAvailableCommandsUpdate, AvailableCommands: s.availableCommands()})
+	}
+	return cur != nil || !in.empty()
 }
 
 // noticeRefusedInstructions tells the user which instruction files were not read because they
@@ -230,7 +257,7 @@ func (s *Session) instructionsRefused() []instructionFile {
 func (s *Session) systemPrompt() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.instr == nil || len(s.instr.files) == 0 {
+	if s.instr.empty() {
 		return s.m.system()
 	}
 	return s.instr.system
@@ -241,7 +268,7 @@ func (s *Session) systemPrompt() string {
 func (s *Session) instructionsRun() prompts.Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.instr == nil || len(s.instr.files) == 0 {
+	if s.instr.empty() {
 		return prompts.Run{}
 	}
 	return maps.Clone(s.instr.run)

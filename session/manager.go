@@ -197,11 +197,14 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	s.refreshInstructions()
 	loaded := s.instructionsMeta()
 	refused := s.instructionsRefused()
+	skillProblems := s.skillProblems()
+	s.startSessionHooks(answered)
 	AfterAnswer(ctx, func() {
 		s.refreshIndexes(m.settings(), 0, true)
 		s.announceCommands()
 		s.noticeInstructions(loaded)
 		s.noticeRefusedInstructions(refused)
+		s.noticeSkills(skillProblems)
 		if n := m.settings().ProjectNotice; n != "" {
 			s.notice(protocol.SeverityWarning, "Project settings ignored", n)
 		}

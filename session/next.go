@@ -38,6 +38,9 @@ const (
 	hookRequiredTool
 	// hookUnfinished nudges a run that used tools and stopped without answering; yes: sent.
 	hookUnfinished
+	// hookStopHooks runs the user's stop hooks (session/hooks.go); yes: one asked for one more
+	// step.
+	hookStopHooks
 	// hookReview is the answer-review pass over a final answer.
 	hookReview
 	// hookRunCutCalls fails the calls of a reply cut at the output limit (none of them runs).
@@ -174,6 +177,12 @@ func whatNext(f stepFacts) nextStep {
 				return again
 			}
 		}
+		if n, pending := ask(hookStopHooks); pending {
+			return n
+		}
+		if f.yes.has(hookStopHooks) {
+			return again
+		}
 		if n, pending := ask(hookReview); pending {
 			return n
 		}
@@ -267,6 +276,8 @@ func (t *turn) runHook(h loopHook, st *step) bool {
 		return t.nudgeRequiredTool(st)
 	case hookUnfinished:
 		return t.nudgeUnfinished(st)
+	case hookStopHooks:
+		return t.stopHook()
 	case hookReview:
 		t.reviewAnswer(st)
 		return true

@@ -14,7 +14,7 @@ var hookNames = map[loopHook]string{
 	hookCompact: "compact", hookTextStep: "textStep", hookCancelled: "cancelled",
 	hookSteerOrEnd: "steerOrEnd", hookSteer: "steer", hookTextUnfinished: "textUnfinished",
 	hookTruncated: "truncated", hookRequiredTool: "requiredTool", hookUnfinished: "unfinished",
-	hookReview: "review", hookRunCutCalls: "runCutCalls", hookTruncatedCalls: "truncatedCalls",
+	hookStopHooks: "stopHooks", hookReview: "review", hookRunCutCalls: "runCutCalls", hookTruncatedCalls: "truncatedCalls",
 	hookRunCalls: "runCalls", hookRefreshLive: "refreshLive",
 }
 
@@ -74,7 +74,9 @@ func TestWhatNext(t *testing.T) {
 	}{
 		// Native tool calls: an answer.
 		{"answer ends the turn after the nudges and the review", stepFacts{stop: endTurn}, nil, -1,
-			"steerOrEnd requiredTool unfinished review", "end " + protocol.StopEndTurn},
+			"steerOrEnd requiredTool unfinished stopHooks review", "end " + protocol.StopEndTurn},
+		{"a stop hook asks for one more step", stepFacts{stop: endTurn}, []loopHook{hookStopHooks}, -1,
+			"steerOrEnd requiredTool unfinished stopHooks", "again"},
 		{"a steer waiting when the model answered", stepFacts{stop: endTurn}, []loopHook{hookSteerOrEnd}, -1,
 			"steerOrEnd", "again"},
 		{"a tool call written out as text", stepFacts{stop: endTurn}, []loopHook{hookRequiredTool}, -1,
@@ -126,7 +128,7 @@ func TestWhatNext(t *testing.T) {
 		{"text: neither a call nor respond, nudged", stepFacts{text: true, stop: endTurn}, []loopHook{hookTextUnfinished}, -1,
 			"textStep steer textUnfinished", "again"},
 		{"text: neither, nudges spent: no required_tool nudge", stepFacts{text: true, stop: endTurn}, nil, -1,
-			"textStep steer textUnfinished steerOrEnd unfinished review", "end " + protocol.StopEndTurn},
+			"textStep steer textUnfinished steerOrEnd unfinished stopHooks review", "end " + protocol.StopEndTurn},
 		{"text: calls and no respond", stepFacts{text: true, stop: endTurn, calls: 2}, nil, -1,
 			"textStep runCalls cancelled steer", "again"},
 		{"text: cut at the output limit", stepFacts{text: true, stop: maxTokens}, nil, -1,

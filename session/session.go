@@ -43,6 +43,10 @@ type Session struct {
 	contextNotes []contextNote
 	// instr are the project instructions in the system prompt (instructions.go), guarded by mu.
 	instr *instructions
+	// startHooks delivers the sessionStart hooks' context to the first prompt (hooks.go),
+	// guarded by mu.
+	startHooks chan string
+	startWait  time.Duration
 
 	msgSeq string
 	msgN   atomic.Int64

@@ -43,6 +43,8 @@ type turn struct {
 	textSys string
 	// overflowed is set once a context_overflow made the turn compact and retry.
 	overflowed bool
+	// stopHooked is set once the stop hooks ran in this turn (session/hooks.go).
+	stopHooked bool
 	// switchAsked is set once the user declined to leave plan mode in this turn, so the
 	// question is not repeated for every call.
 	switchAsked bool
@@ -122,6 +124,10 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 	}
 	typed := blocks
 	blocks = t.expandCommand(blocks)
+	blocks, blocked := t.promptSubmitHooks(blocks)
+	if blocked {
+		return protocol.PromptResult{StopReason: protocol.StopEndTurn}
+	}
 	t.nudges.start = len(s.historySnapshot())
 	t.startCheckpoint(typed, t.nudges.start)
 	t.addUserMessageShown(typed, blocks, announce)

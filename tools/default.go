@@ -22,6 +22,7 @@ func Default() *Registry {
 		AddDependency,
 		EditModuleConfig,
 		UpdatePlan,
+		SkillTool,
 		WebFetch,
 		WebSearch,
 	)

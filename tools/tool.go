@@ -189,4 +189,6 @@ type Env struct {
 	// edit for the editor's diagnostics of the file to settle, and append its errors to the
 	// result, so the model sees what the edit broke. Zero skips it.
 	DiagnosticsWait time.Duration
+	// Skills are the skills the session's system prompt lists, which the skill tool loads.
+	Skills []Skill
 }
