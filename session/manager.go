@@ -33,7 +33,10 @@ type Deps struct {
 	Tools      *tools.Registry
 	Settings   func() config.Settings // current merged settings (may change between turns)
 	StateDir   string                 // $XDG_STATE_HOME/agentd (sessions, per-project mode and grants)
-	Logger     *zap.Logger
+	// StateKeyFile holds the key the per-project mode and grants are signed with; it must lie
+	// outside StateDir. Empty means <config dir>/state.key.
+	StateKeyFile string
+	Logger       *zap.Logger
 	// NoTitles skips naming sessions after their first exchange: that costs one more model
 	// request, which `agentd exec` (one turn, no session list to show) does not need.
 	NoTitles bool
@@ -108,7 +111,11 @@ func NewManager(d Deps) *Manager {
 	if d.StateDir != "" {
 		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger, texts: m.texts}
 	}
-	m.projects = newProjects(d.StateDir, d.Logger)
+	if d.StateKeyFile == "" {
+		d.StateKeyFile = filepath.Join(config.ConfigDir(), "state.key")
+	}
+	m.projects = newProjects(d.StateDir, d.StateKeyFile, d.Logger)
+	m.projects.notify = m.noticeProject
 	m.toolModes = newToolModes(d.StateDir, d.Logger)
 	if m.mcp = d.MCP; m.mcp == nil {
 		m.mcp = mcp.NewPool(d.Logger)
@@ -125,6 +132,21 @@ func NewManager(d Deps) *Manager {
 	}
 	m.bgCtx, m.bgCancel = context.WithCancel(context.Background())
 	return m
+}
+
+// noticeProject warns the live sessions of project path (their cwd) that its state was refused.
+func (m *Manager) noticeProject(path, msg string) {
+	m.mu.Lock()
+	var to []*Session
+	for _, s := range m.sessions {
+		if s.roots.Cwd() == path {
+			to = append(to, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range to {
+		s.notice(protocol.SeverityWarning, "Remembered permissions not applied", msg)
+	}
 }
 
 // settings returns the current settings with the loop's defaults filled in where the Settings
@@ -205,6 +227,9 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 		s.noticeInstructions(loaded)
 		if n := m.settings().ProjectNotice; n != "" {
 			s.notice(protocol.SeverityWarning, "Project settings ignored", n)
+		}
+		if n := m.projects.refusal(roots.Cwd()); n != "" {
+			s.notice(protocol.SeverityWarning, "Remembered permissions not applied", n)
 		}
 		close(answered)
 	})
