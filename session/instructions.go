@@ -156,7 +156,7 @@ func (s *Session) refreshInstructions() bool {
 	s.mu.Lock()
 	cur := s.instr
 	s.mu.Unlock()
-	tv := s.m.variant(s.m.settings())
+	tv := s.m.variant(s.settings())
 	if cur != nil && sameFiles(cur.files, files) && cur.tools == tv {
 		return false
 	}

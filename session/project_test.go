@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -86,5 +88,35 @@ func TestProjectStateAgentdWroteIsHonoured(t *testing.T) {
 	fi, err := os.Stat(h.state + ".key")
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v %v", fi, err)
+	}
+}
+
+// A session started in a subfolder of a workspace folder has the whole folder as a root (the
+// folder Deps.Project names), and reads its settings through Deps.Project, not Settings.
+func TestSessionInASubfolderHasItsFolderAsRoot(t *testing.T) {
+	h := newHarness(t)
+	sub := h.path("pkg")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(Deps{Client: h.client, Providers: fakeSource{p: h.prov}, StateDir: h.state, StateKeyFile: h.state + ".key",
+		Settings: func() config.Settings { return h.set },
+		Project: func(cwd string) (string, func() config.Settings) {
+			if cwd != sub {
+				t.Errorf("Project(%q), want the session's cwd", cwd)
+			}
+			return h.dir, func() config.Settings { st := h.set; st.Mode = ModePlan; return st }
+		}})
+	t.Cleanup(func() { _ = m.Shutdown(context.Background()) })
+	res, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: sub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.get(res.SessionID)
+	if !slices.Contains(s.roots.Dirs(), h.dir) || s.roots.Cwd() != sub {
+		t.Fatalf("roots = %v (cwd %s), want the folder %s among them", s.roots.Dirs(), s.roots.Cwd(), h.dir)
+	}
+	if res.Modes.CurrentModeID != ModePlan {
+		t.Fatalf("mode = %s, want the session's own settings' plan", res.Modes.CurrentModeID)
 	}
 }

@@ -332,7 +332,7 @@ func (s *Session) checkImages(blocks []protocol.ContentBlock) error {
 	if !has {
 		return nil
 	}
-	pid, ps := s.model(s.m.settings())
+	pid, ps := s.model(s.settings())
 	if providers.CapabilitiesOf(ps).Images {
 		return nil
 	}

@@ -1,0 +1,95 @@
+package config
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeProject(t *testing.T, root, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, ".agentd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if content != "" {
+		if err := os.WriteFile(ProjectConfigPath(root), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Each session's project layer is its own root's: a trusted repository's loosening never
+// reaches a hostile repository opened after it in the same daemon, and a hostile file that does
+// not load applies nothing (it does not keep the trusted layer in force).
+func TestProjectLayersAreKeptApart(t *testing.T) {
+	trusted, hostile := t.TempDir(), t.TempDir()
+	writeProject(t, trusted, `{"mode":"auto","allowShell":true,"maxIterations":99}`)
+	s := NewStore()
+	user, _ := json.Marshal(map[string]any{"trustedProjects": []string{trusted}})
+	if err := s.Set(LayerUser, user); err != nil {
+		t.Fatal(err)
+	}
+	tp := s.LoadProject(trusted)
+	if got := s.For(tp); got.Mode != ModeAuto || !got.AllowShell || got.MaxIterations != 99 {
+		t.Fatalf("the trusted project does not loosen: mode %q shell %v", got.Mode, got.AllowShell)
+	}
+	for name, content := range map[string]string{
+		"unknown key": `{"mode":"plan","nope":1}`,
+		"not json":    `{"mode":`,
+		"a directory": "",
+		"loosening":   `{"mode":"auto","allowShell":true}`,
+		"none":        "-",
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := filepath.Join(hostile, strings.ReplaceAll(name, " ", "-"))
+			switch content {
+			case "-":
+				if err := os.MkdirAll(root, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			case "":
+				writeProject(t, root, "")
+				if err := os.Mkdir(ProjectConfigPath(root), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				writeProject(t, root, content)
+			}
+			hp := s.LoadProject(root)
+			got := s.For(hp)
+			if got.Mode != ModeAsk || got.AllowShell || got.MaxIterations == 99 {
+				t.Fatalf("the hostile project runs with mode %q, shell %v, maxIterations %d", got.Mode, got.AllowShell, got.MaxIterations)
+			}
+			if content != "-" && !strings.Contains(got.ProjectNotice, ProjectConfigPath(root)) {
+				t.Fatalf("no notice naming the file: %q", got.ProjectNotice)
+			}
+			if content == "-" && got.ProjectNotice != "" {
+				t.Fatalf("a project without a file got a notice: %q", got.ProjectNotice)
+			}
+			// And the trusted one keeps its own.
+			if s.For(tp).Mode != ModeAuto {
+				t.Fatal("loading another project changed the trusted one's layer")
+			}
+		})
+	}
+}
+
+// A project's merge follows the user's layers as they change.
+func TestProjectLayerFollowsTheUserLayers(t *testing.T) {
+	root := t.TempDir()
+	writeProject(t, root, `{"mode":"auto"}`)
+	s := NewStore()
+	p := s.LoadProject(root)
+	if s.For(p).Mode != ModeAsk {
+		t.Fatal("an untrusted project loosened the mode")
+	}
+	user, _ := json.Marshal(map[string]any{"trustedProjects": []string{root}})
+	if err := s.Set(LayerClient, user); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.For(p).Mode; got != ModeAuto {
+		t.Fatalf("mode = %q once the user trusts the project", got)
+	}
+}
