@@ -93,3 +93,50 @@ func TestProjectLayerFollowsTheUserLayers(t *testing.T) {
 		t.Fatalf("mode = %q once the user trusts the project", got)
 	}
 }
+
+// Switching a model to the text tool protocol is a loosening (there an envelope the model only
+// quotes may run): an untrusted project may not, by toolCalling "text" or by turning the model's
+// native tools off; it may still pick native tools or none, and a trusted project may switch.
+func TestProjectMayNotSwitchAModelToTheTextProtocol(t *testing.T) {
+	for content, want := range map[string]struct {
+		calling string
+		tools   *bool
+		ignored string
+	}{
+		`{"providers":{"anthropic":{"toolCalling":"text"}}}`:           {ignored: "providers.anthropic.toolCalling"},
+		`{"providers":{"anthropic":{"capabilities":{"tools":false}}}}`: {ignored: "providers.anthropic.capabilities.tools"},
+		`{"providers":{"anthropic":{"toolCalling":"none"}}}`:           {calling: ToolCallingNone},
+		`{"providers":{"anthropic":{"toolCalling":"native"}}}`:         {calling: ToolCallingNative},
+		`{"providers":{"anthropic":{"capabilities":{"tools":true}}}}`:  {tools: new(true)},
+	} {
+		root := t.TempDir()
+		writeProject(t, root, content)
+		s := NewStore()
+		got := s.For(s.LoadProject(root))
+		ps := got.Providers["anthropic"]
+		if ps.ToolCalling != want.calling {
+			t.Errorf("%s: toolCalling = %q, want %q", content, ps.ToolCalling, want.calling)
+		}
+		var tools *bool
+		if ps.Capabilities != nil {
+			tools = ps.Capabilities.Tools
+		}
+		if (tools == nil) != (want.tools == nil) || tools != nil && *tools != *want.tools {
+			t.Errorf("%s: capabilities.tools = %v, want %v", content, tools, want.tools)
+		}
+		if want.ignored != "" && !strings.Contains(got.ProjectNotice, want.ignored) {
+			t.Errorf("%s: the notice does not name %s: %q", content, want.ignored, got.ProjectNotice)
+		}
+	}
+	// A project the user trusts may switch.
+	root := t.TempDir()
+	writeProject(t, root, `{"providers":{"anthropic":{"toolCalling":"text"}}}`)
+	s := NewStore()
+	user, _ := json.Marshal(map[string]any{"trustedProjects": []string{root}})
+	if err := s.Set(LayerUser, user); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.For(s.LoadProject(root)).Providers["anthropic"].ToolCalling; got != ToolCallingText {
+		t.Errorf("a trusted project's toolCalling = %q, want text", got)
+	}
+}
