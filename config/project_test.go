@@ -140,3 +140,24 @@ func TestProjectMayNotSwitchAModelToTheTextProtocol(t *testing.T) {
 		t.Errorf("a trusted project's toolCalling = %q, want text", got)
 	}
 }
+
+// For is safe to call while the user's layers change (go test -race).
+func TestProjectForDuringSet(t *testing.T) {
+	root := t.TempDir()
+	writeProject(t, root, `{"maxIterations":5}`)
+	s := NewStore()
+	p := s.LoadProject(root)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			_ = s.Set(LayerClient, []byte(`{"maxTokens":`+string(rune('1'+i%9))+`000}`))
+		}
+	}()
+	for range 50 {
+		if got := s.For(p).MaxIterations; got != 5 {
+			t.Errorf("maxIterations = %d", got)
+		}
+	}
+	<-done
+}

@@ -286,9 +286,9 @@ func (s *Store) LoadProject(root string) *Project {
 	if err == nil {
 		s.mu.RLock()
 		layers := s.layers
-		s.mu.RUnlock()
 		layers[LayerProject] = m
-		_, err = s.computeFor(layers, root)
+		_, err = s.computeFor(layers, root) // reads s.dialects: under the lock
+		s.mu.RUnlock()
 	}
 	if err != nil {
 		p.failed = fmt.Sprintf("%s did not load, so none of it applies: %v", path, err)
@@ -301,11 +301,11 @@ func (s *Store) LoadProject(root string) *Project {
 // For returns the merged settings with p as the project layer (in place of the store's own
 // LayerProject, which the daemon's doors leave empty).
 func (s *Store) For(p *Project) Settings {
-	s.mu.RLock()
-	gen, layers, merged := s.gen, s.layers, s.merged
-	s.mu.RUnlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	gen, layers, merged := s.gen, s.layers, s.merged
 	if p.cached == nil || p.gen != gen {
 		st := merged
 		if p.layer != nil {
