@@ -120,7 +120,7 @@ func NewManager(d Deps) *Manager {
 	}
 	m.projects = newProjects(d.StateDir, d.StateKeyFile, d.Logger)
 	m.projects.notify = m.noticeProject
-	m.toolModes = newToolModes(d.StateDir, d.Logger)
+	m.toolModes = newToolModes(d.StateDir, m.projects.key, d.Logger)
 	if m.mcp = d.MCP; m.mcp == nil {
 		m.mcp = mcp.NewPool(d.Logger)
 		m.mcp.HideEnv = func() []string { return d.KeyEnvNames(m.settings()) }

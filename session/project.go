@@ -44,15 +44,14 @@ type signedState struct {
 type projects struct {
 	dir string
 	log *zap.Logger
-	// keyFile holds the secret the state files are signed with (0600, in agentd's config
-	// directory, not the state directory).
-	keyFile string
+	// key signs the state files (its file is 0600, in agentd's config directory, not the
+	// state directory).
+	key *stateKey
 	// notify tells the sessions of path that its state file was refused (set by the manager).
 	notify func(path, msg string)
 
 	mu    sync.Mutex
 	cache map[string]*cachedProject
-	key   []byte
 	// refused holds, per project, why its state file was not honoured, until agentd writes
 	// the project's state again.
 	refused map[string]string
@@ -67,7 +66,7 @@ type cachedProject struct {
 }
 
 func newProjects(stateDir, keyFile string, log *zap.Logger) *projects {
-	p := &projects{log: log, keyFile: keyFile, cache: map[string]*cachedProject{}, refused: map[string]string{}}
+	p := &projects{log: log, key: &stateKey{file: keyFile}, cache: map[string]*cachedProject{}, refused: map[string]string{}}
 	if stateDir != "" {
 		p.dir = filepath.Join(stateDir, "projects")
 	}
@@ -106,28 +105,46 @@ func (p *projects) get(path string) *projectState {
 
 // open checks a state file's signature and decodes it.
 func (p *projects) open(b []byte) (*projectState, error) {
-	var f signedState
-	if err := json.Unmarshal(b, &f); err != nil || len(f.State) == 0 || f.MAC == "" {
-		return nil, errors.New("it is not a state file agentd signed")
+	var st projectState
+	if err := p.key.open(b, &st); err != nil {
+		return nil, err
 	}
-	key, err := p.secret()
+	return &st, nil
+}
+
+// seal is v's JSON in a signed state file.
+func (sk *stateKey) seal(v any) ([]byte, error) {
+	inner, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
+	}
+	key, err := sk.get()
+	if err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(signedState{State: inner, MAC: hex.EncodeToString(sign(key, inner))}, "", "  ")
+}
+
+// open checks a signed state file and decodes its state into v.
+func (sk *stateKey) open(b []byte, v any) error {
+	var f signedState
+	if err := json.Unmarshal(b, &f); err != nil || len(f.State) == 0 || f.MAC == "" {
+		return errors.New("it is not a state file agentd signed")
+	}
+	key, err := sk.get()
+	if err != nil {
+		return err
 	}
 	// MarshalIndent indented the state too: the signature is over its compact form.
 	var state bytes.Buffer
 	if err := json.Compact(&state, f.State); err != nil {
-		return nil, err
+		return err
 	}
 	want, err := hex.DecodeString(f.MAC)
 	if err != nil || !hmac.Equal(want, sign(key, state.Bytes())) {
-		return nil, errors.New("its signature does not match: it was changed outside agentd")
+		return errors.New("its signature does not match: it was changed outside agentd")
 	}
-	var st projectState
-	if err := json.Unmarshal(f.State, &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
+	return json.Unmarshal(f.State, v)
 }
 
 // refuse records and reports a state file that is not honoured; p.mu must be held.
@@ -173,50 +190,61 @@ func sign(key, b []byte) []byte {
 	return h.Sum(nil)
 }
 
-// secret returns the signing key, creating the key file (0600) on first use; p.mu must be held.
-func (p *projects) secret() ([]byte, error) {
-	if p.key != nil {
-		return p.key, nil
+// stateKey is the secret agentd signs its state files with (the per-project mode and grants, the
+// tool-calling memo), read from or created in its file on first use.
+type stateKey struct {
+	file string
+
+	mu  sync.Mutex
+	key []byte
+}
+
+// get returns the key, creating the key file (0600) on first use.
+func (sk *stateKey) get() ([]byte, error) {
+	sk.mu.Lock()
+	defer sk.mu.Unlock()
+	if sk.key != nil {
+		return sk.key, nil
 	}
-	if p.keyFile == "" {
+	if sk.file == "" {
 		return nil, errors.New("no key file to check it with")
 	}
-	b, err := os.ReadFile(p.keyFile)
+	b, err := os.ReadFile(sk.file)
 	if errors.Is(err, fs.ErrNotExist) {
 		k := make([]byte, 32)
 		if _, err := rand.Read(k); err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(filepath.Dir(p.keyFile), 0o700); err != nil {
+		if err := os.MkdirAll(filepath.Dir(sk.file), 0o700); err != nil {
 			return nil, err
 		}
-		f, err := os.OpenFile(p.keyFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := os.OpenFile(sk.file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
 			_, werr := f.Write([]byte(hex.EncodeToString(k)))
 			if cerr := f.Close(); werr == nil {
 				werr = cerr
 			}
 			if werr != nil {
-				os.Remove(p.keyFile)
+				os.Remove(sk.file)
 				return nil, werr
 			}
-			p.key = k
+			sk.key = k
 			return k, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
 		// Another agentd created it first: use theirs.
-		b, err = os.ReadFile(p.keyFile)
+		b, err = os.ReadFile(sk.file)
 	}
 	if err != nil {
 		return nil, err
 	}
 	k, err := hex.DecodeString(string(b))
 	if err != nil || len(k) < 16 {
-		return nil, fmt.Errorf("the key file %s is malformed", p.keyFile)
+		return nil, fmt.Errorf("the key file %s is malformed", sk.file)
 	}
-	p.key = k
+	sk.key = k
 	return k, nil
 }
 
@@ -225,17 +253,9 @@ func (p *projects) save(st *projectState) {
 	if p.dir == "" {
 		return
 	}
-	inner, err := json.Marshal(st)
-	if err != nil {
-		return
-	}
-	key, err := p.secret()
+	b, err := p.key.seal(st)
 	if err != nil {
 		p.log.Warn("project state: not saved", zap.Error(err))
-		return
-	}
-	b, err := json.MarshalIndent(signedState{State: inner, MAC: hex.EncodeToString(sign(key, inner))}, "", "  ")
-	if err != nil {
 		return
 	}
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {

@@ -337,3 +337,25 @@ func TestTextProtocolCallsAskInAutoMode(t *testing.T) {
 		t.Fatalf("the rejected edit ran: a.txt = %q", got)
 	}
 }
+
+// Issue 26 item 7 (and 6): the tool-calling memo is signed like the project state, so a program
+// that rewrites toolcalling.json cannot switch a native-tools model to the text protocol.
+func TestRewrittenToolCallingMemoIsNotHonoured(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("native")})
+	memo := filepath.Join(h.state, "toolcalling.json")
+	if err := os.WriteFile(memo, []byte(`{"provider:fake fake-model": "text"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.m = h.manager()
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	h.newSession()
+	h.prompt("hello")
+	if reqs := h.prov.requests(); len(reqs) != 1 || len(reqs[0].Tools) == 0 {
+		t.Fatalf("the rewritten memo switched the model to the text protocol (tools declared: %d)", len(reqs[0].Tools))
+	}
+	// What agentd writes itself it honours (TestToolsRefusalFallsBackToText).
+	h.m.toolModes.set(providers.Config{ID: "fake", Model: "fake-model"}, config.ToolCallingText)
+	if got := newToolModes(h.state, h.m.projects.key, h.m.log).get(providers.Config{ID: "fake", Model: "fake-model"}); got != config.ToolCallingText {
+		t.Fatalf("agentd's own memo = %q after a reload", got)
+	}
+}
