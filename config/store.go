@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,6 +96,8 @@ type Store struct {
 	dialects Dialects
 	// project is the root whose .agentd/config.json is the project layer ("" for none).
 	project string
+	// gen counts the changes of the layers, so a Project's merge is computed once per change.
+	gen uint64
 }
 
 // NewStore returns a store holding the built-in defaults.
@@ -134,6 +137,7 @@ func (s *Store) UseDialects(d Dialects) error {
 		return err
 	}
 	s.merged = merged
+	s.gen++
 	return nil
 }
 
@@ -203,20 +207,9 @@ func readInProject(root, path string) ([]byte, error) {
 // not validate, nothing changes and the error names the key. What the project layer may not set
 // is left out of the merge and listed in Settings.ProjectNotice.
 func (s *Store) Set(l Layer, raw []byte) error {
-	var m map[string]any
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && string(raw) != "null" {
-		if raw[0] != '{' {
-			return &KeyError{Msg: "settings must be a JSON object"}
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
-			return DecodeError(raw, err)
-		}
-		if err := checkKeys(nil, m); err != nil {
-			return err
-		}
+	m, err := parseLayer(raw)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -232,13 +225,121 @@ func (s *Store) Set(l Layer, raw []byte) error {
 		return err
 	}
 	s.layers, s.merged = layers, merged
+	s.gen++
 	return nil
+}
+
+// parseLayer decodes a settings layer, strictly: an unknown key fails with its path and the
+// nearest known key.
+func parseLayer(raw []byte) (map[string]any, error) {
+	var m map[string]any
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && string(raw) != "null" {
+		if raw[0] != '{' {
+			return nil, &KeyError{Msg: "settings must be a JSON object"}
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			return nil, DecodeError(raw, err)
+		}
+		if err := checkKeys(nil, m); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Project is one workspace root's project layer, for the sessions whose cwd that root holds.
+// Each session has its own: a project file never stays in force for another project's session.
+type Project struct {
+	root  string
+	layer map[string]any
+	// failed says why the file did not load; such a project applies nothing.
+	failed string
+
+	mu     sync.Mutex
+	gen    uint64
+	cached *Settings
+}
+
+// Root is the workspace root whose .agentd/config.json this is.
+func (p *Project) Root() string { return p.root }
+
+// LoadProject reads root's .agentd/config.json as a project layer. It never fails: a file that
+// does not load (not JSON, an unknown key, a directory, a link out of the project, a value the
+// merge refuses) applies nothing, and the settings For returns say so in ProjectNotice.
+func (s *Store) LoadProject(root string) *Project {
+	p := &Project{root: root}
+	if root == "" {
+		return p
+	}
+	path := ProjectConfigPath(root)
+	b, err := readInProject(root, path)
+	if errors.Is(err, os.ErrNotExist) {
+		return p
+	}
+	var m map[string]any
+	if err == nil {
+		m, err = parseLayer(b)
+	}
+	if err == nil {
+		s.mu.RLock()
+		layers := s.layers
+		layers[LayerProject] = m
+		_, err = s.computeFor(layers, root) // reads s.dialects: under the lock
+		s.mu.RUnlock()
+	}
+	if err != nil {
+		p.failed = fmt.Sprintf("%s did not load, so none of it applies: %v", path, err)
+		return p
+	}
+	p.layer = m
+	return p
+}
+
+// For returns the merged settings with p as the project layer (in place of the store's own
+// LayerProject, which the daemon's doors leave empty).
+func (s *Store) For(p *Project) Settings {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	gen, layers, merged := s.gen, s.layers, s.merged
+	if p.cached == nil || p.gen != gen {
+		st := merged
+		if p.layer != nil {
+			layers[LayerProject] = p.layer
+			if got, err := s.computeFor(layers, p.root); err == nil {
+				st = got
+			} else {
+				// The user's layers changed under a project layer that merged before: the
+				// project applies nothing until it merges again.
+				st.ProjectNotice = fmt.Sprintf("%s no longer merges with your settings, so none of it applies: %v", ProjectConfigPath(p.root), err)
+			}
+		}
+		if p.failed != "" {
+			st.ProjectNotice = p.failed
+		}
+		p.cached, p.gen = &st, gen
+	}
+	out := *p.cached
+	out.Providers = make(map[string]ProviderSettings, len(p.cached.Providers))
+	for k, v := range p.cached.Providers {
+		out.Providers[k] = v
+	}
+	return out
 }
 
 // compute merges the layers, decodes and validates the result. The project layer is merged
 // whole only when its root is in the user's trustedProjects; otherwise only what a project may
 // set, against what the user's own layers say.
 func (s *Store) compute(layers [numLayers]map[string]any) (Settings, error) {
+	return s.computeFor(layers, s.project)
+}
+
+// computeFor is compute with root as the project whose file is layers[LayerProject].
+func (s *Store) computeFor(layers [numLayers]map[string]any, root string) (Settings, error) {
 	project := layers[LayerProject]
 	var ignored []string
 	if project != nil {
@@ -248,7 +349,7 @@ func (s *Store) compute(layers [numLayers]map[string]any) (Settings, error) {
 		if err != nil {
 			return Settings{}, err
 		}
-		if !trusts(trusted.TrustedProjects, s.project) {
+		if !trusts(trusted.TrustedProjects, root) {
 			layers[LayerProject], ignored = filterProject(project, trusted, mergeAll(userOnly))
 		}
 	}
@@ -260,9 +361,9 @@ func (s *Store) compute(layers [numLayers]map[string]any) (Settings, error) {
 		return Settings{}, err
 	}
 	if len(ignored) > 0 {
-		st.ProjectNotice = projectNotice(s.project, ignored)
+		st.ProjectNotice = projectNotice(root, ignored)
 	}
-	if list, ok := layers[LayerProject]["mcpServers"].([]any); ok && !trusts(st.TrustedProjects, s.project) {
+	if list, ok := layers[LayerProject]["mcpServers"].([]any); ok && !trusts(st.TrustedProjects, root) {
 		// A project may ask for MCP servers, which start only once the user approves them: keep
 		// them apart from the user's own.
 		userOnly := layers
@@ -425,4 +526,18 @@ func validate(s Settings, d Dialects) error {
 		}
 	}
 	return nil
+}
+
+type settingsKey struct{}
+
+// WithSettings carries a session's settings (its own project layer merged in) to what resolves
+// its provider, so the provider and model a project describes apply to that session only.
+func WithSettings(ctx context.Context, st Settings) context.Context {
+	return context.WithValue(ctx, settingsKey{}, st)
+}
+
+// SettingsFrom returns the settings WithSettings put in ctx.
+func SettingsFrom(ctx context.Context) (Settings, bool) {
+	st, ok := ctx.Value(settingsKey{}).(Settings)
+	return st, ok
 }

@@ -97,17 +97,21 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	// How the model calls tools and what it can do describe the model; none of it widens what
-	// a tool may do (every call still passes the same permissions).
-	{path: "providers.*.toolCalling", class: Describe, check: func(s Settings, id string) error {
-		switch s.Providers[id].ToolCalling {
-		case "", ToolCallingNative, ToolCallingText, ToolCallingNone:
-			return nil
-		}
-		return &KeyError{Key: "providers." + id + ".toolCalling", Msg: fmt.Sprintf("%q is not one of \"native\", \"text\", \"none\"", s.Providers[id].ToolCalling)}
-	}},
+	// How the model calls tools and what it can do describe the model. Switching a model to
+	// the text protocol loosens, though: there every envelope the model writes may run,
+	// one it merely quotes from a README included, so a project may pick native tools or none,
+	// and may not turn a model's native tools off (toolCalling "text", capabilities.tools false).
+	{path: "providers.*.toolCalling", class: Tighten,
+		stricter: func(v any, _ Settings) bool { return v == ToolCallingNative || v == ToolCallingNone },
+		check: func(s Settings, id string) error {
+			switch s.Providers[id].ToolCalling {
+			case "", ToolCallingNative, ToolCallingText, ToolCallingNone:
+				return nil
+			}
+			return &KeyError{Key: "providers." + id + ".toolCalling", Msg: fmt.Sprintf("%q is not one of \"native\", \"text\", \"none\"", s.Providers[id].ToolCalling)}
+		}},
 	{path: "providers.*.capabilities", class: Describe, object: true},
-	{path: "providers.*.capabilities.tools", class: Describe},
+	{path: "providers.*.capabilities.tools", class: Tighten, stricter: func(v any, _ Settings) bool { return v == true }},
 	{path: "providers.*.capabilities.images", class: Describe},
 	{path: "providers.*.capabilities.thinking", class: Describe},
 	{path: "providers.*.capabilities.contextWindow", class: Describe, check: func(s Settings, id string) error {

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 
@@ -474,12 +473,8 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	if p.ProtocolVersion > 0 && p.ProtocolVersion < version {
 		version = p.ProtocolVersion
 	}
-	// ACP has no initializationOptions: settings come from the user file (loaded by main) and
-	// the project file of the directory the client started agentd in, under the trust rules;
-	// session/new loads the project file of its cwd.
-	if wd, err := os.Getwd(); err == nil {
-		s.loadProject(wd)
-	}
+	// ACP has no initializationOptions: settings come from the user file (loaded by main); each
+	// session/new takes the project file of its own cwd, under the trust rules (sessionProject).
 	caps := Capabilities{PositionEncoding: "utf-16", ACP: true}
 	caps.Agent.FS.ReadTextFile = p.ClientCapabilities.FS.ReadTextFile
 	caps.Agent.Permissions.UI = true // every ACP client answers session/request_permission
@@ -527,18 +522,9 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	return res, nil
 }
 
-// loadProject takes root's .agentd/config.json as the project layer (the trust rules of config
-// decide what of it applies). A bad file is logged and left out.
-func (s *Server) loadProject(root string) {
-	if err := s.settings.LoadFile(config.LayerProject, config.ProjectConfigPath(root)); err != nil {
-		s.log.Warn("project settings", zap.Error(err))
-	}
-}
-
+// acpSessionNew is session/new. The session's project layer is its own cwd's
+// .agentd/config.json (sessionProject), never a store-wide one the last session/new replaced.
 func (s *Server) acpSessionNew(ctx context.Context, p *protocol.SessionNewParams) (protocol.SessionNewResult, error) {
-	if p.Cwd != "" {
-		s.loadProject(p.Cwd)
-	}
 	return s.manager().New(ctx, *p)
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
+	"strings"
 
 	"go.lsp.dev/uri"
 	"go.uber.org/zap"
@@ -105,15 +107,10 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		}
 	}
 
-	// Settings: the project file of the workspace root, then the client's own settings. A bad
-	// client setting fails initialize, naming the key; a bad project file only warns (the user
-	// cannot fix it from the editor's settings UI), and never supplies secrets.
-	if root := workspaceRoot(&ip); root != "" {
-		if err := s.settings.LoadFile(config.LayerProject, config.ProjectConfigPath(root)); err != nil {
-			s.log.Warn("project settings", zap.Error(err))
-			s.showMessage(ctx, messageWarning, "agentd: "+err.Error())
-		}
-	}
+	// Settings: the client's own. A bad client setting fails initialize, naming the key. The
+	// project files are each session's own (sessionProject): the file of the workspace folder
+	// that holds the session's cwd, never folder 0's for every session.
+	folders := workspaceFolders(&ip)
 	if len(agent.Settings) > 0 {
 		if err := s.settings.Set(config.LayerInit, agent.Settings); err != nil {
 			var ke *config.KeyError
@@ -125,7 +122,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	}
 
 	s.mu.Lock()
-	s.caps = caps
+	s.caps, s.folders = caps, folders
 	s.mu.Unlock()
 	if err := s.startEngine(caps); err != nil {
 		return nil, err
@@ -192,6 +189,7 @@ func (s *Server) startEngine(caps Capabilities) error {
 		Tools:       s.opts.Tools,
 		Prompts:     s.opts.Prompts,
 		Settings:    s.settings.Get,
+		Project:     s.sessionProject,
 		StateDir:    s.opts.StateDir,
 		Logger:      s.log.Named("session"),
 		KeyEnvNames: keyEnv,
@@ -200,6 +198,66 @@ func (s *Server) startEngine(caps Capabilities) error {
 	s.sessions, s.bridge = m, bridge
 	s.mu.Unlock()
 	return nil
+}
+
+// workspaceFolders are the workspace folders of initialize, else rootUri, else rootPath.
+func workspaceFolders(p *initParams) []string {
+	var out []string
+	for _, f := range p.WorkspaceFolders {
+		if f.URI.IsFile() {
+			out = append(out, f.URI.FsPath())
+		}
+	}
+	if len(out) == 0 {
+		if root := workspaceRoot(p); root != "" {
+			out = append(out, root)
+		}
+	}
+	return out
+}
+
+// sessionProject is session.Deps.Project: a session's project root is the innermost workspace
+// folder holding its cwd (the cwd itself when none does, as on the ACP door, where each
+// session/new names its own), and its settings take that root's project file as their
+// project layer. A file that does not load applies nothing; the session's notice says why.
+func (s *Server) sessionProject(cwd string) (string, func() config.Settings) {
+	s.mu.Lock()
+	folders := s.folders
+	s.mu.Unlock()
+	root := folderOf(folders, cwd)
+	p := s.settings.LoadProject(root)
+	if st := s.settings.For(p); st.ProjectNotice != "" {
+		s.log.Warn("project settings", zap.String("root", root), zap.String("notice", st.ProjectNotice))
+	}
+	return root, func() config.Settings { return s.settings.For(p) }
+}
+
+// folderOf is the innermost of folders that holds cwd, else cwd.
+func folderOf(folders []string, cwd string) string {
+	cwd = filepath.Clean(cwd)
+	real, _ := filepath.EvalSymlinks(cwd)
+	best := ""
+	for _, f := range folders {
+		f = filepath.Clean(f)
+		freal, _ := filepath.EvalSymlinks(f)
+		for _, c := range []string{cwd, real} {
+			for _, root := range []string{f, freal} {
+				if root != "" && c != "" && within(root, c) && len(root) > len(best) {
+					best = f
+				}
+			}
+		}
+	}
+	if best == "" {
+		return cwd
+	}
+	return best
+}
+
+// within reports whether path is root or beneath it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // workspaceRoot is the first workspace folder, else rootUri, else rootPath.

@@ -48,7 +48,10 @@ func (p *ProviderSource) log() *zap.Logger {
 }
 
 func (p *ProviderSource) resolve(ctx context.Context, id string, askClient bool) (keys.Resolved, error) {
-	st := p.Settings.Get()
+	st, ok := config.SettingsFrom(ctx)
+	if !ok {
+		st = p.Settings.Get()
+	}
 	if id == "" {
 		id = st.Provider
 	}

@@ -137,6 +137,9 @@ type Server struct {
 	sessions Sessions
 	bridge   Bridge
 	caps     Capabilities
+	// folders are the LSP door's workspace folders (initialize); a session's project root is
+	// the one that holds its cwd.
+	folders  []string
 	inflight map[jsonrpc.ID]*inflight
 	complete *completion.Engine // made at the first inline completion
 

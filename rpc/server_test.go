@@ -283,7 +283,15 @@ func TestProjectConfigCannotLoosen(t *testing.T) {
 	e := &engine{}
 	h := startServer(t, e.options(Options{}))
 	wantResult(t, h.initialize(t, map[string]any{"capabilities": map[string]any{}, "rootUri": "file://" + root}), nil)
-	st := e.fake.deps.Settings()
+	// The project layer is the session's (Deps.Project), not the store-wide settings'.
+	if st := e.fake.deps.Settings(); st.MaxTokens == 1234 {
+		t.Errorf("the project layer is store-wide")
+	}
+	gotRoot, set := e.fake.deps.Project(filepath.Join(root, "sub"))
+	if gotRoot != root {
+		t.Errorf("a session in %s/sub has project root %q", root, gotRoot)
+	}
+	st := set()
 	if st.MaxTokens != 1234 {
 		t.Errorf("project layer not applied: %d", st.MaxTokens)
 	}
@@ -294,6 +302,35 @@ func TestProjectConfigCannotLoosen(t *testing.T) {
 		if !strings.Contains(st.ProjectNotice, k) {
 			t.Errorf("notice does not name %s: %s", k, st.ProjectNotice)
 		}
+	}
+}
+
+// On the LSP door each workspace folder's sessions get that folder's project file: folder 0's
+// loosened layer does not reach a session in folder 1, nor does folder 1 lose its tightening.
+func TestEachWorkspaceFolderHasItsOwnProjectLayer(t *testing.T) {
+	loose, tight := t.TempDir(), t.TempDir()
+	for root, content := range map[string]string{loose: `{"mode":"auto","allowShell":true}`, tight: `{"maxIterations":3,"allowShell":false}`} {
+		os.MkdirAll(filepath.Join(root, ".agentd"), 0o755)
+		os.WriteFile(filepath.Join(root, ".agentd", "config.json"), []byte(content), 0o644)
+	}
+	user := t.TempDir()
+	e := &engine{}
+	h := startServer(t, e.options(Options{}))
+	wantResult(t, h.initialize(t, map[string]any{"capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"agent": map[string]any{"settings": map[string]any{"trustedProjects": []string{loose, user}}}},
+		"workspaceFolders": []any{
+			map[string]any{"uri": "file://" + loose, "name": "loose"},
+			map[string]any{"uri": "file://" + tight, "name": "tight"},
+		}}), nil)
+	if r, set := e.fake.deps.Project(loose); r != loose || set().Mode != "auto" || !set().AllowShell {
+		t.Errorf("the trusted folder does not loosen its own sessions: root %q %+v", r, set())
+	}
+	r, set := e.fake.deps.Project(filepath.Join(tight, "pkg"))
+	if r != tight {
+		t.Errorf("a session in the second folder has root %q", r)
+	}
+	if st := set(); st.Mode != "ask" || st.AllowShell || st.MaxIterations != 3 {
+		t.Errorf("a session in the second folder runs with mode %q shell %v maxIterations %d", st.Mode, st.AllowShell, st.MaxIterations)
 	}
 }
 

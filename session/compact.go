@@ -319,7 +319,7 @@ func (t *turn) compactCommand() protocol.PromptResult {
 		s.notice(protocol.SeverityInfo, "Nothing to compact yet", "")
 		return protocol.PromptResult{StopReason: protocol.StopEndTurn}
 	}
-	prov, pcfg, err := s.m.d.Providers.Provider(t.ctx, pid)
+	prov, pcfg, err := s.m.d.Providers.Provider(s.providerCtx(t.ctx, t.set), pid)
 	if err != nil {
 		return t.fail(err)
 	}

@@ -533,7 +533,9 @@ func (h *harness) manager() *Manager {
 		Tools:      reg,
 		Settings:   func() config.Settings { return h.set },
 		StateDir:   h.state,
-		Prompts:    h.texts,
+		// The signing key lives beside the state dir, never in it (nor in the user's config).
+		StateKeyFile: h.state + ".key",
+		Prompts:      h.texts,
 	})
 }
 

@@ -262,7 +262,7 @@ func (t *turn) promptSubmitHooks(blocks []protocol.ContentBlock) ([]protocol.Con
 // does not know yet). What they add reaches the model with the session's first prompt, which
 // waits for them (each is bounded by its timeout).
 func (s *Session) startSessionHooks(after <-chan struct{}) {
-	set := s.m.settings()
+	set := s.settings()
 	if len(set.Hooks.SessionStart) == 0 {
 		return
 	}

@@ -191,7 +191,7 @@ func (s *Session) refreshInstructions() bool {
 	s.mu.Lock()
 	cur := s.instr
 	s.mu.Unlock()
-	tv := s.m.variant(s.m.settings())
+	tv := s.m.variant(s.settings())
 	if cur != nil && sameFiles(cur.stat, files) && cur.tools == tv && sameSkills(cur.skills, skills) {
 		if problems != cur.problems {
 			s.mu.Lock()

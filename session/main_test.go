@@ -1,6 +1,7 @@
 package session
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -8,4 +9,13 @@ import (
 
 // TestMain fails the package when a test leaves goroutines behind: a turn, a provider stream or
 // a permission request that outlives its session.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+//
+// Managers that name no StateKeyFile keep their key under XDG_CONFIG_HOME: point it at a
+// directory of the package's own, never the user's.
+func TestMain(m *testing.M) {
+	if dir, err := os.MkdirTemp("", "agentd-session-config-"); err == nil {
+		os.Setenv("XDG_CONFIG_HOME", dir)
+		defer os.RemoveAll(dir)
+	}
+	goleak.VerifyTestMain(m)
+}

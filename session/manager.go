@@ -31,8 +31,15 @@ type Deps struct {
 	Providers  ProviderSource
 	Tools      *tools.Registry
 	Settings   func() config.Settings // current merged settings (may change between turns)
-	StateDir   string                 // $XDG_STATE_HOME/agentd (sessions, per-project mode and grants)
-	Logger     *zap.Logger
+	// Project, when set, gives a session on cwd its project: the workspace root that holds cwd
+	// (a root of the session besides cwd; "" or cwd for cwd alone) and the session's settings,
+	// with that root's project layer in place of any other's. Nil: every session reads Settings.
+	Project  func(cwd string) (root string, settings func() config.Settings)
+	StateDir string // $XDG_STATE_HOME/agentd (sessions, per-project mode and grants)
+	// StateKeyFile holds the key the per-project mode and grants are signed with; it must lie
+	// outside StateDir. Empty means <config dir>/state.key.
+	StateKeyFile string
+	Logger       *zap.Logger
 	// NoTitles skips naming sessions after their first exchange: that costs one more model
 	// request, which `agentd exec` (one turn, no session list to show) does not need.
 	NoTitles bool
@@ -107,8 +114,12 @@ func NewManager(d Deps) *Manager {
 	if d.StateDir != "" {
 		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger, texts: m.texts}
 	}
-	m.projects = newProjects(d.StateDir, d.Logger)
-	m.toolModes = newToolModes(d.StateDir, d.Logger)
+	if d.StateKeyFile == "" {
+		d.StateKeyFile = filepath.Join(config.ConfigDir(), "state.key")
+	}
+	m.projects = newProjects(d.StateDir, d.StateKeyFile, d.Logger)
+	m.projects.notify = m.noticeProject
+	m.toolModes = newToolModes(d.StateDir, m.projects.key, d.Logger)
 	if m.mcp = d.MCP; m.mcp == nil {
 		m.mcp = mcp.NewPool(d.Logger)
 		m.mcp.HideEnv = func() []string { return d.KeyEnvNames(m.settings()) }
@@ -126,6 +137,21 @@ func NewManager(d Deps) *Manager {
 	return m
 }
 
+// noticeProject warns the live sessions of project path (their cwd) that its state was refused.
+func (m *Manager) noticeProject(path, msg string) {
+	m.mu.Lock()
+	var to []*Session
+	for _, s := range m.sessions {
+		if s.roots.Cwd() == path {
+			to = append(to, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range to {
+		s.notice(protocol.SeverityWarning, "Remembered permissions not applied", msg)
+	}
+}
+
 // settings returns the current settings with the loop's defaults filled in where the Settings
 // function leaves them unset (tests and embedders pass partial settings): the defaults are
 // config.Defaults(), their one home.
@@ -134,6 +160,29 @@ func (m *Manager) settings() config.Settings {
 	if m.d.Settings != nil {
 		s = m.d.Settings()
 	}
+	return withLoopDefaults(s)
+}
+
+// settings are the session's own: the user's layers with the project layer of the session's
+// workspace root (Deps.Project), never another session's.
+func (s *Session) settings() config.Settings {
+	if s.set == nil {
+		return s.m.settings()
+	}
+	return withLoopDefaults(s.set())
+}
+
+// providerCtx is ctx for resolving the session's provider: with the session's own settings
+// (config.WithSettings) when it has any, so its project's provider and model apply to it alone.
+func (s *Session) providerCtx(ctx context.Context, set config.Settings) context.Context {
+	if s.set == nil {
+		return ctx
+	}
+	return config.WithSettings(ctx, set)
+}
+
+// withLoopDefaults fills in the loop's defaults where s leaves them unset.
+func withLoopDefaults(s config.Settings) config.Settings {
 	d := loopDefaults()
 	if s.MaxIterations <= 0 {
 		s.MaxIterations = d.MaxIterations
@@ -171,13 +220,14 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	if err := checkNew(&p); err != nil {
 		return protocol.SessionNewResult{}, err
 	}
-	roots, err := workspace.NewRoots(p.Cwd, p.AdditionalDirectories...)
+	roots, set, err := m.sessionRoots(p.Cwd, p.AdditionalDirectories)
 	if err != nil {
 		return protocol.SessionNewResult{}, &ParamError{Field: "cwd", Message: err.Error()}
 	}
 	id := newID("sess_")
 	s := m.newSession(id, roots, p.Cwd, p.AdditionalDirectories)
-	s.mode = m.projects.mode(roots.Cwd(), m.settings().Mode)
+	s.set = set
+	s.mode = m.projects.mode(roots.Cwd(), s.settings().Mode)
 	// _meta["agentd/mode"] starts the session in a mode without persisting it for the project
 	// (agentd exec --mode).
 	if v, ok := p.Meta["agentd/mode"].(string); ok {
@@ -200,17 +250,35 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	skillProblems := s.skillProblems()
 	s.startSessionHooks(answered)
 	AfterAnswer(ctx, func() {
-		s.refreshIndexes(m.settings(), 0, true)
+		s.refreshIndexes(s.settings(), 0, true)
 		s.announceCommands()
 		s.noticeInstructions(loaded)
 		s.noticeRefusedInstructions(refused)
 		s.noticeSkills(skillProblems)
-		if n := m.settings().ProjectNotice; n != "" {
+		if n := s.settings().ProjectNotice; n != "" {
 			s.notice(protocol.SeverityWarning, "Project settings ignored", n)
+		}
+		if n := m.projects.refusal(roots.Cwd()); n != "" {
+			s.notice(protocol.SeverityWarning, "Remembered permissions not applied", n)
 		}
 		close(answered)
 	})
 	return protocol.SessionNewResult{SessionID: id, ConfigOptions: s.configOptions(), Modes: s.modes(), Meta: map[string]any{"agentd/instructions": loaded}}, nil
+}
+
+// sessionRoots are the roots of a session on cwd: cwd, the workspace root that holds it
+// (Deps.Project) and dirs; and the session's settings (nil: the manager's).
+func (m *Manager) sessionRoots(cwd string, dirs []string) (*workspace.Roots, func() config.Settings, error) {
+	if m.d.Project == nil || !filepath.IsAbs(cwd) {
+		roots, err := workspace.NewRoots(cwd, dirs...)
+		return roots, nil, err
+	}
+	root, set := m.d.Project(cwd)
+	if root != "" && root != cwd {
+		dirs = append([]string{root}, dirs...)
+	}
+	roots, err := workspace.NewRoots(cwd, dirs...)
+	return roots, set, err
 }
 
 func (m *Manager) newSession(id string, roots *workspace.Roots, cwd string, dirs []string) *Session {
@@ -277,17 +345,18 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 	}
 	if !live {
 		cwd := p.Cwd
-		roots, err := workspace.NewRoots(cwd, st.header.Dirs...)
+		roots, set, err := m.sessionRoots(cwd, st.header.Dirs)
 		if err != nil {
 			return protocol.SessionLoadResult{}, &ParamError{Field: "cwd", Message: err.Error()}
 		}
 		s = m.newSession(p.SessionID, roots, cwd, st.header.Dirs)
+		s.set = set
 		s.history = st.history
 		s.title = st.title
 		s.titled = st.title != "" || len(st.history) > 0
 		s.providerID = st.provider
 		s.thought = st.thought
-		s.mode = m.projects.mode(roots.Cwd(), m.settings().Mode)
+		s.mode = m.projects.mode(roots.Cwd(), s.settings().Mode)
 		if st.mode != "" {
 			s.mode = st.mode
 		}
@@ -473,7 +542,7 @@ func (m *Manager) SetConfigOption(ctx context.Context, p protocol.SetConfigOptio
 		}
 		s.setMode(p.Value, false)
 	case "model":
-		if _, ok := m.settings().Providers[p.Value]; !ok {
+		if _, ok := s.settings().Providers[p.Value]; !ok {
 			return protocol.SetConfigOptionResult{}, &ParamError{Field: "value", Message: fmt.Sprintf("no provider %q is configured", p.Value)}
 		}
 		s.mu.Lock()
@@ -481,10 +550,10 @@ func (m *Manager) SetConfigOption(ctx context.Context, p protocol.SetConfigOptio
 		s.mu.Unlock()
 		s.record(record{T: recConfig, Provider: p.Value})
 	case "thought_level":
-		if !m.settings().Thinking.Enabled {
+		if !s.settings().Thinking.Enabled {
 			return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: "thinking is disabled in the settings, so there is no thought_level"}
 		}
-		if set := m.settings(); !s.modelThinks(set) {
+		if set := s.settings(); !s.modelThinks(set) {
 			_, ps := s.model(set)
 			return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: fmt.Sprintf("the model %q does not reason visibly, so there is no thought_level (if it does, say so in its provider's capabilities setting)", ps.Model)}
 		}

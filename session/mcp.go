@@ -69,7 +69,7 @@ func (s *Session) startMCP(requested []json.RawMessage, answered <-chan struct{}
 	for _, c := range cfgs {
 		names = append(names, c.Name)
 	}
-	for i, raw := range s.m.settings().MCPServers {
+	for i, raw := range s.settings().MCPServers {
 		c, err := mcp.Parse(fmt.Sprintf("settings mcpServers[%d]", i), raw)
 		if err != nil {
 			go func() {
@@ -84,7 +84,7 @@ func (s *Session) startMCP(requested []json.RawMessage, answered <-chan struct{}
 		names = append(names, c.Name)
 		cfgs = append(cfgs, c)
 	}
-	project := s.m.settings().ProjectMCPServers
+	project := s.settings().ProjectMCPServers
 	if len(cfgs) == 0 && len(project) == 0 {
 		return
 	}
@@ -301,7 +301,7 @@ func (s *Session) toolset(ctx context.Context) *tools.Registry {
 	s.mu.Lock()
 	set := s.mcp
 	s.mu.Unlock()
-	base := s.m.variant(s.m.settings()).reg
+	base := s.m.variant(s.settings()).reg
 	if set == nil {
 		return base
 	}
@@ -309,7 +309,7 @@ func (s *Session) toolset(ctx context.Context) *tools.Registry {
 	if snap == s.m.d.Tools {
 		return base
 	}
-	return snap.Offered(needsMet(s.m.settings()))
+	return snap.Offered(needsMet(s.settings()))
 }
 
 // refreshTools takes the tools again when find_tools added some since the turn took them, so

@@ -57,20 +57,50 @@ func (t *turn) nudgeUnfinished(st *step) bool {
 
 // nudgeRequiredTool sends loop.required_tool, once per turn, when the model answered without
 // calling a tool but its answer holds a tool call written out as text (a JSON object naming one
-// of the turn's tools with its arguments, or a <tool_call> envelope): the task needed the tool,
-// the model meant to call it, and nothing ran. Models served without native tool support, or
+// of the turn's tools with its arguments, or a <tool_call> envelope) outside any quote: the task
+// needed the tool, the model meant to call it, and nothing ran. A call the model quotes (in a
+// code fence, a blockquote or inline code: a README it echoes) is not one, and the nudge never
+// tells the model to make it. Models served without native tool support, or
 // prompted with another agent's syntax, do this; telling them once is what gets the call made.
 func (t *turn) nudgeRequiredTool(st *step) bool {
 	if t.nudges.required || len(st.calls) > 0 {
 		return false
 	}
-	name, ok := writtenToolCall(stepText(st), func(n string) bool { _, ok := t.reg.Lookup(n); return ok })
+	name, ok := writtenToolCall(unquoted(stepText(st)), func(n string) bool { _, ok := t.reg.Lookup(n); return ok })
 	if !ok {
 		return false
 	}
 	t.nudges.required = true
 	t.nudge("required_tool", t.texts().Render("loop.required_tool", prompts.Run{"TOOL": name}))
 	return true
+}
+
+// unquoted is text without what it quotes: code fences (``` or ~~~), blockquote lines and
+// inline code spans each become an empty line or nothing.
+func unquoted(text string) string {
+	var b strings.Builder
+	fence := ""
+	for _, line := range strings.SplitAfter(text, "\n") {
+		t := strings.TrimLeft(line, " \t")
+		switch {
+		case fence != "":
+			if strings.HasPrefix(t, fence) {
+				fence = ""
+			}
+			continue
+		case strings.HasPrefix(t, "```"), strings.HasPrefix(t, "~~~"):
+			fence = t[:3]
+			continue
+		case strings.HasPrefix(t, ">"):
+			continue
+		}
+		for i, part := range strings.Split(line, "`") {
+			if i%2 == 0 {
+				b.WriteString(part)
+			}
+		}
+	}
+	return b.String()
 }
 
 // maxScan bounds how much of an answer writtenToolCall looks through, and maxObjects how many

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/prompts"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -107,7 +108,13 @@ func (t *turn) permit(ctx context.Context, c *call, req tools.PermissionRequest)
 		effect = c.tool.Effect()
 	}
 	pc := policy.Call{Tool: c.name, Effect: effect, Paths: req.Paths, Command: req.Command, Env: req.Env, Stdin: req.Stdin, Host: req.Host}
-	switch policy.Decide(policy.Mode(s.currentMode()), s.allGrants(), pc) {
+	mode := policy.Mode(s.currentMode())
+	if mode == policy.ModeAuto && t.mode == config.ToolCallingText {
+		// A call that came through the text protocol may be an envelope the model copied from
+		// what it read (a README, a web page): in auto mode it is asked about, as in ask mode.
+		mode = policy.ModeAsk
+	}
+	switch policy.Decide(mode, s.allGrants(), pc) {
 	case policy.Allow:
 		return nil
 	case policy.Deny:

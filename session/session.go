@@ -27,7 +27,9 @@ const (
 // Session is one conversation: its roots, history, mode and grants, and the one turn that may
 // run at a time plus the prompts queued behind it.
 type Session struct {
-	m     *Manager
+	m *Manager
+	// set returns the session's settings (Deps.Project); nil means the manager's.
+	set   func() config.Settings
 	id    string
 	cwd   string
 	dirs  []string
@@ -296,7 +298,7 @@ func (s *Session) modes() *protocol.SessionModes {
 }
 
 func (s *Session) configOptions() []protocol.ConfigOption {
-	set := s.m.settings()
+	set := s.settings()
 	s.mu.Lock()
 	mode, prov := s.mode, s.providerID
 	s.mu.Unlock()

@@ -34,18 +34,22 @@ type toolModes struct {
 	path string
 	log  *zap.Logger
 	m    map[string]string // origin + " " + model → config.ToolCalling*
+	key  *stateKey
 }
 
-func newToolModes(stateDir string, log *zap.Logger) *toolModes {
-	tm := &toolModes{m: map[string]string{}, log: log}
+// The memo is signed like the per-project state (session/project.go): a program that rewrites it
+// cannot switch a model to the text protocol, where a call the model copied may run. A memo that
+// does not verify is dropped (a server that still refuses native tools is found out again, once).
+func newToolModes(stateDir string, key *stateKey, log *zap.Logger) *toolModes {
+	tm := &toolModes{m: map[string]string{}, log: log, key: key}
 	if stateDir == "" {
 		return tm
 	}
 	tm.path = filepath.Join(stateDir, "toolcalling.json")
 	data, err := os.ReadFile(tm.path)
 	if err == nil {
-		if err := json.Unmarshal(data, &tm.m); err != nil {
-			log.Warn("toolcalling.json is not readable; starting afresh", zap.Error(err))
+		if err := key.open(data, &tm.m); err != nil {
+			log.Warn("toolcalling.json is not applied; starting afresh", zap.Error(err))
 			tm.m = map[string]string{}
 		}
 	}
@@ -74,7 +78,11 @@ func (tm *toolModes) set(pcfg providers.Config, mode string) {
 	if tm.path == "" {
 		return
 	}
-	data, _ := json.MarshalIndent(tm.m, "", "  ")
+	data, err := tm.key.seal(tm.m)
+	if err != nil {
+		tm.log.Warn("could not save toolcalling.json", zap.Error(err))
+		return
+	}
 	if err := os.MkdirAll(filepath.Dir(tm.path), 0o700); err == nil {
 		tmp := tm.path + ".tmp"
 		if err = os.WriteFile(tmp, data, 0o600); err == nil {
@@ -332,7 +340,7 @@ func (s *Session) checkImages(blocks []protocol.ContentBlock) error {
 	if !has {
 		return nil
 	}
-	pid, ps := s.model(s.m.settings())
+	pid, ps := s.model(s.settings())
 	if providers.CapabilitiesOf(ps).Images {
 		return nil
 	}

@@ -82,7 +82,7 @@ func (t *turn) workspace() workspace.Workspace {
 }
 
 func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, announce bool) protocol.PromptResult {
-	t := &turn{s: s, ctx: ctx, set: s.m.settings(), reg: s.toolset(ctx), changes: newTurnChanges()}
+	t := &turn{s: s, ctx: ctx, set: s.settings(), reg: s.toolset(ctx), changes: newTurnChanges()}
 	s.mu.Lock()
 	t.used = s.lastUsed
 	s.mu.Unlock()
@@ -136,7 +136,7 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 	s.mu.Lock()
 	pid := s.providerID
 	s.mu.Unlock()
-	prov, pcfg, err := s.m.d.Providers.Provider(t.ctx, pid)
+	prov, pcfg, err := s.m.d.Providers.Provider(s.providerCtx(t.ctx, t.set), pid)
 	if err != nil {
 		return t.fail(err)
 	}

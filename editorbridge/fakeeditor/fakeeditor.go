@@ -45,6 +45,9 @@ type Options struct {
 	Secrets map[string]string
 	// Settings sent as initializationOptions.agent.settings.
 	Settings json.RawMessage
+	// WorkspaceFolders, when set, are sent as initialize's workspaceFolders (a multi-root
+	// workspace); rootUri stays Initialize's rootDir.
+	WorkspaceFolders []string
 	// Timeout bounds every wait and call; 10 s when zero.
 	Timeout time.Duration
 	// Unimplemented lists methods the editor advertises yet answers -32601 for, like a client
@@ -581,6 +584,13 @@ func (e *Editor) Initialize(ctx context.Context, rootDir string) (json.RawMessag
 				Settings:           e.opts.Settings,
 			},
 		},
+	}
+	if len(e.opts.WorkspaceFolders) > 0 {
+		var folders []any
+		for _, f := range e.opts.WorkspaceFolders {
+			folders = append(folders, map[string]any{"uri": editorbridge.FileURI(f), "name": filepath.Base(f)})
+		}
+		params["workspaceFolders"] = folders
 	}
 	var res json.RawMessage
 	if err := e.Call(ctx, "initialize", params, &res); err != nil {

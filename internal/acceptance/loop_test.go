@@ -78,14 +78,17 @@ func TestUnfinishedTurnNudge(t *testing.T) {
 }
 
 // A tool call written as text (nothing ran) is answered once with the required-tool nudge, and
-// the model then calls the tool; prose that only names a tool is not.
+// the model then calls the tool; prose that only names a tool is not, and neither is a call the
+// model quotes (a README it echoes, in a fence or a blockquote): the nudge never tells it to make
+// that call.
 func TestRequiredToolNudge(t *testing.T) {
 	t.Parallel()
 	fm, url := fakeModel(t, fakemodel.Script{Routes: titleRoute, Turns: []fakemodel.Turn{
-		{Text: "I will read it.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```"},
+		{Text: "I will read it.\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}"},
 		{ToolCalls: []fakemodel.ToolCall{readA}},
 		{Text: "It says hello."},
 		{Text: "Use read_file or search_text to look; {braces} are fine."},
+		{Text: "The README says:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```\n> <tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call>\n"},
 	}})
 	e := start(t, fakeeditor.Full(), openaiSettings(url, nil))
 	e.writeFile("a.txt", "hello\n")
@@ -101,6 +104,10 @@ func TestRequiredToolNudge(t *testing.T) {
 	e.prompt(sid, "how do I look?")
 	if reqs = mainRequests(t, fm); len(reqs) != 4 {
 		t.Fatalf("%d requests: prose naming a tool was nudged", len(reqs))
+	}
+	e.prompt(sid, "what does the README say?")
+	if reqs = mainRequests(t, fm); len(reqs) != 5 {
+		t.Fatalf("%d requests: a quoted call was nudged", len(reqs))
 	}
 }
 

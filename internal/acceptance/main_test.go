@@ -81,12 +81,17 @@ type proc struct {
 func startProc(t *testing.T, state string, env ...string) *proc {
 	t.Helper()
 	home := t.TempDir()
+	config := filepath.Join(home, "config")
 	if state == "" {
 		state = filepath.Join(home, "state")
+	} else {
+		// A later process of the same user: it shares the first one's config dir too, where
+		// the key that signs the remembered grants lives (session/project.go).
+		config = filepath.Join(filepath.Dir(state), "config")
 	}
 	cmd := exec.Command(binPath)
 	cmd.Env = append(os.Environ(),
-		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+state,
+		"HOME="+home, "XDG_CONFIG_HOME="+config, "XDG_STATE_HOME="+state,
 		"XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
 		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "AGENTD_LOG=debug", "AGENTD_SECRET_STORE=file")
 	if raceBuild {

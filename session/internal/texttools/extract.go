@@ -6,11 +6,13 @@
 //
 // What counts as an envelope, decided once here:
 //
-//   - `<tool_call>` … `</tool_call>` anywhere in the text, tag names case-insensitive, with
-//     optional blanks or attributes before the `>`. Envelopes inside a Markdown code fence count too: small
-//     models often fence their calls (```json … ```), and a model that merely quotes the syntax
-//     to the user is rarer than one that fences a real call. A fence that holds nothing but
-//     envelopes is dropped with them, so the user is not shown an empty code block.
+//   - `<tool_call>` … `</tool_call>` emitted as a call: the opening tag starts a line (at most
+//     three spaces before it), tag names case-insensitive, with optional blanks or attributes
+//     before the `>`. An envelope the model only quotes is prose, shown and never run: one inside
+//     a Markdown code fence, in a blockquote (`> <tool_call>`), in inline code or quotes, or after
+//     other text on its line. A model that echoes a README full of example calls (in auto mode,
+//     on a cloned repository) must not run them; small models that fence their real calls are
+//     told so by the loop and write them again unfenced.
 //   - The first `</tool_call>` ends the envelope, even inside a JSON string.
 //   - `<tool_response>` is never the model's to write: a model imitating one is cut there. Nothing
 //     after it is shown or kept; calls written before it still run.
@@ -43,12 +45,12 @@ type Piece struct {
 type state uint8
 
 const (
-	stProse    state = iota // outside any envelope
-	stFence                 // after a fence opener, deciding whether an envelope follows
-	stCall                  // inside an envelope
-	stAfterEnv              // after a fenced envelope, looking for its closing fence
-	stEnvEnd                // right after an envelope, dropping the line break that ends it
-	stCut                   // after an imitated <tool_response>: everything is dropped
+	stProse   state = iota // outside any envelope
+	stFence                // at a possible fence opener, reading its info string
+	stInFence              // inside a code fence: prose up to the closing fence
+	stCall                 // inside an envelope
+	stEnvEnd               // right after an envelope, dropping the line break that ends it
+	stCut                  // after an imitated <tool_response>: everything is dropped
 )
 
 // maxEnvelope bounds one envelope's body; a longer one is a failed call, not unbounded memory.
@@ -62,11 +64,13 @@ type Extractor struct {
 	st state
 	// held is text not yet decided: a possible tag or fence, or an envelope's body.
 	held strings.Builder
-	// fenced says the envelope being read sits in a code fence, whose closing ``` goes with it.
-	fenced bool
 	// notLineStart says the last byte given out (or dropped) did not end a line, so a ``` here
 	// opens no fence.
 	notLineStart bool
+	// lineDirty says the current line already holds text other than up to three spaces
+	// (indent counts them), so a <tool_call> here is quoted, not emitted as a call.
+	lineDirty bool
+	indent    int
 	// oversize is set while an envelope longer than maxEnvelope is being skipped; head is its
 	// start, for the error.
 	oversize bool
@@ -85,7 +89,7 @@ func (x *Extractor) Feed(delta string, dst []Piece) []Piece {
 	}
 	// The fast path: nothing held and nothing that could start a tag or a fence.
 	if x.st == stProse && x.held.Len() == 0 && strings.IndexByte(delta, '<') < 0 && strings.IndexByte(delta, '`') < 0 {
-		x.notLineStart = delta[len(delta)-1] != '\n'
+		x.track(delta)
 		return append(dst, Piece{Prose: delta})
 	}
 	if x.st == stCall && x.held.Len() > 0 {
@@ -127,12 +131,29 @@ func (x *Extractor) prose(s string, dst []Piece) []Piece {
 	if s == "" {
 		return dst
 	}
-	x.notLineStart = s[len(s)-1] != '\n'
+	x.track(s)
 	if n := len(dst); n > 0 && dst[n-1].Call == nil {
 		dst[n-1].Prose += s
 		return dst
 	}
 	return append(dst, Piece{Prose: s})
+}
+
+// track notes where prose s leaves the line: at its start or not (a fence opener), and whether
+// anything but up to three spaces is on it (a quoted envelope).
+func (x *Extractor) track(s string) {
+	x.notLineStart = s[len(s)-1] != '\n'
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		x.lineDirty, x.indent = false, 0
+		s = s[i+1:]
+	}
+	for j := 0; j < len(s) && !x.lineDirty; j++ {
+		if s[j] == ' ' && x.indent < 3 {
+			x.indent++
+		} else {
+			x.lineDirty = true
+		}
+	}
 }
 
 // hold keeps s for the next delta.
@@ -153,8 +174,14 @@ func (x *Extractor) run(s string, final bool, dst []Piece) []Piece {
 			s = s[i:]
 			if s[0] == '<' {
 				n, partial := matchTag(s, "tool_call")
+				if n > 0 && x.lineDirty {
+					// Quoted (inline code, a blockquote, quotes, a sentence): prose.
+					dst = x.prose(s[:n], dst)
+					s = s[n:]
+					continue
+				}
 				if n > 0 {
-					x.st, x.fenced, x.scanned = stCall, false, 0
+					x.st, x.scanned = stCall, 0
 					s = s[n:]
 					continue
 				}
@@ -211,25 +238,45 @@ func (x *Extractor) run(s string, final bool, dst []Piece) []Piece {
 				s = s[3:]
 				continue
 			}
-			rest := strings.TrimLeft(s[nl+1:], " \t\r\n")
-			if rest == "" && !final {
-				x.hold(s)
-				return dst
-			}
-			n, partial := matchTag(rest, "tool_call")
-			switch {
-			case n > 0:
-				// The fence holds an envelope: drop the opener.
-				x.st, x.fenced, x.scanned = stCall, true, 0
-				s = rest[n:]
-				continue
-			case partial && !final:
-				x.hold(s)
-				return dst
-			}
-			x.st = stProse
+			// A fence: what it holds is shown, never run (an example call in a README the
+			// model echoes included).
+			x.st = stInFence
 			dst = x.prose(s[:nl+1], dst)
 			s = s[nl+1:]
+		case stInFence:
+			// Prose up to and including the closing fence: ``` at the start of a line, after at
+			// most three spaces. A line start that may still become one is held.
+			pos, lineStart := 0, !x.notLineStart
+			closed := false
+			for pos < len(s) {
+				if lineStart {
+					k := pos
+					for k < len(s) && k < pos+3 && s[k] == ' ' {
+						k++
+					}
+					rest := s[k:]
+					if strings.HasPrefix(rest, "```") {
+						dst = x.prose(s[:k+3], dst)
+						s = s[k+3:]
+						x.st, closed = stProse, true
+						break
+					}
+					if !final && len(rest) < 3 && strings.Trim(rest, "` ") == "" {
+						dst = x.prose(s[:pos], dst)
+						x.hold(s[pos:])
+						return dst
+					}
+				}
+				nl := strings.IndexByte(s[pos:], '\n')
+				if nl < 0 {
+					break
+				}
+				pos += nl + 1
+				lineStart = true
+			}
+			if !closed {
+				return x.prose(s, dst)
+			}
 		case stCall:
 			j, n := x.closing(s)
 			if j < 0 {
@@ -287,12 +334,10 @@ func (x *Extractor) run(s string, final bool, dst []Piece) []Piece {
 				x.st = stCut
 				return dst
 			}
-			x.notLineStart = true
-			if x.fenced {
-				x.st = stAfterEnv
-			} else {
-				x.st = stEnvEnd
-			}
+			// Text right after a call is on the call's line, but a second envelope there is
+			// emitted as a call too.
+			x.notLineStart, x.lineDirty, x.indent = true, false, 0
+			x.st = stEnvEnd
 		case stEnvEnd:
 			// The line break right after an envelope belongs to it.
 			switch {
@@ -312,39 +357,6 @@ func (x *Extractor) run(s string, final bool, dst []Piece) []Piece {
 				x.notLineStart = false
 			}
 			x.st = stProse
-		case stAfterEnv:
-			// Blank space, then either another envelope in the same fence, the fence's
-			// closing ```, or prose (the model never closed the fence).
-			rest := strings.TrimLeft(s, " \t\r\n")
-			if rest == "" {
-				if final {
-					x.st = stProse
-					return dst
-				}
-				x.hold(s)
-				return dst
-			}
-			if strings.HasPrefix(rest, "```") {
-				x.st = stEnvEnd
-				s = rest[3:]
-				continue
-			}
-			if len(rest) < 3 && strings.Trim(rest, "`") == "" && !final {
-				x.hold(s)
-				return dst
-			}
-			n, partial := matchTag(rest, "tool_call")
-			switch {
-			case n > 0:
-				x.st, x.scanned = stCall, 0
-				s = rest[n:]
-				continue
-			case partial && !final:
-				x.hold(s)
-				return dst
-			}
-			x.st = stProse
-			s = rest
 		}
 	}
 }

@@ -37,8 +37,10 @@ func TestSmallModelStreams(t *testing.T) {
 			calls: []string{`respond {"text": "The bug is on line 3: the loop stops at ` + "`len(xs)-1`" + `, so the last item is never added."}`}},
 		{file: "llama3.1.anthropic.sse", text: "Let me list the directory.\n\n",
 			calls: []string{`list_dir {"path": ".", "depth": 1}`}},
-		{file: "deepseek-coder.gemini.sse", text: "Sure! Here is the call:\n",
-			calls: []string{`read_file {"path": "README.md"}`, `!get_diagnostics`}},
+		// The fenced call is shown, not run (a fence is how a README quotes a call); the loop
+		// tells the model to write it again on a line of its own.
+		{file: "deepseek-coder.gemini.sse", text: "Sure! Here is the call:\n```json\n<tool_call>\n{'name': 'read_file', 'arguments': {'path': 'README.md',},}\n</tool_call>\n```\n",
+			calls: []string{`!get_diagnostics`}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -76,7 +78,7 @@ func TestSmallModelStreams(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(c.calls, "\n") {
 				t.Errorf("calls =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.calls, "\n"))
 			}
-			if strings.Contains(o.Text, "main.go") || strings.Contains(o.Text, "tool_") {
+			if strings.Contains(o.Text, "main.go") || strings.Contains(strings.ReplaceAll(o.Text, "<tool_call>\n{'name': 'read_file'", ""), "tool_response") {
 				t.Errorf("text shows what belongs to an envelope or follows a cut: %q", o.Text)
 			}
 		})
