@@ -387,6 +387,9 @@ func (s *Session) makeTitle(prov providers.Provider, pcfg providers.Config) {
 		return
 	}
 	m := s.m
+	// The settings as the turn that asks for the title has them, read here and not in the
+	// background: the session's own (its project layer included), at the time of the turn.
+	set := s.settings()
 	m.bg.Add(1)
 	go func() {
 		defer m.bg.Done()
@@ -398,7 +401,7 @@ func (s *Session) makeTitle(prov providers.Provider, pcfg providers.Config) {
 			Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: m.text("chat_title.request", prompts.Run{"REQUEST": clip.String(first, 2000, "")})}}}},
 			MaxTokens: 32,
 		}
-		title, err := m.collectSide(ctx, m.settings(), prov, pcfg, req)
+		title, err := m.collectSide(ctx, set, prov, pcfg, req)
 		if err != nil || title == "" {
 			return
 		}
