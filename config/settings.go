@@ -50,6 +50,8 @@ type Settings struct {
 	// TrustedProjects are project roots (absolute paths) whose .agentd/config.json is trusted
 	// like the user's own settings. Only the user's layers may set it.
 	TrustedProjects []string `json:"trustedProjects,omitempty"`
+	// Sandbox confines run_program's programs (config/sandbox.go).
+	Sandbox Sandbox `json:"sandbox"`
 
 	// ProjectNotice, when not empty, says which keys of the project file were ignored and how
 	// to allow them; sessions show it as a notice. Not a setting.

@@ -47,6 +47,7 @@ func Defaults() Settings {
 		SaveBeforeRun:        SaveAgentEdits,
 		CompactThreshold:     0.8,
 		EditorTimeoutSeconds: 60,
+		Sandbox:              Sandbox{Mode: SandboxAuto},
 	}
 }
 

@@ -63,7 +63,7 @@ func builtinProviders() map[string]any {
 
 // settings is the table: every key of Settings, with its trust class, default and validation.
 // TestEverySettingHasATrustClass fails when a field of Settings has no row here.
-var settings = []setting{
+var settings = append([]setting{
 	{path: "provider", class: Describe, def: "anthropic", check: checkProvider},
 	{path: "providers", class: Describe, def: builtinProviders, object: true},
 	{path: "providers.*", class: Describe, object: true},
@@ -189,7 +189,7 @@ var settings = []setting{
 		}
 		return nil
 	}},
-}
+}, sandboxRows()...)
 
 func checkProvider(s Settings, _ string) error {
 	if s.Provider == "" {
