@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // HelperArg is the hidden first argument that makes agentd the sandbox helper.
@@ -87,6 +88,30 @@ func Probe() Status {
 		st.Available, st.Reason = false, "the sandbox was turned off for this test ("+testUnavailableVar+"=1)"
 	}
 	return st
+}
+
+var helper struct {
+	sync.Mutex
+	exe       string
+	installed bool
+}
+
+// SetHelper records the executable that handles HelperArg (RunHelper at the top of its main):
+// agentd's main calls it with its own os.Executable(). A process that never does (a test of a
+// package, an embedder) has no helper: Helper says installed false. An exe of "" installs a
+// helper that cannot be started (agentd could not find itself): the sandbox is then
+// unavailable, not absent.
+func SetHelper(exe string) {
+	helper.Lock()
+	helper.exe, helper.installed = exe, true
+	helper.Unlock()
+}
+
+// Helper is the executable SetHelper recorded and whether it was called.
+func Helper() (exe string, installed bool) {
+	helper.Lock()
+	defer helper.Unlock()
+	return helper.exe, helper.installed
 }
 
 // Encode is how a policy travels to the helper (one argument).

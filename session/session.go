@@ -37,6 +37,8 @@ type Session struct {
 
 	// noElide sends the history whole (the compaction benchmark's baseline).
 	noElide bool
+	// sandboxNoticed: the session said once that programs cannot be sandboxed here.
+	sandboxNoticed atomic.Bool
 	// editorTimeouts counts the editor_state requests in a row that timed out (editorctx.go).
 	editorTimeouts atomic.Int32
 	// contextNotes are where the live context was put in the history (texts.go), guarded by mu.

@@ -15,6 +15,8 @@ type runProgramIn struct {
 	Stdin          string            `json:"stdin,omitempty" schema:"maxLength=8388608"`
 	TimeoutSeconds int               `json:"timeout_seconds,omitempty" schema:"minimum=1,maximum=3600"`
 	MaxOutputBytes int               `json:"max_output_bytes,omitempty" schema:"minimum=1000,maximum=1048576"`
+	Sandbox        *bool             `json:"sandbox,omitempty"`
+	Justification  string            `json:"justification,omitempty" schema:"maxLength=2000"`
 }
 
 func (in runProgramIn) title() string {
@@ -58,12 +60,16 @@ func runProgram(ctx context.Context, env *Env, in runProgramIn) Result {
 			return Errorf("field env: %q is not a valid variable name", k)
 		}
 	}
-	return execTool(ctx, env, "cwd", in.Cwd, argv, in.Env, in.Stdin, in.TimeoutSeconds, in.MaxOutputBytes)
+	box, bad := chooseSandbox(env, in.Sandbox, in.Justification)
+	if bad != nil {
+		return *bad
+	}
+	return execTool(ctx, env, "cwd", in.Cwd, argv, in.Env, in.Stdin, in.TimeoutSeconds, in.MaxOutputBytes, box)
 }
 
 // execTool is the common path of the exec tools: contain the directory, ask with the exact
 // command, save the session's edits, run, report.
-func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string, vars map[string]string, stdin string, timeoutSec, maxOut int) Result {
+func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string, vars map[string]string, stdin string, timeoutSec, maxOut int, box sandboxChoice) Result {
 	if cwd == "" {
 		cwd = "."
 	}
@@ -81,7 +87,9 @@ func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string
 		maxOut = 30000
 	}
 	timeout := time.Duration(timeoutSec) * time.Second
-	if r := permit(ctx, env, PermissionRequest{Title: "Run " + quoteArgv(argv), Kind: "execute", Paths: []string{dir}, Command: argv, Cwd: dir}); r != nil {
+	req := PermissionRequest{Title: "Run " + quoteArgv(argv), Kind: "execute", Paths: []string{dir}, Command: argv, Cwd: dir}
+	box.describe(&req)
+	if r := permit(ctx, env, req); r != nil {
 		return *r
 	}
 	note := ""
@@ -93,8 +101,9 @@ func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string
 	if err := stillAt(env, dir, false); err != nil {
 		return Errorf("field %s: %v. The program was not run", cwdField, err)
 	}
-	res := runCommand(ctx, env, execSpec{Argv: argv, Dir: dir, Env: vars, Stdin: stdin, Timeout: timeout, MaxOutput: maxOut})
+	res := runCommand(ctx, env, execSpec{Argv: argv, Dir: dir, Env: vars, Stdin: stdin, Timeout: timeout, MaxOutput: maxOut, Box: box})
 	r := formatExec(env, argv, dir, res, timeout, note)
+	box.report(&r)
 	r.Locations = []Location{{Path: dir}}
 	return r
 }

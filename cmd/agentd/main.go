@@ -25,6 +25,7 @@ import (
 	"github.com/agentd-dev/agentd/internal/lazy"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"
+	"github.com/agentd-dev/agentd/sandbox"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -68,6 +69,14 @@ flags:
 // scheduler policy (one P; internal/cpus says why) is applied before main, by the init of
 // cmd/agentd/internal/early (which says why there), and tests leave it to the runtime.
 func main() {
+	// The sandbox helper (package sandbox) is agentd started again by run_program: it
+	// restricts itself and execs the program, and must do nothing else first.
+	if ok, err := sandbox.RunHelper(os.Args); ok {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(126)
+	}
+	exe, _ := os.Executable() // "": the sandbox is unavailable and says so
+	sandbox.SetHelper(exe)
 	tools.BecomeSubreaper() // an error leaves orphans to init, as without it
 	code := run(os.Args[1:], os.Stderr)
 	tools.KillLeftovers()

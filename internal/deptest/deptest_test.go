@@ -18,7 +18,7 @@ const module = "github.com/agentd-dev/agentd"
 func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
-		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "providers", "tools", "workspace", "config", "prompts",
+		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "providers", "tools", "workspace", "config", "prompts", "sandbox",
 		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/cpus", "internal/growstack", "internal/lazy", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
@@ -55,6 +55,7 @@ var allowed = map[string]map[string]string{
 		"internal/growstack": growReason,
 		"internal/testbin":   testbinReason,
 		"internal/lazy":      lazyReason,
+		"sandbox":            sandboxCmdReason,
 	},
 	"rpc": {
 		"session":            "handlers turn requests into Manager calls",
@@ -105,6 +106,7 @@ var allowed = map[string]map[string]string{
 		"internal/clip": clipReason,
 		"internal/cpus": "the parallel searches lease every CPU for their duration",
 		"internal/lazy": lazyReason,
+		"sandbox":       sandboxToolsReason,
 	},
 	"providers": {
 		"config":        "a provider's settings",
@@ -121,7 +123,13 @@ var allowed = map[string]map[string]string{
 	"internal/growstack": {}, // a goroutine's stack grown once, while shallow
 	"internal/lazy":      {}, // a package-level value made at its first use
 	"internal/testbin":   {}, // test helper: builds cmd/agentd by running the go command
+	"sandbox":            {}, // the OS sandbox's policy and helper, over the standard library and x/sys
 }
+
+const (
+	sandboxCmdReason   = "main runs the sandbox helper first thing and installs itself as it"
+	sandboxToolsReason = "run_program starts programs through the sandbox helper"
+)
 
 // testbinReason is why tests may import internal/testbin: the binary is built once for every
 // package that runs it (the daemon's tests, the fake editor's scenarios).
