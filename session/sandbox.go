@@ -1,6 +1,9 @@
 package session
 
 import (
+	"slices"
+
+	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/tools/policy"
@@ -10,7 +13,13 @@ import (
 // be applied, the session says so once, in plain words: programs then ask, even in auto mode.
 func (t *turn) sandboxEnv() *tools.Sandbox {
 	sb := t.set.Sandbox
-	box := tools.NewSandbox(sb.Mode, sb.Writable, sb.Deny, sb.Network)
+	// agentd's own config (with the key store's file) and state (sessions, grants, the
+	// project's mode) are never a program's to read or write.
+	deny := append(slices.Clone(sb.Deny), config.ConfigDir(), config.StateDir())
+	if d := t.s.m.d.StateDir; d != "" {
+		deny = append(deny, d)
+	}
+	box := tools.NewSandbox(sb.Mode, sb.Writable, deny, sb.Network)
 	if box != nil && !box.Status.Available && t.s.sandboxNoticed.CompareAndSwap(false, true) {
 		what := "Programs will ask before they run, even in auto mode."
 		if box.Mode == "required" {
