@@ -121,11 +121,13 @@ func apply(p Policy) error {
 	add := func(r landlock.Rule) { rules = append(rules, r) }
 	// Read: everything except deny. Landlock only allows, so deny is what no rule covers: the
 	// siblings of each denied path (and of its ancestors) are allowed one by one.
+	// An entry that vanished since it was listed (another program's temporary directory) has
+	// nothing left to read: its rule is skipped.
 	cover("/", deny, func(path string, dir bool) {
 		if dir {
-			add(landlock.RODirs(path))
+			add(landlock.RODirs(path).IgnoreIfMissing())
 		} else {
-			add(landlock.ROFiles(path))
+			add(landlock.ROFiles(path).IgnoreIfMissing())
 		}
 	})
 	// Write: the roots, writable and the temporary directory, except deny below them.
@@ -135,9 +137,9 @@ func apply(p Policy) error {
 		for _, d := range dirs {
 			cover(d, deny, func(path string, dir bool) {
 				if dir {
-					add(landlock.RWDirs(path).WithRefer().WithIoctlDev().WithResolveUnix())
+					add(landlock.RWDirs(path).WithRefer().WithIoctlDev().WithResolveUnix().IgnoreIfMissing())
 				} else {
-					add(landlock.RWFiles(path))
+					add(landlock.RWFiles(path).IgnoreIfMissing())
 				}
 			})
 		}

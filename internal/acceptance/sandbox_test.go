@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -159,7 +160,7 @@ func TestSandboxEscapes(t *testing.T) {
 		f := finalUpdate(e, sid, a.id)
 		out := outputOf(f)
 		if !strings.Contains(out, "TRIED") {
-			t.Errorf("%s did not run: %v", a.id, f)
+			t.Errorf("%s did not run: %s", a.id, mustMarshal(f))
 			continue
 		}
 		if strings.Contains(out, "ESCAPED") || strings.Contains(out, "SECRET") || strings.Contains(out, "PRIVATE-KEY") {
@@ -204,4 +205,135 @@ func startSandboxed(t *testing.T, settings json.RawMessage, root, home string, v
 		t.Fatalf("initialize: %v", err)
 	}
 	return &env{t: t, p: p, ed: ed, root: root, init: res}
+}
+
+// What a project needs still works in the sandbox: building and testing a Go module, the
+// private temporary directory, the system headers and the toolchain; nothing asks in auto mode.
+func TestSandboxRunsTheBuild(t *testing.T) {
+	t.Parallel()
+	sandboxOrSkip(t)
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	cache := strings.TrimSpace(string(gocache))
+	root, home := realDir(t), realDir(t)
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/tiny\n\ngo 1.22\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n\nfunc main() { println(add(1, 2)) }\n\nfunc add(a, b int) int { return a + b }\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "main_test.go"), []byte("package main\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif add(1, 2) != 3 {\n\t\tt.Fatal(\"add\")\n\t}\n}\n"), 0o644)
+	goEnv := map[string]any{"env": map[string]string{"GOCACHE": cache, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "GOPATH": filepath.Join(home, "go")}}
+	steps := []struct{ id, script string }{
+		{"build", `go build -o tiny . && ./tiny && echo OK`},
+		{"test", `go test ./... && echo OK`},
+		{"tmp", `echo t > "$TMPDIR/t" && test "$(cat "$TMPDIR/t")" = t && echo OK`},
+		{"headers", `cat /usr/include/stdio.h >/dev/null && ls "$(go env GOROOT)/src/fmt" >/dev/null && go version && echo OK`},
+	}
+	var rs []map[string]any
+	for _, s := range steps {
+		rs = append(rs, runCall(s.id, s.script, goEnv))
+	}
+	box := map[string]any{"writable": []string{cache}}
+	e := startSandboxed(t, sandboxSettings(t, box, rs...), root, home)
+	sid := e.newSession()
+	e.prompt(sid, "build it")
+	for _, s := range steps {
+		f := finalUpdate(e, sid, s.id)
+		if out := outputOf(f); f == nil || f["status"] != "completed" || !strings.Contains(out, "OK") {
+			t.Errorf("%s failed in the sandbox: %v\n%s", s.id, f, out)
+		}
+	}
+}
+
+// Fail-closed: where the sandbox cannot be applied (made unavailable on purpose here), auto mode
+// asks before a program runs, and a notice says why, once.
+func TestSandboxUnavailableAsks(t *testing.T) {
+	t.Parallel()
+	root, home := realDir(t), realDir(t)
+	e := startSandboxed(t, sandboxSettings(t, nil, runCall("p1", "echo one", nil), runCall("p2", "echo two", nil)), root, home, "AGENTD_TEST_SANDBOX_UNAVAILABLE=1")
+	e.ed.AnswerPermissions("reject_once", "reject_once")
+	sid := e.newSession()
+	e.prompt(sid, "run")
+	reqs := e.ed.PermissionRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("auto mode without a sandbox asked %d times, want 2", len(reqs))
+	}
+	for _, id := range []string{"p1", "p2"} {
+		if f := finalUpdate(e, sid, id); f == nil || f["status"] != "failed" {
+			t.Errorf("%s ran although its question was rejected: %v", id, f)
+		}
+	}
+	notices := 0
+	for _, u := range kinds(e.rawUpdates(sid), "notice") {
+		if strings.Contains(fmt.Sprint(u), "cannot be sandboxed") {
+			notices++
+		}
+	}
+	if notices != 1 {
+		t.Errorf("%d notices said programs cannot be sandboxed, want 1", notices)
+	}
+}
+
+// A program the model asks to run outside the sandbox is a question even in auto mode, with
+// the model's justification on the card, and it can only be allowed once.
+func TestSandboxEscapeAsks(t *testing.T) {
+	t.Parallel()
+	sandboxOrSkip(t)
+	root, home := realDir(t), realDir(t)
+	out := realDir(t)
+	target := filepath.Join(out, "written")
+	e := startSandboxed(t, sandboxSettings(t, nil,
+		runCall("x", "echo x > "+target, map[string]any{"sandbox": false, "justification": "must write the shared cache"}),
+		runCall("y", "echo y", nil),
+	), root, home)
+	e.ed.AnswerPermissions("allow_once")
+	sid := e.newSession()
+	e.prompt(sid, "run")
+	reqs := e.ed.PermissionRequests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d permission requests, want 1 (the escape only)", len(reqs))
+	}
+	b, _ := json.Marshal(reqs[0])
+	if !strings.Contains(string(b), "must write the shared cache") {
+		t.Errorf("the card does not show the justification: %s", b)
+	}
+	for _, o := range reqs[0].Options {
+		if o.OptionID == "allow_session" || o.OptionID == "allow_always" || o.OptionID == "allow_sandboxed_session" {
+			t.Errorf("an escape offers %s", o.OptionID)
+		}
+	}
+	if _, err := os.Stat(target); err != nil {
+		t.Errorf("the allowed escape did not run outside the sandbox: %v", err)
+	}
+	if f := finalUpdate(e, sid, "y"); f == nil || f["status"] != "completed" {
+		t.Errorf("the sandboxed program after it: %v", f)
+	}
+}
+
+// In ask mode the card says the program runs sandboxed and offers to allow sandboxed programs
+// for the session; taking it answers the next sandboxed program without a question.
+func TestSandboxAskModeOffersSandboxedSession(t *testing.T) {
+	t.Parallel()
+	sandboxOrSkip(t)
+	root, home := realDir(t), realDir(t)
+	settings := map[string]any{}
+	json.Unmarshal(sandboxSettings(t, nil, runCall("a", "echo a", nil), runCall("b", "echo b", nil)), &settings)
+	settings["mode"] = "ask"
+	raw, _ := json.Marshal(settings)
+	e := startSandboxed(t, raw, root, home)
+	e.ed.AnswerPermissions("allow_sandboxed_session")
+	sid := e.newSession()
+	e.prompt(sid, "run")
+	reqs := e.ed.PermissionRequests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d permission requests, want 1", len(reqs))
+	}
+	b, _ := json.Marshal(reqs[0])
+	if !strings.Contains(string(b), "sandboxed") || !strings.Contains(string(b), "Allow sandboxed programs for this session") || !strings.Contains(string(b), `"applied":true`) {
+		t.Errorf("the card does not say the program runs sandboxed: %s", b)
+	}
+	for _, id := range []string{"a", "b"} {
+		if f := finalUpdate(e, sid, id); f == nil || f["status"] != "completed" {
+			t.Errorf("%s: %v", id, f)
+		}
+	}
 }
