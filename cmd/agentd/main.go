@@ -57,6 +57,7 @@ usage:
   agentd key set|get|rm URL   store, check or forget an API key for URL's origin (agentd key -h)
   agentd prompts export|check DIR   write or check a prompt config (agentd prompts -h)
   agentd mcp list [-C DIR]    start your MCP servers and print their state and tools
+  agentd doctor [-C DIR]      print what works here (sandbox, keyring, providers, MCP) and what to do
   agentd version              print the version
 
 flags:
@@ -96,6 +97,8 @@ func run(args []string, stderr io.Writer) int {
 			return runACP(args[1:], stderr)
 		case "mcp":
 			return runMCP(args[1:], os.Stdout, stderr)
+		case "doctor":
+			return runDoctor(args[1:], os.Stdout, stderr)
 		case "key":
 			return runKey(args[1:], os.Stdin, os.Stdout, stderr, keys.Default())
 		case "version":
