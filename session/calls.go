@@ -158,6 +158,7 @@ func (t *turn) exec(c *call) {
 	if c.tool.Effect() == tools.EffectExec {
 		env.Sandbox = t.sandboxEnv()
 	}
+	env.Programs = s.backgroundPrograms()
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun != config.SaveNone {
 		t.saveBeforeExec(c, env)
 	}

@@ -48,3 +48,13 @@ func sandboxOptions(req tools.PermissionRequest, opts []protocol.PermissionOptio
 	}
 	return opts
 }
+
+// backgroundPrograms is the session's table of background programs, made at its first use.
+func (s *Session) backgroundPrograms() *tools.Programs {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.programs == nil {
+		s.programs = tools.NewPrograms()
+	}
+	return s.programs
+}

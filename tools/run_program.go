@@ -17,6 +17,7 @@ type runProgramIn struct {
 	MaxOutputBytes int               `json:"max_output_bytes,omitempty" schema:"minimum=1000,maximum=1048576"`
 	Sandbox        *bool             `json:"sandbox,omitempty"`
 	Justification  string            `json:"justification,omitempty" schema:"maxLength=2000"`
+	Background     bool              `json:"background,omitempty"`
 }
 
 func (in runProgramIn) title() string {
@@ -64,6 +65,12 @@ func runProgram(ctx context.Context, env *Env, in runProgramIn) Result {
 	if bad != nil {
 		return *bad
 	}
+	if in.Background {
+		if env.Programs == nil {
+			return Errorf("field background: background programs are not available here; run it without background")
+		}
+		box.background = true
+	}
 	return execTool(ctx, env, "cwd", in.Cwd, argv, in.Env, in.Stdin, in.TimeoutSeconds, in.MaxOutputBytes, box)
 }
 
@@ -100,6 +107,12 @@ func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string
 	// would start the program outside the roots.
 	if err := stillAt(env, dir, false); err != nil {
 		return Errorf("field %s: %v. The program was not run", cwdField, err)
+	}
+	if box.background {
+		r := startBackground(env, execSpec{Argv: argv, Dir: dir, Env: vars, Stdin: stdin, Box: box})
+		r.Locations = []Location{{Path: dir}}
+		box.report(&r)
+		return r
 	}
 	res := runCommand(ctx, env, execSpec{Argv: argv, Dir: dir, Env: vars, Stdin: stdin, Timeout: timeout, MaxOutput: maxOut, Box: box})
 	r := formatExec(env, argv, dir, res, timeout, note)

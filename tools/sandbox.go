@@ -47,6 +47,8 @@ type sandboxChoice struct {
 	justification string
 	policy        sandbox.Policy
 	exe           string
+	// background: run_program {background: true} (tools/background.go).
+	background bool
 }
 
 func (c sandboxChoice) meta() SandboxMeta {

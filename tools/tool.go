@@ -185,6 +185,9 @@ type Env struct {
 	Semantic SemanticIndex
 	// Sandbox confines run_program's programs; nil when the sandbox setting is off.
 	Sandbox *Sandbox
+	// Programs are the session's background programs (run_program {background: true},
+	// program_output, program_stop); nil where there are none (agentd exec's one turn).
+	Programs *Programs
 	// DiagnosticsWait, when positive, makes the file-editing tools wait up to that long after an
 	// edit for the editor's diagnostics of the file to settle, and append its errors to the
 	// result, so the model sees what the edit broke. Zero skips it.
