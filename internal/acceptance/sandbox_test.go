@@ -337,3 +337,36 @@ func TestSandboxAskModeOffersSandboxedSession(t *testing.T) {
 		}
 	}
 }
+
+// A background program (sandboxed, in auto mode) answers at once, program_output reads it, and
+// it dies with agentd even when agentd is killed with SIGKILL (Linux: Pdeathsig).
+func TestBackgroundProgramDiesWithAgentd(t *testing.T) {
+	t.Parallel()
+	sandboxOrSkip(t)
+	root, home := realDir(t), realDir(t)
+	start := runCall("bg", `echo $$ > bg.pid; echo serving; exec sleep 300`, map[string]any{"background": true})
+	read := map[string]any{"toolCalls": []any{map[string]any{"id": "out", "name": "program_output", "args": map[string]any{"program_id": "prog_1"}}}}
+	wait := runCall("w", `for i in $(seq 100); do test -s bg.pid && break; sleep 0.05; done; sleep 0.2; echo waited`, nil)
+	e := startSandboxed(t, sandboxSettings(t, nil, start, wait, read), root, home)
+	sid := e.newSession()
+	e.prompt(sid, "start the server")
+	if f := finalUpdate(e, sid, "bg"); f == nil || f["status"] != "completed" || !strings.Contains(string(mustMarshal(f)), "prog_1") {
+		t.Fatalf("the background start: %s", mustMarshal(f))
+	}
+	if f := finalUpdate(e, sid, "out"); f == nil || !strings.Contains(string(mustMarshal(f)), "serving") || !strings.Contains(string(mustMarshal(f)), "running") {
+		t.Errorf("program_output: %s", mustMarshal(f))
+	}
+	b, err := os.ReadFile(filepath.Join(root, "bg.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(b))
+	if _, err := os.Stat("/proc/" + pid); err != nil {
+		t.Fatalf("the background program is not running: %v", err)
+	}
+	e.p.cmd.Process.Kill()
+	eventually(t, "the background program to die with agentd", func() bool {
+		_, err := os.Stat("/proc/" + pid)
+		return os.IsNotExist(err) || zombie(pid)
+	})
+}
