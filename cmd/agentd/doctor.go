@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"
@@ -86,10 +84,9 @@ func sandboxLines(s config.Sandbox) []doctorLine {
 	st := sandbox.Probe()
 	var out []doctorLine
 	if runtime.GOOS == "linux" {
-		var u unix.Utsname
 		rel := "unknown"
-		if unix.Uname(&u) == nil {
-			rel = unix.ByteSliceToString(u.Release[:])
+		if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+			rel = strings.TrimSpace(string(b))
 		}
 		out = append(out, doctorLine{"ok", "kernel", "Linux " + rel})
 		ll := doctorLine{"ok", "landlock", fmt.Sprintf("ABI %d", st.LandlockABI)}
@@ -116,6 +113,11 @@ func sandboxLines(s config.Sandbox) []doctorLine {
 		out = append(out, ns)
 	}
 	mode := s.Mode
+	if runtime.GOOS != "linux" && mode != config.SandboxOff {
+		// Not broken, not built yet: programs ask, as they did before the sandbox.
+		out = append(out, doctorLine{"warn", "sandbox", st.Reason + ": every program asks, even in auto mode"})
+		return out
+	}
 	switch {
 	case mode == config.SandboxOff:
 		out = append(out, doctorLine{"warn", "sandbox", "off (sandbox.mode \"off\"): programs run with your rights; auto mode runs them without asking"})
