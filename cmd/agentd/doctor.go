@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"
 	"github.com/agentd-dev/agentd/rpc/protocol"
@@ -63,12 +65,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	for _, p := range src.List(ctx) {
 		lines = append(lines, providerLine(ctx, p, p.ProviderID == set.Provider, *offline))
 	}
-	switch n := len(set.MCPServers) + len(set.ProjectMCPServers); n {
-	case 0:
-		lines = append(lines, doctorLine{"ok", "mcp", "no MCP servers configured"})
-	default:
-		lines = append(lines, doctorLine{"ok", "mcp", fmt.Sprintf("%d MCP servers configured; `agentd mcp list -C %s` starts each and says how it fares", n, abs)})
-	}
+	lines = append(lines, mcpLines(set.MCPServers, set.ProjectMCPServers, abs)...)
 	broken := false
 	for _, l := range lines {
 		fmt.Fprintf(stdout, "%-4s  %-18s %s\n", l.state, l.what, l.detail)
@@ -202,4 +199,25 @@ func oneLine(s string) string {
 		s = s[:160] + "…"
 	}
 	return s
+}
+
+// mcpLines is a line per configured MCP server, without starting any (`agentd mcp list` does).
+func mcpLines(user, project []json.RawMessage, dir string) []doctorLine {
+	if len(user)+len(project) == 0 {
+		return []doctorLine{{"ok", "mcp", "no MCP servers configured"}}
+	}
+	var out []doctorLine
+	add := func(label string, raws []json.RawMessage, state, note string) {
+		for i, raw := range raws {
+			c, err := mcp.Parse(fmt.Sprintf("%s[%d]", label, i), raw)
+			if err != nil {
+				out = append(out, doctorLine{"fail", "mcp", oneLine(err.Error()) + ": fix it in the settings"})
+				continue
+			}
+			out = append(out, doctorLine{state, "mcp " + mcp.Clean(c.Name, 40), fmt.Sprintf("%s %s: %s", c.Type, mcp.Clean(c.Target(), 120), note)})
+		}
+	}
+	add("mcpServers", user, "ok", "configured; `agentd mcp list -C "+dir+"` starts it and says how it fares")
+	add("project mcpServers", project, "warn", "from the project file; it starts only once you approve it in a session")
+	return out
 }

@@ -67,4 +67,9 @@ func TestDoctor(t *testing.T) {
 	if code, out = doctorWith(t, settings, "-offline"); strings.Contains(out, "does not answer") {
 		t.Errorf("-offline contacted a server:\n%s", out)
 	}
+	settings["provider"] = "local"
+	settings["mcpServers"] = []any{map[string]any{"name": "docs", "command": "/nonexistent/docs-mcp"}}
+	if _, out = doctorWith(t, settings, "-offline"); !strings.Contains(out, "mcp docs") || !strings.Contains(out, "agentd mcp list") {
+		t.Errorf("no line for the MCP server:\n%s", out)
+	}
 }
