@@ -62,6 +62,8 @@ type Settings struct {
 	// Hooks are programs agentd runs at points of a turn (session/hooks.go). They run code, so
 	// only the user's layers (or a trusted project) may set them.
 	Hooks Hooks `json:"hooks"`
+	// Sandbox confines run_program's programs (config/sandbox.go).
+	Sandbox Sandbox `json:"sandbox"`
 
 	// ProjectNotice, when not empty, says which keys of the project file were ignored and how
 	// to allow them; sessions show it as a notice. Not a setting.

@@ -48,6 +48,7 @@ func Defaults() Settings {
 		SaveBeforeRun:        SaveAgentEdits,
 		CompactThreshold:     0.8,
 		EditorTimeoutSeconds: 60,
+		Sandbox:              Sandbox{Mode: SandboxAuto},
 	}
 }
 

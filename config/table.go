@@ -64,7 +64,7 @@ func builtinProviders() map[string]any {
 
 // settings is the table: every key of Settings, with its trust class, default and validation.
 // TestEverySettingHasATrustClass fails when a field of Settings has no row here.
-var settings = []setting{
+var settings = append([]setting{
 	{path: "provider", class: Describe, def: "anthropic", check: checkProvider},
 	{path: "providers", class: Describe, def: builtinProviders, object: true},
 	{path: "providers.*", class: Describe, object: true},
@@ -253,7 +253,7 @@ var settings = []setting{
 		}
 		return nil
 	}},
-}
+}, sandboxRows()...)
 
 // checkPrices validates every model's price: amounts are finite and not negative, the currency
 // is an ISO 4217 code (three capital letters) when set.

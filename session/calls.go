@@ -128,6 +128,9 @@ func (t *turn) exec(c *call) {
 		Roots: s.roots,
 		WS:    t.workspace(),
 		Permit: func(ctx context.Context, req tools.PermissionRequest) error {
+			if m, ok := req.Meta[tools.MetaSandbox]; ok {
+				s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: c.id, Meta: protocol.Meta{tools.MetaSandbox: m}})
+			}
 			if err := permitted(ctx, req); err != nil {
 				return err
 			}
@@ -151,6 +154,10 @@ func (t *turn) exec(c *call) {
 		},
 	}
 	env.HideEnv = t.s.m.d.KeyEnvNames(t.set)
+	if c.tool.Effect() == tools.EffectExec {
+		env.Sandbox = t.sandboxEnv()
+	}
+	env.Programs = s.backgroundPrograms()
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun != config.SaveNone {
 		t.saveBeforeExec(c, env)
 	}

@@ -588,6 +588,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	}
 	for _, s := range all {
 		s.wait(ctx)
+		s.backgroundPrograms().Close()
 	}
 	done := make(chan struct{})
 	go func() { m.bg.Wait(); close(done) }()

@@ -48,7 +48,7 @@ func permissionOptions() []protocol.PermissionOption {
 // optionsFor is the options of a permission request: the standard ones, whose lasting answers name
 // the host for a fetch (they cover that host only, see policy.GrantFor).
 func optionsFor(req tools.PermissionRequest) []protocol.PermissionOption {
-	opts := permissionOptions()
+	opts := sandboxOptions(req, permissionOptions())
 	if req.Host == "" {
 		return opts
 	}
@@ -107,7 +107,7 @@ func (t *turn) permit(ctx context.Context, c *call, req tools.PermissionRequest)
 	if c.tool != nil {
 		effect = c.tool.Effect()
 	}
-	pc := policy.Call{Tool: c.name, Effect: effect, Paths: req.Paths, Command: req.Command, Env: req.Env, Stdin: req.Stdin, Host: req.Host}
+	pc := policy.Call{Tool: c.name, Effect: effect, Paths: req.Paths, Command: req.Command, Env: req.Env, Stdin: req.Stdin, Host: req.Host, Sandbox: req.Sandbox}
 	mode := policy.Mode(s.currentMode())
 	if mode == policy.ModeAuto && t.mode == config.ToolCallingText {
 		// A call that came through the text protocol may be an envelope the model copied from
@@ -238,6 +238,8 @@ func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc
 	var g grant
 	switch opt {
 	case protocol.OptionAllowOnce:
+	case policy.OptionAllowSandboxed:
+		g = policy.GrantFor(pc, opt, policy.ScopeSession)
 	case protocol.OptionAllowSession:
 		g = policy.GrantFor(pc, opt, policy.ScopeSession)
 	case protocol.OptionAllowAlways, protocol.OptionRejectAlways:

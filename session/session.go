@@ -14,6 +14,7 @@ import (
 	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
@@ -39,6 +40,10 @@ type Session struct {
 
 	// noElide sends the history whole (the compaction benchmark's baseline).
 	noElide bool
+	// sandboxNoticed: the session said once that programs cannot be sandboxed here.
+	sandboxNoticed atomic.Bool
+	// programs are the session's background programs, stopped when it closes.
+	programs *tools.Programs
 	// editorTimeouts counts the editor_state requests in a row that timed out (editorctx.go).
 	editorTimeouts atomic.Int32
 	// contextNotes are where the live context was put in the history (texts.go), guarded by mu.
@@ -237,6 +242,7 @@ func (s *Session) cancel() {
 func (s *Session) close(ctx context.Context) {
 	s.stop()
 	s.wait(ctx)
+	s.backgroundPrograms().Close()
 }
 
 // stop marks the session closed and cancels its turn and queue.

@@ -79,7 +79,7 @@ func addDependency(ctx context.Context, env *Env, in addDependencyIn) Result {
 	if bad != nil {
 		return *bad
 	}
-	return execTool(ctx, env, "path", dir, argv, nil, "", orDefault(in.TimeoutSeconds, depTimeout), 0)
+	return execTool(ctx, env, "path", dir, argv, nil, "", orDefault(in.TimeoutSeconds, depTimeout), 0, sandboxChoice{})
 }
 
 func orDefault(v, d int) int {

@@ -19,6 +19,8 @@ func Default() *Registry {
 		MovePath,
 		DeletePath,
 		RunProgram,
+		ProgramOutput,
+		ProgramStop,
 		AddDependency,
 		EditModuleConfig,
 		UpdatePlan,

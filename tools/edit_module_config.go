@@ -102,5 +102,5 @@ func editModuleConfig(ctx context.Context, env *Env, in editModuleConfigIn) Resu
 	if bad != nil {
 		return *bad
 	}
-	return execTool(ctx, env, "path", dir, argv, nil, "", orDefault(in.TimeoutSeconds, depTimeout), 0)
+	return execTool(ctx, env, "path", dir, argv, nil, "", orDefault(in.TimeoutSeconds, depTimeout), 0, sandboxChoice{})
 }

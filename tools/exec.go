@@ -30,6 +30,8 @@ type execSpec struct {
 	Stdin     string
 	Timeout   time.Duration
 	MaxOutput int
+	// Box says whether the program runs in the sandbox (tools/sandbox.go).
+	Box sandboxChoice
 }
 
 type execResult struct {
@@ -50,7 +52,8 @@ const streamCap = 1 << 20
 func runCommand(ctx context.Context, env *Env, spec execSpec) execResult {
 	runCtx, cancel := context.WithTimeoutCause(ctx, spec.Timeout, errTimedOut)
 	defer cancel()
-	if t, ok := env.WS.(workspace.Terminal); ok && spec.Stdin == "" {
+	// The client's terminal runs programs with its own rights: never for a sandboxed one.
+	if t, ok := env.WS.(workspace.Terminal); ok && spec.Stdin == "" && spec.Box.state != SandboxApplied {
 		if res, ok := runInTerminal(ctx, runCtx, t, env, spec); ok {
 			return res
 		}
@@ -74,6 +77,12 @@ func runCommand(ctx context.Context, env *Env, spec execSpec) execResult {
 	defer pr.Close()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	setProcessGroup(cmd)
+	cleanup, err := spec.Box.wrap(cmd)
+	if err != nil {
+		pw.Close()
+		return execResult{StartErr: fmt.Errorf("the sandbox could not be set up: %w", err), ExitCode: -1}
+	}
+	defer cleanup()
 	killAll := cmd.Cancel
 	cmd.Cancel = func() error {
 		err := killAll()

@@ -12,6 +12,7 @@ var contract = map[string]Effect{
 	"create_file": EffectWrite, "edit_file": EffectWrite, "create_dir": EffectWrite, "rename_path": EffectWrite,
 	"move_path": EffectWrite, "delete_path": EffectWrite,
 	"run_program": EffectExec, "add_dependency": EffectExec, "edit_module_config": EffectExec,
+	"program_output": EffectRead, "program_stop": EffectRead,
 }
 
 var acpKinds = map[string]bool{"read": true, "edit": true, "delete": true, "move": true, "search": true, "execute": true, "think": true, "fetch": true, "switch_mode": true, "other": true}

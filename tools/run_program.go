@@ -18,6 +18,9 @@ type runProgramIn struct {
 	Stdin          string            `json:"stdin,omitempty" schema:"maxLength=8388608"`
 	TimeoutSeconds int               `json:"timeout_seconds,omitempty" schema:"minimum=1,maximum=3600"`
 	MaxOutputBytes int               `json:"max_output_bytes,omitempty" schema:"minimum=1000,maximum=1048576"`
+	Sandbox        *bool             `json:"sandbox,omitempty"`
+	Justification  string            `json:"justification,omitempty" schema:"maxLength=2000"`
+	Background     bool              `json:"background,omitempty"`
 }
 
 func (in runProgramIn) title() string {
@@ -61,12 +64,22 @@ func runProgram(ctx context.Context, env *Env, in runProgramIn) Result {
 			return Errorf("field env: %q is not a valid variable name", k)
 		}
 	}
-	return execTool(ctx, env, "cwd", in.Cwd, argv, in.Env, in.Stdin, in.TimeoutSeconds, in.MaxOutputBytes)
+	box, bad := chooseSandbox(env, in.Sandbox, in.Justification)
+	if bad != nil {
+		return *bad
+	}
+	if in.Background {
+		if env.Programs == nil {
+			return Errorf("field background: background programs are not available here; run it without background")
+		}
+		box.background = true
+	}
+	return execTool(ctx, env, "cwd", in.Cwd, argv, in.Env, in.Stdin, in.TimeoutSeconds, in.MaxOutputBytes, box)
 }
 
 // execTool is the common path of the exec tools: contain the directory, ask with the exact
 // command, save the session's edits, run, report.
-func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string, vars map[string]string, stdin string, timeoutSec, maxOut int) Result {
+func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string, vars map[string]string, stdin string, timeoutSec, maxOut int, box sandboxChoice) Result {
 	if cwd == "" {
 		cwd = "."
 	}
@@ -84,7 +97,9 @@ func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string
 		maxOut = 30000
 	}
 	timeout := time.Duration(timeoutSec) * time.Second
-	if r := permit(ctx, env, PermissionRequest{Title: runTitle(argv, vars, stdin), Kind: "execute", Paths: []string{dir}, Command: argv, Cwd: dir, Env: vars, Stdin: stdin}); r != nil {
+	req := PermissionRequest{Title: runTitle(argv, vars, stdin), Kind: "execute", Paths: []string{dir}, Command: argv, Cwd: dir, Env: vars, Stdin: stdin}
+	box.describe(&req)
+	if r := permit(ctx, env, req); r != nil {
 		return *r
 	}
 	note := ""
@@ -96,8 +111,15 @@ func execTool(ctx context.Context, env *Env, cwdField, cwd string, argv []string
 	if err := stillAt(env, dir, false); err != nil {
 		return Errorf("field %s: %v. The program was not run", cwdField, err)
 	}
-	res := runCommand(ctx, env, execSpec{Argv: argv, Dir: dir, Env: vars, Stdin: stdin, Timeout: timeout, MaxOutput: maxOut})
+	if box.background {
+		r := startBackground(env, execSpec{Argv: argv, Dir: dir, Env: vars, Stdin: stdin, Box: box})
+		r.Locations = []Location{{Path: dir}}
+		box.report(&r)
+		return r
+	}
+	res := runCommand(ctx, env, execSpec{Argv: argv, Dir: dir, Env: vars, Stdin: stdin, Timeout: timeout, MaxOutput: maxOut, Box: box})
 	r := formatExec(env, argv, dir, res, timeout, note)
+	box.report(&r)
 	r.Locations = []Location{{Path: dir}}
 	return r
 }

@@ -141,6 +141,10 @@ type PermissionRequest struct {
 	Stdin string
 	// Meta is added to the request's toolCall._meta (the engine's "agentd/saves").
 	Meta map[string]any
+	// Sandbox says how a program will run: "" (no sandbox setting) or one of SandboxApplied,
+	// SandboxUnavailable, SandboxEscape; Justification is the model's reason for an escape.
+	Sandbox       string
+	Justification string
 }
 
 // ErrDenied is returned by Env.Permit when the user, a remembered rule or the mode refuses.
@@ -185,6 +189,11 @@ type Env struct {
 	SearchWeb func(ctx context.Context, query string) (WebAnswer, error)
 	// Semantic is the project's semantic index; nil when no embedding model is configured.
 	Semantic SemanticIndex
+	// Sandbox confines run_program's programs; nil when the sandbox setting is off.
+	Sandbox *Sandbox
+	// Programs are the session's background programs (run_program {background: true},
+	// program_output, program_stop); nil where there are none (agentd exec's one turn).
+	Programs *Programs
 	// DiagnosticsWait, when positive, makes the file-editing tools wait up to that long after an
 	// edit for the editor's diagnostics of the file to settle, and append its errors to the
 	// result, so the model sees what the edit broke. Zero skips it.

@@ -23,6 +23,7 @@ import (
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"
+	"github.com/agentd-dev/agentd/sandbox"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -50,6 +51,7 @@ usage:
   agentd key set|get|rm URL   store, check or forget an API key for URL's origin (agentd key -h)
   agentd prompts export|check DIR   write or check a prompt config (agentd prompts -h)
   agentd mcp list [-C DIR]    start your MCP servers and print their state and tools
+  agentd doctor [-C DIR]      print what works here (sandbox, keyring, providers, MCP) and what to do
   agentd version              print the version
 
 flags:
@@ -60,6 +62,14 @@ flags:
 // ended, the editor asked it to exit or SIGTERM/SIGINT arrived (run handles those and returns).
 // Only here: tests call run in-process, and killing every child would reach theirs.
 func main() {
+	// The sandbox helper (package sandbox) is agentd started again by run_program: it
+	// restricts itself and execs the program, and must do nothing else first.
+	if ok, err := sandbox.RunHelper(os.Args); ok {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(126)
+	}
+	exe, _ := os.Executable() // "": the sandbox is unavailable and says so
+	sandbox.SetHelper(exe)
 	tools.BecomeSubreaper() // an error leaves orphans to init, as without it
 	code := run(os.Args[1:], os.Stderr)
 	tools.KillLeftovers()
@@ -79,6 +89,8 @@ func run(args []string, stderr io.Writer) int {
 			return runACP(args[1:], stderr)
 		case "mcp":
 			return runMCP(args[1:], os.Stdout, stderr)
+		case "doctor":
+			return runDoctor(args[1:], os.Stdout, stderr)
 		case "key":
 			return runKey(args[1:], os.Stdin, os.Stdout, stderr, keys.Default())
 		case "version":

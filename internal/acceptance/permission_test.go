@@ -33,6 +33,10 @@ func checkOptions(t *testing.T, p map[string]any) {
 		{"allow_once", "allow_once"}, {"allow_session", "allow_always"}, {"allow_always", "allow_always"},
 		{"reject_once", "reject_once"}, {"reject_always", "reject_always"},
 	}
+	// A sandboxed program also offers to allow every sandboxed program for the session (v1.2).
+	if box, _ := obj(p, "toolCall", "_meta", "agentd/sandbox").(map[string]any); box["applied"] == true {
+		want = append(want, [2]string{"allow_sandboxed_session", "allow_always"})
+	}
 	opts, _ := p["options"].([]any)
 	var got [][2]string
 	for _, o := range opts {

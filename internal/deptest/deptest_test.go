@@ -18,7 +18,7 @@ const module = "github.com/agentd-dev/agentd"
 func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
-		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "completion", "providers", "tools", "workspace", "config", "prompts",
+		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "completion", "providers", "tools", "workspace", "config", "prompts", "sandbox",
 		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
@@ -52,6 +52,7 @@ var allowed = map[string]map[string]string{
 		"mcp":              "agentd mcp list starts the configured servers and prints what they offer",
 		"internal/clip":    clipReason,
 		"internal/testbin": testbinReason,
+		"sandbox":          sandboxCmdReason,
 	},
 	"rpc": {
 		"session":       "handlers turn requests into Manager calls",
@@ -102,6 +103,7 @@ var allowed = map[string]map[string]string{
 		"providers":     "ToolSpec, in the seam file tools/registry.go",
 		"config":        "tools/policy takes the permission mode names from the settings",
 		"internal/clip": clipReason,
+		"sandbox":       sandboxToolsReason,
 	},
 	"providers": {
 		"config":        "a provider's settings",
@@ -114,7 +116,13 @@ var allowed = map[string]map[string]string{
 	"internal/fakemodel": {"providers": "the neutral model it scripts", "rpc/protocol": "the wire types", "internal/clip": clipReason},
 	"internal/clip":      {},
 	"internal/testbin":   {}, // test helper: builds cmd/agentd by running the go command
+	"sandbox":            {}, // the OS sandbox's policy and helper, over the standard library and x/sys
 }
+
+const (
+	sandboxCmdReason   = "main runs the sandbox helper first thing and installs itself as it"
+	sandboxToolsReason = "run_program starts programs through the sandbox helper"
+)
 
 // testbinReason is why tests may import internal/testbin: the binary is built once for every
 // package that runs it (the daemon's tests, the fake editor's scenarios).

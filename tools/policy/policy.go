@@ -61,9 +61,11 @@ type Grant struct {
 	Env   map[string]string `json:"env,omitempty"`
 	Stdin string            `json:"stdin,omitempty"`
 	// Host limits a fetch tool's grant to requests to that host (see Call.Host).
-	Host  string `json:"host,omitempty"`
-	Allow bool   `json:"allow"`
-	Scope Scope  `json:"scope"`
+	Host string `json:"host,omitempty"`
+	// Sandboxed limits the grant to programs that run in the sandbox (OptionAllowSandboxed).
+	Sandboxed bool  `json:"sandboxed,omitempty"`
+	Allow     bool  `json:"allow"`
+	Scope     Scope `json:"scope"`
 }
 
 // Call is what the policy knows of a tool call.
@@ -78,6 +80,9 @@ type Call struct {
 	// Host is where a fetch sends its request (lowercase, no port), "" when the tool does not say
 	// (web_search goes to the configured search provider).
 	Host string
+	// Sandbox is how a program runs: "" or one of tools.SandboxApplied, SandboxUnavailable,
+	// SandboxEscape (policy/sandbox.go).
+	Sandbox string
 }
 
 // Decision is the policy's answer.
@@ -133,6 +138,7 @@ func Decide(mode Mode, grants []Grant, call Call) Decision {
 		}
 		mode = ModeAsk
 	}
+	mode, mustAsk := sandboxMode(mode, call)
 	allowed := false
 	for _, g := range grants {
 		if g.IsZero() || !Matches(g, call) {
@@ -141,7 +147,7 @@ func Decide(mode Mode, grants []Grant, call Call) Decision {
 		if !g.Allow {
 			return Deny
 		}
-		allowed = true
+		allowed = !mustAsk
 	}
 	if mode == ModeAuto || allowed {
 		return Allow
@@ -153,6 +159,9 @@ func Decide(mode Mode, grants []Grant, call Call) Decision {
 func Matches(g Grant, call Call) bool {
 	pathReject := !g.Allow && g.Pattern != "" && call.Effect == tools.EffectWrite
 	if !pathReject && g.Tool != "" && g.Tool != "*" && g.Tool != call.Tool {
+		return false
+	}
+	if !sandboxMatches(g, call) {
 		return false
 	}
 	if g.Command != nil {
@@ -212,6 +221,8 @@ func hasPrefix(argv, prefix []string) bool {
 func GrantFor(call Call, optionID string, scope Scope) Grant {
 	g := Grant{Tool: call.Tool, Scope: scope}
 	switch optionID {
+	case OptionAllowSandboxed:
+		return Grant{Tool: call.Tool, Sandboxed: true, Allow: true, Scope: ScopeSession}
 	case OptionAllowSession:
 		g.Allow, g.Scope = true, ScopeSession
 	case OptionAllowAlways:
@@ -251,7 +262,7 @@ func (g Grant) IsZero() bool { return g.Equal(Grant{}) }
 
 // Equal reports whether g and o are the same grant.
 func (g Grant) Equal(o Grant) bool {
-	return g.Tool == o.Tool && g.Pattern == o.Pattern && g.Host == o.Host && g.Allow == o.Allow && g.Scope == o.Scope &&
+	return g.Tool == o.Tool && g.Pattern == o.Pattern && g.Host == o.Host && g.Allow == o.Allow && g.Scope == o.Scope && g.Sandboxed == o.Sandboxed &&
 		slices.Equal(g.Command, o.Command) && maps.Equal(g.Env, o.Env) && g.Stdin == o.Stdin
 }
 
