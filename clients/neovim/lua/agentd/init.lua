@@ -850,6 +850,7 @@ function M.setup(opts)
   chat.ui.on_stop = M.cancel
   chat.ui.on_steer = M.steer
   set_global_keymaps()
+  require("agentd.inline").setup()
   -- A running daemon takes the new settings as its client layer.
   local c = client.get()
   if c then
