@@ -13,6 +13,7 @@
 -- M.native()) and only attaches agentd to the buffer.
 local config = require("agentd.config")
 local client = require("agentd.client")
+local methods = require("agentd.methods")
 
 local M = {}
 
@@ -153,7 +154,7 @@ function M.request()
   local tick = vim.api.nvim_buf_get_changedtick(buf)
   local params = { textDocument = { uri = vim.uri_from_bufnr(buf) }, position = pos, context = { triggerKind = 2 } }
   M.stats.requests = M.stats.requests + 1
-  local ok, id = client.raw_request(c, "textDocument/inlineCompletion", params, function(err, result)
+  local ok, id = client.raw_request(c, methods.inline_completion, params, function(err, result)
     if pending and pending.gen == my then
       pending = nil
     end
