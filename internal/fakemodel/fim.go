@@ -33,6 +33,10 @@ type FIMStats struct {
 	Requests    int // requests received
 	Completed   int // answered in full (not dropped by the client mid-delay)
 	MaxInFlight int // the most requests being answered at once
+	// Busy is the time the handler spent on the answered requests, from reading the body to
+	// writing the answer (the scripted delay and the timer's overshoot included), so a benchmark
+	// can subtract the server's own time from a round trip.
+	Busy time.Duration
 }
 
 type fimState struct {
@@ -49,6 +53,7 @@ func (s *Server) FIMStats() FIMStats {
 }
 
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	body, err := readAll(w, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -101,6 +106,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	st.mu.Lock()
 	st.stats.Completed++
+	st.stats.Busy += time.Since(start)
 	n := st.stats.Requests
 	st.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
