@@ -116,6 +116,23 @@ cases.add("a suggestion shows as virtual text and the accept key inserts it", fu
   h.eq({}, h.errors(), "no errors")
 end)
 
+cases.add("a suggestion of several lines shows as virt_lines and is accepted whole", function()
+  local inline = start({ rules = { { after = "int {\n\tr", text = "eturn a +\n\t\tb" } } })
+  enter("Ar", function(t)
+    t.wait(function()
+      return inline.shown
+    end, "a suggestion")
+    local marks = vim.api.nvim_buf_get_extmarks(0, inline.ns, 0, -1, { details = true })
+    h.eq(1, #marks, "one extmark")
+    h.eq("eturn a +", marks[1][4].virt_text[1][1], "the first line at the cursor")
+    h.eq("\t\tb", marks[1][4].virt_lines[1][1][1], "the next line below")
+    t.k("<M-l>")
+    h.eq({ "\treturn a +", "\t\tb", "}" }, vim.api.nvim_buf_get_lines(0, 3, 6, false), "both lines inserted")
+    h.eq({ 5, 3 }, vim.api.nvim_win_get_cursor(0), "the cursor after the last inserted character")
+  end)
+  h.eq({}, h.errors(), "no errors")
+end)
+
 cases.add("typing and leaving insert mode clear the suggestion", function()
   local inline = start(FIM)
   enter("Aret", function(t)
