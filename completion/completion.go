@@ -143,13 +143,16 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 	}
 	text := Shape(raw, req.Prefix, req.Suffix)
 	e.mu.Lock()
-	if e.inflight[req.Key] == me { // a newer request has not overtaken this one
-		if e.last == nil {
-			e.last = map[string]result{}
-		}
-		e.last[req.Key] = result{prefix: req.Prefix, suffix: req.Suffix, text: text}
+	defer e.mu.Unlock()
+	if e.inflight[req.Key] != me {
+		// A newer request overtook this one while its answer was on its way: the editor no
+		// longer has the text it was made for.
+		return "", nil
 	}
-	e.mu.Unlock()
+	if e.last == nil {
+		e.last = map[string]result{}
+	}
+	e.last[req.Key] = result{prefix: req.Prefix, suffix: req.Suffix, text: text}
 	return text, nil
 }
 
@@ -264,4 +267,17 @@ func validEnd(s string) string {
 		}
 	}
 	return s
+}
+
+// Supersede says a newer request for the document key has arrived, before it has read the
+// document: the request in flight for key is cancelled, and its answer, even one already on its
+// way, is dropped.
+func (e *Engine) Supersede(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if f := e.inflight[key]; f != nil {
+		f.cancel()
+		delete(e.inflight, key)
+		e.stats.Cancelled++
+	}
 }

@@ -363,3 +363,52 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// doerFunc is a Doer from a function.
+type doerFunc func(*http.Request) (*http.Response, error)
+
+func (f doerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestSupersededAnswerIsNeverShown: a model answer that was already on its way when a newer
+// request for the document came (the HTTP response read despite the cancellation) is not
+// answered: the editor would show a suggestion for text it no longer has. Supersede marks the
+// newer request's arrival before it has read the document from the editor.
+func TestSupersededAnswerIsNeverShown(t *testing.T) {
+	for _, how := range []string{"newer Complete", "Supersede"} {
+		t.Run(how, func(t *testing.T) {
+			entered := make(chan struct{}, 2)
+			release := make(chan struct{})
+			set := config.Completion{Provider: "p", Model: "m", Endpoint: "completions"}
+			e := engine(set, providers.Config{ID: "p", APIType: "openai", BaseURL: "http://127.0.0.1:1/v1"}, nil)
+			calls := 0
+			var mu sync.Mutex
+			e.Doer = doerFunc(func(r *http.Request) (*http.Response, error) {
+				mu.Lock()
+				calls++
+				n := calls
+				mu.Unlock()
+				entered <- struct{}{}
+				if n == 1 {
+					<-release // the response arrives whatever the context says
+				}
+				return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(`{"choices":[{"text":"STALE"}]}`)), Header: http.Header{}}, nil
+			})
+			first := make(chan string, 1)
+			go func() {
+				s, _ := e.Complete(context.Background(), Request{Key: "doc", Prefix: "f(a, ", Suffix: ")\n"})
+				first <- s
+			}()
+			<-entered
+			if how == "Supersede" {
+				e.Supersede("doc")
+			} else {
+				go e.Complete(context.Background(), Request{Key: "doc", Prefix: "f(a, x", Suffix: ")\n"})
+				<-entered
+			}
+			close(release)
+			if s := recv(t, first); s != "" {
+				t.Errorf("the superseded request answered %q", s)
+			}
+		})
+	}
+}

@@ -56,6 +56,10 @@ type Settings struct {
 	// provider and model that answer the side requests (titles, compaction summaries, answer
 	// review) instead of the turn's model (see Fast).
 	Models map[string]ModelSettings `json:"models,omitempty"`
+	// Transcription configures agent/x/transcribe: which of the user's providers turns speech
+	// into text (an OpenAI-compatible /audio/transcriptions) with which model. Only the user's
+	// layers may set it: it decides where the user's voice is sent.
+	Transcription Transcription `json:"transcription"`
 	// TrustedProjects are project roots (absolute paths) whose .agentd/config.json is trusted
 	// like the user's own settings. Only the user's layers may set it.
 	TrustedProjects []string `json:"trustedProjects,omitempty"`
@@ -204,6 +208,13 @@ type Completion struct {
 	MaxTokens int    `json:"maxTokens,omitempty"`
 	// ContextChars bounds the text sent around the cursor plus other open files (characters).
 	ContextChars int `json:"contextChars,omitempty"`
+}
+
+// Transcription is the settings' transcription object; agent/x/transcribe is off until both
+// are set.
+type Transcription struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
 }
 
 // Enabled says whether inline completions are configured.

@@ -197,6 +197,16 @@ var settings = append([]setting{
 		}
 		return nil
 	}},
+	{path: "transcription", class: UserOnly, def: func() map[string]any { return map[string]any{} }, object: true},
+	{path: "transcription.provider", class: UserOnly, check: func(s Settings, _ string) error {
+		if p := s.Transcription.Provider; p != "" {
+			if _, ok := s.Providers[p]; !ok {
+				return &KeyError{Key: "transcription.provider", Msg: fmt.Sprintf("%q is not one of providers (%s)", p, strings.Join(providerIDs(s), ", "))}
+			}
+		}
+		return nil
+	}},
+	{path: "transcription.model", class: UserOnly},
 	{path: "compactThreshold", class: Describe, def: 0.8, check: func(s Settings, _ string) error {
 		if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
 			return &KeyError{Key: "compactThreshold", Msg: "must be between 0 and 1"}

@@ -251,3 +251,29 @@ func TestProjectCannotTurnOnTheWeb(t *testing.T) {
 		t.Fatalf("unknown search provider: %v", err)
 	}
 }
+
+// TestProjectCannotChooseTranscription: transcription decides where the user's voice goes; a
+// cloned repository cannot send it to a provider of its choosing, while the user's settings can.
+func TestProjectCannotChooseTranscription(t *testing.T) {
+	s, _, err := projectStore(t, "", `{"transcription":{"provider":"openai","model":"whisper-1"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Get()
+	if got.Transcription.Provider != "" || got.Transcription.Model != "" {
+		t.Fatalf("the project set transcription %+v", got.Transcription)
+	}
+	if !strings.Contains(got.ProjectNotice, "transcription") {
+		t.Errorf("the notice does not name transcription: %s", got.ProjectNotice)
+	}
+	st := NewStore()
+	if err := st.Set(LayerUser, []byte(`{"transcription":{"provider":"openai","model":"whisper-1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Get().Transcription; got.Provider != "openai" || got.Model != "whisper-1" {
+		t.Fatalf("the user's transcription settings: %+v", got)
+	}
+	if err := NewStore().Set(LayerUser, []byte(`{"transcription":{"provider":"nope"}}`)); err == nil || !strings.Contains(err.Error(), "transcription.provider") {
+		t.Fatalf("unknown transcription provider: %v", err)
+	}
+}

@@ -65,6 +65,9 @@ func (s *Server) inlineCompletion(ctx context.Context, p *inlineCompletionParams
 	if bridge == nil {
 		return none, nil // not reached: requests before initialize are refused by the server
 	}
+	// A newer request supersedes the older one now, not once it has read the document from the
+	// editor: the older answer may otherwise still go out for text the editor no longer has.
+	s.completions().Supersede(string(p.TextDocument.URI))
 	path := p.TextDocument.URI.FsPath()
 	roots, err := workspace.NewRoots(filepath.Dir(path))
 	if err != nil {

@@ -89,6 +89,10 @@ func (s *Server) table() map[string]method {
 
 		// completion.go
 		MethodInlineCompletion: handler(validateInlineCompletion, (*Server).inlineCompletion),
+
+		// infer.go
+		MethodInfer:      handler(validateInfer, (*Server).infer),
+		MethodTranscribe: handler(validateTranscribe, (*Server).transcribe),
 	}
 }
 

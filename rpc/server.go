@@ -385,6 +385,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 	// What the engine must send after this answer (session.AfterAnswer) waits for the ordered
 	// writer to queue it.
 	hctx = session.WithAfterAnswer(hctx, func(fn func()) { s.conn.AfterAnswer(id, fn) })
+	hctx = withRequestID(hctx, id)
 	f := &inflight{method: method, cancel: cancel}
 	if method == protocol.MethodSessionPrompt {
 		// Noted before the reader moves on, so an agent/session/cancel read after this prompt

@@ -34,9 +34,13 @@ func scriptedProject(t *testing.T, title, echoed string, more ...any) (root stri
 		map[string]any{"text": "Done.", "stopReason": "end_turn"},
 	}, more...)})
 	write(filepath.Join(home, "replay.json"), string(script))
+	// The program runs in the client's terminal (terminal/*), which agentd uses only for a
+	// program it does not sandbox: the sandbox is off here, as a user who wants their editor's
+	// terminal sets it.
 	settings, _ := json.Marshal(map[string]any{
 		"provider":  "r",
 		"providers": map[string]any{"r": map[string]any{"apiType": "replay", "baseUrl": filepath.Join(home, "replay.json"), "model": "replay-model"}},
+		"sandbox":   map[string]any{"mode": "off"},
 	})
 	write(filepath.Join(home, "config", "agentd", "config.json"), string(settings))
 	env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"),

@@ -18,7 +18,7 @@ const module = "github.com/agentd-dev/agentd"
 func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
-		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "completion", "providers", "tools", "workspace", "config", "prompts", "sandbox",
+		"cmd", "rpc/protocol", "rpc/jsonrpc", "rpc", "editorbridge", "session", "mcp", "completion", "transcribe", "providers", "tools", "workspace", "config", "prompts", "sandbox",
 		"internal/fakemodel", "internal/deptest", "internal/clip", "internal/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
@@ -65,6 +65,11 @@ var allowed = map[string]map[string]string{
 		"config":        "settings from initialize and didChangeConfiguration",
 		"prompts":       "the prompt config loaded at start-up, handed to the engine",
 		"completion":    "textDocument/inlineCompletion hands the text around the cursor to the completion engine",
+		"transcribe":    "agent/x/transcribe hands the recording to the transcription endpoint",
+		"internal/clip": clipReason,
+	},
+	"transcribe": {
+		"providers":     "the recording goes to one of the user's providers, with the key bound to its origin",
 		"internal/clip": clipReason,
 	},
 	"completion": {

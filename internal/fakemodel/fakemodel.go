@@ -63,6 +63,9 @@ type Script struct {
 	// (e.g. a session-title request a client makes in the background) from
 	// racing the agent loop for the scripted turns. The first match wins.
 	Routes []Route `json:"routes,omitempty"`
+	// FIM answers POST /v1/completions, the OpenAI-compatible fill-in-the-middle endpoint
+	// (fim.go).
+	FIM *FIMScript `json:"fim,omitempty"`
 }
 
 // Route answers every request whose raw body contains Match.
@@ -256,6 +259,8 @@ type Server struct {
 	// embedInputs counts the texts /v1/embeddings was asked to embed.
 	embedInputs int
 
+	fim fimState
+
 	// streamEnded, when set (by tests), learns how each stream ended.
 	streamEnded func(complete bool)
 }
@@ -278,6 +283,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	mux.HandleFunc("POST /v1/completions", s.completions)
 	return mux
 }
 

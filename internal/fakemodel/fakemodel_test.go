@@ -551,3 +551,37 @@ func TestStreamReportsScriptedUsage(t *testing.T) {
 		t.Fatalf("usage chunk %s", datas[len(datas)-2])
 	}
 }
+
+func TestFIMCompletions(t *testing.T) {
+	srv := New(Script{FIM: &FIMScript{Rules: []FIMRule{{After: "func add(a, b int) int {\n\t", Text: "return a + b"}}, Default: "x"}})
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	post := func(prompt string) string {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"model": ModelID, "prompt": prompt, "suffix": "\n}\n", "max_tokens": 64, "stream": false})
+		resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Object  string `json:"object"`
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Object != "text_completion" || len(out.Choices) != 1 {
+			t.Fatalf("answer %+v, %v", out, err)
+		}
+		return out.Choices[0].Text
+	}
+	if got := post("package p\n\nfunc add(a, b int) int {\n\t"); got != "return a + b" {
+		t.Errorf("matched rule: got %q", got)
+	}
+	if got := post("nothing"); got != "x" {
+		t.Errorf("default: got %q", got)
+	}
+	if st := srv.FIMStats(); st.Requests != 2 || st.Completed != 2 || st.MaxInFlight != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}

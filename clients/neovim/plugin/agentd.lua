@@ -19,6 +19,10 @@ vim.api.nvim_create_user_command("AgentdPrompt", function(o)
   agentd().prompt(o.args, { range = range })
 end, { nargs = "+", range = true, desc = "agentd: send a prompt (with the lines of a range as context)" })
 
+vim.api.nvim_create_user_command("AgentdExplain", function(o)
+  require("agentd.explain").explain(o.line1, o.line2)
+end, { range = true, desc = "agentd: explain the selected lines (the current line without a range)" })
+
 vim.api.nvim_create_user_command("AgentdCancel", function()
   agentd().cancel()
 end, { desc = "agentd: cancel the running turn" })

@@ -53,7 +53,7 @@ end)
 cases.add("commands are defined by plugin/agentd.lua", function()
   local cmds = vim.api.nvim_get_commands({})
   for _, c in ipairs({ "AgentdChat", "AgentdPrompt", "AgentdCancel", "AgentdMode", "AgentdNew", "AgentdSessions",
-    "AgentdSteer", "AgentdChanges", "AgentdRestore", "AgentdFork", "AgentdModel" }) do
+    "AgentdSteer", "AgentdChanges", "AgentdRestore", "AgentdFork", "AgentdModel", "AgentdExplain" }) do
     h.truthy(cmds[c], c .. " defined")
   end
   -- Loading the plugin file started nothing.

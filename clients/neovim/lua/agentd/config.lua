@@ -52,6 +52,20 @@ M.defaults = {
     -- Height of the input window.
     input_height = 5,
   },
+  -- Inline completions (shown only when agentd's settings name a
+  -- `completion` provider and model, so that it advertises them).
+  inline = {
+    enabled = true,
+    -- Milliseconds without typing before a suggestion is asked for.
+    debounce_ms = 75,
+    -- Insert-mode key that accepts the suggestion; without one shown it is
+    -- the key itself, so "<Tab>" keeps indenting. false: no key.
+    accept = "<M-l>",
+    -- Highlight group of the suggestion's text.
+    highlight = "Comment",
+    -- On Neovim 0.12+, let vim.lsp.inline_completion show them instead.
+    native = true,
+  },
 }
 
 local function fail(name, msg)
@@ -179,6 +193,33 @@ function M.validate(opts)
     local h = opts.chat.input_height
     if h ~= nil and (type(h) ~= "number" or h < 1) then
       return fail("chat.input_height", "must be a number >= 1")
+    end
+  end
+  if opts.inline ~= nil then
+    if type(opts.inline) ~= "table" then
+      return fail("inline", "must be a table")
+    end
+    for k in pairs(opts.inline) do
+      if M.defaults.inline[k] == nil then
+        local known = vim.tbl_keys(M.defaults.inline)
+        table.sort(known)
+        return fail("inline." .. tostring(k), "is not an agentd inline option (known: " .. table.concat(known, ", ") .. ")")
+      end
+    end
+    local i = opts.inline
+    for _, k in ipairs({ "enabled", "native" }) do
+      if i[k] ~= nil and type(i[k]) ~= "boolean" then
+        return fail("inline." .. k, "must be true or false")
+      end
+    end
+    if i.debounce_ms ~= nil and (type(i.debounce_ms) ~= "number" or i.debounce_ms < 0 or i.debounce_ms > 5000) then
+      return fail("inline.debounce_ms", "must be a number of milliseconds from 0 to 5000")
+    end
+    if i.accept ~= nil and i.accept ~= false and (type(i.accept) ~= "string" or i.accept == "") then
+      return fail("inline.accept", "must be a key sequence string such as \"<M-l>\" or \"<Tab>\", or false")
+    end
+    if i.highlight ~= nil and (type(i.highlight) ~= "string" or i.highlight == "") then
+      return fail("inline.highlight", "must be a highlight group name")
     end
   end
   return true

@@ -75,6 +75,9 @@ function M.lsp_handlers()
         err_notify("agentd: could not show an update: " .. tostring(err))
       end
     end,
+    [methods.infer_chunk] = function(_, params)
+      pcall(require("agentd.explain").on_chunk, params)
+    end,
     [methods.read_text_file] = safe(handlers.read_text_file),
     [methods.dirty_buffers] = safe(handlers.dirty_buffers),
     [methods.diagnostics] = safe(handlers.diagnostics),
@@ -855,6 +858,7 @@ function M.setup(opts)
   chat.ui.on_stop = M.cancel
   chat.ui.on_steer = M.steer
   set_global_keymaps()
+  require("agentd.inline").setup()
   -- A running daemon takes the new settings as its client layer.
   local c = client.get()
   if c then

@@ -16,6 +16,8 @@ M.session_set_config_option = "agent/session/set_config_option"
 M.session_steer = "agent/x/session/steer"
 M.checkpoints_list = "agent/x/checkpoints/list"
 M.checkpoints_restore = "agent/x/checkpoints/restore"
+M.inline_completion = "textDocument/inlineCompletion"
+M.infer = "agent/x/infer"
 
 -- Neovim → agentd notifications.
 M.session_cancel = "agent/session/cancel"
@@ -23,6 +25,7 @@ M.did_change_configuration = "workspace/didChangeConfiguration"
 
 -- agentd → Neovim notification.
 M.session_update = "agent/session/update"
+M.infer_chunk = "agent/x/infer/chunk"
 
 -- agentd → Neovim requests.
 M.request_permission = "agent/session/request_permission"
