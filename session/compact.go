@@ -52,6 +52,15 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 		m := hist[i]
 		var parts []providers.Part
 		var older map[string]bool // the calls of this message's results that are not sent whole
+		// Only a message with an image needs older (every request walks the whole history, so a
+		// map per message made each turn's CPU grow with the session, issue 34).
+		hasImage := false
+		for _, p := range m.Parts {
+			if p.Type == providers.PartImage && p.ToolCallID != "" {
+				hasImage = true
+				break
+			}
+		}
 		for j := len(m.Parts) - 1; j >= 0; j-- {
 			p := m.Parts[j]
 			if p.Type != providers.PartToolResult {
@@ -61,10 +70,12 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 			if seen <= whole {
 				continue
 			}
-			if older == nil {
-				older = map[string]bool{}
+			if hasImage {
+				if older == nil {
+					older = map[string]bool{}
+				}
+				older[p.ToolCallID] = true
 			}
-			older[p.ToolCallID] = true
 			if len(p.Text) <= head+200 {
 				continue
 			}
@@ -75,6 +86,9 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 		}
 		// An older result's images go the same way, whatever its text's length.
 		for j, p := range m.Parts {
+			if older == nil {
+				break
+			}
 			if p.Type != providers.PartImage || p.ToolCallID == "" || !older[p.ToolCallID] {
 				continue
 			}
