@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"github.com/agentd-dev/agentd/prompts"
 	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/providers"
@@ -35,6 +37,13 @@ const (
 // results are sent whole and the messages before the newest ones stay byte-identical from one
 // request to the next until the boundary jumps again. block 1 elides all but the last keep.
 func elideToolResults(hist []providers.Message, keep, head, block int) []providers.Message {
+	return elideToolResultsMemo(hist, keep, head, block, nil)
+}
+
+// elideToolResultsMemo is elideToolResults taking each result's elided text from memo (nil:
+// none) when it has cut the same text before: every request of a session elides the same older
+// results again, and cutting each one anew made CPU per turn grow with the session (issue 34).
+func elideToolResultsMemo(hist []providers.Message, keep, head, block int, memo *elideMemo) []providers.Message {
 	total := 0
 	for _, m := range hist {
 		for _, p := range m.Parts {
@@ -82,7 +91,7 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 			if parts == nil {
 				parts = append([]providers.Part(nil), m.Parts...)
 			}
-			parts[j].Text = clip.String(p.Text, head, "") + fmt.Sprintf("\n[%d more bytes of this older %s result were elided to save context; call the tool again if you need them]", len(p.Text)-len(clip.String(p.Text, head, "")), p.ToolName)
+			parts[j].Text = memo.elide(p.Text, p.ToolName, head)
 		}
 		// An older result's images go the same way, whatever its text's length.
 		for j, p := range m.Parts {
@@ -108,6 +117,48 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 		return hist
 	}
 	return out
+}
+
+// elideText is an older result's text as sent: its head and a marker.
+func elideText(text, tool string, head int) string {
+	kept := clip.String(text, head, "")
+	return kept + fmt.Sprintf("\n[%d more bytes of this older %s result were elided to save context; call the tool again if you need them]", len(text)-len(kept), tool)
+}
+
+// elideMemo remembers results' elided texts, keyed by the address of the text's bytes: the
+// history's strings are shared by every snapshot of it, so a lookup costs no hashing of the
+// text. An entry holds the original string, which keeps its bytes from being freed and their
+// address from being reused by another text while the entry lives, and the lookup still compares
+// it (equal pointer and length: one comparison) before using the entry. At elideMemoMax entries
+// the memo starts again, so it holds at most that many elided texts (about 530 bytes each).
+type elideMemo struct {
+	mu sync.Mutex
+	m  map[*byte]elidedText
+}
+
+type elidedText struct {
+	orig, tool, text string
+	head             int
+}
+
+const elideMemoMax = 4096
+
+func (c *elideMemo) elide(text, tool string, head int) string {
+	if c == nil || text == "" {
+		return elideText(text, tool, head)
+	}
+	k := unsafe.StringData(text)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[k]; ok && e.orig == text && e.tool == tool && e.head == head {
+		return e.text
+	}
+	if c.m == nil || len(c.m) >= elideMemoMax {
+		c.m = make(map[*byte]elidedText)
+	}
+	t := elideText(text, tool, head)
+	c.m[k] = elidedText{orig: text, tool: tool, text: t, head: head}
+	return t
 }
 
 // withoutImages replaces every image of msgs by a note that it was left out, for a model that

@@ -37,6 +37,8 @@ type Session struct {
 
 	// noElide sends the history whole (the compaction benchmark's baseline).
 	noElide bool
+	// elided remembers older tool results' elided texts from one request to the next.
+	elided elideMemo
 	// editorTimeouts counts the editor_state requests in a row that timed out (editorctx.go).
 	editorTimeouts atomic.Int32
 	// contextNotes are where the live context was put in the history (texts.go), guarded by mu.
