@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -166,11 +167,17 @@ var errBinaryRange = errors.New("binary")
 // than readMaxLineRune runes, so formatLines still marks it shortened). The lines after the range
 // are only counted. A NUL or invalid UTF-8 in the first 8 KiB is errBinaryRange.
 func readLineRange(ctx context.Context, path string, start, end int) (window []string, total int, err error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO swapped in after the caller's stat must not block the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, 0, err
+	} else if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s is not a regular file", path)
+	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(8192)
 	if len(head) == 8192 {
