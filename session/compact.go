@@ -44,6 +44,8 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 // none) when it has cut the same text before: every request of a session elides the same older
 // results again, and cutting each one anew made CPU per turn grow with the session (issue 34).
 func elideToolResultsMemo(hist []providers.Message, keep, head, block int, memo *elideMemo) []providers.Message {
+	memo.begin()
+	defer memo.end()
 	total := 0
 	for _, m := range hist {
 		for _, p := range m.Parts {
@@ -129,11 +131,13 @@ func elideText(text, tool string, head int) string {
 // history's strings are shared by every snapshot of it, so a lookup costs no hashing of the
 // text. An entry holds the original string, which keeps its bytes from being freed and their
 // address from being reused by another text while the entry lives, and the lookup still compares
-// it (equal pointer and length: one comparison) before using the entry. At elideMemoMax entries
-// the memo starts again, so it holds at most that many elided texts (about 530 bytes each).
+// it (equal pointer and length: one comparison) before using the entry. Each request keeps only
+// the entries it used, so the memo never holds a result the history no longer has (after a
+// compaction or a rewind).
 type elideMemo struct {
-	mu sync.Mutex
-	m  map[*byte]elidedText
+	mu   sync.Mutex
+	m    map[*byte]elidedText // the previous request's
+	next map[*byte]elidedText // this request's, while it runs
 }
 
 type elidedText struct {
@@ -141,24 +145,34 @@ type elidedText struct {
 	head             int
 }
 
-const elideMemoMax = 4096
+// begin starts a request's use of the memo; end finishes it. Between them the memo is locked.
+func (c *elideMemo) begin() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.next = make(map[*byte]elidedText, len(c.m))
+}
+
+func (c *elideMemo) end() {
+	if c == nil {
+		return
+	}
+	c.m, c.next = c.next, nil
+	c.mu.Unlock()
+}
 
 func (c *elideMemo) elide(text, tool string, head int) string {
 	if c == nil || text == "" {
 		return elideText(text, tool, head)
 	}
 	k := unsafe.StringData(text)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.m[k]; ok && e.orig == text && e.tool == tool && e.head == head {
-		return e.text
+	e, ok := c.m[k]
+	if !ok || e.orig != text || e.tool != tool || e.head != head {
+		e = elidedText{orig: text, tool: tool, text: elideText(text, tool, head), head: head}
 	}
-	if c.m == nil || len(c.m) >= elideMemoMax {
-		c.m = make(map[*byte]elidedText)
-	}
-	t := elideText(text, tool, head)
-	c.m[k] = elidedText{orig: text, tool: tool, text: t, head: head}
-	return t
+	c.next[k] = e
+	return e.text
 }
 
 // withoutImages replaces every image of msgs by a note that it was left out, for a model that

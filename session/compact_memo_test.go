@@ -40,7 +40,16 @@ func TestElideMemoSameAsWithout(t *testing.T) {
 	}
 	// The same length, other bytes, a fresh string: cut from its own text.
 	other := strings.Repeat("x", len(hist[1].Parts[0].Text))
-	if got := memo.elide(other, "read_file", elideHead); !strings.HasPrefix(got, "xxxx") {
+	memo.begin()
+	got := memo.elide(other, "read_file", elideHead)
+	memo.end()
+	if !strings.HasPrefix(got, "xxxx") {
 		t.Fatalf("got %.50s", got)
+	}
+	// A request over a shorter history (after a compaction) leaves only its own results in the
+	// memo, so it holds none the history dropped.
+	elideToolResultsMemo(hist[len(hist)-20:], keepToolResults, elideHead, elideBlock, &memo)
+	if n := len(memo.m); n == 0 || n > 10 {
+		t.Fatalf("the memo holds %d entries after a request with at most 10 results", n)
 	}
 }
