@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"github.com/agentd-dev/agentd/prompts"
 	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/clip"
@@ -36,6 +38,15 @@ const (
 // results are sent whole and the messages before the newest ones stay byte-identical from one
 // request to the next until the boundary jumps again. block 1 elides all but the last keep.
 func elideToolResults(hist []providers.Message, keep, head, block int) []providers.Message {
+	return elideToolResultsMemo(hist, keep, head, block, nil)
+}
+
+// elideToolResultsMemo is elideToolResults taking each result's elided text from memo (nil:
+// none) when it has cut the same text before: every request of a session elides the same older
+// results again, and cutting each one anew made CPU per turn grow with the session (issue 34).
+func elideToolResultsMemo(hist []providers.Message, keep, head, block int, memo *elideMemo) []providers.Message {
+	memo.begin()
+	defer memo.end()
 	total := 0
 	for _, m := range hist {
 		for _, p := range m.Parts {
@@ -53,6 +64,15 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 		m := hist[i]
 		var parts []providers.Part
 		var older map[string]bool // the calls of this message's results that are not sent whole
+		// Only a message with an image needs older (every request walks the whole history, so a
+		// map per message made each turn's CPU grow with the session, issue 34).
+		hasImage := false
+		for _, p := range m.Parts {
+			if p.Type == providers.PartImage && p.ToolCallID != "" {
+				hasImage = true
+				break
+			}
+		}
 		for j := len(m.Parts) - 1; j >= 0; j-- {
 			p := m.Parts[j]
 			if p.Type != providers.PartToolResult {
@@ -62,20 +82,25 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 			if seen <= whole {
 				continue
 			}
-			if older == nil {
-				older = map[string]bool{}
+			if hasImage {
+				if older == nil {
+					older = map[string]bool{}
+				}
+				older[p.ToolCallID] = true
 			}
-			older[p.ToolCallID] = true
 			if len(p.Text) <= head+200 {
 				continue
 			}
 			if parts == nil {
 				parts = append([]providers.Part(nil), m.Parts...)
 			}
-			parts[j].Text = clip.String(p.Text, head, "") + fmt.Sprintf("\n[%d more bytes of this older %s result were elided to save context; call the tool again if you need them]", len(p.Text)-len(clip.String(p.Text, head, "")), p.ToolName)
+			parts[j].Text = memo.elide(p.Text, p.ToolName, head)
 		}
 		// An older result's images go the same way, whatever its text's length.
 		for j, p := range m.Parts {
+			if older == nil {
+				break
+			}
 			if p.Type != providers.PartImage || p.ToolCallID == "" || !older[p.ToolCallID] {
 				continue
 			}
@@ -95,6 +120,60 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 		return hist
 	}
 	return out
+}
+
+// elideText is an older result's text as sent: its head and a marker.
+func elideText(text, tool string, head int) string {
+	kept := clip.String(text, head, "")
+	return kept + fmt.Sprintf("\n[%d more bytes of this older %s result were elided to save context; call the tool again if you need them]", len(text)-len(kept), tool)
+}
+
+// elideMemo remembers results' elided texts, keyed by the address of the text's bytes: the
+// history's strings are shared by every snapshot of it, so a lookup costs no hashing of the
+// text. An entry holds the original string, which keeps its bytes from being freed and their
+// address from being reused by another text while the entry lives, and the lookup still compares
+// it (equal pointer and length: one comparison) before using the entry. Each request keeps only
+// the entries it used, so the memo never holds a result the history no longer has (after a
+// compaction or a rewind).
+type elideMemo struct {
+	mu   sync.Mutex
+	m    map[*byte]elidedText // the previous request's
+	next map[*byte]elidedText // this request's, while it runs
+}
+
+type elidedText struct {
+	orig, tool, text string
+	head             int
+}
+
+// begin starts a request's use of the memo; end finishes it. Between them the memo is locked.
+func (c *elideMemo) begin() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.next = make(map[*byte]elidedText, len(c.m))
+}
+
+func (c *elideMemo) end() {
+	if c == nil {
+		return
+	}
+	c.m, c.next = c.next, nil
+	c.mu.Unlock()
+}
+
+func (c *elideMemo) elide(text, tool string, head int) string {
+	if c == nil || text == "" {
+		return elideText(text, tool, head)
+	}
+	k := unsafe.StringData(text)
+	e, ok := c.m[k]
+	if !ok || e.orig != text || e.tool != tool || e.head != head {
+		e = elidedText{orig: text, tool: tool, text: elideText(text, tool, head), head: head}
+	}
+	c.next[k] = e
+	return e.text
 }
 
 // withoutImages replaces every image of msgs by a note that it was left out, for a model that

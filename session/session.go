@@ -44,6 +44,8 @@ type Session struct {
 	sandboxNoticed atomic.Bool
 	// programs are the session's background programs, stopped when it closes.
 	programs *tools.Programs
+	// elided remembers older tool results' elided texts from one request to the next.
+	elided elideMemo
 	// editorTimeouts counts the editor_state requests in a row that timed out (editorctx.go).
 	editorTimeouts atomic.Int32
 	// contextNotes are where the live context was put in the history (texts.go), guarded by mu.

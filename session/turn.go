@@ -258,7 +258,7 @@ func (t *turn) request() *providers.Request {
 	th := s.thinking(t.set)
 	msgs := s.historySnapshot()
 	if !s.noElide {
-		msgs = elideToolResults(msgs, keepToolResults, elideHead, elideBlock)
+		msgs = elideToolResultsMemo(msgs, keepToolResults, elideHead, elideBlock, &s.elided)
 	}
 	if !t.caps.Thinking {
 		th = providers.Thinking{} // asked only of models that reason

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -128,5 +129,55 @@ func TestReadFileAllocationsDoNotGrowWithLines(t *testing.T) {
 	short, many := allocs("short.txt"), allocs("long.txt")
 	if many > short+5 {
 		t.Errorf("1,000 lines cost %.0f allocations, 10 lines %.0f: the cost grows with the lines", many, short)
+	}
+}
+
+// A file over MaxFileBytes is still readable by line range: the range is streamed from the disk
+// in bounded memory (a 100 MB log read at its middle), and a read without a range is still
+// refused with the way forward.
+func TestReadFileLargeRange(t *testing.T) {
+	h := newHarness(t, nil)
+	var b strings.Builder
+	for i := 1; b.Len() <= MaxFileBytes; i++ {
+		fmt.Fprintf(&b, "line %d of a large log\r\n", i)
+	}
+	total := strings.Count(b.String(), "\n")
+	h.write("big.log", b.String())
+	r := mustOK(t, h.run("read_file", map[string]any{"path": "big.log", "start_line": 200000, "end_line": 200002}))
+	want := fmt.Sprintf("200000\tline 200000 of a large log\n200001\tline 200001 of a large log\n200002\tline 200002 of a large log\n\n[Lines 200000-200002 of %d.", total)
+	if !strings.HasPrefix(r.Output, want) {
+		t.Fatalf("output:\n%s\nwant prefix:\n%s", r.Output, want)
+	}
+	if len(h.ws.reads) != 0 {
+		t.Fatalf("the large file was asked of the editor: %v", h.ws.reads)
+	}
+	// The last line, and a start past the end.
+	r = mustOK(t, h.run("read_file", map[string]any{"path": "big.log", "start_line": total}))
+	mustContain(t, r.Output, fmt.Sprintf("%d\tline %d of a large log\n", total, total))
+	mustErr(t, h.run("read_file", map[string]any{"path": "big.log", "start_line": total + 1}), "past the end")
+	mustErr(t, h.run("read_file", map[string]any{"path": "big.log"}), "more than the", "start_line")
+	// A large binary file is refused with or without a range.
+	h.write("big.bin", "\x00"+strings.Repeat("a", MaxFileBytes))
+	mustErr(t, h.run("read_file", map[string]any{"path": "big.bin", "start_line": 1, "end_line": 2}), "binary")
+}
+
+// readLineRange keeps a line far longer than its buffer only to the length read_file shows, and
+// counts a last line without a newline.
+func TestReadLineRangeLongLines(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	long := strings.Repeat("é", 300000) // 600 KB on one line
+	if err := os.WriteFile(p, []byte("one\n"+long+"\nthree\nfour"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, total, err := readLineRange(context.Background(), p, 2, 3)
+	if err != nil || total != 4 || len(w) != 2 || w[1] != "three" {
+		t.Fatalf("got %d lines %q..., total %d, %v", len(w), w, total, err)
+	}
+	if len(w[0]) != 4*readMaxLineRune+4 || !strings.HasPrefix(long, w[0]) {
+		t.Fatalf("long line kept as %d bytes", len(w[0]))
+	}
+	w, total, err = readLineRange(context.Background(), p, 4, 0)
+	if err != nil || total != 4 || len(w) != 1 || w[0] != "four" {
+		t.Fatalf("got %q, total %d, %v", w, total, err)
 	}
 }
