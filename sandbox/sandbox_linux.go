@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -99,8 +101,21 @@ func RunHelper(args []string) (ok bool, err error) {
 		return true, err
 	}
 	prog, argv := args[3], args[4:]
+	parent := os.Getppid()
 	if err := apply(p); err != nil {
 		return true, fmt.Errorf("agentd sandbox: %w; the program was not run", err)
+	}
+	// The program dies with agentd (even by SIGKILL). The parent-death signal agentd asked for
+	// (SysProcAttr.Pdeathsig) belongs to the thread it was set on, the helper's first; Go may run
+	// this on another thread, and execve keeps the calling thread as the process, dropping the
+	// setting (1 start in 6 lost it). So it is set again on the thread that executes the
+	// program, and the parent checked once more after it.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return true, fmt.Errorf("agentd sandbox: setting the parent-death signal: %w; the program was not run", err)
+	}
+	if os.Getppid() != parent {
+		return true, errors.New("agentd sandbox: agentd exited before the program started; it was not run")
 	}
 	return true, syscall.Exec(prog, argv, os.Environ())
 }
