@@ -58,8 +58,11 @@ type Engine struct {
 
 	mu       sync.Mutex
 	inflight map[string]*flight // by Request.Key
-	last     map[string]result  // the newest answer per document
-	stats    Stats
+	// superseded are requests Supersede cancelled, by key, until the next request for the
+	// document has waited for them.
+	superseded map[string]*flight
+	last       map[string]result // the newest answer per document
+	stats      Stats
 }
 
 // Stats counts what the engine did, for benchmarks and tests.
@@ -73,6 +76,7 @@ type Stats struct {
 
 type flight struct {
 	cancel context.CancelFunc
+	done   chan struct{} // closed when its model request has returned
 }
 
 // result is a suggestion as shown: the text before the cursor it was made for, and its text.
@@ -109,11 +113,16 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if old := e.inflight[req.Key]; old != nil {
+	old := e.inflight[req.Key]
+	if old != nil {
 		old.cancel()
 		e.stats.Cancelled++
 	}
-	me := &flight{cancel: cancel}
+	if old == nil {
+		old = e.superseded[req.Key]
+	}
+	delete(e.superseded, req.Key)
+	me := &flight{cancel: cancel, done: make(chan struct{})}
 	if e.inflight == nil {
 		e.inflight = map[string]*flight{}
 	}
@@ -122,6 +131,7 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 	e.mu.Unlock()
 
 	defer func() {
+		close(me.done)
 		e.mu.Lock()
 		if e.inflight[req.Key] == me {
 			delete(e.inflight, req.Key)
@@ -129,6 +139,15 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 		e.mu.Unlock()
 	}()
 
+	// One model request in flight per document: the cancelled one returns at once, so this
+	// waits only for its connection to let go.
+	if old != nil {
+		select {
+		case <-old.done:
+		case <-ctx.Done():
+			return "", nil
+		}
+	}
 	req = fit(req, budget(set))
 	raw, err := e.call(ctx, set, req)
 	if err != nil {
@@ -279,5 +298,10 @@ func (e *Engine) Supersede(key string) {
 		f.cancel()
 		delete(e.inflight, key)
 		e.stats.Cancelled++
+		// The request that superseded it waits for it to end before its own model request.
+		if e.superseded == nil {
+			e.superseded = map[string]*flight{}
+		}
+		e.superseded[key] = f
 	}
 }

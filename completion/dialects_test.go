@@ -203,6 +203,10 @@ func TestNewerRequestCancelsOlder(t *testing.T) {
 	defer unblock() // before srv.Close, which waits for the handlers
 	set := config.Completion{Provider: "p", Model: "m", Endpoint: "completions"}
 	e := engine(set, providers.Config{ID: "p", APIType: "openai", BaseURL: srv.URL + "/v1"}, nil)
+	// In flight as agentd sees it: from the request's start until its Do returns (a cancelled
+	// request returns at once; the server may notice the cancel only later).
+	doer := &countingDoer{inner: srv.Client()}
+	e.Doer = doer
 
 	first := make(chan string, 1)
 	go func() {
@@ -225,8 +229,8 @@ func TestNewerRequestCancelsOlder(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if maxInflight != 1 {
-		t.Errorf("%d model requests in flight at once", maxInflight)
+	if n := doer.max(); n != 1 {
+		t.Errorf("%d model requests in flight at once (the server saw %d)", n, maxInflight)
 	}
 	if st := e.Stats(); st.Cancelled != 1 || st.Failed != 0 {
 		t.Errorf("stats %+v", st)
@@ -403,7 +407,9 @@ func TestSupersededAnswerIsNeverShown(t *testing.T) {
 				e.Supersede("doc")
 			} else {
 				go e.Complete(context.Background(), Request{Key: "doc", Prefix: "f(a, x", Suffix: ")\n"})
-				<-entered
+				// The newer request has cancelled the older; its own model request waits for
+				// the older one to end (one in flight per document).
+				waitFor(t, func() bool { return e.Stats().Cancelled == 1 })
 			}
 			close(release)
 			if s := recv(t, first); s != "" {
@@ -411,4 +417,26 @@ func TestSupersededAnswerIsNeverShown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countingDoer counts the requests in flight through it.
+type countingDoer struct {
+	inner     Doer
+	mu        sync.Mutex
+	now, most int
+}
+
+func (d *countingDoer) Do(r *http.Request) (*http.Response, error) {
+	d.mu.Lock()
+	d.now++
+	d.most = max(d.most, d.now)
+	d.mu.Unlock()
+	defer func() { d.mu.Lock(); d.now--; d.mu.Unlock() }()
+	return d.inner.Do(r)
+}
+
+func (d *countingDoer) max() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.most
 }
