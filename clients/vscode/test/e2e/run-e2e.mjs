@@ -135,6 +135,8 @@ const userSettings = {
     provider: 'fake',
     providers: { fake: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' } },
     mode: 'ask',
+    // The fake model's price (per million tokens): its turns' usage_update carries the cost.
+    models: { 'fake-model': { price: { input: 1, output: 10, currency: 'EUR' } } },
     // A one-tool MCP server (test/e2e/fake-mcp.mjs): its calls show the server's name.
     mcpServers: [{ name: 'tracker', command: process.execPath, args: [path.join(path.dirname(new URL(import.meta.url).pathname), 'fake-mcp.mjs')], env: [] }],
   },
@@ -1095,6 +1097,22 @@ try {
     await chat().locator('.tool', { hasText: 'lookup' }).locator('.tool-server', { hasText: 'tracker' }).first().waitFor({ timeout: 10000 });
     const toolMsg = JSON.stringify((fakeRequests()[1]?.messages ?? []).filter((m) => m.role === 'tool'));
     if (!toolMsg.includes('issue 42: the login button is broken')) throw new Error(`the MCP result did not reach the model: ${toolMsg.slice(0, 300)}`);
+  });
+
+  await test('the session\'s cost shows beside the context meter', async () => {
+    // 1000 input tokens at 1 EUR and 200 output at 10 EUR per million: 0.003 EUR a call.
+    const usage = { input: 1000, output: 200 };
+    await startFake('cost', { title: 'Cost chat', turns: [{ text: 'first answer', usage }, { text: 'second answer', usage }] });
+    await newChat();
+    await sendInChat('What does it cost?');
+    await chatSays('first answer');
+    await waitFor('the cost beside the meter', async () => (await chat().locator('.meter .meter-cost:not([hidden])').textContent().catch(() => '')) === '0.003 EUR', 15000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    await sendInChat('And now?');
+    await chatSays('second answer');
+    // The session's running total, not the last call's.
+    await waitFor('the cumulative cost', async () => (await chat().locator('.meter .meter-cost:not([hidden])').textContent().catch(() => '')) === '0.006 EUR', 15000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
   });
 
   await test('several chats: a turn goes on in a hidden chat while another runs, and shows whole on return', async () => {
