@@ -134,6 +134,16 @@ function send(how: 'default' | 'queue' = 'default') {
 $('.send').addEventListener('click', () => send());
 $('.queue').addEventListener('click', () => send('queue'));
 $('.stop').addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
+// Esc anywhere in the chat stops the running turn, unless something nearer used it (the @ and
+// / lists close on Esc and mark it handled) or the chat history is open (Esc closes that).
+document.addEventListener('keydown', (e) => {
+  if (e.key !== 'Escape' || e.defaultPrevented || e.isComposing) return;
+  const h = $('.history');
+  if (!h.hidden) { h.hidden = true; e.preventDefault(); return; }
+  if (!state.running) return;
+  e.preventDefault();
+  vscode.postMessage({ type: 'cancel' });
+});
 
 // ---------- context chips (active file, selection, mentions) and @/# completion
 let pinned: Chip[] = [];
@@ -286,6 +296,9 @@ app.addEventListener('click', (e) => {
     // Not armed yet (see ARM_MS): an early click answers nothing.
   } else if (act === 'perm') {
     vscode.postMessage({ type: 'permission', requestId: t.dataset.req, button: t.dataset.button });
+    // The card's buttons go away with the answer: the keyboard goes back to the input rather
+    // than to the page's body.
+    input.focus();
   } else if (act === 'restore') {
     vscode.postMessage({ type: 'restoreCheckpoint', checkpointId: t.dataset.checkpoint });
   } else if (act === 'change') {

@@ -1187,6 +1187,37 @@ try {
     await page.keyboard.press('Control+S');
   });
 
+  // The chat input has the keyboard: the element is focused and its frame has the focus.
+  const inputFocused = () => chat().locator('textarea.input').evaluate((b) => document.activeElement === b && document.hasFocus()).catch(() => false);
+
+  await test('keyboard: Esc in the chat stops the running turn', async () => {
+    const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i + 1} of a long streamed answer.`).join(' ');
+    await startFake('esc', { title: 'Esc chat', turns: [{ text: long, chunkDelayMs: 40, chunkSize: 3 }] });
+    await newChat();
+    await sendInChat('Tell me a long story');
+    await chatSays('Sentence number 2', 30000);
+    if ((await chat().locator('body').getAttribute('data-running')) !== 'true') throw new Error('the turn ended before Esc');
+    await chat().locator('textarea.input').click();
+    await page.keyboard.press('Escape');
+    await waitFor('Esc stopped the turn', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 10000);
+    if (!/agent\/session\/cancel/.test(agentdLog())) throw new Error('no agent/session/cancel reached agentd');
+    if (await chat().locator('.messages', { hasText: 'Sentence number 60' }).count()) throw new Error('the whole answer streamed: Esc stopped nothing');
+  });
+
+  await test('keyboard: answering a card in the chat gives the focus back to the input', async () => {
+    await startFake('cardfocus', readScript(false));
+    await newChat();
+    await sendInChat('Change hello to goodbye in a.txt');
+    const deny = chat().locator('.permission button', { hasText: /^Deny$/ });
+    await deny.waitFor({ timeout: 60000 });
+    // The buttons take a click only once the card has been on screen for a moment.
+    await waitFor('the card armed', async () => (await chat().locator('.permission button[data-arming]').count()) === 0, 5000);
+    await deny.click();
+    await chat().locator('.permission .answered', { hasText: 'Denied' }).waitFor({ timeout: 5000 });
+    await waitFor('the input has the focus after the answer', inputFocused, 5000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 30000);
+  });
+
   await test('several chats: a turn goes on in a hidden chat while another runs, and shows whole on return', async () => {
     const alpha = Array.from({ length: 60 }, (_, i) => `Alpha line ${String(i + 1).padStart(2, '0')}.`).join('\n\n') + '\n\nALPHA-END';
     await startFake('chats', { routes: [
