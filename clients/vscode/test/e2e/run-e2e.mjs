@@ -1455,7 +1455,8 @@ try {
     // points at another server (the fake model): the key must not follow it there.
     await startFake('origin', { turns: [{ text: 'Answered without a key.' }, { text: 'Keyless' }] });
     const moved = { ...userSettings['agentd.settings'], provider: 'openrouter',
-      providers: { openrouter: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' } } };
+      // fim stays: the completion setting names it.
+      providers: { openrouter: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' }, fim: userSettings['agentd.settings'].providers.fim } };
     await setUserSettings({ ...userSettings, 'agentd.settings': moved }, (st) => st['agentd.settings']?.provider === 'openrouter' && st['agentd.settings'].providers?.openrouter?.baseUrl?.includes('127.0.0.1'));
     try {
       // Configure Provider told the running agentd the old URL (agent/providers/set), which
