@@ -9,6 +9,7 @@ import { Permissions } from './permissions';
 import { Keys, removeKey } from './keys';
 import { ContentBlock } from './pure/protocol';
 import { Review } from './review';
+import { registerInline } from './inline';
 import { PermissionButton } from './pure/viewmodel';
 import { documentChip, selectionChip } from './context';
 import { configureHost } from './pure/l10n';
@@ -61,6 +62,7 @@ export async function activate(context: vscode.ExtensionContext) {
   chats = new Chats(daemon, review);
   context.subscriptions.push(chats);
   view = new ChatView(context.extensionUri, chats, diffs, review);
+  registerInline(context, daemon);
   context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }));
   permissions = new Permissions(chats, (sessionId) => view!.shown(sessionId), (sessionId) => view!.revealSession(sessionId));
   view.permissions = permissions;

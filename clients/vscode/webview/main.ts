@@ -23,7 +23,7 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import {
-  buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, Diff, stdinSize,
+  buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, costText, Diff, stdinSize,
 } from '../src/pure/viewmodel';
 import { diffRows } from '../src/pure/hunks';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
@@ -100,7 +100,7 @@ app.innerHTML = `
 <section class="plan" hidden></section>
 <section class="queued" hidden></section>
 <footer class="composer">
-  <div class="meter" hidden><div class="meter-bar"><div class="meter-fill"></div></div><span class="meter-text"></span><button class="link-btn compact" data-act="compact" title="${esc(l10n.t('Summarise the earlier conversation to free context (/compact)'))}">${esc(l10n.t('Compact'))}</button></div>
+  <div class="meter" hidden><div class="meter-bar"><div class="meter-fill"></div></div><span class="meter-text"></span><span class="meter-cost" hidden></span><button class="link-btn compact" data-act="compact" title="${esc(l10n.t('Summarise the earlier conversation to free context (/compact)'))}">${esc(l10n.t('Compact'))}</button></div>
   <div class="slash-menu" role="listbox" aria-label="${esc(l10n.t('Commands'))}" hidden></div>
   <div class="mention-menu" role="listbox" aria-label="${esc(l10n.t('Files and symbols'))}" hidden></div>
   <div class="chips" aria-label="${esc(l10n.t('Context sent with the prompt'))}"></div>
@@ -134,6 +134,16 @@ function send(how: 'default' | 'queue' = 'default') {
 $('.send').addEventListener('click', () => send());
 $('.queue').addEventListener('click', () => send('queue'));
 $('.stop').addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
+// Esc anywhere in the chat stops the running turn, unless something nearer used it (the @ and
+// / lists close on Esc and mark it handled) or the chat history is open (Esc closes that).
+document.addEventListener('keydown', (e) => {
+  if (e.key !== 'Escape' || e.defaultPrevented || e.isComposing) return;
+  const h = $('.history');
+  if (!h.hidden) { h.hidden = true; e.preventDefault(); return; }
+  if (!state.running) return;
+  e.preventDefault();
+  vscode.postMessage({ type: 'cancel' });
+});
 
 // ---------- context chips (active file, selection, mentions) and @/# completion
 let pinned: Chip[] = [];
@@ -286,6 +296,9 @@ app.addEventListener('click', (e) => {
     // Not armed yet (see ARM_MS): an early click answers nothing.
   } else if (act === 'perm') {
     vscode.postMessage({ type: 'permission', requestId: t.dataset.req, button: t.dataset.button });
+    // The card's buttons go away with the answer: the keyboard goes back to the input rather
+    // than to the page's body.
+    input.focus();
   } else if (act === 'restore') {
     vscode.postMessage({ type: 'restoreCheckpoint', checkpointId: t.dataset.checkpoint });
   } else if (act === 'change') {
@@ -600,6 +613,11 @@ function renderChrome() {
     ($('.meter-fill') as HTMLElement).style.width = `${pct}%`;
     meter.classList.toggle('high', pct > 80);
     $('.meter-text').textContent = l10n.t('Context {0}', usageText(state.usage));
+    const cost = costText(state.usage.cost);
+    const c = $('.meter-cost');
+    c.hidden = !cost;
+    c.textContent = cost;
+    c.title = cost ? l10n.t('The session\'s cost so far') : '';
   } else meter.hidden = true;
   // send / stop
   $('.stop').hidden = !state.running;

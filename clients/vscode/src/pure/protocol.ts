@@ -52,6 +52,11 @@ export interface ClientRequests {
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
+  // LSP 3.18: agentd reads the document itself (agent/fs/read_text_file), so no text goes along.
+  'textDocument/inlineCompletion': {
+    params: { textDocument: { uri: string }; position: { line: number; character: number }; context: { triggerKind: 1 | 2 } };
+    result: { items: Array<{ insertText: string | { kind: string; value: string }; range?: { start: { line: number; character: number }; end: { line: number; character: number } } }> } | Array<{ insertText: string | { kind: string; value: string } }> | null;
+  };
 }
 
 /** Client → agentd notifications: method → params. */
@@ -94,6 +99,7 @@ export const ToDaemon = {
   providersList: 'agent/providers/list',
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',
+  inlineCompletion: 'textDocument/inlineCompletion',
 } as const satisfies Record<string, keyof ClientRequests>;
 
 /** Client → agentd notification names. */

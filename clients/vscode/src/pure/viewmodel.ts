@@ -553,6 +553,7 @@ function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
     case 'usage_update':
       // A model call that reported no usage (a stopped stream) says nothing about the context.
       if (typeof u.used === 'number' && !(u.used === 0 && s.usage?.used)) s.usage = { used: u.used, size: Number(u.size) || 0, cost: u.cost };
+      else if (s.usage && u.cost !== undefined) s.usage = { ...s.usage, cost: u.cost };
       return s;
     case 'notice':
       s.items.push({
@@ -628,6 +629,21 @@ export function feedbackOption(options: PermissionOption[]): string | undefined 
 export function feedbackOutcome(optionId: string, text: string): { outcome: Record<string, unknown> } {
   const t = text.trim();
   return { outcome: t ? { outcome: 'selected', optionId, _meta: { 'agentd/instruction': t } } : { outcome: 'selected', optionId } };
+}
+
+/**
+ * A usage_update's cost {amount, currency} (the session's running total) as "0.0123 USD": to a
+ * millionth so a small amount is not rounded away to 0, trailing zeros dropped. '' when agentd
+ * sent no cost (the price is unknown): never a made-up 0. The currency loses control characters.
+ */
+export function costText(cost: unknown): string {
+  if (!cost || typeof cost !== 'object') return '';
+  const { amount, currency } = cost as { amount?: unknown; currency?: unknown };
+  if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) return '';
+  let n = amount.toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
+  if (n === '0' && amount > 0) n = amount.toPrecision(2);
+  const cur = typeof currency === 'string' ? currency.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').slice(0, 12) : '';
+  return `${n} ${cur || 'USD'}`;
 }
 
 /** "12.3k / 200k (6%)" for the context meter. */

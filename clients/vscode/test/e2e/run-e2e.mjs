@@ -11,7 +11,7 @@
 //   SHOT_MIDTURN  where to save the README screenshot (optional); THEME  a workbench.colorTheme
 //   SHOT_REVIEW_DIR  where to save the review screenshots (review-chat.png, review-editor.png, review-deny.png)
 //   SHOT_CHATS  where to save the screenshot of two chats side by side (the side bar and an editor tab)
-//   PORT (18080), FAKE_PORT (18181), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (600), ONLY (a regular expression test names must match)
+//   PORT (18080), FAKE_PORT (18181), FIM_PORT (FAKE_PORT+1), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (600), ONLY (a regular expression test names must match)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -30,6 +30,7 @@ const WORK = path.resolve(env0.WORK || path.join(CS_ROOT, 'run'));
 const ARTIFACTS = path.resolve(env0.ARTIFACTS || path.join(WORK, 'artifacts'));
 const PORT = Number(env0.PORT || 18080);
 const FAKE_PORT = Number(env0.FAKE_PORT || 18181);
+const FIM_PORT = Number(env0.FIM_PORT || FAKE_PORT + 1);
 const CHROMIUM = env0.CHROMIUM || '/usr/bin/chromium';
 const TIMEOUT_S = Number(env0.TIMEOUT_S || 600);
 const CS_BIN = path.join(CS_ROOT, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
@@ -102,7 +103,7 @@ for (const d of ['ud/User', 'ext', 'xdg', 'chrome', 'ws']) fs.mkdirSync(path.joi
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 fs.writeFileSync(A_TXT, A_TEXT);
 // Files of their own for the tests that must not depend on what earlier tests left in a.txt.
-for (const f of ['fold.txt', 'code.txt', 'mention.txt', 'hidden.txt', 'typing.txt']) fs.writeFileSync(path.join(WS, f), f === 'mention.txt' ? 'the mentioned body 42\n' : 'hello world\nsecond line\n');
+for (const f of ['fold.txt', 'code.txt', 'mention.txt', 'hidden.txt', 'typing.txt', 'fim.txt']) fs.writeFileSync(path.join(WS, f), f === 'mention.txt' ? 'the mentioned body 42\n' : 'hello world\nsecond line\n');
 fs.writeFileSync(path.join(WS, 'bad.json'), '{\n  "name": "demo",,\n  "version": \n}\n');
 // The review tests' files, there from the start so that quick open has indexed them.
 for (const f of ['r1.txt', 'r2.txt', 'r3.txt']) fs.writeFileSync(path.join(WS, f), '\n');
@@ -129,12 +130,21 @@ const userSettings = {
   'editor.formatOnType': false,
   'editor.formatOnPaste': false,
   'agentd.path': AGENTD,
+  // Ghost text only in the test that turns it on with the status bar item.
+  'agentd.inlineSuggestions.enabled': false,
   // verbose: the trace holds every message's params and results (the key test checks it is masked).
   'agentd.trace.server': 'verbose',
   'agentd.settings': {
     provider: 'fake',
-    providers: { fake: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' } },
+    providers: {
+      fake: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' },
+      // The inline completion test's fill-in-the-middle server (fimServer below).
+      fim: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FIM_PORT}/v1`, model: 'fim-model' },
+    },
+    completion: { provider: 'fim', model: 'fim-model', endpoint: 'completions' },
     mode: 'ask',
+    // The fake model's price (per million tokens): its turns' usage_update carries the cost.
+    models: { 'fake-model': { price: { input: 1, output: 10, currency: 'EUR' } } },
     // A one-tool MCP server (test/e2e/fake-mcp.mjs): its calls show the server's name.
     mcpServers: [{ name: 'tracker', command: process.execPath, args: [path.join(path.dirname(new URL(import.meta.url).pathname), 'fake-mcp.mjs')], env: [] }],
   },
@@ -172,6 +182,25 @@ const watchdog = setTimeout(async () => {
   console.log('vscode-e2e: 0 passed, 1 failed');
   process.exit(2);
 }, TIMEOUT_S * 1000);
+
+// ---------- a fill-in-the-middle server (OpenAI POST /v1/completions) on loopback: it completes
+// "The answer is 4" with "2, said the computer." and nothing else; fimRequests records each body.
+const fimRequests = [];
+const fimServer = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    let j = {};
+    try { j = JSON.parse(body); } catch { /* recorded as {} */ }
+    fimRequests.push({ url: req.url, body: j });
+    if (req.method !== 'POST' || req.url !== '/v1/completions') { res.writeHead(404).end('{}'); return; }
+    const text = typeof j.prompt === 'string' && j.prompt.endsWith('The answer is 4') ? '2, said the computer.' : '';
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: 'cmpl-1', object: 'text_completion', model: j.model, choices: [{ index: 0, text, finish_reason: 'stop' }] }));
+  });
+});
+await new Promise((resolve, reject) => { fimServer.once('error', reject); fimServer.listen(FIM_PORT, '127.0.0.1', resolve); });
+fimServer.unref();
 
 // ---------- UI helpers
 const chat = () => page.frameLocator('iframe.webview').frameLocator('#active-frame');
@@ -1097,6 +1126,98 @@ try {
     if (!toolMsg.includes('issue 42: the login button is broken')) throw new Error(`the MCP result did not reach the model: ${toolMsg.slice(0, 300)}`);
   });
 
+  await test('the session\'s cost shows beside the context meter', async () => {
+    // 1000 input tokens at 1 EUR and 200 output at 10 EUR per million: 0.003 EUR a call.
+    const usage = { input: 1000, output: 200 };
+    await startFake('cost', { title: 'Cost chat', turns: [{ text: 'first answer', usage }, { text: 'second answer', usage }] });
+    await newChat();
+    await sendInChat('What does it cost?');
+    await chatSays('first answer');
+    await waitFor('the cost beside the meter', async () => (await chat().locator('.meter .meter-cost:not([hidden])').textContent().catch(() => '')) === '0.003 EUR', 15000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    await sendInChat('And now?');
+    await chatSays('second answer');
+    // The session's running total, not the last call's.
+    await waitFor('the cumulative cost', async () => (await chat().locator('.meter .meter-cost:not([hidden])').textContent().catch(() => '')) === '0.006 EUR', 15000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+  });
+
+  await test('inline suggestions: the status bar turns them on, ghost text appears, Tab accepts, off stops them', async () => {
+    const fimSettings = () => JSON.parse(fs.readFileSync(path.join(WORK, 'ud/User/settings.json'), 'utf8'))['agentd.inlineSuggestions.enabled'];
+    await openFile('fim.txt');
+    const editor = page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
+    // Monaco draws ghost text in elements whose classes mention "ghost-text" (the exact names vary by version).
+    const ghostText = () => page.locator('.editor-group-container.active .monaco-editor').first().evaluate((e) =>
+      [...e.querySelectorAll('[class*="ghost-text"]')].map((g) => g.textContent).join('').replace(/\u00a0/g, ' ')).catch(() => '');
+    // Off (the user's setting): typing asks nothing.
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('The answer is 4', { delay: 30 });
+    await new Promise((r) => setTimeout(r, 1500));
+    if (fimRequests.length) throw new Error(`suggestions are off but agentd was asked: ${JSON.stringify(fimRequests[0])}`);
+    if (await ghostText()) throw new Error('ghost text while suggestions are off');
+    // The status bar item turns them on, in the user's settings.
+    await page.locator('.statusbar-item [aria-label*="inline suggestions are off"], .statusbar-item[aria-label*="inline suggestions are off"]').first().click();
+    await waitFor('the setting saved on', () => fimSettings() === true, 10000);
+    await page.locator('.statusbar-item [aria-label*="inline suggestions are on"], .statusbar-item[aria-label*="inline suggestions are on"]').first().waitFor({ timeout: 10000 });
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type('4', { delay: 30 });
+    await waitFor('ghost text', async () => /2, said the computer\./.test(await ghostText()), 20000);
+    // agentd read the unsaved buffer from the editor and sent it as the prompt.
+    const r = fimRequests.find((x) => x.url === '/v1/completions' && String(x.body.prompt).endsWith('The answer is 4'));
+    if (!r || r.body.model !== 'fim-model') throw new Error(`FIM requests: ${JSON.stringify(fimRequests).slice(0, 500)}`);
+    await page.keyboard.press('Tab');
+    await waitFor('Tab accepted the suggestion', async () => !(await ghostText()) && (await editorText()).includes('The answer is 42, said the computer.'), 10000);
+    // Off again: typing asks nothing more.
+    await page.locator('.statusbar-item [aria-label*="inline suggestions are on"], .statusbar-item[aria-label*="inline suggestions are on"]').first().click();
+    await waitFor('the setting saved off', () => fimSettings() === false, 10000);
+    const asked = fimRequests.length;
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('The answer is 4', { delay: 30 });
+    await new Promise((r) => setTimeout(r, 1500));
+    if (fimRequests.length !== asked) throw new Error('suggestions were turned off but agentd was asked again');
+    if (/said/.test(await ghostText())) throw new Error('ghost text after turning suggestions off');
+    // Leave the buffer as found for any later test.
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.press('Control+S');
+  });
+
+  // The chat input has the keyboard: the element is focused and its frame has the focus.
+  const inputFocused = () => chat().locator('textarea.input').evaluate((b) => document.activeElement === b && document.hasFocus()).catch(() => false);
+
+  await test('keyboard: Esc in the chat stops the running turn', async () => {
+    const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i + 1} of a long streamed answer.`).join(' ');
+    await startFake('esc', { title: 'Esc chat', turns: [{ text: long, chunkDelayMs: 40, chunkSize: 3 }] });
+    await newChat();
+    await sendInChat('Tell me a long story');
+    await chatSays('Sentence number 2', 30000);
+    if ((await chat().locator('body').getAttribute('data-running')) !== 'true') throw new Error('the turn ended before Esc');
+    await chat().locator('textarea.input').click();
+    await page.keyboard.press('Escape');
+    await waitFor('Esc stopped the turn', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 10000);
+    if (!/agent\/session\/cancel/.test(agentdLog())) throw new Error('no agent/session/cancel reached agentd');
+    if (await chat().locator('.messages', { hasText: 'Sentence number 60' }).count()) throw new Error('the whole answer streamed: Esc stopped nothing');
+  });
+
+  await test('keyboard: answering a card in the chat gives the focus back to the input', async () => {
+    await startFake('cardfocus', readScript(false));
+    await newChat();
+    await sendInChat('Change hello to goodbye in a.txt');
+    const deny = chat().locator('.permission button', { hasText: /^Deny$/ });
+    await deny.waitFor({ timeout: 60000 });
+    // The buttons take a click only once the card has been on screen for a moment.
+    await waitFor('the card armed', async () => (await chat().locator('.permission button[data-arming]').count()) === 0, 5000);
+    await deny.click();
+    await chat().locator('.permission .answered', { hasText: 'Denied' }).waitFor({ timeout: 5000 });
+    await waitFor('the input has the focus after the answer', inputFocused, 5000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 30000);
+  });
+
   await test('several chats: a turn goes on in a hidden chat while another runs, and shows whole on return', async () => {
     const alpha = Array.from({ length: 60 }, (_, i) => `Alpha line ${String(i + 1).padStart(2, '0')}.`).join('\n\n') + '\n\nALPHA-END';
     await startFake('chats', { routes: [
@@ -1334,7 +1455,8 @@ try {
     // points at another server (the fake model): the key must not follow it there.
     await startFake('origin', { turns: [{ text: 'Answered without a key.' }, { text: 'Keyless' }] });
     const moved = { ...userSettings['agentd.settings'], provider: 'openrouter',
-      providers: { openrouter: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' } } };
+      // fim stays: the completion setting names it.
+      providers: { openrouter: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FAKE_PORT}/v1`, model: 'fake-model' }, fim: userSettings['agentd.settings'].providers.fim } };
     await setUserSettings({ ...userSettings, 'agentd.settings': moved }, (st) => st['agentd.settings']?.provider === 'openrouter' && st['agentd.settings'].providers?.openrouter?.baseUrl?.includes('127.0.0.1'));
     try {
       // Configure Provider told the running agentd the old URL (agent/providers/set), which

@@ -120,5 +120,8 @@ test('package.json gives every user-only setting application scope and restricts
   }
   // Every other setting of the extension is one that cannot loosen anything (reviewed here when one is added).
   const others = Object.keys(props).filter((k) => !USER_ONLY_SETTINGS.map((s) => `agentd.${s}`).includes(k));
-  assert.deepEqual(others, ['agentd.trace.server']);
+  // inlineSuggestions.enabled only hides ghost text; where the text goes is agentd's user-only
+  // `completion` setting. It is application-scoped anyway: the toggle writes the user's settings.
+  assert.deepEqual(others, ['agentd.inlineSuggestions.enabled', 'agentd.trace.server']);
+  assert.equal(props['agentd.inlineSuggestions.enabled'].scope, 'application');
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buttonLabel, buttonsFor, ChatState, Event, extrasText, feedbackOption, feedbackOutcome, initialState, optionForButton, quoteArgv, reduce, savesText, slashMatches, turnBaselines, usageText, visible } from '../../src/pure/viewmodel';
+import { buttonLabel, buttonsFor, ChatState, Event, extrasText, feedbackOption, feedbackOutcome, initialState, optionForButton, quoteArgv, reduce, savesText, slashMatches, turnBaselines, usageText, costText, visible } from '../../src/pure/viewmodel';
 
 const run = (events: Event[], s: ChatState = initialState()) => events.reduce(reduce, s);
 const up = (update: any): Event => ({ type: 'update', sessionId: 's1', update });
@@ -493,4 +493,21 @@ test('a card whose request leaves env and stdin out shows those of the same call
     { type: 'permissionAsked', requestId: 'r1', params: { toolCall: { toolCallId: 'c', title: 'Run', kind: 'execute', rawInput: { command: ['a'], env: { A: '2' } } }, options: [] } },
   ]).items.find((i) => i.kind === 'permission');
   assert.deepEqual(own.env, [{ name: 'A', value: '2' }]);
+});
+
+test('the session cost shows to a millionth, and nothing without a price (never a made-up 0)', () => {
+  let s = reduce(reduce(initialState(), { type: 'reset', sessionId: 's1' }), up({ sessionUpdate: 'usage_update', used: 1200, size: 200000 }));
+  assert.equal(costText(s.usage?.cost), '', 'no cost without a price');
+  s = reduce(s, up({ sessionUpdate: 'usage_update', used: 1500, size: 200000, cost: { amount: 0.000725, currency: 'USD' } }));
+  assert.equal(costText(s.usage?.cost), '0.000725 USD');
+  s = reduce(s, up({ sessionUpdate: 'usage_update', used: 1800, size: 200000, cost: { amount: 0.0123, currency: 'EUR' } }));
+  assert.equal(costText(s.usage?.cost), '0.0123 EUR', 'the running total replaces the last');
+  // A stopped stream (used 0) keeps the meter but takes a newer cost.
+  s = reduce(s, up({ sessionUpdate: 'usage_update', used: 0, size: 200000, cost: { amount: 1.5, currency: 'EUR' } }));
+  assert.equal(s.usage?.used, 1800);
+  assert.equal(costText(s.usage?.cost), '1.5 EUR');
+  assert.equal(costText({ amount: 0, currency: 'USD' }), '0 USD', 'a known zero price is a real 0');
+  assert.equal(costText({ amount: 0.00000004, currency: 'USD' }), '4.0e-8 USD', 'a tiny amount is not rounded away');
+  assert.equal(costText({ amount: 2, currency: 'US\u001b[2JD' }), '2 US[2JD', 'a currency cannot carry controls');
+  for (const bad of [undefined, null, 'x', {}, { amount: 'x' }, { amount: NaN }, { amount: -1 }]) assert.equal(costText(bad), '', JSON.stringify(bad));
 });
