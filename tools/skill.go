@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -16,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/workspace"
 )
 
 // Skill limits, from the Agent Skills standard (name, description) and our own (the files).
@@ -159,31 +159,11 @@ func refusal(err error, base string) string {
 // readInRoot reads one regular file inside root (links may not lead out of it), at most
 // maxSkillFileBytes.
 func readInRoot(root *os.Root, name string) ([]byte, error) {
-	f, err := root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", name)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSkillFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxSkillFileBytes {
-		return nil, fmt.Errorf("larger than %d KB", maxSkillFileBytes>>10)
-	}
-	return data, nil
+	return workspace.ReadInRoot(root, name, maxSkillFileBytes)
 }
 
 // skillName says whether name follows the standard: lowercase letters and digits in words
-// joined by single hyphens, at most 64 bytes. (A loop, not a package-level regexp: that would be
-// compiled at every start of agentd.)
+// joined by single hyphens, at most 64 bytes.
 func skillName(name string) bool {
 	if name == "" || len(name) > maxSkillName || name[0] == '-' || name[len(name)-1] == '-' || strings.Contains(name, "--") {
 		return false

@@ -22,15 +22,11 @@ var ErrTooLarge = errors.New("file is larger than the cap")
 // It is the one way agentd reads a file on its own rather than for a tool the model called:
 // project and user instruction files, command files, semantic-search hits, checkpoint logs. A
 // cloned repository chooses these names, so a link in it must not make agentd read (and send to
-// a provider) /proc/self/environ or ~/.ssh. Later readers of the same kind (skills, agent
-// definitions) are to read through it too, with dir the session's root or the user's own
+// a provider) /proc/self/environ or ~/.ssh. Later readers of the same kind (skills read through
+// ReadInRoot; agent definitions are to) use it too, with dir the session's root or the user's own
 // configuration directory (~/.config/agentd/…).
 func ReadConfined(dir, name string, max int64) ([]byte, error) {
-	rel, err := confinedName(dir, name)
-	if err != nil {
-		return nil, err
-	}
-	r, err := os.OpenRoot(dir)
+	r, rel, err := openConfined(dir, name)
 	if err != nil {
 		return nil, err
 	}
@@ -40,12 +36,29 @@ func ReadConfined(dir, name string, max int64) ([]byte, error) {
 		return nil, confinedErr(dir, rel, err)
 	}
 	defer f.Close()
+	return readRegular(f, filepath.Join(dir, rel), max)
+}
+
+// ReadInRoot is ReadConfined for a root already open (one os.Root read many times, as a skill's
+// folder is): the regular file name inside r, at most max bytes when max > 0.
+func ReadInRoot(r *os.Root, name string, max int64) ([]byte, error) {
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readRegular(f, filepath.Join(r.Name(), name), max)
+}
+
+// readRegular reads f, named where in errors, refusing anything but a regular file and, when
+// max > 0, more than max bytes (without reading more than max+1).
+func readRegular(f *os.File, where string, max int64) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", filepath.Join(dir, rel))
+		return nil, fmt.Errorf("%s is not a regular file", where)
 	}
 	var src io.Reader = f
 	if max > 0 {
@@ -56,19 +69,28 @@ func ReadConfined(dir, name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if max > 0 && int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: %w (%d bytes)", filepath.Join(dir, rel), ErrTooLarge, max)
+		return nil, fmt.Errorf("%s: %w (%d bytes)", where, ErrTooLarge, max)
 	}
 	return data, nil
+}
+
+// openConfined opens an os.Root of dir and names name inside it.
+func openConfined(dir, name string) (*os.Root, string, error) {
+	rel, err := confinedName(dir, name)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, rel, nil
 }
 
 // StatConfined is os.Stat of name through an os.Root of dir: a link that leads out of dir is
 // refused (wrapping ErrOutsideRoots), one inside it is followed. See ReadConfined.
 func StatConfined(dir, name string) (fs.FileInfo, error) {
-	rel, err := confinedName(dir, name)
-	if err != nil {
-		return nil, err
-	}
-	r, err := os.OpenRoot(dir)
+	r, rel, err := openConfined(dir, name)
 	if err != nil {
 		return nil, err
 	}
