@@ -166,16 +166,12 @@ function M.preview_lines(entry)
       lines[#lines + 1] = "in " .. chat.visible(entry.cwd)
     end
   end
-  if entry.env and #entry.env > 0 then
-    lines[#lines + 1] = "with environment:"
-    for _, kv in ipairs(entry.env) do
-      lines[#lines + 1] = "  " .. kv
-    end
-  end
-  if entry.headers and #entry.headers > 0 then
-    lines[#lines + 1] = "with headers:"
-    for _, kv in ipairs(entry.headers) do
-      lines[#lines + 1] = "  " .. kv
+  for _, group in ipairs({ { "with environment:", entry.env }, { "with headers:", entry.headers } }) do
+    if group[2] and #group[2] > 0 then
+      lines[#lines + 1] = group[1]
+      for _, kv in ipairs(group[2]) do
+        lines[#lines + 1] = "  " .. kv
+      end
     end
   end
   if entry.stdin then
@@ -381,11 +377,10 @@ function M.ask(params, model)
   if entry.command then
     prompt = prompt .. " — $ " .. entry.command .. (entry.cwd and (" (in " .. chat.visible(entry.cwd) .. ")") or "")
   end
-  if entry.env and #entry.env > 0 then
-    prompt = prompt .. " — with environment: " .. table.concat(entry.env, " ")
-  end
-  if entry.headers and #entry.headers > 0 then
-    prompt = prompt .. " — with headers: " .. table.concat(entry.headers, " ")
+  for _, group in ipairs({ { "environment", entry.env }, { "headers", entry.headers } }) do
+    if group[2] and #group[2] > 0 then
+      prompt = prompt .. " — with " .. group[1] .. ": " .. table.concat(group[2], " ")
+    end
   end
   if entry.stdin then
     prompt = prompt .. string.format(" — with %d bytes of standard input (in the preview)", #entry.stdin)
