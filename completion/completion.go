@@ -34,6 +34,9 @@ type Request struct {
 	Suffix   string // the text after it
 	// Others are other open files, most relevant first; they fill what is left of the budget.
 	Others []File
+	// LoadOthers, when set, reads Others: called only for a request that goes to the model, so
+	// one answered from the previous suggestion reads nothing more from the editor.
+	LoadOthers func() []File
 }
 
 // File is another file the model may read for context.
@@ -147,6 +150,9 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 		case <-ctx.Done():
 			return "", nil
 		}
+	}
+	if req.LoadOthers != nil {
+		req.Others = append(req.Others, req.LoadOthers()...)
 	}
 	req = fit(req, budget(set))
 	raw, err := e.call(ctx, set, req)

@@ -84,12 +84,12 @@ func (s *Server) inlineCompletion(ctx context.Context, p *inlineCompletionParams
 		return none, paramError("position", err.Error())
 	}
 	req := completion.Request{
-		Key:      string(p.TextDocument.URI),
-		Path:     path,
-		Language: languageOf(path),
-		Prefix:   doc.Text[:off],
-		Suffix:   doc.Text[off:],
-		Others:   s.otherOpenFiles(ctx, ws, path),
+		Key:        string(p.TextDocument.URI),
+		Path:       path,
+		Language:   languageOf(path),
+		Prefix:     doc.Text[:off],
+		Suffix:     doc.Text[off:],
+		LoadOthers: func() []completion.File { return s.otherOpenFiles(ctx, ws, path) },
 	}
 	text, err := s.completions().Complete(ctx, req)
 	if err != nil || text == "" {

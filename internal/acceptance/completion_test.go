@@ -95,10 +95,26 @@ func TestInlineCompletionThroughTheBinary(t *testing.T) {
 	if b["model"] != "coder-fim" || b["prompt"] != "package add\n\nfunc Add(a, b int) int {\n\treturn " || b["suffix"] != "\n}\n" {
 		t.Fatalf("request body %v", b)
 	}
-	// Typing "a" is answered from the suggestion.
+	stateAsks := func() int {
+		n := 0
+		for _, m := range e.ed.Messages() {
+			if strings.Contains(m, `"method":"agent/x/editor_state"`) {
+				n++
+			}
+		}
+		return n
+	}
+	asked := stateAsks()
+	if asked == 0 {
+		t.Fatal("the other open files were not asked for")
+	}
+	// Typing "a" is answered from the suggestion, without reading the other open files again.
 	e.ed.Open(path, "package add\n\nfunc Add(a, b int) int {\n\treturn a\n}\n")
 	if items := complete(3, 9); len(items) != 1 || items[0].InsertText != " + b" {
 		t.Fatalf("after typing a: %+v", items)
+	}
+	if n := stateAsks(); n != asked {
+		t.Fatalf("typing through asked the editor's state again (%d times, was %d)", n, asked)
 	}
 	mu.Lock()
 	n := len(bodies)
