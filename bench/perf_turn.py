@@ -24,7 +24,7 @@ PARTS = [
     ("SSE read + decode", r"providers/httpsse\.\(\*Stream\)\.Events|providers/openai\.\(\*Provider\)\.decode|providers/openai\.\(\*decoder\)|httpsse\.\(\*idleBody\)|httpsse\.\(\*sseReader\)"),
     ("HTTP client (net/http, conn loops, request write)", r"net/http\.|providers/httpsse\.|net\.\(\*netFD\)|net\.\(\*conn\)"),
     ("model request building (JSON)", r"providers/openai\.|agentd/providers\."),
-    ("JSON-RPC out (notifications, answers)", r"rpc/jsonrpc\.|rpc/protocol\.|editorbridge\."),
+    ("JSON-RPC out (notifications, answers)", r"jsonrpc\.|protocol\.|editorbridge\."),
     ("JSON-RPC in (read, decode, dispatch)", r"go\.lsp\.dev/jsonrpc2|rpc\.\(\*Server\)\.handle|rpc\.\(\*acp|rpc/acp"),
     ("system prompt, live context, instructions", r"liveContext|refreshInstructions|systemPrompt|instructionCandidates|agentd/prompts\.|\(\*turn\)\.specs|\(\*Session\)\.toolset"),
     ("title request", r"makeTitle"),

@@ -15,12 +15,12 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/jsonrpc"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
-// Conn is the connection to the editor; rpc/jsonrpc's Conn implements it. Call applies a
+// Conn is the connection to the editor; jsonrpc's Conn implements it. Call applies a
 // deadline and sends $/cancelRequest when ctx ends; a JSON-RPC error from the client comes back
 // as *RPCError.
 //

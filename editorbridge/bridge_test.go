@@ -17,8 +17,8 @@ import (
 
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/jsonrpc"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 )
 

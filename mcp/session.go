@@ -31,7 +31,7 @@ const maxPages = 100
 var discoverTimeout = 10 * time.Second
 
 // errTooLong is the read error of a message over maxMessage (a value, not an errors.New, so the
-// package's init stays static: internal/inittest).
+// package's init stays static: internal/test/inittest).
 var errTooLong error = tooLong{}
 
 type tooLong struct{}

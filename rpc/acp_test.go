@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/jsonrpc"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers/keys"
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
+	"github.com/agentd-dev/agentd/jsonrpc"
 )
 
 // testClient is a minimal JSON-RPC peer for server tests: it writes frames, matches responses

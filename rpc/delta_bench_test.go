@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/editorbridge"
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/jsonrpc"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // deltaRig is the daemon's write path for streamed text, from the engine's Update call to the
@@ -102,7 +102,7 @@ func BenchmarkDeltasLocalModel(b *testing.B) {
 	}
 }
 
-// bridgeOver is the production pairing: editorbridge's bridge over rpc/jsonrpc's connection.
+// bridgeOver is the production pairing: editorbridge's bridge over jsonrpc's connection.
 func bridgeOver(w *os.File) (*editorbridge.Bridge, func()) {
 	c := jsonrpc.NewConn(nopRC{}, w, jsonrpc.Options{})
 	return editorbridge.New(c, editorbridge.Capabilities{}, nil), func() { c.CloseStream() }

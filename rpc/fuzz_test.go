@@ -6,9 +6,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
+	"github.com/agentd-dev/agentd/jsonrpc"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // FuzzParams runs every method's decoding and validation on arbitrary params: a bad value is

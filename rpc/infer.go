@@ -6,8 +6,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/agentd-dev/agentd/jsonrpc"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
 	"github.com/agentd-dev/agentd/transcribe"
 )
 

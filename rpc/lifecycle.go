@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/jsonrpc"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/session"
 	"github.com/agentd-dev/agentd/workspace"
 )

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/agentd-dev/agentd/config"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // method is one entry of the method table.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // prompt runs a turn. The request's context is cancelled by $/cancelRequest, which the manager

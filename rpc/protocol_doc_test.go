@@ -12,13 +12,13 @@ import (
 	"testing"
 )
 
-// wireNames returns the value of every string constant in rpc/protocol whose name starts with
+// wireNames returns the value of every string constant in protocol whose name starts with
 // one of prefixes.
 func wireNames(t *testing.T, prefixes ...string) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("protocol", "*.go"))
+	files, err := filepath.Glob(filepath.Join("..", "protocol", "*.go"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no rpc/protocol sources: %v", err)
+		t.Fatalf("no protocol sources: %v", err)
 	}
 	out := map[string]string{}
 	fset := token.NewFileSet()
@@ -69,7 +69,7 @@ func TestProtocolDocNamesEveryMethodAndUpdate(t *testing.T) {
 	text := string(doc)
 	names := wireNames(t, "Method", "Update")
 	if len(names) < 30 {
-		t.Fatalf("found only %d method and update constants in rpc/protocol: %v", len(names), names)
+		t.Fatalf("found only %d method and update constants in protocol: %v", len(names), names)
 	}
 	s := NewServer(Options{})
 	for m := range s.methods {

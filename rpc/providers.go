@@ -14,9 +14,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/keys"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // ProviderSource resolves a providerId into a ready provider: the merged settings, the registry

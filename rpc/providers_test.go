@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/keys"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // fakeProvider lists models for agent/providers/test.

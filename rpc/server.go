@@ -1,4 +1,4 @@
-// Package rpc is agentd's server: the handler chain over rpc/jsonrpc's connection (cancellation
+// Package rpc is agentd's server: the handler chain over jsonrpc's connection (cancellation
 // preempts, calls run concurrently, notifications run in order, panics are contained), the LSP lifecycle and negotiation, and one thin handler per agent/* method that
 // decodes params and calls the session manager, which validates them. It owns the wire rules: which
 // JSON-RPC error a failure becomes, and that nothing but frames reaches the output.
@@ -18,11 +18,11 @@ import (
 	"github.com/agentd-dev/agentd/completion"
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/editorbridge"
+	"github.com/agentd-dev/agentd/jsonrpc"
 	"github.com/agentd-dev/agentd/prompts"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/keys"
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // manager returns the session manager, which initialize built (the lifecycle gate keeps every

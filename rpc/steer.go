@@ -3,8 +3,8 @@ package rpc
 import (
 	"context"
 
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/jsonrpc"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/session"
 )
 

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // These tests pin, over the wire, what the connection under the server guarantees. They were
-// written against go.lsp.dev/jsonrpc2's connection and pass unchanged on rpc/jsonrpc's own.
+// written against go.lsp.dev/jsonrpc2's connection and pass unchanged on jsonrpc's own.
 
 // expect registers a channel for the answer with the given raw id (as the client test peer keys
 // them: 41, "\"s\"", null).

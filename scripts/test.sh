@@ -41,10 +41,10 @@ install_mcp_everything() {
     npm install --prefix "$MCP_EVERYTHING_DIR" --no-audit --no-fund --silent @modelcontextprotocol/server-everything@2026.8.31
 }
 
-# The ACP door's tests (internal/acpsdk) drive agentd with the official ACP SDK and validate every
+# The ACP door's tests (internal/test/acpdoor) drive agentd with the official ACP SDK and validate every
 # message against the ACP v1 JSON schema the package ships (schema/v1/schema.json), both taken from
 # a cache outside the repo, one directory per release; the tests skip without it, and fail when CI
-# is set. ACP_SDK_VERSION is the newest release, the one internal/acpsdk's acpSDKVersion names.
+# is set. ACP_SDK_VERSION is the newest release, the one internal/test/acpdoor's acpSDKVersion names.
 ACP_SDK_VERSION=2.4.0
 export AGENTD_ACP_SDK="${AGENTD_ACP_SDK:-${XDG_CACHE_HOME:-$HOME/.cache}/agentd-acp/$ACP_SDK_VERSION}"
 install_acp_sdk() {

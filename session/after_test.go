@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // agent/session/new's available_commands_update names a session the client learns only from the

@@ -6,8 +6,8 @@ import (
 
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/prompts"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // Bounds of the evidence an answer review is sent: each tool result's first part, and all of

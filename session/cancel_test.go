@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // The cancel tests assert that a cancelled prompt answers while the work it was waiting on

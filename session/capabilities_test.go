@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // TestImageRefusedForModelWithoutVision: an image to a model the table (or the settings) says

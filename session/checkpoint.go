@@ -4,8 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // A reply is written to the transcript whole when its step ends. So that a kill -9 does not lose

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 	"go.uber.org/zap"
 )

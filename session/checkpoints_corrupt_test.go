@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // cpLog builds a checkpoint log: one pre-image blob and an index naming it.

@@ -18,7 +18,7 @@ import (
 	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/prompts"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/tools"
 )
 

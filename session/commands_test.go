@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // commandEnv gives the test its own user config directory and returns it.

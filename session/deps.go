@@ -10,8 +10,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 )
 

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 func write(t *testing.T, path, text string) {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 func TestTextTurnStreamsChunksAndUsage(t *testing.T) {

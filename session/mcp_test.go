@@ -15,8 +15,8 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/mcp"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // mcpDocsServer is a real MCP server on the official SDK over Streamable HTTP: one tool that

@@ -2,8 +2,8 @@ package session
 
 import (
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // The loop's stopping rule, in one place. After each model step the turn either asks the model

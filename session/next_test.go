@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 var hookNames = map[loopHook]string{

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentd-dev/agentd/config"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/tools"
 )
 

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentd-dev/agentd/config"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // A program the user let run can write agentd's state dir. Whatever it writes there (the old

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/tools"

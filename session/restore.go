@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/workspace"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 func TestMerge3(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/agentd-dev/agentd/config"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/tools/policy"
 )

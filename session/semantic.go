@@ -14,8 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/tools/semindex"
 )

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentd-dev/agentd/prompts"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/tools"
 )
 

@@ -3,7 +3,7 @@ package session
 import (
 	"context"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // Steering (contract section "Steering"): a user message added to the running turn at its next

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 func steerParams(sid, text string) protocol.PromptParams {

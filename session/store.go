@@ -16,8 +16,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // Record kinds of a session's transcript file.

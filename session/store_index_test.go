@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 func writeSession(t testing.TB, st *store, id, title string, pad int) {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/prompts"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session/internal/texttools"
 	"github.com/agentd-dev/agentd/tools"
 )

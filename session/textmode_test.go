@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 // textDeltas streams text in small deltas, as a local server does, then completes.

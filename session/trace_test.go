@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
 func TestTraceRecordsEveryStepWithSecretsRedacted(t *testing.T) {

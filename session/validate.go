@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/mcp"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // Every request is checked once, here, at the Manager's door, whichever way it came in: rpc's
@@ -17,7 +17,7 @@ import (
 // these checks; agentd exec calls the Manager directly and gets the same answers. Each error is
 // a *ParamError naming the field (-32602 on the wire).
 
-// Validate checks the params of a session request (a pointer to one of rpc/protocol's params
+// Validate checks the params of a session request (a pointer to one of protocol's params
 // types) as the Manager does at its door; a stand-in for the Manager, such as rpc's test fake,
 // calls it to answer bad params as the Manager would. Other types pass.
 func Validate(params any) error {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
+	"github.com/agentd-dev/agentd/jsonrpc"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
 )

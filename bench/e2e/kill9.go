@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentd-dev/agentd/internal/fakemodel"
+	"github.com/agentd-dev/agentd/internal/test/fakemodel"
 )
 
 var (

@@ -1,5 +1,5 @@
 // Command e2e measures agentd end to end, the way an editor drives it: the real binary over its
-// stdin and stdout (LSP-framed JSON-RPC), with internal/fakemodel as an OpenAI-compatible model
+// stdin and stdout (LSP-framed JSON-RPC), with internal/test/fakemodel as an OpenAI-compatible model
 // on 127.0.0.1. It reports, per binary:
 //
 //   - spawn → initialize: process start to the initialize answer (median over -spawns);
@@ -59,7 +59,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd-dev/agentd/internal/fakemodel"
+	"github.com/agentd-dev/agentd/internal/test/fakemodel"
 
 	"github.com/agentd-dev/agentd/bench/e2e/internal/frame"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd-dev/agentd/internal/fakemodel"
+	"github.com/agentd-dev/agentd/internal/test/fakemodel"
 )
 
 var (

@@ -18,11 +18,11 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agentd-dev/agentd/internal/testbin"
-	"github.com/agentd-dev/agentd/rpc/jsonrpc"
+	"github.com/agentd-dev/agentd/internal/test/testbin"
+	"github.com/agentd-dev/agentd/jsonrpc"
 )
 
-// daemonBinary is agentd built static (CGO_ENABLED=0, as released) by internal/testbin, once
+// daemonBinary is agentd built static (CGO_ENABLED=0, as released) by internal/test/testbin, once
 // for every test package that needs it.
 func daemonBinary(t testing.TB) string {
 	t.Helper()

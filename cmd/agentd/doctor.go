@@ -15,9 +15,9 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/mcp"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers/keys"
 	"github.com/agentd-dev/agentd/rpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/sandbox"
 )
 

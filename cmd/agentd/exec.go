@@ -21,10 +21,10 @@ import (
 
 	"github.com/agentd-dev/agentd/cmd/agentd/internal/term"
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/replay"
 	"github.com/agentd-dev/agentd/rpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"

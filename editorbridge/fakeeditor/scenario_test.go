@@ -26,11 +26,11 @@ import (
 
 	"github.com/agentd-dev/agentd/editorbridge"
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
-	"github.com/agentd-dev/agentd/internal/testbin"
+	"github.com/agentd-dev/agentd/internal/test/testbin"
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/replay"
 	"github.com/agentd-dev/agentd/rpc"
-	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/session"
 	"github.com/agentd-dev/agentd/tools"
 )
@@ -461,7 +461,7 @@ func TestScenarioInProcess(t *testing.T) {
 
 // ---- the built binary ----
 
-// agentdBinary is cmd/agentd built by internal/testbin, once for every package that needs it.
+// agentdBinary is cmd/agentd built by internal/test/testbin, once for every package that needs it.
 func agentdBinary(t *testing.T) string {
 	bin, err := testbin.Agentd(false)
 	if err != nil {

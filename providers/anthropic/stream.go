@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/internal/jscan"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/httpsse"
-	"github.com/agentd-dev/agentd/providers/internal/jscan"
 )
 
 // kind is an event, block or delta type, decoded without allocating a string.

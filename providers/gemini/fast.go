@@ -3,9 +3,9 @@ package gemini
 import (
 	"bytes"
 
+	"github.com/agentd-dev/agentd/internal/jscan"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/providers/httpsse"
-	"github.com/agentd-dev/agentd/providers/internal/jscan"
 )
 
 // The fast path handles the common chunk (one candidate whose parts are text or thoughts, usage,

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/agentd-dev/agentd/internal/jscan"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/providers/internal/jscan"
 )
 
 type wirePart struct {

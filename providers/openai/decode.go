@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/internal/jscan"
 	"github.com/agentd-dev/agentd/providers"
-	"github.com/agentd-dev/agentd/providers/internal/jscan"
 )
 
 // decoder turns the data of the server-sent events of one chat-completions stream into neutral

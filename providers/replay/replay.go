@@ -23,7 +23,7 @@
 // reports a failure (a refused permission, a failed call), so a script can tell the truth about
 // the outcome of the calls before it.
 //
-// internal/fakemodel, the OpenAI-compatible server the end-to-end tests and the clients' tests
+// internal/test/fakemodel, the OpenAI-compatible server the end-to-end tests and the clients' tests
 // use, reads this same format (with a few HTTP-only additions), so one script drives both the
 // in-process provider and the wire. "{{cwd}}" is this provider's alone.
 //

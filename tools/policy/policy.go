@@ -113,7 +113,7 @@ func (d Decision) String() string {
 	return "unknown"
 }
 
-// Permission option ids, as the user's answer names them. They are the wire's ids (rpc/protocol,
+// Permission option ids, as the user's answer names them. They are the wire's ids (protocol,
 // docs/protocol.md); the policy keeps its own copy so that the permission decision does not
 // depend on the wire package, and session's TestPolicyOptionsAreTheWires holds the two equal.
 const (

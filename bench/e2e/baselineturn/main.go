@@ -332,7 +332,7 @@ type textChunk struct {
 // the model streams fast, one chunk per pace at most.
 const (
 	maxChunk = 4 << 10
-	pace     = time.Millisecond // agentd's chunkPace (rpc/jsonrpc)
+	pace     = time.Millisecond // agentd's chunkPace (jsonrpc)
 )
 
 // chunker joins a message's text deltas into agent_message_chunks as docs/protocol.md allows:

@@ -17,7 +17,7 @@ cleanup() {
 }
 trap cleanup EXIT
 export PATH="/usr/local/go/bin:$PATH"
-(cd "$ROOT" && CGO_ENABLED=0 go build -o "$TMP/agentd" ./cmd/agentd && go build -o "$TMP/fakemodel" ./internal/fakemodel/cmd/fakemodel)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$TMP/agentd" ./cmd/agentd && go build -o "$TMP/fakemodel" ./internal/test/fakemodel/cmd/fakemodel)
 
 mkdir -p "$TMP/proj" "$TMP/home" "$TMP/xdg"/{config,state,cache,data}
 cat >"$TMP/proj/stats.go" <<'GO'

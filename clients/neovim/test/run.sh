@@ -28,10 +28,10 @@ else
   export AGENTD_BIN_ERROR="go build ./cmd/agentd failed: $(echo "$out" | head -5 | tr '\n' ' ')"
   echo "neovim: $AGENTD_BIN_ERROR"
 fi
-if out=$(cd "$ROOT" && go build -o "$TMP/bin/fakemodel" ./internal/fakemodel/cmd/fakemodel 2>&1); then
+if out=$(cd "$ROOT" && go build -o "$TMP/bin/fakemodel" ./internal/test/fakemodel/cmd/fakemodel 2>&1); then
   export FAKEMODEL_BIN="$TMP/bin/fakemodel"
 else
-  export FAKEMODEL_BIN_ERROR="go build ./internal/fakemodel/cmd/fakemodel failed: $(echo "$out" | head -5 | tr '\n' ' ')"
+  export FAKEMODEL_BIN_ERROR="go build ./internal/test/fakemodel/cmd/fakemodel failed: $(echo "$out" | head -5 | tr '\n' ' ')"
   echo "neovim: $FAKEMODEL_BIN_ERROR"
 fi
 

@@ -6,7 +6,7 @@
 #   AGENTD_VSCODE_E2E_OUT  where this run writes the package, binaries, logs and its workspace
 #                          (default: AGENTD_VSCODE_E2E_DIR), so that two checkouts can run at once
 #   AGENTD / FAKEMODEL     prebuilt binaries (default: built here from ./cmd/agentd and
-#                          ./internal/fakemodel/cmd/fakemodel)
+#                          ./internal/test/fakemodel/cmd/fakemodel)
 #   ONLY                   run only the tests whose name matches this regular expression
 #   SHOT_MIDTURN           save a screenshot of the chat view mid-turn to this path
 #   SHOT_REVIEW_DIR        save the review screenshots (review-*.png) into this folder
@@ -36,8 +36,8 @@ if [ -z "${AGENTD:-}" ]; then
   AGENTD="$OUTD/bin/agentd"
 fi
 if [ -z "${FAKEMODEL:-}" ]; then
-  (cd "$ROOT" && go build -o "$OUTD/bin/fakemodel" ./internal/fakemodel/cmd/fakemodel) 2>"$OUTD/build-fakemodel.log" ||
-    { tail -20 "$OUTD/build-fakemodel.log"; fail "go build ./internal/fakemodel/cmd/fakemodel failed"; }
+  (cd "$ROOT" && go build -o "$OUTD/bin/fakemodel" ./internal/test/fakemodel/cmd/fakemodel) 2>"$OUTD/build-fakemodel.log" ||
+    { tail -20 "$OUTD/build-fakemodel.log"; fail "go build ./internal/test/fakemodel/cmd/fakemodel failed"; }
   FAKEMODEL="$OUTD/bin/fakemodel"
 fi
 

@@ -1,6 +1,6 @@
 // End-to-end tests of the agentd extension in a real VS Code (code-server 4.100.3) driven by
 // Debian's Chromium through playwright-core, against the real agentd binary and the scripted
-// fake OpenAI-compatible model (internal/fakemodel). Offline: only 127.0.0.1 is used.
+// fake OpenAI-compatible model (internal/test/fakemodel). Offline: only 127.0.0.1 is used.
 // Adapted from ../shared/notes/vscode-e2e/run-e2e.mjs.
 //
 // Env (set by ../e2e.sh):

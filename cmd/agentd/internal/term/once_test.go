@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // TestErrorPrintedOnce: the session sends a failed turn's error as a notice and in the result;

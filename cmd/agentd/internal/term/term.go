@@ -18,7 +18,7 @@ import (
 	"sync"
 
 	"github.com/agentd-dev/agentd/internal/clip"
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // Options configure a Client.

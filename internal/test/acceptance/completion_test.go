@@ -1,0 +1,153 @@
+package acceptance_test
+
+// PROTOCOL.md v1.2 "Completions and the inference router": textDocument/inlineCompletion through
+// the binary, from the editor's unsaved buffer to a fill-in-the-middle server on loopback.
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
+	"github.com/agentd-dev/agentd/protocol"
+)
+
+// TestInlineCompletionThroughTheBinary: initialize advertises inlineCompletionProvider when the
+// user's settings name a completion model; the request reads the unsaved buffer and the other
+// open file, sends prefix and suffix to the server's /v1/completions, and answers the shaped
+// suggestion; typing through it needs no second model call; a failing server answers no items.
+func TestInlineCompletionThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var bodies []map[string]any
+	fail := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var b map[string]any
+		json.Unmarshal(raw, &b)
+		mu.Lock()
+		bodies = append(bodies, b)
+		f := fail
+		mu.Unlock()
+		if r.URL.Path != "/v1/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		if f {
+			http.Error(w, `{"error":"model not loaded"}`, http.StatusInternalServerError)
+			return
+		}
+		w.Write([]byte(`{"choices":[{"text":"a + b\n}","finish_reason":"stop"}]}`))
+	}))
+	defer srv.Close()
+	settings, _ := json.Marshal(map[string]any{
+		"provider":   "local",
+		"providers":  map[string]any{"local": map[string]any{"apiType": "openai", "baseUrl": srv.URL + "/v1", "model": "coder"}},
+		"completion": map[string]any{"provider": "local", "model": "coder-fim", "endpoint": "completions"},
+	})
+	e := start(t, fakeeditor.Full(), settings)
+	var init struct {
+		Capabilities struct {
+			InlineCompletionProvider bool `json:"inlineCompletionProvider"`
+		} `json:"capabilities"`
+	}
+	json.Unmarshal(e.init, &init)
+	if !init.Capabilities.InlineCompletionProvider {
+		t.Fatalf("initialize does not advertise inline completions: %s", e.init)
+	}
+	path := e.writeFile("add.go", "package add\n") // on disk: not what is completed
+	other := e.writeFile("util.go", "package add\n\nconst Two = 2\n")
+	e.ed.Open(path, "package add\n\nfunc Add(a, b int) int {\n\treturn \n}\n")
+	e.ed.Open(other, "package add\n\nconst Two = 2\n")
+	e.ed.SetEditorState(protocol.EditorStateResult{ActiveFile: path, OpenFiles: []string{path, other}})
+
+	type item struct {
+		InsertText string `json:"insertText"`
+	}
+	complete := func(line, char int) []item {
+		t.Helper()
+		var res struct {
+			Items []item `json:"items"`
+		}
+		err := e.ed.Call(ctxT(t), "textDocument/inlineCompletion", map[string]any{
+			"textDocument": map[string]any{"uri": "file://" + path},
+			"position":     map[string]any{"line": line, "character": char},
+			"context":      map[string]any{"triggerKind": 2},
+		}, &res)
+		if err != nil {
+			t.Fatalf("inlineCompletion: %v", err)
+		}
+		return res.Items
+	}
+	items := complete(3, 8) // after "\treturn "
+	if len(items) != 1 || items[0].InsertText != "a + b" {
+		t.Fatalf("items %+v, want one a + b", items)
+	}
+	mu.Lock()
+	b := bodies[0]
+	mu.Unlock()
+	if b["model"] != "coder-fim" || b["prompt"] != "package add\n\nfunc Add(a, b int) int {\n\treturn " || b["suffix"] != "\n}\n" {
+		t.Fatalf("request body %v", b)
+	}
+	stateAsks := func() int {
+		n := 0
+		for _, m := range e.ed.Messages() {
+			if strings.Contains(m, `"method":"agent/x/editor_state"`) {
+				n++
+			}
+		}
+		return n
+	}
+	asked := stateAsks()
+	if asked == 0 {
+		t.Fatal("the other open files were not asked for")
+	}
+	// Typing "a" is answered from the suggestion, without reading the other open files again.
+	e.ed.Open(path, "package add\n\nfunc Add(a, b int) int {\n\treturn a\n}\n")
+	if items := complete(3, 9); len(items) != 1 || items[0].InsertText != " + b" {
+		t.Fatalf("after typing a: %+v", items)
+	}
+	if n := stateAsks(); n != asked {
+		t.Fatalf("typing through asked the editor's state again (%d times, was %d)", n, asked)
+	}
+	mu.Lock()
+	n := len(bodies)
+	fail = true
+	mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d model requests, want 1 (typing through needs none)", n)
+	}
+	// A failing server: no items, no notice, no error.
+	e.ed.Open(path, "package add\n\nfunc Add(a, b int) int {\n\treturn x\n}\n")
+	if items := complete(3, 9); len(items) != 0 {
+		t.Fatalf("a failing server gave %+v", items)
+	}
+	for _, m := range e.ed.Messages() {
+		if strings.Contains(m, `"notice"`) && strings.Contains(m, "model not loaded") {
+			t.Fatalf("a failed completion became a notice: %s", m)
+		}
+	}
+}
+
+// A project file cannot turn completions on: where the text around the cursor goes is the
+// user's to say.
+func TestProjectCannotConfigureCompletions(t *testing.T) {
+	t.Parallel()
+	root := realDir(t)
+	if err := os.MkdirAll(filepath.Join(root, ".agentd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".agentd", "config.json"), []byte(`{"completion": {"provider": "anthropic", "model": "claude-haiku-4-5"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := startIn(t, fakeeditor.Full(), nil, "", root)
+	if strings.Contains(string(e.init), "inlineCompletionProvider") {
+		t.Fatalf("a project file turned completions on: %s", e.init)
+	}
+}
