@@ -19,7 +19,7 @@ func layer(pkg string) string {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	for _, l := range []string{
 		"cmd", "protocol", "jsonrpc", "rpc", "editorbridge", "session", "mcp", "completion", "transcribe", "providers", "tools", "workspace", "config", "prompts", "sandbox",
-		"internal/test/fakemodel", "internal/test/deptest", "internal/clip", "internal/test/testbin", "clients",
+		"internal/test/fakemodel", "internal/test/deptest", "internal/clip", "internal/jscan", "internal/test/testbin", "clients",
 	} {
 		if rel == l || strings.HasPrefix(rel, l+"/") {
 			return l
@@ -30,14 +30,9 @@ func layer(pkg string) string {
 
 // allowed lists, per layer, the agentd layers it may import, each with the reason the arrow is
 // there; every other arrow runs backwards or sideways. docs/ARCHITECTURE.md draws the same graph
-// and lists the same arrows with the same reasons (TestArchitectureDocListsTheArrows keeps the
-// two in step):
-//
-//	cmd/agentd ─► rpc ─► session ─► providers (+ providers/<dialect>)
-//	                 │         ├──► mcp ─► tools (the MCP servers' tools, as tools.Tool values)
-//	                 │         └──► tools ─► workspace
-//	                 └─► editorbridge ─► workspace, protocol, jsonrpc
-//	config, prompts, protocol, internal/clip, internal/test/testbin: leaves; jsonrpc: the transport, over protocol only
+// as rows, each importing only rows below it (TestPictureRunsDownward), and lists the same arrows
+// with the same reasons (TestArchitectureDocListsTheArrows keeps the two in step). Packages under
+// internal/test/ are imported by tests only (TestDaemonDoesNotLink).
 var allowed = map[string]map[string]string{
 	"cmd": {
 		"rpc":                   "serve runs the server on stdio",
@@ -100,7 +95,6 @@ var allowed = map[string]map[string]string{
 	},
 	"mcp": {
 		"tools":         "the servers' tools are contributed as tools.Tool values, next to the built-in ones",
-		"providers":     "the MCP client reads Streamable HTTP's event streams with providers/httpsse's one SSE reader",
 		"internal/clip": clipReason,
 	},
 	"tools": {
@@ -111,8 +105,9 @@ var allowed = map[string]map[string]string{
 		"sandbox":       sandboxToolsReason,
 	},
 	"providers": {
-		"config":        "a provider's settings",
-		"internal/clip": clipReason,
+		"config":         "a provider's settings",
+		"internal/clip":  clipReason,
+		"internal/jscan": jscanReason,
 	},
 	"workspace":               {"internal/clip": clipReason},
 	"config":                  {"internal/clip": clipReason},
@@ -120,6 +115,7 @@ var allowed = map[string]map[string]string{
 	"protocol":                {},
 	"internal/test/fakemodel": {"providers": "the neutral model it scripts", "protocol": "the wire types", "internal/clip": clipReason},
 	"internal/clip":           {},
+	"internal/jscan":          {},
 	"internal/test/testbin":   {}, // test helper: builds cmd/agentd by running the go command
 	"sandbox":                 {}, // the OS sandbox's policy and helper, over the standard library and x/sys
 }
@@ -137,8 +133,12 @@ const testbinReason = "tests run the binary, built once"
 // is the same bug wherever it happens, so there is one function for it.
 const clipReason = "the one rune-safe clip"
 
+// jscanReason is why a layer may import internal/jscan: the dialects' streamed chunks and the
+// connection's frames are read by one scanner, with one set of tests and fuzzers.
+const jscanReason = "the one JSON scanner"
+
 // leaves may import only the standard library (internal/clip must, since everything imports it).
-var stdlibOnly = map[string]bool{"protocol": true, "internal/clip": true, "internal/test/testbin": true}
+var stdlibOnly = map[string]bool{"protocol": true, "internal/clip": true, "internal/jscan": true, "internal/test/testbin": true}
 
 type goPackage struct {
 	ImportPath  string
@@ -289,6 +289,48 @@ func TestArchitectureDocListsTheArrows(t *testing.T) {
 	}
 }
 
+// TestPictureRunsDownward reads the rows of docs/ARCHITECTURE.md's import picture and fails when
+// an allowed arrow between shipped layers points at its own row or one above it: the folders and
+// the picture draw the layers, and no arrow runs back up.
+func TestPictureRunsDownward(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "## Packages and the direction of their imports\n\n```\n")
+	picture, _, ok2 := strings.Cut(after, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/ARCHITECTURE.md has no import picture under its heading")
+	}
+	row := map[string]int{}
+	for i, line := range strings.Split(strings.TrimSpace(picture), "\n") {
+		names, _, _ := strings.Cut(line, "  ") // two spaces start the row's comment
+		for _, name := range strings.Split(names, " · ") {
+			row[layer(module+"/"+strings.TrimSpace(name))] = i
+		}
+	}
+	for from, tos := range allowed {
+		if strings.HasPrefix(from, "internal/test/") {
+			continue
+		}
+		rf, ok := row[from]
+		if !ok {
+			t.Errorf("the import picture does not draw %s", from)
+			continue
+		}
+		for to := range tos {
+			if strings.HasPrefix(to, "internal/test/") {
+				continue // test-only helpers, imported by tests of any row
+			}
+			if rt, ok := row[to]; !ok {
+				t.Errorf("the import picture does not draw %s", to)
+			} else if rt <= rf {
+				t.Errorf("the arrow %s → %s runs from row %d to row %d of the import picture: not downward", from, to, rf+1, rt+1)
+			}
+		}
+	}
+}
+
 func isStdlib(imp string) bool {
 	first, _, _ := strings.Cut(imp, "/")
 	return !strings.Contains(first, ".")
@@ -302,7 +344,7 @@ var notInDaemon = map[string]string{
 }
 
 // TestDaemonDoesNotLink asks `go list -deps` for what cmd/agentd links and fails on each package
-// of a module in notInDaemon.
+// of a module in notInDaemon, and on each test-only package (internal/test/...).
 func TestDaemonDoesNotLink(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", module+"/cmd/agentd").Output()
 	if err != nil {
@@ -313,6 +355,9 @@ func TestDaemonDoesNotLink(t *testing.T) {
 		t.Fatalf("go list -deps found only %d packages", len(deps))
 	}
 	for _, pkg := range deps {
+		if strings.HasPrefix(pkg, module+"/internal/test/") {
+			t.Errorf("cmd/agentd links %s: packages under internal/test/ are for tests only", pkg)
+		}
 		for mod, why := range notInDaemon {
 			if pkg == mod || strings.HasPrefix(pkg, mod+"/") {
 				t.Errorf("cmd/agentd links %s: %s", pkg, why)
