@@ -1,10 +1,10 @@
-// Package acpsdk_test holds the ACP door (`agentd acp`) to ACP v1 as a real client reads it: the
+// Package acpdoor_test holds the ACP door (`agentd acp`) to ACP v1 as a real client reads it: the
 // official TypeScript SDK, @agentclientprotocol/sdk 2.x (acpSDKVersion), drives the real binary through
 // testdata/client.mjs, and its schema validation fails the run on any message of the wrong
 // shape. scripts/test.sh installs the SDK into a cache outside the repository
 // ($XDG_CACHE_HOME/agentd-acp); without it (or without node) the test skips, and fails when CI
 // is set.
-package acpsdk_test
+package acpdoor_test
 
 import (
 	"bytes"

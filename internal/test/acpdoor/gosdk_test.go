@@ -1,4 +1,4 @@
-package acpsdk_test
+package acpdoor_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package acpsdk_test
+package acpdoor_test
 
 // docs/acp holds what the ACP registry (github.com/agentclientprotocol/registry) needs to list
 // agentd once releases exist: agent.json and icon.svg. These tests hold them to the registry's

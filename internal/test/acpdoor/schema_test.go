@@ -1,4 +1,4 @@
-package acpsdk_test
+package acpdoor_test
 
 // Every message agentd sends on the ACP door, checked against the official ACP v1 JSON schema
 // (schema/v1/schema.json of the installed @agentclientprotocol/sdk package, never a copy in this
