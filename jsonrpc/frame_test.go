@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/agentd-dev/agentd/internal/jscan"
 )
 
 // FuzzReadFrame feeds arbitrary bytes to the frame reader and the message decoder: they may
@@ -59,7 +61,7 @@ func FuzzScanAgreesWithValid(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var fl fields
 		got := scanObject(body, &fl)
-		i := skipSpace(body, 0)
+		i := jscan.SkipWS(body, 0)
 		want := json.Valid(body) && i < len(body) && body[i] == '{'
 		if got != want {
 			t.Fatalf("scanObject(%q) = %v, json.Valid says %v", body, got, want)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/agentd-dev/agentd/internal/jscan"
 	"github.com/agentd-dev/agentd/protocol"
 )
 
@@ -196,30 +197,30 @@ type fields struct {
 }
 
 // scanObject records the top-level members of the JSON object body and reports whether body is
-// one valid JSON object (as json.Valid checks it), in one pass.
+// one valid JSON object (as json.Valid checks it), in one pass: internal/jscan's strict walk.
 func scanObject(body []byte, f *fields) bool {
-	i := skipSpace(body, 0)
+	i := jscan.SkipWS(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return false
 	}
-	i = skipSpace(body, i+1)
+	i = jscan.SkipWS(body, i+1)
 	if i < len(body) && body[i] == '}' {
-		return skipSpace(body, i+1) == len(body)
+		return jscan.SkipWS(body, i+1) == len(body)
 	}
 	for {
-		i = skipSpace(body, i)
-		kend, ok := skipString(body, i)
-		if !ok {
+		i = jscan.SkipWS(body, i)
+		kend := jscan.ValidStringEnd(body, i)
+		if kend < 0 {
 			return false
 		}
 		key := body[i:kend]
-		i = skipSpace(body, kend)
+		i = jscan.SkipWS(body, kend)
 		if i >= len(body) || body[i] != ':' {
 			return false
 		}
-		i = skipSpace(body, i+1)
-		vend, ok := skipValue(body, i)
-		if !ok {
+		i = jscan.SkipWS(body, i+1)
+		vend := jscan.ValidValueEnd(body, i)
+		if vend < 0 {
 			return false
 		}
 		val := body[i:vend]
@@ -237,7 +238,7 @@ func scanObject(body []byte, f *fields) bool {
 		case `"error"`:
 			f.error, f.hasError = val, true
 		}
-		i = skipSpace(body, vend)
+		i = jscan.SkipWS(body, vend)
 		if i >= len(body) {
 			return false
 		}
@@ -245,198 +246,11 @@ func scanObject(body []byte, f *fields) bool {
 		case ',':
 			i++
 		case '}':
-			return skipSpace(body, i+1) == len(body)
+			return jscan.SkipWS(body, i+1) == len(body)
 		default:
 			return false
 		}
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the JSON string starting at b[i], checking its escapes and that
-// it holds no raw control character.
-func skipString(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return 0, false
-	}
-	for i++; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return 0, false
-		case c == '\\':
-			i++
-			if i >= len(b) {
-				return 0, false
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(b) {
-					return 0, false
-				}
-				for _, h := range b[i+1 : i+5] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return 0, false
-					}
-				}
-				i += 4
-			default:
-				return 0, false
-			}
-		}
-	}
-	return 0, false
-}
-
-// maxDepth is encoding/json's nesting limit, so that what this scanner accepts json.Valid does.
-const maxDepth = 10000
-
-// skipValue returns the end of the JSON value starting at b[i], checking it as json.Valid does.
-// Nested objects and arrays are walked with a stack of their openers, without recursion.
-func skipValue(b []byte, i int) (int, bool) {
-	var buf [32]byte
-	stack := buf[:0]
-	for {
-		// A value starts at i.
-		var ok bool
-		if i >= len(b) {
-			return 0, false
-		}
-		switch c := b[i]; {
-		case c == '"':
-			if i, ok = skipString(b, i); !ok {
-				return 0, false
-			}
-		case c == '{' || c == '[':
-			close := byte('}')
-			if c == '[' {
-				close = ']'
-			}
-			i = skipSpace(b, i+1)
-			if i < len(b) && b[i] == close {
-				i++
-				break
-			}
-			if len(stack) == maxDepth {
-				return 0, false
-			}
-			stack = append(stack, c)
-			if c == '{' {
-				if i, ok = skipKey(b, i); !ok {
-					return 0, false
-				}
-			}
-			continue
-		case c == 't':
-			if i, ok = skipLiteral(b, i, "true"); !ok {
-				return 0, false
-			}
-		case c == 'f':
-			if i, ok = skipLiteral(b, i, "false"); !ok {
-				return 0, false
-			}
-		case c == 'n':
-			if i, ok = skipLiteral(b, i, "null"); !ok {
-				return 0, false
-			}
-		default:
-			if i, ok = skipNumber(b, i); !ok {
-				return 0, false
-			}
-		}
-		// A value ended at i: close what it ends, or move to the next member or element.
-		for {
-			if len(stack) == 0 {
-				return i, true
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			top := stack[len(stack)-1]
-			if b[i] == ',' {
-				i = skipSpace(b, i+1)
-				if top == '{' {
-					if i, ok = skipKey(b, i); !ok {
-						return 0, false
-					}
-				}
-				break
-			}
-			if top == '{' && b[i] == '}' || top == '[' && b[i] == ']' {
-				stack = stack[:len(stack)-1]
-				i++
-				continue
-			}
-			return 0, false
-		}
-	}
-}
-
-// skipKey walks an object member's key and colon, returning where its value starts.
-func skipKey(b []byte, i int) (int, bool) {
-	i, ok := skipString(b, i)
-	if !ok {
-		return 0, false
-	}
-	i = skipSpace(b, i)
-	if i >= len(b) || b[i] != ':' {
-		return 0, false
-	}
-	return skipSpace(b, i+1), true
-}
-
-func skipLiteral(b []byte, i int, lit string) (int, bool) {
-	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-		return 0, false
-	}
-	return i + len(lit), true
-}
-
-// skipNumber walks -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
-func skipNumber(b []byte, i int) (int, bool) {
-	digits := func(i int) (int, bool) {
-		j := i
-		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
-			j++
-		}
-		return j, j > i
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	var ok bool
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	default:
-		if i, ok = digits(i); !ok {
-			return 0, false
-		}
-	}
-	if i < len(b) && b[i] == '.' {
-		if i, ok = digits(i + 1); !ok {
-			return 0, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i, ok = digits(i); !ok {
-			return 0, false
-		}
-	}
-	return i, true
 }
 
 // unquote decodes a JSON string value.
@@ -460,7 +274,7 @@ func unquote(raw []byte) (string, bool) {
 // result and error. A batch, a body that is not a JSON object and a mix of request and answer
 // members are refused. Everything returned is copied out of body.
 func decodeMessage(body []byte) (*message, error) {
-	i := skipSpace(body, 0)
+	i := jscan.SkipWS(body, 0)
 	if i < len(body) && body[i] == '[' {
 		return nil, errInvalid
 	}

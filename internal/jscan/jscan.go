@@ -1,13 +1,15 @@
-// Package jscan is a minimal JSON scanner for the providers' hot decoding paths. A streamed chunk
+// Package jscan is agentd's one JSON scanner, for the two hot paths where encoding/json costs
+// more than the work: the providers' streamed chunks and the connection's frames. A streamed chunk
 // is a few hundred bytes of which a dialect reads a handful of fields; encoding/json spends
 // microseconds and a dozen allocations on one, while this scanner walks it once per level it
 // descends into, skips string bodies with bytes.IndexByte and allocates only the strings it
 // returns. It checks the structure of every level it walks (and, through ParseObject, that nothing
 // follows the top-level value); values it skips are checked for balanced brackets and terminated
-// strings only.
+// strings only. The strict walk (ValidValueEnd, valid.go) accepts exactly what json.Valid does, for
+// the connection, which must refuse a frame that is not one valid JSON object.
 //
-// Every dialect's fast decoding path (providers/anthropic, providers/gemini, providers/openai)
-// uses this one copy.
+// Every dialect's fast decoding path (providers/anthropic, providers/gemini, providers/openai) and
+// jsonrpc's frame reader use this one package.
 package jscan
 
 import (

@@ -80,8 +80,9 @@ var allowed = map[string]map[string]string{
 		"internal/test/testbin": testbinReason,
 	},
 	"jsonrpc": {
-		"protocol":      "frames, the codec and the session update encoder, nothing above them",
-		"internal/clip": clipReason,
+		"protocol":       "frames, the codec and the session update encoder, nothing above them",
+		"internal/clip":  clipReason,
+		"internal/jscan": jscanReason,
 	},
 	"session": {
 		"protocol":      "on purpose: session speaks the wire's types (requests, updates) and transcripts are SessionUpdate records, as gopls's server speaks LSP types",
