@@ -705,6 +705,41 @@ cases.add(":AgentdRestore puts a turn's files back, then the conversation", func
   h.eq(nil, t:find("anything else?", 1, true), "and the later one")
 end)
 
+cases.add(":AgentdGrants lists a remembered answer by scope and revokes it", function()
+  local dir, _, b = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = { path = "a.txt", edits = { { old_text = "second line", new_text = "2nd line" } } } } } },
+    { text = "Edited." },
+    { toolCalls = { { name = "edit_file", arguments = { path = "a.txt", edits = { { old_text = "2nd line", new_text = "line two" } } } } } },
+    { text = "Asked again." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  local asked = h.stub_select(pick_option("allow_session"))
+  vim.cmd("AgentdPrompt edit it")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Edited.", 1, true)
+  end, "the first turn", 30000, h.report)
+  h.eq(1, #asked, "asked once")
+  local listed = h.stub_select(h.pick("edit_file"))
+  vim.cmd("AgentdGrants")
+  h.wait_for(function()
+    for _, n in ipairs(h.notes) do
+      if n.msg:find("agentd: revoked: Allow edit_file for this session", 1, true) then
+        return true
+      end
+    end
+  end, "the revoke", 10000, h.report)
+  h.eq({ "Revoke (this session): Allow edit_file for this session" }, listed[1].labels, "the grant listed with its scope")
+  -- The next edit is asked about again.
+  asked = h.stub_select(pick_option("reject_once"))
+  vim.cmd("AgentdPrompt again")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Asked again.", 1, true)
+  end, "the second turn", 30000, h.report)
+  h.eq(1, #asked, "the revoked answer no longer decides: asked again")
+  h.eq("2nd line", h.lines(b)[2], "the rejected edit did not land")
+end)
+
 cases.add("agentd asks Neovim what the user is looking at", function()
   local dir, path = project()
   local other = dir .. "/other.txt"

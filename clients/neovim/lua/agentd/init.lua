@@ -579,6 +579,47 @@ local function current_session(what)
   return nil
 end
 
+--- The label of a remembered answer in :AgentdGrants: what revoking it does,
+--- naming its scope ("Revoke (this project): Always allow `make` in this project").
+function M.fmt_grant(g)
+  local scope = g.scope == "project" and "this project" or "this session"
+  return "Revoke (" .. scope .. "): " .. tostring(g.label or g.tool)
+end
+
+--- Lists the remembered permission answers (this session's and its
+--- project's) and revokes the one picked: the next such call asks again.
+function M.grants()
+  local id = current_session("list the permissions of")
+  if not id then
+    return
+  end
+  request(methods.grants_list, { sessionId = id }, function(err, result)
+    if err then
+      err_notify("agentd: could not list the remembered permissions: " .. tostring(err.message or err))
+      return
+    end
+    local list = type(result) == "table" and type(result.grants) == "table" and result.grants or {}
+    if #list == 0 then
+      vim.notify("agentd: no remembered permissions: every change is asked about (or decided by the mode)", vim.log.levels.INFO, { title = "agentd" })
+      return
+    end
+    vim.ui.select(list, { prompt = "agentd: revoke which remembered answer?", kind = "agentd.grant", format_item = M.fmt_grant }, function(g)
+      if not g then
+        return
+      end
+      request(methods.grants_revoke, { sessionId = id, grantId = g.grantId }, function(rerr, res)
+        if rerr then
+          err_notify("agentd: could not revoke: " .. tostring(rerr.message or rerr))
+        elseif type(res) == "table" and res.revoked then
+          vim.notify("agentd: revoked: " .. tostring(g.label) .. "; it will be asked again", vim.log.levels.INFO, { title = "agentd" })
+        else
+          vim.notify("agentd: already gone: " .. tostring(g.label), vim.log.levels.INFO, { title = "agentd" })
+        end
+      end)
+    end)
+  end)
+end
+
 --- Forks the current session: a new session with a copy of its history,
 --- shown in the chat from then on (the source stays as it was).
 function M.fork()
