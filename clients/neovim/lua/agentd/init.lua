@@ -771,9 +771,11 @@ local function fmt_checkpoint(c)
 end
 
 --- Restores a checkpoint of the current session: pick the turn with
---- vim.ui.select, then what to restore (its files, the conversation, or
---- both); files come back through workspace/applyEdit, unsaved.
-function M.restore()
+--- vim.ui.select (or, given the text of one of its prompts, that prompt's
+--- turn), then what to restore (its files, the conversation, or both); files
+--- come back through workspace/applyEdit, unsaved. When the conversation goes
+--- back, the turn's prompt is put in the input to edit and send again.
+function M.restore(prompt_text)
   local id = current_session("restore")
   if not id then
     return
@@ -784,11 +786,7 @@ function M.restore()
       return
     end
     local list = type(result) == "table" and type(result.checkpoints) == "table" and result.checkpoints or {}
-    if #list == 0 then
-      vim.notify("agentd: no checkpoints yet (a turn that changes files makes one)", vim.log.levels.INFO, { title = "agentd" })
-      return
-    end
-    vim.ui.select(list, { prompt = "agentd: restore which turn (before it ran)?", kind = "agentd.checkpoint", format_item = fmt_checkpoint }, function(cp)
+    local function chosen(cp)
       if not cp then
         return
       end
@@ -827,13 +825,32 @@ function M.restore()
             -- agentd now keeps it.
             entry.description = (what.value == "both" and (desc .. "; ") or "") .. "the conversation is back to before that turn"
             M.load(id, entry)
+            if type(cp.prompt) == "string" then
+              chat.restore_input(cp.prompt)
+            end
             return
           end
           table.insert(m.entries, entry)
           show_current()
         end)
       end)
-    end)
+    end
+    if prompt_text then
+      -- The newest turn sent with that text (list is newest first).
+      for _, cp in ipairs(list) do
+        if cp.prompt == prompt_text then
+          return chosen(cp)
+        end
+      end
+      chat.restore_input(prompt_text)
+      vim.notify("agentd: that turn changed no files, so there is no checkpoint to go back to: its prompt is in the input to send again", vim.log.levels.INFO, { title = "agentd" })
+      return
+    end
+    if #list == 0 then
+      vim.notify("agentd: no checkpoints yet (a turn that changes files makes one)", vim.log.levels.INFO, { title = "agentd" })
+      return
+    end
+    vim.ui.select(list, { prompt = "agentd: restore which turn (before it ran)?", kind = "agentd.checkpoint", format_item = fmt_checkpoint }, chosen)
   end)
 end
 
@@ -898,6 +915,7 @@ function M.setup(opts)
   chat.ui.on_send = M.prompt
   chat.ui.on_stop = M.cancel
   chat.ui.on_steer = M.steer
+  chat.ui.on_edit = M.restore
   set_global_keymaps()
   require("agentd.inline").setup()
   -- A running daemon takes the new settings as its client layer.
@@ -911,5 +929,6 @@ end
 chat.ui.on_send = M.prompt
 chat.ui.on_stop = M.cancel
 chat.ui.on_steer = M.steer
+chat.ui.on_edit = M.restore
 
 return M
