@@ -78,6 +78,8 @@ func (s *Server) table() map[string]method {
 		protocol.MethodSessionClose:           handler(nil, viaManager(closeSession)),
 		protocol.MethodSessionDelete:          handler(nil, viaManager(deleteSession)),
 		protocol.MethodSessionSetConfigOption: handler(nil, viaManager(Sessions.SetConfigOption)),
+		protocol.MethodGrantsList:             handler(nil, viaManager(Sessions.Grants)),
+		protocol.MethodGrantsRevoke:           handler(nil, viaManager(Sessions.RevokeGrant)),
 
 		protocol.MethodSessionPrompt: handler(nil, viaManager(prompt)),
 		MethodSessionSteer:           handler(nil, (*Server).steer),

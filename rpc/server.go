@@ -42,6 +42,8 @@ type Sessions interface {
 	Prompt(ctx context.Context, p protocol.PromptParams) (protocol.PromptResult, error)
 	Cancel(sessionID string)
 	SetConfigOption(ctx context.Context, p protocol.SetConfigOptionParams) (protocol.SetConfigOptionResult, error)
+	Grants(ctx context.Context, p protocol.SessionIDParams) (protocol.GrantsListResult, error)
+	RevokeGrant(ctx context.Context, p protocol.GrantRevokeParams) (protocol.GrantRevokeResult, error)
 	Shutdown(ctx context.Context) error
 }
 

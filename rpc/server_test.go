@@ -128,6 +128,12 @@ func (f *fakeSessions) SetConfigOption(ctx context.Context, p protocol.SetConfig
 	}
 	return protocol.SetConfigOptionResult{ConfigOptions: []protocol.ConfigOption{}}, nil
 }
+func (f *fakeSessions) Grants(ctx context.Context, p protocol.SessionIDParams) (protocol.GrantsListResult, error) {
+	return protocol.GrantsListResult{}, session.Validate(&p)
+}
+func (f *fakeSessions) RevokeGrant(ctx context.Context, p protocol.GrantRevokeParams) (protocol.GrantRevokeResult, error) {
+	return protocol.GrantRevokeResult{}, session.Validate(&p)
+}
 func (f *fakeSessions) Shutdown(ctx context.Context) error {
 	f.mu.Lock()
 	f.shutdowns++

@@ -317,6 +317,21 @@ func (p *projects) grants(path string) []grant {
 	return slices.Clone(p.get(path).Grants)
 }
 
+// removeGrants forgets the project's grants that drop says to and reports whether there were any.
+func (p *projects) removeGrants(path string, drop func(grant) bool) bool {
+	defer p.flush()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.get(path)
+	n := len(st.Grants)
+	st.Grants = slices.DeleteFunc(st.Grants, drop)
+	if len(st.Grants) == n {
+		return false
+	}
+	p.save(st)
+	return true
+}
+
 func (p *projects) addGrant(path string, g grant) {
 	defer p.flush()
 	p.mu.Lock()

@@ -335,6 +335,9 @@ func quoteArgv(argv []string) string {
 	return strings.Join(parts, " ")
 }
 
+// QuoteArgv is quoteArgv for the other packages that show a command line (a grant's label).
+func QuoteArgv(argv []string) string { return quoteArgv(argv) }
+
 // formatExec is the model's view of a finished program.
 func formatExec(env *Env, argv []string, dir string, res execResult, timeout time.Duration, note string) Result {
 	var b strings.Builder

@@ -297,3 +297,39 @@ func escapeGlob(p string) string {
 	r := strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]", "{", "[{]")
 	return r.Replace(p)
 }
+
+// Label is the sentence a client shows for g in a list of remembered answers, naming what it
+// covers and its scope as the option that made it did ("Always allow `git status` in this
+// project").
+func (g Grant) Label() string {
+	verb := "Allow"
+	if !g.Allow {
+		verb = "Reject"
+	}
+	where := " for this session"
+	if g.Scope == ScopeProject {
+		verb, where = "Always "+strings.ToLower(verb), " in this project"
+	}
+	var what string
+	switch {
+	case g.Sandboxed:
+		what = "sandboxed programs"
+	case len(g.Command) > 0:
+		what = "`" + tools.QuoteArgv(g.Command) + "`"
+		if len(g.Env) > 0 || g.Stdin != "" {
+			what += " with the variables and input it showed"
+		}
+	case g.Host != "":
+		what = g.Tool + " of " + g.Host
+	case g.Pattern != "":
+		what = g.Tool + " on " + g.Pattern
+		if !g.Allow {
+			what = "changes to " + g.Pattern
+		}
+	case g.Tool == "" || g.Tool == "*":
+		what = "every tool"
+	default:
+		what = g.Tool
+	}
+	return verb + " " + what + where
+}

@@ -705,6 +705,78 @@ cases.add(":AgentdRestore puts a turn's files back, then the conversation", func
   h.eq(nil, t:find("anything else?", 1, true), "and the later one")
 end)
 
+cases.add("e on a past prompt goes back to before its turn and puts the prompt in the input", function()
+  local dir, _, b = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = { path = "a.txt", edits = { { old_text = "second line", new_text = "2nd line" } } } } } },
+    { text = "Shortened." },
+    { text = "Nothing else." },
+  } })
+  h.setup_agentd(fm.url, dir, { mode = "auto" })
+  vim.cmd("AgentdPrompt shorten the second line")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Shortened.", 1, true)
+  end, "the editing turn", 30000, h.report)
+  vim.cmd("AgentdPrompt a later question")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Nothing else.", 1, true)
+  end, "a later turn", 30000, h.report)
+  local chat = require("agentd.chat")
+  local lnum
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(chat.ui.transcript, 0, -1, false)) do
+    if l:find("shorten the second line", 1, true) then
+      lnum = i
+    end
+  end
+  h.truthy(lnum, "the prompt is in the transcript")
+  local asked = h.stub_select(h.pick("files and conversation"))
+  vim.api.nvim_set_current_win(chat.ui.twin)
+  vim.api.nvim_win_set_cursor(chat.ui.twin, { lnum, 0 })
+  vim.api.nvim_feedkeys("e", "x", false)
+  h.wait_for(function()
+    return h.transcript_text():find("the conversation is back to before that turn", 1, true)
+  end, "the restore", 30000, h.report)
+  h.eq(1, #asked, "only what to restore is asked: the turn is the one under the cursor")
+  h.eq({ "shorten the second line" }, vim.api.nvim_buf_get_lines(chat.ui.input, 0, -1, false), "the prompt is back in the input")
+  h.eq("second line", h.lines(b)[2], "and the file is back to before the turn")
+  h.eq(nil, h.transcript_text():find("a later question", 1, true), "the later turn left the chat")
+end)
+
+cases.add(":AgentdGrants lists a remembered answer by scope and revokes it", function()
+  local dir, _, b = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "edit_file", arguments = { path = "a.txt", edits = { { old_text = "second line", new_text = "2nd line" } } } } } },
+    { text = "Edited." },
+    { toolCalls = { { name = "edit_file", arguments = { path = "a.txt", edits = { { old_text = "2nd line", new_text = "line two" } } } } } },
+    { text = "Asked again." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  local asked = h.stub_select(pick_option("allow_session"))
+  vim.cmd("AgentdPrompt edit it")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Edited.", 1, true)
+  end, "the first turn", 30000, h.report)
+  h.eq(1, #asked, "asked once")
+  local listed = h.stub_select(h.pick("edit_file"))
+  vim.cmd("AgentdGrants")
+  h.wait_for(function()
+    for _, n in ipairs(h.notes) do
+      if n.msg:find("agentd: revoked: Allow edit_file for this session", 1, true) then
+        return true
+      end
+    end
+  end, "the revoke", 10000, h.report)
+  h.eq({ "Revoke (this session): Allow edit_file for this session" }, listed[1].labels, "the grant listed with its scope")
+  -- The next edit is asked about again.
+  asked = h.stub_select(pick_option("reject_once"))
+  vim.cmd("AgentdPrompt again")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Asked again.", 1, true)
+  end, "the second turn", 30000, h.report)
+  h.eq(1, #asked, "the revoked answer no longer decides: asked again")
+  h.eq("2nd line", h.lines(b)[2], "the rejected edit did not land")
+end)
+
 cases.add("agentd asks Neovim what the user is looking at", function()
   local dir, path = project()
   local other = dir .. "/other.txt"

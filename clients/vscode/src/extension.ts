@@ -7,6 +7,7 @@ import { clientBundleLoad, Daemon, loadClientBundle } from './daemon';
 import { DIFF_SCHEME, DiffContent } from './diff';
 import { Permissions } from './permissions';
 import { Keys, removeKey } from './keys';
+import { manageGrants } from './grants';
 import { ContentBlock } from './pure/protocol';
 import { Review } from './review';
 import { registerInline } from './inline';
@@ -165,6 +166,7 @@ export async function activate(context: vscode.ExtensionContext) {
   // Only this command needs the provider walk-through: it comes with the language client's bundle.
   reg('agentd.configureProvider', async () => (await loadClientBundle()).configureProvider(keys, daemon!));
   reg('agentd.removeKey', () => removeKey(keys));
+  reg('agentd.manageGrants', () => manageGrants(daemon!, chat().state.sessionId));
   reg('agentd.showLogs', () => output.show(true));
   reg('agentd.restart', () => daemon!.restart('requested by the user'));
 

@@ -712,7 +712,7 @@ end
 
 -- Windows and buffers ---------------------------------------------------------
 
-M.ui = { transcript = nil, input = nil, twin = nil, iwin = nil, model = nil, on_send = nil, on_stop = nil, on_steer = nil }
+M.ui = { transcript = nil, input = nil, twin = nil, iwin = nil, model = nil, on_send = nil, on_stop = nil, on_steer = nil, on_edit = nil }
 
 local function valid_buf(b)
   return b ~= nil and vim.api.nvim_buf_is_valid(b)
@@ -822,6 +822,20 @@ function M.open_target(lnum)
     vim.notify("agentd: could not open " .. tostring(t.path) .. ": " .. tostring(err), vim.log.levels.ERROR)
   end
   return true
+end
+
+--- Edits the prompt on transcript line lnum: back to before its turn (the
+--- files too, if the user says so) with its text in the input to send again.
+function M.edit_prompt(lnum)
+  local ui = M.ui
+  local e = ui.owners and ui.owners[lnum]
+  if not (e and e.kind == "user" and type(e.text) == "string") then
+    vim.notify("agentd: put the cursor on a prompt (a line starting with >) to edit it", vim.log.levels.INFO, { title = "agentd" })
+    return
+  end
+  if ui.on_edit then
+    ui.on_edit(e.text)
+  end
 end
 
 --- Shows or hides the output of the tool call on transcript line lnum.
@@ -977,6 +991,9 @@ local function ensure_buffers()
       M.toggle_output(vim.api.nvim_win_get_cursor(0)[1])
     end, "agentd: show or hide this tool call's output")
     map(ui.transcript, "n", km.stop, stop, "agentd: cancel turn")
+    map(ui.transcript, "n", km.edit, function()
+      M.edit_prompt(vim.api.nvim_win_get_cursor(0)[1])
+    end, "agentd: edit and resend the prompt under the cursor (back to before its turn)")
   end
   if not valid_buf(ui.input) then
     ui.input = scratch("agentd://input", true)

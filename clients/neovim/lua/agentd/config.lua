@@ -36,6 +36,7 @@ M.defaults = {
     close = "q",          -- normal mode in the transcript
     open = "<CR>",        -- transcript: open the file of the tool call under the cursor (or show its output)
     expand = "<Tab>",     -- transcript: show or hide the output of the tool call under the cursor
+    edit = "e",           -- transcript: edit and resend the prompt under the cursor (back to before its turn)
     stop = "<C-c>",       -- both chat windows
     steer = "<M-CR>",     -- input window (normal and insert): steer the running turn with the message
     -- In a buffer :AgentdChanges listed (buffer-local, normal mode):

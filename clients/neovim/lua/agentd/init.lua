@@ -579,6 +579,47 @@ local function current_session(what)
   return nil
 end
 
+--- The label of a remembered answer in :AgentdGrants: what revoking it does,
+--- naming its scope ("Revoke (this project): Always allow `make` in this project").
+function M.fmt_grant(g)
+  local scope = g.scope == "project" and "this project" or "this session"
+  return "Revoke (" .. scope .. "): " .. tostring(g.label or g.tool)
+end
+
+--- Lists the remembered permission answers (this session's and its
+--- project's) and revokes the one picked: the next such call asks again.
+function M.grants()
+  local id = current_session("list the permissions of")
+  if not id then
+    return
+  end
+  request(methods.grants_list, { sessionId = id }, function(err, result)
+    if err then
+      err_notify("agentd: could not list the remembered permissions: " .. tostring(err.message or err))
+      return
+    end
+    local list = type(result) == "table" and type(result.grants) == "table" and result.grants or {}
+    if #list == 0 then
+      vim.notify("agentd: no remembered permissions: every change is asked about (or decided by the mode)", vim.log.levels.INFO, { title = "agentd" })
+      return
+    end
+    vim.ui.select(list, { prompt = "agentd: revoke which remembered answer?", kind = "agentd.grant", format_item = M.fmt_grant }, function(g)
+      if not g then
+        return
+      end
+      request(methods.grants_revoke, { sessionId = id, grantId = g.grantId }, function(rerr, res)
+        if rerr then
+          err_notify("agentd: could not revoke: " .. tostring(rerr.message or rerr))
+        elseif type(res) == "table" and res.revoked then
+          vim.notify("agentd: revoked: " .. tostring(g.label) .. "; it will be asked again", vim.log.levels.INFO, { title = "agentd" })
+        else
+          vim.notify("agentd: already gone: " .. tostring(g.label), vim.log.levels.INFO, { title = "agentd" })
+        end
+      end)
+    end)
+  end)
+end
+
 --- Forks the current session: a new session with a copy of its history,
 --- shown in the chat from then on (the source stays as it was).
 function M.fork()
@@ -730,9 +771,11 @@ local function fmt_checkpoint(c)
 end
 
 --- Restores a checkpoint of the current session: pick the turn with
---- vim.ui.select, then what to restore (its files, the conversation, or
---- both); files come back through workspace/applyEdit, unsaved.
-function M.restore()
+--- vim.ui.select (or, given the text of one of its prompts, that prompt's
+--- turn), then what to restore (its files, the conversation, or both); files
+--- come back through workspace/applyEdit, unsaved. When the conversation goes
+--- back, the turn's prompt is put in the input to edit and send again.
+function M.restore(prompt_text)
   local id = current_session("restore")
   if not id then
     return
@@ -743,11 +786,7 @@ function M.restore()
       return
     end
     local list = type(result) == "table" and type(result.checkpoints) == "table" and result.checkpoints or {}
-    if #list == 0 then
-      vim.notify("agentd: no checkpoints yet (a turn that changes files makes one)", vim.log.levels.INFO, { title = "agentd" })
-      return
-    end
-    vim.ui.select(list, { prompt = "agentd: restore which turn (before it ran)?", kind = "agentd.checkpoint", format_item = fmt_checkpoint }, function(cp)
+    local function chosen(cp)
       if not cp then
         return
       end
@@ -786,13 +825,32 @@ function M.restore()
             -- agentd now keeps it.
             entry.description = (what.value == "both" and (desc .. "; ") or "") .. "the conversation is back to before that turn"
             M.load(id, entry)
+            if type(cp.prompt) == "string" then
+              chat.restore_input(cp.prompt)
+            end
             return
           end
           table.insert(m.entries, entry)
           show_current()
         end)
       end)
-    end)
+    end
+    if prompt_text then
+      -- The newest turn sent with that text (list is newest first).
+      for _, cp in ipairs(list) do
+        if cp.prompt == prompt_text then
+          return chosen(cp)
+        end
+      end
+      chat.restore_input(prompt_text)
+      vim.notify("agentd: that turn changed no files, so there is no checkpoint to go back to: its prompt is in the input to send again", vim.log.levels.INFO, { title = "agentd" })
+      return
+    end
+    if #list == 0 then
+      vim.notify("agentd: no checkpoints yet (a turn that changes files makes one)", vim.log.levels.INFO, { title = "agentd" })
+      return
+    end
+    vim.ui.select(list, { prompt = "agentd: restore which turn (before it ran)?", kind = "agentd.checkpoint", format_item = fmt_checkpoint }, chosen)
   end)
 end
 
@@ -857,6 +915,7 @@ function M.setup(opts)
   chat.ui.on_send = M.prompt
   chat.ui.on_stop = M.cancel
   chat.ui.on_steer = M.steer
+  chat.ui.on_edit = M.restore
   set_global_keymaps()
   require("agentd.inline").setup()
   -- A running daemon takes the new settings as its client layer.
@@ -870,5 +929,6 @@ end
 chat.ui.on_send = M.prompt
 chat.ui.on_stop = M.cancel
 chat.ui.on_steer = M.steer
+chat.ui.on_edit = M.restore
 
 return M

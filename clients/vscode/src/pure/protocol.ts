@@ -49,6 +49,8 @@ export interface ClientRequests {
   'agent/x/session/steer': { params: SessionRef & { prompt: ContentBlock[] }; result: { accepted: boolean } };
   'agent/x/checkpoints/list': { params: SessionRef; result: { checkpoints: Array<{ checkpointId: string; createdAt: string; prompt: string; files: Array<{ path: string; change: string; from?: string }> }> } };
   'agent/x/checkpoints/restore': { params: SessionRef & { checkpointId: string; restore: 'files' | 'conversation' | 'both' }; result: { files: Array<{ path: string; restored: boolean; reason?: string }> } };
+  'agent/x/grants/list': { params: SessionRef; result: { grants: GrantWire[] } };
+  'agent/x/grants/revoke': { params: SessionRef & { grantId: string }; result: { revoked: boolean } };
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
@@ -57,6 +59,15 @@ export interface ClientRequests {
     params: { textDocument: { uri: string }; position: { line: number; character: number }; context: { triggerKind: 1 | 2 } };
     result: { items: Array<{ insertText: string | { kind: string; value: string }; range?: { start: { line: number; character: number }; end: { line: number; character: number } } }> } | Array<{ insertText: string | { kind: string; value: string } }> | null;
   };
+}
+
+/** A remembered permission answer (agent/x/grants/list): `label` is the sentence to show. */
+export interface GrantWire {
+  grantId: string;
+  scope: 'session' | 'project';
+  allow: boolean;
+  tool: string;
+  label: string;
 }
 
 /** Client → agentd notifications: method → params. */
@@ -96,6 +107,8 @@ export const ToDaemon = {
   sessionSteer: 'agent/x/session/steer',
   checkpointsList: 'agent/x/checkpoints/list',
   checkpointsRestore: 'agent/x/checkpoints/restore',
+  grantsList: 'agent/x/grants/list',
+  grantsRevoke: 'agent/x/grants/revoke',
   providersList: 'agent/providers/list',
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',

@@ -979,6 +979,39 @@ try {
     await chatSays('Hunky turn done.', 30000);
   });
 
+  await test('Remembered Permissions lists a session grant with its scope and revokes it', async () => {
+    // Issue 33 item 4: "Allow for session" is listed, named by scope, and revoking it asks again.
+    fs.writeFileSync(path.join(WS, 'granted.txt'), 'one\n');
+    await startFake('grants', { turns: [
+      { toolCalls: [{ id: 'call_g1', name: 'edit_file', arguments: { path: 'granted.txt', edits: [{ old_text: 'one', new_text: 'two' }] } }] },
+      { text: 'Granted turn done.' },
+      { text: 'Grants' }, // the chat's title
+      { toolCalls: [{ id: 'call_g2', name: 'edit_file', arguments: { path: 'granted.txt', edits: [{ old_text: 'two', new_text: 'three' }] } }] },
+      { text: 'Revoked turn done.' },
+    ] });
+    await newChat();
+    await sendInChat('Edit granted.txt');
+    const forSession = chat().locator('.permission:not(.done) button', { hasText: 'Allow for session' });
+    await forSession.waitFor({ timeout: 60000 });
+    await sleep(700); // the card's buttons arm after a moment (issue 33 item 1)
+    await forSession.click();
+    await chatSays('Granted turn done.', 30000);
+    await runCommand('agentd: Remembered Permissions');
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Allow edit_file for this session' });
+    await row.first().waitFor({ timeout: 15000 });
+    const shown = await row.first().innerText();
+    if (!shown.includes('Revoke for this session')) throw new Error(`the row does not name the scope it revokes: ${JSON.stringify(shown)}`);
+    await page.keyboard.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'revoked' }).waitFor({ timeout: 15000 });
+    await sendInChat('Edit it again');
+    const deny = chat().locator('.permission:not(.done) button', { hasText: /^Deny$/ });
+    await deny.waitFor({ timeout: 60000 }); // asked again: the grant is gone
+    await sleep(700);
+    await deny.click();
+    await chatSays('Revoked turn done.', 30000);
+    await chat().locator('.tool.status-failed').first().waitFor({ timeout: 15000 });
+  });
+
   await test('a permission card the visible view cannot show raises a notification that answers it', async () => {
     const long = Array.from({ length: 60 }, (_, i) => `Row ${i + 1} of a reply taller than the view.`).join('\n\n');
     await startFake('hidden-card', { turns: [
