@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -79,36 +77,12 @@ func TestKill9KeepsTheStreamingReply(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a child process")
 	}
-	state, dir := t.TempDir(), t.TempDir()
-	dir, _ = filepath.EvalSymlinks(dir)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStreamCrashHelper$")
-	cmd.Env = append(os.Environ(), "AGENTD_STREAM_CRASH_STATE="+state, "AGENTD_STREAM_CRASH_DIR="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	buf := make([]byte, 64)
-	n, _ := out.Read(buf)
-	sid := strings.TrimSpace(strings.SplitN(string(buf[:n]), "\n", 2)[0])
-	path := filepath.Join(state, "sessions", sid+".jsonl")
 	// Kill it once the announced call is saved: the stream is then stalled, as a reply the
 	// daemon dies in the middle of.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(`"c-cut"`)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the child saved no streaming reply")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a file with a deadline
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	state, dir, sid := killChildWhen(t, "TestStreamCrashHelper", "AGENTD_STREAM_CRASH_", "the child saved no streaming reply", func(path string) bool {
+		b, err := os.ReadFile(path)
+		return err == nil && bytes.Contains(b, []byte(`"c-cut"`))
+	})
 
 	h := newHarness(t, reply{events: textReply("resumed")})
 	h.state = state

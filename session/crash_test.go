@@ -54,35 +54,11 @@ func TestKill9KeepsEarlierHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a child process")
 	}
-	state, dir := t.TempDir(), t.TempDir()
-	dir, _ = filepath.EvalSymlinks(dir)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$")
-	cmd.Env = append(os.Environ(), "AGENTD_CRASH_STATE="+state, "AGENTD_CRASH_DIR="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 64)
-	n, _ := out.Read(buf)
-	sid := strings.TrimSpace(strings.SplitN(string(buf[:n]), "\n", 2)[0])
-	path := filepath.Join(state, "sessions", sid+".jsonl")
 	// Kill it once the transcript has grown past a few turns, mid-write as likely as not.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if fi, err := os.Stat(path); err == nil && fi.Size() > 200<<10 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the child wrote no transcript")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a file size with a deadline
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	state, dir, sid := killChildWhen(t, "TestCrashHelper", "AGENTD_CRASH_", "the child wrote no transcript", func(path string) bool {
+		fi, err := os.Stat(path)
+		return err == nil && fi.Size() > 200<<10
+	})
 
 	st := &store{dir: filepath.Join(state, "sessions")}
 	l, err := st.load(sid)
@@ -160,4 +136,38 @@ func TestRepairAnswersCallsInterruptedByACrash(t *testing.T) {
 	if len(out) != 5 || out[2].Parts[0].Text != "ok" || out[2].Parts[1].Text != interruptedOutput(nil) || !strings.HasPrefix(out[2].Parts[1].Text, "agentd stopped before this call finished") || out[4].Parts[0].ToolCallID != "c" {
 		t.Fatalf("repaired: %+v", out)
 	}
+}
+
+// killChildWhen runs the test binary's helper test as a child daemon on a fresh state dir and
+// project (handed over as envPrefix+"STATE" and envPrefix+"DIR"), reads the session id it prints
+// first, and SIGKILLs it once ready holds for that session's transcript: a daemon dying with
+// no chance to tidy up.
+func killChildWhen(t *testing.T, helper, envPrefix, never string, ready func(transcript string) bool) (state, dir, sid string) {
+	t.Helper()
+	state, dir = t.TempDir(), t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	cmd := exec.Command(os.Args[0], "-test.run=^"+helper+"$")
+	cmd.Env = append(os.Environ(), envPrefix+"STATE="+state, envPrefix+"DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	sid = strings.TrimSpace(strings.SplitN(string(buf[:n]), "\n", 2)[0])
+	path := filepath.Join(state, "sessions", sid+".jsonl")
+	deadline := time.Now().Add(10 * time.Second)
+	for !ready(path) {
+		if time.Now().After(deadline) {
+			t.Fatal(never)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a file with a deadline
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	return state, dir, sid
 }
