@@ -195,27 +195,43 @@ func TestDiskApplyEditRollsBack(t *testing.T) {
 	}
 }
 
+// changesThroughDir is one change of each kind whose path runs through dir/ (relative to the
+// project: see Change.in), for the tests that make dir/ lead out of the project.
+var changesThroughDir = []Change{
+	{Kind: ChangeCreate, Path: "dir/inner/new.txt", NewText: "HACKED"},
+	{Kind: ChangeCreate, Path: "dir/inner/made", Dir: true},
+	{Kind: ChangeEdit, Path: "dir/inner/c.txt", OldText: "gamma\n", NewText: "HACKED"},
+	{Kind: ChangeDelete, Path: "dir/inner/c.txt"},
+	{Kind: ChangeRename, Path: "dir/inner/c.txt", NewPath: "moved.txt"},
+	{Kind: ChangeRename, Path: "b.txt", NewPath: "dir/inner/b.txt"},
+}
+
+// in is c with its paths under the project dir d.
+func (c Change) in(d string) Change {
+	c.Path = filepath.Join(d, c.Path)
+	if c.NewPath != "" {
+		c.NewPath = filepath.Join(d, c.NewPath)
+	}
+	return c
+}
+
+// outsideDir is a directory outside the project shaped like its dir/ (inner/c.txt), where a
+// change that escapes would land.
+func outsideDir(t *testing.T) string {
+	out := t.TempDir()
+	os.MkdirAll(filepath.Join(out, "inner"), 0o755)
+	os.WriteFile(filepath.Join(out, "inner", "c.txt"), []byte("gamma\n"), 0o644)
+	return out
+}
+
 // A directory swapped for a symlink between the steps of an edit (or between the check and the
 // steps) does not carry a later step outside: each step first checks that no directory above
 // its paths is a symlink (Disk is given real paths, Roots.Resolve's), and the edit rolls back.
 func TestDiskApplyEditRefusesASwappedDirectory(t *testing.T) {
-	for _, c := range []Change{
-		{Kind: ChangeCreate, Path: "dir/inner/new.txt", NewText: "HACKED"},
-		{Kind: ChangeCreate, Path: "dir/inner/made", Dir: true},
-		{Kind: ChangeEdit, Path: "dir/inner/c.txt", OldText: "gamma\n", NewText: "HACKED"},
-		{Kind: ChangeDelete, Path: "dir/inner/c.txt"},
-		{Kind: ChangeRename, Path: "dir/inner/c.txt", NewPath: "moved.txt"},
-		{Kind: ChangeRename, Path: "b.txt", NewPath: "dir/inner/b.txt"},
-	} {
-		d := diskDir(t)
-		out := t.TempDir()
-		os.MkdirAll(filepath.Join(out, "inner"), 0o755)
-		os.WriteFile(filepath.Join(out, "inner", "c.txt"), []byte("gamma\n"), 0o644)
+	for _, c := range changesThroughDir {
+		d, out := diskDir(t), outsideDir(t)
 		outBefore := tree(t, out)
-		c.Path = filepath.Join(d, c.Path)
-		if c.NewPath != "" {
-			c.NewPath = filepath.Join(d, c.NewPath)
-		}
+		c = c.in(d)
 		testHookAfterStep = func(i int) error {
 			if i == 0 {
 				if err := os.Rename(filepath.Join(d, "dir"), filepath.Join(d, "dir.orig")); err != nil {
@@ -242,18 +258,8 @@ func TestDiskApplyEditRefusesASwappedDirectory(t *testing.T) {
 // (so the check, which allows links that predate the edit, lets it by), and only the *os.Root the
 // Disk reaches its roots through stops the step.
 func TestDiskGivenRootsRefusesALinkOutInTheLastInstant(t *testing.T) {
-	for _, c := range []Change{
-		{Kind: ChangeCreate, Path: "dir/inner/new.txt", NewText: "HACKED"},
-		{Kind: ChangeCreate, Path: "dir/inner/made", Dir: true},
-		{Kind: ChangeEdit, Path: "dir/inner/c.txt", OldText: "gamma\n", NewText: "HACKED"},
-		{Kind: ChangeDelete, Path: "dir/inner/c.txt"},
-		{Kind: ChangeRename, Path: "dir/inner/c.txt", NewPath: "moved.txt"},
-		{Kind: ChangeRename, Path: "b.txt", NewPath: "dir/inner/b.txt"},
-	} {
-		d := diskDir(t)
-		out := t.TempDir()
-		os.MkdirAll(filepath.Join(out, "inner"), 0o755)
-		os.WriteFile(filepath.Join(out, "inner", "c.txt"), []byte("gamma\n"), 0o644)
+	for _, c := range changesThroughDir {
+		d, out := diskDir(t), outsideDir(t)
 		if err := os.RemoveAll(filepath.Join(d, "dir")); err != nil {
 			t.Fatal(err)
 		}
@@ -261,10 +267,7 @@ func TestDiskGivenRootsRefusesALinkOutInTheLastInstant(t *testing.T) {
 			t.Fatal(err)
 		}
 		outBefore := tree(t, out)
-		c.Path = filepath.Join(d, c.Path)
-		if c.NewPath != "" {
-			c.NewPath = filepath.Join(d, c.NewPath)
-		}
+		c = c.in(d)
 		err := NewDisk(d).ApplyEdit(context.Background(), "link", []Change{{Kind: ChangeEdit, Path: filepath.Join(d, "a.txt"), OldText: "alpha\n", NewText: "ALPHA\n"}, c})
 		if err == nil {
 			t.Errorf("%v %s: applied through a link out of the root", c.Kind, c.Path)
