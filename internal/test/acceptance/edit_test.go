@@ -17,17 +17,7 @@ import (
 )
 
 // rawApplyEdits returns the params of every workspace/applyEdit agentd sent.
-func (e *env) rawApplyEdits() []map[string]any {
-	var out []map[string]any
-	for _, f := range e.sent() {
-		if f.Method == protocol.MethodApplyEdit {
-			var m map[string]any
-			json.Unmarshal(f.Params, &m)
-			out = append(out, m)
-		}
-	}
-	return out
-}
+func (e *env) rawApplyEdits() []map[string]any { return e.rawSent(protocol.MethodApplyEdit) }
 
 // The TextDocumentEdit carries the version the read returned (null for a file read from disk
 // without a version); the edit lands in the buffer and stays unsaved; the disk is untouched.

@@ -13,11 +13,12 @@ import (
 	"github.com/agentd-dev/agentd/protocol"
 )
 
-// rawPermissions returns the params of every request_permission agentd sent, as raw JSON.
-func (e *env) rawPermissions() []map[string]any {
+// rawSent returns the params of every request or notification of method agentd sent, as
+// decoded JSON.
+func (e *env) rawSent(method string) []map[string]any {
 	var out []map[string]any
 	for _, f := range e.sent() {
-		if f.Method == protocol.MethodRequestPermission {
+		if f.Method == method {
 			var m map[string]any
 			json.Unmarshal(f.Params, &m)
 			out = append(out, m)
@@ -25,6 +26,9 @@ func (e *env) rawPermissions() []map[string]any {
 	}
 	return out
 }
+
+// rawPermissions returns the params of every request_permission agentd sent.
+func (e *env) rawPermissions() []map[string]any { return e.rawSent(protocol.MethodRequestPermission) }
 
 // checkOptions holds a permission request to exactly the five options and kinds of the contract.
 func checkOptions(t *testing.T, p map[string]any) {
