@@ -39,7 +39,15 @@ end, {
 
 vim.api.nvim_create_user_command("AgentdNew", function()
   agentd().new_session()
-end, { desc = "agentd: start a new session" })
+end, { desc = "agentd: start a new chat (the one shown stays live: :AgentdChats)" })
+
+vim.api.nvim_create_user_command("AgentdChats", function()
+  agentd().chats()
+end, { desc = "agentd: switch between the live chats (a running turn goes on in the others)" })
+
+vim.api.nvim_create_user_command("AgentdCloseChat", function()
+  agentd().close_chat()
+end, { desc = "agentd: end the chat shown and show the newest other one" })
 
 vim.api.nvim_create_user_command("AgentdSessions", function()
   agentd().sessions()

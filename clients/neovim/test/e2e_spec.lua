@@ -777,6 +777,49 @@ cases.add(":AgentdGrants lists a remembered answer by scope and revokes it", fun
   h.eq("2nd line", h.lines(b)[2], "the rejected edit did not land")
 end)
 
+cases.add("several live chats: a new one leaves the old one streaming, :AgentdChats goes back", function()
+  local dir = project()
+  local slow = string.rep("The first chat keeps talking. ", 40)
+  local fm = h.fakemodel({ turns = {
+    { text = slow .. "First done.", chunkDelayMs = 20, chunkSize = 30 },
+    { text = "Second answer." },
+    { text = "First again." },
+  } })
+  h.setup_agentd(fm.url, dir, { mode = "auto" })
+  local agentd = require("agentd")
+  vim.cmd("AgentdPrompt first chat question")
+  h.wait_for(function()
+    return h.transcript_text():find("The first chat keeps talking.", 1, true)
+  end, "the first chat streaming", 30000, h.report)
+  local first = agentd.session_id
+  vim.cmd("AgentdNew")
+  vim.cmd("AgentdPrompt second chat question")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Second answer.", 1, true)
+  end, "the second chat's answer", 30000, h.report)
+  h.truthy(agentd.session_id ~= first, "a second session")
+  h.eq(nil, h.transcript_text():find("first chat question", 1, true), "the chat shows the second session only")
+  local asked = h.stub_select(h.pick("first chat question"))
+  vim.cmd("AgentdChats")
+  h.eq(2, #asked[1].labels, "both chats listed")
+  h.contains(asked[1].labels[1], "second chat question", "newest first")
+  h.contains(asked[1].labels[1], "(shown)", "the shown one marked")
+  h.eq(first, agentd.session_id, "back on the first chat")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("First done.", 1, true)
+  end, "the first chat's reply, streamed while it was hidden", 30000, h.report)
+  vim.cmd("AgentdPrompt and again")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("First again.", 1, true)
+  end, "a turn in the first chat", 30000, h.report)
+  local reqs = fm.requests()
+  h.contains(vim.json.encode(reqs[#reqs].messages), "first chat question", "the same session, history kept")
+  -- Closing the shown chat shows the other one.
+  vim.cmd("AgentdCloseChat")
+  h.truthy(agentd.session_id and agentd.session_id ~= first, "the other live chat is shown")
+  h.contains(h.transcript_text(), "Second answer.", "its transcript")
+end)
+
 cases.add("agentd asks Neovim what the user is looking at", function()
   local dir, path = project()
   local other = dir .. "/other.txt"

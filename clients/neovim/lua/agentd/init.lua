@@ -13,6 +13,10 @@ local M = {}
 -- Session state: the current session and one chat model per session seen.
 M.session_id = nil
 M.models = {}
+-- The live chats' session ids in the order they were opened (:AgentdChats),
+-- and those a crashed daemon was running (resumed when next used).
+M.order = {}
+M.stale = {}
 M.pending = {} -- prompts typed before the session exists
 
 local function err_notify(msg)
@@ -27,6 +31,9 @@ local function model_for(id)
   if not m then
     m = chat.new_model(id)
     M.models[id] = m
+  end
+  if not vim.tbl_contains(M.order, id) then
+    table.insert(M.order, id)
   end
   return m
 end
@@ -111,7 +118,11 @@ local function on_exit()
     end
   end
   -- Keep the transcript on screen and the session: the next prompt
-  -- restarts the daemon and resumes this session, history included.
+  -- restarts the daemon and resumes this session, history included; the
+  -- other live chats are resumed when the user goes back to them.
+  for id in pairs(M.models) do
+    M.stale[id] = true
+  end
   if M.session_id then
     M.resume_id = M.session_id
   end
@@ -185,6 +196,7 @@ local function resume(then_)
       M.session_id = nil
       return then_(false)
     end
+    M.stale[id] = nil
     chat.set_config_options(m, result.configOptions)
     table.insert(m.entries, { kind = "notice", severity = "info", title = "agentd restarted",
       description = "this conversation continues in the same session, with its history" })
@@ -431,8 +443,9 @@ function M.cancel()
   if c and M.session_id then
     client.raw_notify(c, methods.session_cancel, { sessionId = M.session_id })
   end
-  -- Then answer the questions still open, as PROTOCOL.md asks.
-  permission.cancel_all()
+  -- Then answer the turn's questions still open, as PROTOCOL.md asks (the
+  -- other live chats' questions stay).
+  permission.cancel_all(M.session_id)
 end
 
 --- Sets the permission mode of the current session (and of new ones).
@@ -453,14 +466,101 @@ function M.set_mode(mode)
 end
 
 --- Starts a fresh session and shows it.
+--- Starts a new chat. The one shown until now stays live (a turn it runs
+--- goes on); :AgentdChats goes back to it, :AgentdCloseChat ends it.
 function M.new_session()
-  local old = M.session_id
   M.session_id = nil
-  if old and client.get() then
-    client.raw_request(client.get(), methods.session_close, { sessionId = old }, function() end)
-  end
+  M.resume_id = nil
   show_current()
   M.with_session(function() end)
+end
+
+--- The label of a live chat in :AgentdChats: its first prompt, whether a
+--- turn runs in it, and which one is shown.
+function M.fmt_chat(id)
+  local m = M.models[id]
+  local first
+  for _, e in ipairs(m and m.entries or {}) do
+    if e.kind == "user" then
+      first = e.text
+      break
+    end
+  end
+  first = first and first:gsub("%s+", " ") or "(no prompt yet)"
+  if #first > 60 then
+    first = first:sub(1, 59) .. "…"
+  end
+  local tags = {}
+  if m and m.busy > 0 then
+    tags[#tags + 1] = "working"
+  end
+  if id == M.session_id then
+    tags[#tags + 1] = "shown"
+  end
+  return chat.visible(first) .. (#tags > 0 and ("  (" .. table.concat(tags, ", ") .. ")") or "")
+end
+
+--- Shows the live chat id (one of :AgentdChats) in the chat window, as it
+--- is: no reload, a running turn keeps streaming into it.
+function M.switch_chat(id)
+  if not M.models[id] then
+    return
+  end
+  M.session_id = id
+  -- A chat the crashed daemon was running is resumed at its next prompt.
+  M.resume_id = M.stale[id] and id or nil
+  if not chat.is_open() then
+    chat.open(false)
+  end
+  show_current()
+end
+
+--- Lists the live chats (newest first) and shows the one picked.
+function M.chats()
+  local ids = {}
+  for i = #M.order, 1, -1 do
+    if M.models[M.order[i]] then
+      ids[#ids + 1] = M.order[i]
+    end
+  end
+  if #ids == 0 then
+    vim.notify("agentd: no chats yet; :AgentdChat opens one", vim.log.levels.INFO, { title = "agentd" })
+    return
+  end
+  vim.ui.select(ids, { prompt = "agentd: which chat?", kind = "agentd.chat", format_item = M.fmt_chat }, function(id)
+    if id then
+      M.switch_chat(id)
+    end
+  end)
+end
+
+--- Ends the chat shown (its session is closed; :AgentdSessions can load
+--- it again) and shows the newest other live chat, if any.
+function M.close_chat()
+  local id = M.session_id
+  if not id then
+    return
+  end
+  local m = M.models[id]
+  if m and m.busy > 0 then
+    M.cancel()
+  end
+  if client.get() then
+    client.raw_request(client.get(), methods.session_close, { sessionId = id }, function() end)
+  end
+  M.models[id] = nil
+  M.stale[id] = nil
+  M.session_id = nil
+  M.resume_id = nil
+  for i = #M.order, 1, -1 do
+    if M.order[i] == id then
+      table.remove(M.order, i)
+    elseif not M.session_id and M.models[M.order[i]] then
+      M.session_id = M.order[i]
+      M.resume_id = M.stale[M.order[i]] and M.order[i] or nil
+    end
+  end
+  show_current()
 end
 
 -- Seconds since the epoch of an RFC 3339 time (UTC or with an offset).
@@ -549,6 +649,10 @@ end
 function M.load(id, after)
   M.resume_id = nil -- a load replaces any resume pending after a crash
   M.models[id] = chat.new_model(id)
+  M.stale[id] = nil
+  if not vim.tbl_contains(M.order, id) then
+    table.insert(M.order, id)
+  end
   local prev = M.session_id
   M.session_id = id
   show_current()

@@ -392,7 +392,7 @@ function M.ask(params, model)
     end
     prompt = prompt .. " — saves first: " .. table.concat(names, ", ")
   end
-  local pending = {}
+  local pending = { session = params.sessionId }
   M.pending[pending] = true
   local preview = M.open_preview(entry, "agentd wants to: " .. what)
   M.preview_win = preview
@@ -454,10 +454,11 @@ function M.ask(params, model)
   return { outcome = { outcome = "selected", optionId = choice.option.optionId } }
 end
 
---- Answers every pending permission question with "cancelled".
-function M.cancel_all()
+--- Answers every pending permission question (of session_id, when given)
+--- with "cancelled".
+function M.cancel_all(session_id)
   for p in pairs(M.pending) do
-    if p.cancel then
+    if p.cancel and (session_id == nil or p.session == session_id) then
       p.cancel()
     end
   end
