@@ -400,7 +400,10 @@ type acpInitParams struct {
 			WriteTextFile bool `json:"writeTextFile"`
 		} `json:"fs"`
 		Terminal bool `json:"terminal"`
-		Session  struct {
+		Auth     struct {
+			Terminal bool `json:"terminal"`
+		} `json:"auth"`
+		Session struct {
 			Notices    json.RawMessage `json:"notices"`
 			Compaction json.RawMessage `json:"compaction"`
 		} `json:"session"`
@@ -409,13 +412,27 @@ type acpInitParams struct {
 }
 
 // acpAuthMethod is one of ACP's authMethods; agentd offers the terminal method the ACP registry
-// asks for: the client runs `agentd key set` in a terminal.
+// asks for (the client runs `agentd key set` in a terminal) to a client that advertised
+// clientCapabilities.auth.terminal, and to any other the same method as ACP's default kind,
+// "agent" (no type, no args), which ACP forbids it to offer as terminal: authenticate then says
+// whether the key is there and what to run if not.
 type acpAuthMethod struct {
 	ID          string   `json:"id"`
 	Name        string   `json:"name"`
 	Description string   `json:"description"`
-	Type        string   `json:"type"`
-	Args        []string `json:"args"`
+	Type        string   `json:"type,omitempty"`
+	Args        []string `json:"args,omitempty"`
+}
+
+// acpAuthMethods is initialize's authMethods for a client that can (terminal) or cannot run a
+// terminal method.
+func acpAuthMethods(terminal bool) []acpAuthMethod {
+	m := acpAuthMethod{ID: AuthMethodKey, Name: "API key",
+		Description: "Store the API key of the current provider with `agentd key set URL` (in the system keyring)."}
+	if terminal {
+		m.Type, m.Args = "terminal", []string{"key", "set"}
+	}
+	return []acpAuthMethod{m}
 }
 
 type acpInitResult struct {
@@ -501,13 +518,9 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 			PromptCapabilities: protocol.PromptCapabilities{Image: s.provs.ImagesAccepted(), EmbeddedContext: true},
 			Auth:               acpAgentAuthCapabilities{Logout: &struct{}{}},
 		},
-		AuthMethods: []acpAuthMethod{{
-			ID: AuthMethodKey, Name: "API key",
-			Description: "Store the API key of the current provider with `agentd key set URL` (in the system keyring).",
-			Type:        "terminal", Args: []string{"key", "set"},
-		}},
-		AgentInfo: protocol.ClientInfo{Name: "agentd", Title: "agentd", Version: s.opts.Version},
-		Meta:      protocol.Meta{"agentd/providers": s.provs.List(ctx)},
+		AuthMethods: acpAuthMethods(p.ClientCapabilities.Auth.Terminal),
+		AgentInfo:   protocol.ClientInfo{Name: "agentd", Title: "agentd", Version: s.opts.Version},
+		Meta:        protocol.Meta{"agentd/providers": s.provs.List(ctx)},
 	}
 	s.mu.Lock()
 	s.state = stateRunning

@@ -203,7 +203,8 @@ func TestACPInitializeAndAuthenticate(t *testing.T) {
 		t.Fatalf("session/new before initialize answered %v", m)
 	}
 	h.send(map[string]any{"id": 2, "method": "initialize", "params": map[string]any{
-		"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": true},
+		"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": true,
+			"auth": map[string]any{"terminal": true}},
 		"clientInfo": map[string]any{"name": "zed", "version": "1"},
 	}})
 	m := h.answer(2)
@@ -404,6 +405,40 @@ func TestACPNoticeReachesEveryClient(t *testing.T) {
 }
 
 // initialize's clientCapabilities.session.notices decides how the door writes notices.
+// ACP lets an agent offer a terminal auth method only to a client that advertised
+// clientCapabilities.auth.terminal: any other client gets the same method as ACP's default kind,
+// agent (no type, no args), never a terminal it cannot run.
+func TestACPTerminalAuthOnlyWhenTheClientRunsIt(t *testing.T) {
+	for _, c := range []struct {
+		caps     map[string]any
+		terminal bool
+	}{
+		{map[string]any{}, false},
+		{map[string]any{"terminal": true}, false}, // terminal/* is not auth.terminal
+		{map[string]any{"auth": map[string]any{"terminal": false}}, false},
+		{map[string]any{"auth": map[string]any{"terminal": true}}, true},
+	} {
+		e := &engine{}
+		opts := e.options(Options{})
+		opts.ACP = true
+		srv := NewServer(opts)
+		raw, _ := json.Marshal(map[string]any{"protocolVersion": 1, "clientCapabilities": c.caps})
+		res, err := srv.acpInitialize(context.Background(), raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.(acpInitResult).AuthMethods)
+		want := `[{"id":"agentd-key","name":"API key","description":"Store the API key of the current provider with ` +
+			"`agentd key set URL`" + ` (in the system keyring)."}]`
+		if c.terminal {
+			want = strings.Replace(want, `}]`, `,"type":"terminal","args":["key","set"]}]`, 1)
+		}
+		if string(b) != want {
+			t.Errorf("clientCapabilities %v: authMethods = %s, want %s", c.caps, b, want)
+		}
+	}
+}
+
 func TestACPInitializeReadsSessionNotices(t *testing.T) {
 	for _, c := range []struct {
 		caps map[string]any

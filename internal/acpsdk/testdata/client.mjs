@@ -122,7 +122,7 @@ async function finish(agent, log) {
   report.processes.push(log);
 }
 
-const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
+const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true, auth: { terminal: true } };
 
 // The first process: initialize, authenticate, a full turn, steering, a cancelled turn.
 {
