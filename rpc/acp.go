@@ -341,6 +341,18 @@ func (s *Server) acpTable(t map[string]method) {
 	t[protocol.MethodSessionNew] = handler(nil, (*Server).acpSessionNew)
 	t[protocol.MethodSessionPrompt] = handler(nil, (*Server).acpPrompt)
 	t[protocol.MethodSessionSetConfigOption] = handler(nil, (*Server).acpSetConfigOption)
+	t[protocol.MethodSessionDelete] = handler(nil, (*Server).acpSessionDelete)
+}
+
+// acpSessionDelete is session/delete, which ACP asks to succeed silently for a session that is
+// already gone or never was (the LSP door names it unknown): the client's list is what it wants
+// to end up without it. A malformed id deletes nothing either way (the store checks it).
+func (s *Server) acpSessionDelete(ctx context.Context, p *protocol.SessionIDParams) (empty, error) {
+	err := s.manager().Delete(ctx, p.SessionID)
+	if errors.Is(err, session.ErrUnknownSession) {
+		return empty{}, nil
+	}
+	return empty{}, err
 }
 
 // acpSetConfigParams is ACP v1's SetSessionConfigOptionRequest: a value id, or (type "boolean")
