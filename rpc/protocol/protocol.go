@@ -84,6 +84,9 @@ type ClientCapabilities struct {
 	WorkspaceSymbols bool                   `json:"workspaceSymbols,omitempty"`
 	// EditorState says the client answers agent/x/editor_state.
 	EditorState bool `json:"editorState,omitempty"`
+	// Notices says the client shows notice updates to the user; a client that does not say so
+	// gets each notice as window/showMessage too, which every LSP client shows.
+	Notices bool `json:"notices,omitempty"`
 }
 
 type FSCapabilities struct {
