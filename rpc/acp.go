@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -173,6 +174,9 @@ type acpCodec struct {
 	// compaction: the client advertised session.compaction, so compaction_update goes as ACP's
 	// own update (its summary as content blocks) instead of the _agentd/ extension.
 	compaction atomic.Bool
+	// booleans: the client advertised session.configOptions.boolean, so sessions offer their
+	// boolean option (answer_review), which ACP forbids offering to any other client.
+	booleans atomic.Bool
 }
 
 var (
@@ -364,13 +368,17 @@ type acpSetConfigParams struct {
 	Value     json.RawMessage `json:"value"`
 }
 
-// acpSetConfigOption is session/set_config_option. agentd's options (mode, model, thought_level)
-// are all selects, and it offers no boolean one, so a boolean value is refused naming the
-// option's kind instead of failing on the value's JSON type.
+// acpSetConfigOption is session/set_config_option: a value id for a select (mode, model,
+// thought_level), {type: "boolean", value: true | false} for the boolean answer_review, which
+// the session checks names a boolean option.
 func (s *Server) acpSetConfigOption(ctx context.Context, p *acpSetConfigParams) (protocol.SetConfigOptionResult, error) {
-	if p.Type == "boolean" {
-		return protocol.SetConfigOptionResult{}, paramError("type", fmt.Sprintf(
-			"config option %q is not a boolean: agentd's config options are selects; send one of its value ids", p.ConfigID))
+	if p.Type == protocol.ConfigBoolean {
+		var on bool
+		if err := json.Unmarshal(p.Value, &on); err != nil {
+			return protocol.SetConfigOptionResult{}, paramError("value", "expected a boolean for type \"boolean\", got "+string(p.Value))
+		}
+		return s.manager().SetConfigOption(ctx, protocol.SetConfigOptionParams{SessionID: p.SessionID, ConfigID: p.ConfigID,
+			Type: protocol.ConfigBoolean, Value: strconv.FormatBool(on)})
 	}
 	var value string
 	if len(p.Value) > 0 {
@@ -416,8 +424,11 @@ type acpInitParams struct {
 			Terminal bool `json:"terminal"`
 		} `json:"auth"`
 		Session struct {
-			Notices    json.RawMessage `json:"notices"`
-			Compaction json.RawMessage `json:"compaction"`
+			Notices       json.RawMessage `json:"notices"`
+			Compaction    json.RawMessage `json:"compaction"`
+			ConfigOptions struct {
+				Boolean json.RawMessage `json:"boolean"`
+			} `json:"configOptions"`
 		} `json:"session"`
 	} `json:"clientCapabilities"`
 	ClientInfo *protocol.ClientInfo `json:"clientInfo,omitempty"`
@@ -512,6 +523,7 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	offered := func(c json.RawMessage) bool { return len(c) > 0 && string(c) != "null" }
 	s.acp.notices.Store(offered(p.ClientCapabilities.Session.Notices))
 	s.acp.compaction.Store(offered(p.ClientCapabilities.Session.Compaction))
+	s.acp.booleans.Store(offered(p.ClientCapabilities.Session.ConfigOptions.Boolean))
 	s.mu.Lock()
 	s.caps = caps
 	s.mu.Unlock()

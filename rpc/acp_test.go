@@ -502,16 +502,18 @@ func TestACPFailedTurnIsAnError(t *testing.T) {
 
 // agentd offers no boolean config option: a boolean set_config_option is refused naming the
 // option and what to send instead; a value id still reaches the engine.
-func TestACPBooleanConfigOptionRefused(t *testing.T) {
+// set_config_option's value is checked against its type on the ACP door: a boolean's must be a
+// JSON boolean, a select's a value id (which option is which, the session checks).
+func TestACPConfigOptionValueTypes(t *testing.T) {
 	e := &engine{}
 	h := startACP(t, e.options(Options{}))
 	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
 	h.answer(1)
-	h.send(map[string]any{"id": 2, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "type": "boolean", "value": true}})
+	h.send(map[string]any{"id": 2, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "answer_review", "type": "boolean", "value": "yes"}})
 	m := h.answer(2)
 	em, _ := m["error"].(map[string]any)
-	if em == nil || em["code"] != float64(-32602) || !strings.Contains(em["message"].(string), `config option "mode" is not a boolean`) {
-		t.Errorf("boolean set_config_option = %v", m)
+	if em == nil || em["code"] != float64(-32602) || !strings.Contains(em["message"].(string), `expected a boolean`) {
+		t.Errorf("boolean set_config_option with a string = %v", m)
 	}
 	h.send(map[string]any{"id": 3, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "value": 3}})
 	if m := h.answer(3); m["error"] == nil || !strings.Contains(m["error"].(map[string]any)["message"].(string), "expected a value id") {

@@ -207,3 +207,72 @@ func waitFor(t *testing.T, ok func() bool) {
 		}
 	}
 }
+
+// answer_review is a boolean config option (category model_config), offered only to a client
+// that takes booleans: with one it reflects settings answerReview, the user's value holds for the
+// session and survives a load; without one it is neither offered nor settable, and a select is
+// never set as a boolean.
+func TestAnswerReviewOption(t *testing.T) {
+	for _, booleans := range []bool{false, true} {
+		set := config.Defaults()
+		state := t.TempDir()
+		mk := func() *Manager {
+			m := NewManager(Deps{
+				Client:     newFakeClient(),
+				Workspaces: func(string, *workspace.Roots) workspace.Workspace { return &fakeWS{files: map[string]string{}} },
+				Providers:  fakeSource{p: newFakeProvider(usageReply("one", providers.Usage{}))},
+				Tools:      tools.NewRegistry(readTool{}),
+				Settings:   func() config.Settings { return set },
+				StateDir:   state, NoTitles: true, BooleanConfigOptions: booleans,
+			})
+			t.Cleanup(func() { m.Shutdown(context.Background()) })
+			return m
+		}
+		m := mk()
+		dir := t.TempDir()
+		ns, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		review := func(opts []protocol.ConfigOption) *protocol.ConfigOption {
+			for i := range opts {
+				if opts[i].ID == "answer_review" {
+					return &opts[i]
+				}
+			}
+			return nil
+		}
+		o := review(ns.ConfigOptions)
+		setReview := protocol.SetConfigOptionParams{SessionID: ns.SessionID, ConfigID: "answer_review", Type: protocol.ConfigBoolean, Value: "true"}
+		if !booleans {
+			if o != nil {
+				t.Errorf("answer_review offered to a client without booleans: %+v", o)
+			}
+			if _, err := m.SetConfigOption(context.Background(), setReview); err == nil {
+				t.Error("answer_review set for a client without booleans")
+			}
+			continue
+		}
+		if o == nil || o.Type != protocol.ConfigBoolean || o.Category != "model_config" || o.CurrentValue != "false" || o.Options != nil {
+			t.Fatalf("answer_review = %+v, want a model_config boolean, false as settings answerReview is", o)
+		}
+		for _, bad := range []protocol.SetConfigOptionParams{
+			{SessionID: ns.SessionID, ConfigID: "answer_review", Value: "true"},                                // no type: a value id
+			{SessionID: ns.SessionID, ConfigID: "answer_review", Type: protocol.ConfigBoolean, Value: "maybe"}, // not a boolean
+			{SessionID: ns.SessionID, ConfigID: "mode", Type: protocol.ConfigBoolean, Value: "true"},           // a select
+		} {
+			if _, err := m.SetConfigOption(context.Background(), bad); err == nil {
+				t.Errorf("set_config_option %+v accepted", bad)
+			}
+		}
+		res, err := m.SetConfigOption(context.Background(), setReview)
+		if err != nil || review(res.ConfigOptions) == nil || review(res.ConfigOptions).CurrentValue != "true" || len(res.ConfigOptions) != len(ns.ConfigOptions) {
+			t.Fatalf("set answer_review = %+v, %v", res, err)
+		}
+		m.Shutdown(context.Background())
+		loaded, err := mk().Load(context.Background(), protocol.SessionLoadParams{SessionID: ns.SessionID, Cwd: dir})
+		if err != nil || review(loaded.ConfigOptions) == nil || review(loaded.ConfigOptions).CurrentValue != "true" {
+			t.Errorf("answer_review after load = %+v, %v", loaded.ConfigOptions, err)
+		}
+	}
+}

@@ -83,6 +83,7 @@ func (t *turn) workspace() workspace.Workspace {
 
 func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, announce bool) protocol.PromptResult {
 	t := &turn{s: s, ctx: ctx, set: s.settings(), reg: s.toolset(ctx), changes: newTurnChanges()}
+	t.set.AnswerReview = s.reviewing(t.set)
 	s.mu.Lock()
 	t.used = s.lastUsed
 	s.mu.Unlock()

@@ -463,6 +463,50 @@ func TestACPConformanceChecks(t *testing.T) {
 		k.finish()
 	})
 
+	t.Run("ACP-CONFIG-001,002,003 with booleans", func(t *testing.T) {
+		k := startKit(t, schema, bin)
+		k.init(map[string]any{"session": map[string]any{"configOptions": map[string]any{"boolean": map[string]any{}}}})
+		sid, r := k.newSession(nil)
+		var res struct {
+			ConfigOptions []kitOption `json:"configOptions"`
+		}
+		b, _ := json.Marshal(r)
+		json.Unmarshal(b, &res)
+		checkOptions(t, "session/new", res.ConfigOptions, true)
+		var review *kitOption
+		for i := range res.ConfigOptions {
+			if res.ConfigOptions[i].ID == "answer_review" {
+				review = &res.ConfigOptions[i]
+			}
+		}
+		if review == nil || review.Type != "boolean" || review.Category != "model_config" || review.CurrentValue != false {
+			t.Fatalf("answer_review = %+v, want a model_config boolean, false", review)
+		}
+		a := k.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "answer_review", "type": "boolean", "value": true})
+		var set struct {
+			ConfigOptions []kitOption `json:"configOptions"`
+		}
+		if a.Error != nil || json.Unmarshal(a.Result, &set) != nil || len(set.ConfigOptions) != len(res.ConfigOptions) {
+			t.Fatalf("ACP-CONFIG-002: set answer_review = %s %+v", a.Result, a.Error)
+		}
+		for _, o := range set.ConfigOptions {
+			if o.ID == "answer_review" && o.CurrentValue != true {
+				t.Errorf("ACP-CONFIG-002: answer_review = %v after setting it to true", o.CurrentValue)
+			}
+		}
+		checkOptions(t, "set_config_option", set.ConfigOptions, true)
+		for _, bad := range []map[string]any{
+			{"sessionId": sid, "configId": "answer_review", "type": "boolean", "value": "true"},
+			{"sessionId": sid, "configId": "answer_review", "value": "true"},
+			{"sessionId": sid, "configId": "mode", "type": "boolean", "value": true},
+		} {
+			if a := k.call("session/set_config_option", bad); a.Error == nil || a.Error.Code != -32602 {
+				t.Errorf("set_config_option %v = %s %+v, want -32602", bad, a.Result, a.Error)
+			}
+		}
+		k.finish()
+	})
+
 	t.Run("ACP-AUTH-001,002,003,004,005", func(t *testing.T) {
 		k := startKit(t, schema, bin)
 		r := k.init(map[string]any{})
