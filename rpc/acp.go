@@ -14,6 +14,8 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -210,9 +212,17 @@ func acpUpdateIs(rest, kind []byte) bool {
 	return i >= 0 && bytes.HasPrefix(head[i+len(updateKindKey):], kind)
 }
 
+// noticeMessageID is the messageId of a notice noticeAsMessage writes: random, so that a
+// notice of another agentd process in the same session never shares it.
+func noticeMessageID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "notice_" + hex.EncodeToString(b[:])
+}
+
 // noticeAsMessage rewrites a notice update as the agent_message_chunk a client without
 // session.notices shows: "Warning: TITLE", the description on the next line, set apart from
-// the text around it by blank lines. ok is false for a body it cannot read (passed on as it is).
+// the text around it by blank lines, as a message of its own. ok is false for a body it cannot read (passed on as it is).
 func noticeAsMessage(body []byte) ([]byte, bool) {
 	var msg struct {
 		Params protocol.SessionNotification `json:"params"`
@@ -235,8 +245,11 @@ func noticeAsMessage(body []byte) ([]byte, bool) {
 	text += "\n\n"
 	n := protocol.SessionNotification{SessionID: msg.Params.SessionID, Update: protocol.SessionUpdate{
 		SessionUpdate: protocol.UpdateAgentMessageChunk,
-		Content:       &protocol.ContentBlock{Type: "text", Text: text},
-		Meta:          protocol.Meta{"agentd/notice": u.Severity},
+		// A message of its own (ACP: a new messageId starts a new message), not more text of
+		// the reply it may interrupt.
+		MessageID: noticeMessageID(),
+		Content:   &protocol.ContentBlock{Type: "text", Text: text},
+		Meta:      protocol.Meta{"agentd/notice": u.Severity},
 	}}
 	out := append([]byte(nil), acpUpdatePrefix...)
 	out = append(out, `"params":`...)

@@ -386,6 +386,13 @@ func TestACPNoticeReachesEveryClient(t *testing.T) {
 		!strings.Contains(u.Content.Text, "Warning: rate limited, retrying in 8 s\nthe provider said 429") {
 		t.Errorf("notice to a client without session.notices = %+v", got)
 	}
+	// A message of its own: the agent's reply around it keeps its messageId, the notice has
+	// another, and the next notice another again.
+	first := u.MessageID
+	json.Unmarshal(c.translate(false, body), &got)
+	if !strings.HasPrefix(first, "notice_") || got.Params.Update.MessageID == first || !strings.HasPrefix(got.Params.Update.MessageID, "notice_") {
+		t.Errorf("notice messageIds = %q then %q, want two distinct notice_ ids", first, got.Params.Update.MessageID)
+	}
 
 	c.notices.Store(true)
 	var raw struct {
@@ -404,7 +411,6 @@ func TestACPNoticeReachesEveryClient(t *testing.T) {
 	}
 }
 
-// initialize's clientCapabilities.session.notices decides how the door writes notices.
 // ACP lets an agent offer a terminal auth method only to a client that advertised
 // clientCapabilities.auth.terminal: any other client gets the same method as ACP's default kind,
 // agent (no type, no args), never a terminal it cannot run.
@@ -439,6 +445,7 @@ func TestACPTerminalAuthOnlyWhenTheClientRunsIt(t *testing.T) {
 	}
 }
 
+// initialize's clientCapabilities.session.notices decides how the door writes notices.
 func TestACPInitializeReadsSessionNotices(t *testing.T) {
 	for _, c := range []struct {
 		caps map[string]any
