@@ -157,16 +157,7 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 	// priced model whose turn reads a file of the session's second root.
 	failing := t.TempDir()
 	writeRefusingSettings(t, failing)
-	extra := filepath.Join(t.TempDir(), "second-root")
-	if err := os.MkdirAll(extra, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(extra, "shared.txt"), []byte("text of the second root\n"), 0o644)
-	pricedRoot, _ := kitProject(t,
-		map[string]any{"toolCalls": []any{map[string]any{"id": "x1", "name": "read_file", "args": map[string]any{"path": filepath.Join(extra, "shared.txt")}}},
-			"usage": map[string]any{"input": 1000, "output": 100}},
-		map[string]any{"text": "Read it.", "stopReason": "end_turn", "usage": map[string]any{"input": 2000, "output": 50}})
-	priced(t, pricedRoot, map[string]any{"input": 2, "output": 10})
+	pricedRoot, _, extra := pricedTwoRoots(t)
 	cmd := exec.Command(node, filepath.Join("testdata", "client.mjs"))
 	cmd.Env = append(env, "ACP_SDK="+sdk, "AGENTD_BIN="+bin, "ROOT="+root, "FAIL_CONFIG_HOME="+failing, "AGENTD_SCHEMA_TEST_KEY=sk-wrong",
 		"PRICED_CONFIG_HOME="+filepath.Join(filepath.Dir(pricedRoot), "config"), "EXTRA="+extra)

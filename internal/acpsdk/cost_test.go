@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,17 +44,7 @@ func TestACPCostMatchesTheSchema(t *testing.T) {
 	}
 	root, env := scriptedProject(t, "Cost", "costed",
 		map[string]any{"text": "Said.", "stopReason": "end_turn", "usage": map[string]any{"input": 1000, "output": 100}})
-	cfg := filepath.Join(filepath.Dir(root), "config", "agentd", "config.json")
-	var settings map[string]any
-	b, err := os.ReadFile(cfg)
-	if err != nil || json.Unmarshal(b, &settings) != nil {
-		t.Fatalf("settings: %v", err)
-	}
-	settings["models"] = map[string]any{"replay-model": map[string]any{"price": map[string]any{"input": 2, "output": 10}}}
-	b, _ = json.Marshal(settings)
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	priced(t, root, map[string]any{"input": 2, "output": 10})
 	c := startRaw(t, bin, root, env, editorAnswers(t))
 	c.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]any{"name": "cost-test", "version": "1"},
 		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": true}})

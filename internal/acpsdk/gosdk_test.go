@@ -362,16 +362,7 @@ func TestACPGoSDKModeCostAndRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	extra := filepath.Join(t.TempDir(), "second-root")
-	if err := os.MkdirAll(extra, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(extra, "shared.txt"), []byte("text of the second root\n"), 0o644)
-	root, env := kitProject(t,
-		map[string]any{"toolCalls": []any{map[string]any{"id": "x1", "name": "read_file", "args": map[string]any{"path": filepath.Join(extra, "shared.txt")}}},
-			"usage": map[string]any{"input": 1000, "output": 100}},
-		map[string]any{"text": "Read it.", "stopReason": "end_turn", "usage": map[string]any{"input": 2000, "output": 50}})
-	priced(t, root, map[string]any{"input": 2, "output": 10})
+	root, env, extra := pricedTwoRoots(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, client, _, _ := startGo(t, bin, root, env)
@@ -431,6 +422,26 @@ func TestACPGoSDKModeCostAndRoots(t *testing.T) {
 	if math.Abs(costs[1].Amount-0.0075) > 1e-12 && math.Abs(costs[2].Amount-0.0075) > 1e-12 {
 		t.Errorf("costs = %+v: no sum is the turn's 0.0075", costs)
 	}
+}
+
+// pricedTwoRoots is a project whose model costs 2 and 10 (USD per million tokens in and out)
+// and whose turn reads shared.txt of a second root, extra (1000 tokens in, 100 out: 0.003),
+// then answers (2000 in, 50 out: 0.0045).
+func pricedTwoRoots(t *testing.T) (root string, env []string, extra string) {
+	t.Helper()
+	extra = filepath.Join(t.TempDir(), "second-root")
+	if err := os.MkdirAll(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(extra, "shared.txt"), []byte("text of the second root\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, env = kitProject(t,
+		map[string]any{"toolCalls": []any{map[string]any{"id": "x1", "name": "read_file", "args": map[string]any{"path": filepath.Join(extra, "shared.txt")}}},
+			"usage": map[string]any{"input": 1000, "output": 100}},
+		map[string]any{"text": "Read it.", "stopReason": "end_turn", "usage": map[string]any{"input": 2000, "output": 50}})
+	priced(t, root, map[string]any{"input": 2, "output": 10})
+	return root, env, extra
 }
 
 // priced gives the replay model of kitProject's settings a price (per million tokens).
