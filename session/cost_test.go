@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -273,6 +274,49 @@ func TestAnswerReviewOption(t *testing.T) {
 		loaded, err := mk().Load(context.Background(), protocol.SessionLoadParams{SessionID: ns.SessionID, Cwd: dir})
 		if err != nil || review(loaded.ConfigOptions) == nil || review(loaded.ConfigOptions).CurrentValue != "true" {
 			t.Errorf("answer_review after load = %+v, %v", loaded.ConfigOptions, err)
+		}
+	}
+}
+
+// The session's answer_review decides whether its turns review an answer that holds code: set
+// true, a turn makes the review request (whose tokens count in the turn's usage) though settings
+// answerReview is off; set false, it makes none.
+func TestAnswerReviewOptionRunsTheReview(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		set := config.Defaults()
+		code := "Here:\n```go\nx := 1\n```\n"
+		review := providers.Usage{Input: 70, Output: 7}
+		prov := newFakeProvider(usageReply(code, providers.Usage{Input: 10, Output: 1}), usageReply("APPROVED", review))
+		m := NewManager(Deps{
+			Client:     newFakeClient(),
+			Workspaces: func(string, *workspace.Roots) workspace.Workspace { return &fakeWS{files: map[string]string{}} },
+			Providers:  fakeSource{p: prov},
+			Tools:      tools.NewRegistry(readTool{}),
+			Settings:   func() config.Settings { return set },
+			StateDir:   t.TempDir(), NoTitles: true, BooleanConfigOptions: true,
+		})
+		t.Cleanup(func() { m.Shutdown(context.Background()) })
+		ns, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.SetConfigOption(context.Background(), protocol.SetConfigOptionParams{SessionID: ns.SessionID, ConfigID: "answer_review",
+			Type: protocol.ConfigBoolean, Value: strconv.FormatBool(on)}); err != nil {
+			t.Fatal(err)
+		}
+		res, _ := m.Prompt(context.Background(), protocol.PromptParams{SessionID: ns.SessionID, Prompt: []protocol.ContentBlock{protocol.TextBlock("write x")}})
+		prov.mu.Lock()
+		n := len(prov.reqs)
+		prov.mu.Unlock()
+		want := 1
+		if on {
+			want = 2
+		}
+		if n != want {
+			t.Errorf("answer_review %v: %d model requests, want %d", on, n, want)
+		}
+		if on && (res.Usage == nil || res.Usage.InputTokens != 10+review.Input) {
+			t.Errorf("answer_review on: the turn's usage %+v leaves out the review's %d tokens in", res.Usage, review.Input)
 		}
 	}
 }
