@@ -113,6 +113,30 @@ func (b *Bridge) Update(sessionID string, u protocol.SessionUpdate) {
 		b.log.Warn("session update not delivered", zap.String("session", sessionID),
 			zap.String("kind", u.SessionUpdate), zap.Error(err))
 	}
+	if u.SessionUpdate == protocol.UpdateNotice && !b.caps.Agent.Notices && !b.caps.ACP {
+		b.showNotice(u)
+	}
+}
+
+// showNotice tells an LSP client that did not say it shows notice updates
+// (clientCapabilities.notices) what the notice says, as window/showMessage: a fallback, a retry,
+// project settings left out or a missing sandbox must reach the user in any editor. (The ACP
+// door says it in ACP's terms: rpc/acp.go.)
+func (b *Bridge) showNotice(u protocol.SessionUpdate) {
+	typ := 3 // LSP MessageType Info
+	switch u.Severity {
+	case protocol.SeverityError:
+		typ = 1
+	case protocol.SeverityWarning:
+		typ = 2
+	}
+	msg := "agentd: " + u.NoticeTitle
+	if u.Description != "" {
+		msg += ": " + u.Description
+	}
+	if err := b.conn.Notify(context.Background(), "window/showMessage", map[string]any{"type": typ, "message": msg}); err != nil {
+		b.log.Debug("window/showMessage not sent", zap.Error(err))
+	}
 }
 
 // UpdateChunk is Update for a streamed text or thought chunk (kind agent_message_chunk or

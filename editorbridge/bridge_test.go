@@ -701,3 +701,54 @@ func TestApplyEditRandomized(t *testing.T) {
 		})
 	}
 }
+
+// A notice reaches an LSP client that does not say it shows notice updates
+// (clientCapabilities.notices) as window/showMessage too, typed by its severity; a client that
+// shows them gets no second copy.
+func TestNoticeAsShowMessage(t *testing.T) {
+	for _, renders := range []bool{false, true} {
+		opts := fakeeditor.Minimal()
+		opts.Agent.Notices = renders
+		e := setup(t, opts)
+		e.b.Notice("s1", protocol.SeverityWarning, "Project settings ignored", "hooks: the project is not trusted")
+		e.b.Notice("s1", protocol.SeverityError, "The model request failed", "")
+		e.b.Notice("s1", protocol.SeverityInfo, "Using text tool calls", "the server refused native tools")
+		waitNotices(t, e.ed, "s1", 3)
+		if renders {
+			// The notices and any message were written in order: one more notice marks the end.
+			e.b.Notice("s1", protocol.SeverityInfo, "end", "")
+			waitNotices(t, e.ed, "s1", 4)
+			if got := e.ed.Shown(); len(got) != 0 {
+				t.Errorf("a client that shows notices got them as messages too: %+v", got)
+			}
+			continue
+		}
+		e.ed.Wait("3 messages", func() bool { return len(e.ed.Shown()) == 3 })
+		want := []fakeeditor.ShownMessage{
+			{Type: 2, Message: "agentd: Project settings ignored: hooks: the project is not trusted"},
+			{Type: 1, Message: "agentd: The model request failed"},
+			{Type: 3, Message: "agentd: Using text tool calls: the server refused native tools"},
+		}
+		if got := e.ed.Shown(); !reflect.DeepEqual(got, want) {
+			t.Errorf("window/showMessage = %+v, want %+v", got, want)
+		}
+	}
+}
+
+// The ACP door says a notice in ACP's terms (rpc/acp.go); it never sends window/showMessage.
+func TestNoticeOnTheACPDoorSendsNoShowMessage(t *testing.T) {
+	edEnd, agentEnd := fakeeditor.Pipe()
+	ed := fakeeditor.New(t, edEnd, fakeeditor.Minimal())
+	caps := ed.BridgeCapabilities()
+	caps.ACP = true
+	conn := jsonrpc.NewConn(agentEnd, agentEnd, jsonrpc.Options{CallTimeout: 5 * time.Second})
+	conn.Go(context.Background(), jsonrpc.MethodNotFoundHandler)
+	t.Cleanup(func() { conn.Close() })
+	b := editorbridge.New(conn, caps, zaptest.NewLogger(t))
+	b.Notice("s1", protocol.SeverityWarning, "Programs cannot be sandboxed here", "no Landlock")
+	b.Notice("s1", protocol.SeverityInfo, "end", "")
+	waitNotices(t, ed, "s1", 2)
+	if got := ed.Shown(); len(got) != 0 {
+		t.Errorf("the ACP door sent window/showMessage: %+v", got)
+	}
+}

@@ -84,6 +84,9 @@ type ClientCapabilities struct {
 	WorkspaceSymbols bool                   `json:"workspaceSymbols,omitempty"`
 	// EditorState says the client answers agent/x/editor_state.
 	EditorState bool `json:"editorState,omitempty"`
+	// Notices says the client shows notice updates to the user; a client that does not say so
+	// gets each notice as window/showMessage too, which every LSP client shows.
+	Notices bool `json:"notices,omitempty"`
 }
 
 type FSCapabilities struct {
@@ -327,20 +330,25 @@ type ErrorMeta struct {
 type SetConfigOptionParams struct {
 	SessionID string `json:"sessionId"`
 	ConfigID  string `json:"configId"`
-	Value     string `json:"value"`
+	// Type is ConfigBoolean for a boolean option's value ("true" or "false"; the ACP door
+	// decodes ACP's JSON boolean into it), else empty: a select's value id.
+	Type  string `json:"type,omitempty"`
+	Value string `json:"value"`
 }
 
 type SetConfigOptionResult struct {
 	ConfigOptions []ConfigOption `json:"configOptions"`
 }
 
-// ConfigOption is an ACP session config option (a select).
+// ConfigOption is an ACP session config option: a select (Type "select", CurrentValue one of
+// Options' values) or a boolean (Type ConfigBoolean, CurrentValue "true" or "false", written as
+// the JSON boolean, no Options), which agentd offers only to a client that takes booleans.
 type ConfigOption struct {
 	ID           string              `json:"id"`
 	Name         string              `json:"name"`
 	Description  string              `json:"description,omitempty"`
-	Category     string              `json:"category,omitempty"` // mode | model | thought_level
-	Type         string              `json:"type"`               // "select"
+	Category     string              `json:"category,omitempty"` // mode | model | thought_level | model_config
+	Type         string              `json:"type"`               // "select" | "boolean"
 	CurrentValue string              `json:"currentValue"`
 	Options      []ConfigOptionValue `json:"options"`
 	// Meta on the model option carries MetaPromptCapabilities for the current model.
@@ -393,4 +401,26 @@ type ProvidersTestResult struct {
 	Models          []string `json:"models"`
 	EmbeddingModels []string `json:"embeddingModels"`
 	Message         string   `json:"message"`
+}
+
+// ConfigBoolean is the Type of a boolean ConfigOption.
+const ConfigBoolean = "boolean"
+
+// MarshalJSON writes a boolean option's currentValue as a JSON boolean, without options, as
+// ACP's SessionConfigBoolean is; a select as it is.
+// (update_append.go writes the same bytes without reflection.)
+func (o ConfigOption) MarshalJSON() ([]byte, error) {
+	type plain ConfigOption
+	if o.Type != ConfigBoolean {
+		return json.Marshal(plain(o))
+	}
+	return json.Marshal(struct {
+		ID           string `json:"id"`
+		Name         string `json:"name"`
+		Description  string `json:"description,omitempty"`
+		Category     string `json:"category,omitempty"`
+		Type         string `json:"type"`
+		CurrentValue bool   `json:"currentValue"`
+		Meta         Meta   `json:"_meta,omitempty"`
+	}{o.ID, o.Name, o.Description, o.Category, o.Type, o.CurrentValue == "true", o.Meta})
 }

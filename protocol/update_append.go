@@ -275,32 +275,43 @@ func appendConfigOptions(dst []byte, opts []ConfigOption) []byte {
 		dst = append(dst, `,"type":`...)
 		dst = appendString(dst, o.Type)
 		dst = append(dst, `,"currentValue":`...)
-		dst = appendString(dst, o.CurrentValue)
-		dst = append(dst, `,"options":`...)
-		if o.Options == nil {
-			dst = append(dst, "null"...)
-		} else {
-			dst = append(dst, '[')
-			for j := range o.Options {
-				if j > 0 {
-					dst = append(dst, ',')
-				}
-				v := &o.Options[j]
-				dst = append(dst, `{"value":`...)
-				dst = appendString(dst, v.Value)
-				dst = append(dst, `,"name":`...)
-				dst = appendString(dst, v.Name)
-				if v.Description != "" {
-					dst = append(dst, `,"description":`...)
-					dst = appendString(dst, v.Description)
-				}
-				dst = append(dst, '}')
-			}
-			dst = append(dst, ']')
+		switch {
+		case o.Type == ConfigBoolean && o.CurrentValue == "true":
+			dst = append(dst, "true"...) // a boolean has no options
+		case o.Type == ConfigBoolean:
+			dst = append(dst, "false"...)
+		default:
+			dst = appendString(dst, o.CurrentValue)
+			dst = appendSelectValues(dst, o.Options)
 		}
 		if len(o.Meta) > 0 {
 			dst = append(dst, `,"_meta":`...)
 			dst = appendAny(dst, o.Meta)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendSelectValues appends a select's options member.
+func appendSelectValues(dst []byte, opts []ConfigOptionValue) []byte {
+	dst = append(dst, `,"options":`...)
+	if opts == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for j := range opts {
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		v := &opts[j]
+		dst = append(dst, `{"value":`...)
+		dst = appendString(dst, v.Value)
+		dst = append(dst, `,"name":`...)
+		dst = appendString(dst, v.Name)
+		if v.Description != "" {
+			dst = append(dst, `,"description":`...)
+			dst = appendString(dst, v.Description)
 		}
 		dst = append(dst, '}')
 	}

@@ -14,9 +14,12 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -173,6 +176,9 @@ type acpCodec struct {
 	// compaction: the client advertised session.compaction, so compaction_update goes as ACP's
 	// own update (its summary as content blocks) instead of the _agentd/ extension.
 	compaction atomic.Bool
+	// booleans: the client advertised session.configOptions.boolean, so sessions offer their
+	// boolean option (answer_review), which ACP forbids offering to any other client.
+	booleans atomic.Bool
 }
 
 var (
@@ -206,9 +212,17 @@ func acpUpdateIs(rest, kind []byte) bool {
 	return i >= 0 && bytes.HasPrefix(head[i+len(updateKindKey):], kind)
 }
 
+// noticeMessageID is the messageId of a notice noticeAsMessage writes: random, so that a
+// notice of another agentd process in the same session never shares it.
+func noticeMessageID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "notice_" + hex.EncodeToString(b[:])
+}
+
 // noticeAsMessage rewrites a notice update as the agent_message_chunk a client without
 // session.notices shows: "Warning: TITLE", the description on the next line, set apart from
-// the text around it by blank lines. ok is false for a body it cannot read (passed on as it is).
+// the text around it by blank lines, as a message of its own. ok is false for a body it cannot read (passed on as it is).
 func noticeAsMessage(body []byte) ([]byte, bool) {
 	var msg struct {
 		Params protocol.SessionNotification `json:"params"`
@@ -231,8 +245,11 @@ func noticeAsMessage(body []byte) ([]byte, bool) {
 	text += "\n\n"
 	n := protocol.SessionNotification{SessionID: msg.Params.SessionID, Update: protocol.SessionUpdate{
 		SessionUpdate: protocol.UpdateAgentMessageChunk,
-		Content:       &protocol.ContentBlock{Type: "text", Text: text},
-		Meta:          protocol.Meta{"agentd/notice": u.Severity},
+		// A message of its own (ACP: a new messageId starts a new message), not more text of
+		// the reply it may interrupt.
+		MessageID: noticeMessageID(),
+		Content:   &protocol.ContentBlock{Type: "text", Text: text},
+		Meta:      protocol.Meta{"agentd/notice": u.Severity},
 	}}
 	out := append([]byte(nil), acpUpdatePrefix...)
 	out = append(out, `"params":`...)
@@ -341,6 +358,18 @@ func (s *Server) acpTable(t map[string]method) {
 	t[protocol.MethodSessionNew] = handler(nil, (*Server).acpSessionNew)
 	t[protocol.MethodSessionPrompt] = handler(nil, (*Server).acpPrompt)
 	t[protocol.MethodSessionSetConfigOption] = handler(nil, (*Server).acpSetConfigOption)
+	t[protocol.MethodSessionDelete] = handler(nil, (*Server).acpSessionDelete)
+}
+
+// acpSessionDelete is session/delete, which ACP asks to succeed silently for a session that is
+// already gone or never was (the LSP door names it unknown): the client's list is what it wants
+// to end up without it. A malformed id deletes nothing either way (the store checks it).
+func (s *Server) acpSessionDelete(ctx context.Context, p *protocol.SessionIDParams) (empty, error) {
+	err := s.manager().Delete(ctx, p.SessionID)
+	if errors.Is(err, session.ErrUnknownSession) {
+		return empty{}, nil
+	}
+	return empty{}, err
 }
 
 // acpSetConfigParams is ACP v1's SetSessionConfigOptionRequest: a value id, or (type "boolean")
@@ -352,13 +381,17 @@ type acpSetConfigParams struct {
 	Value     json.RawMessage `json:"value"`
 }
 
-// acpSetConfigOption is session/set_config_option. agentd's options (mode, model, thought_level)
-// are all selects, and it offers no boolean one, so a boolean value is refused naming the
-// option's kind instead of failing on the value's JSON type.
+// acpSetConfigOption is session/set_config_option: a value id for a select (mode, model,
+// thought_level), {type: "boolean", value: true | false} for the boolean answer_review, which
+// the session checks names a boolean option.
 func (s *Server) acpSetConfigOption(ctx context.Context, p *acpSetConfigParams) (protocol.SetConfigOptionResult, error) {
-	if p.Type == "boolean" {
-		return protocol.SetConfigOptionResult{}, paramError("type", fmt.Sprintf(
-			"config option %q is not a boolean: agentd's config options are selects; send one of its value ids", p.ConfigID))
+	if p.Type == protocol.ConfigBoolean {
+		var on bool
+		if err := json.Unmarshal(p.Value, &on); err != nil {
+			return protocol.SetConfigOptionResult{}, paramError("value", "expected a boolean for type \"boolean\", got "+string(p.Value))
+		}
+		return s.manager().SetConfigOption(ctx, protocol.SetConfigOptionParams{SessionID: p.SessionID, ConfigID: p.ConfigID,
+			Type: protocol.ConfigBoolean, Value: strconv.FormatBool(on)})
 	}
 	var value string
 	if len(p.Value) > 0 {
@@ -400,22 +433,42 @@ type acpInitParams struct {
 			WriteTextFile bool `json:"writeTextFile"`
 		} `json:"fs"`
 		Terminal bool `json:"terminal"`
-		Session  struct {
-			Notices    json.RawMessage `json:"notices"`
-			Compaction json.RawMessage `json:"compaction"`
+		Auth     struct {
+			Terminal bool `json:"terminal"`
+		} `json:"auth"`
+		Session struct {
+			Notices       json.RawMessage `json:"notices"`
+			Compaction    json.RawMessage `json:"compaction"`
+			ConfigOptions struct {
+				Boolean json.RawMessage `json:"boolean"`
+			} `json:"configOptions"`
 		} `json:"session"`
 	} `json:"clientCapabilities"`
 	ClientInfo *protocol.ClientInfo `json:"clientInfo,omitempty"`
 }
 
 // acpAuthMethod is one of ACP's authMethods; agentd offers the terminal method the ACP registry
-// asks for: the client runs `agentd key set` in a terminal.
+// asks for (the client runs `agentd key set` in a terminal) to a client that advertised
+// clientCapabilities.auth.terminal, and to any other the same method as ACP's default kind,
+// "agent" (no type, no args), which ACP forbids it to offer as terminal: authenticate then says
+// whether the key is there and what to run if not.
 type acpAuthMethod struct {
 	ID          string   `json:"id"`
 	Name        string   `json:"name"`
 	Description string   `json:"description"`
-	Type        string   `json:"type"`
-	Args        []string `json:"args"`
+	Type        string   `json:"type,omitempty"`
+	Args        []string `json:"args,omitempty"`
+}
+
+// acpAuthMethods is initialize's authMethods for a client that can (terminal) or cannot run a
+// terminal method.
+func acpAuthMethods(terminal bool) []acpAuthMethod {
+	m := acpAuthMethod{ID: AuthMethodKey, Name: "API key",
+		Description: "Store the API key of the current provider with `agentd key set URL` (in the system keyring)."}
+	if terminal {
+		m.Type, m.Args = "terminal", []string{"key", "set"}
+	}
+	return []acpAuthMethod{m}
 }
 
 type acpInitResult struct {
@@ -483,6 +536,7 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	offered := func(c json.RawMessage) bool { return len(c) > 0 && string(c) != "null" }
 	s.acp.notices.Store(offered(p.ClientCapabilities.Session.Notices))
 	s.acp.compaction.Store(offered(p.ClientCapabilities.Session.Compaction))
+	s.acp.booleans.Store(offered(p.ClientCapabilities.Session.ConfigOptions.Boolean))
 	s.mu.Lock()
 	s.caps = caps
 	s.mu.Unlock()
@@ -501,13 +555,9 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 			PromptCapabilities: protocol.PromptCapabilities{Image: s.provs.ImagesAccepted(), EmbeddedContext: true},
 			Auth:               acpAgentAuthCapabilities{Logout: &struct{}{}},
 		},
-		AuthMethods: []acpAuthMethod{{
-			ID: AuthMethodKey, Name: "API key",
-			Description: "Store the API key of the current provider with `agentd key set URL` (in the system keyring).",
-			Type:        "terminal", Args: []string{"key", "set"},
-		}},
-		AgentInfo: protocol.ClientInfo{Name: "agentd", Title: "agentd", Version: s.opts.Version},
-		Meta:      protocol.Meta{"agentd/providers": s.provs.List(ctx)},
+		AuthMethods: acpAuthMethods(p.ClientCapabilities.Auth.Terminal),
+		AgentInfo:   protocol.ClientInfo{Name: "agentd", Title: "agentd", Version: s.opts.Version},
+		Meta:        protocol.Meta{"agentd/providers": s.provs.List(ctx)},
 	}
 	s.mu.Lock()
 	s.state = stateRunning

@@ -203,7 +203,8 @@ func TestACPInitializeAndAuthenticate(t *testing.T) {
 		t.Fatalf("session/new before initialize answered %v", m)
 	}
 	h.send(map[string]any{"id": 2, "method": "initialize", "params": map[string]any{
-		"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": true},
+		"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": true,
+			"auth": map[string]any{"terminal": true}},
 		"clientInfo": map[string]any{"name": "zed", "version": "1"},
 	}})
 	m := h.answer(2)
@@ -385,6 +386,13 @@ func TestACPNoticeReachesEveryClient(t *testing.T) {
 		!strings.Contains(u.Content.Text, "Warning: rate limited, retrying in 8 s\nthe provider said 429") {
 		t.Errorf("notice to a client without session.notices = %+v", got)
 	}
+	// A message of its own: the agent's reply around it keeps its messageId, the notice has
+	// another, and the next notice another again.
+	first := u.MessageID
+	json.Unmarshal(c.translate(false, body), &got)
+	if !strings.HasPrefix(first, "notice_") || got.Params.Update.MessageID == first || !strings.HasPrefix(got.Params.Update.MessageID, "notice_") {
+		t.Errorf("notice messageIds = %q then %q, want two distinct notice_ ids", first, got.Params.Update.MessageID)
+	}
 
 	c.notices.Store(true)
 	var raw struct {
@@ -400,6 +408,40 @@ func TestACPNoticeReachesEveryClient(t *testing.T) {
 	// Every other message is translated as before.
 	if out := c.translate(true, []byte(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)); !strings.Contains(string(out), `"agent/session/new"`) {
 		t.Errorf("session/new → %s", out)
+	}
+}
+
+// ACP lets an agent offer a terminal auth method only to a client that advertised
+// clientCapabilities.auth.terminal: any other client gets the same method as ACP's default kind,
+// agent (no type, no args), never a terminal it cannot run.
+func TestACPTerminalAuthOnlyWhenTheClientRunsIt(t *testing.T) {
+	for _, c := range []struct {
+		caps     map[string]any
+		terminal bool
+	}{
+		{map[string]any{}, false},
+		{map[string]any{"terminal": true}, false}, // terminal/* is not auth.terminal
+		{map[string]any{"auth": map[string]any{"terminal": false}}, false},
+		{map[string]any{"auth": map[string]any{"terminal": true}}, true},
+	} {
+		e := &engine{}
+		opts := e.options(Options{})
+		opts.ACP = true
+		srv := NewServer(opts)
+		raw, _ := json.Marshal(map[string]any{"protocolVersion": 1, "clientCapabilities": c.caps})
+		res, err := srv.acpInitialize(context.Background(), raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.(acpInitResult).AuthMethods)
+		want := `[{"id":"agentd-key","name":"API key","description":"Store the API key of the current provider with ` +
+			"`agentd key set URL`" + ` (in the system keyring)."}]`
+		if c.terminal {
+			want = strings.Replace(want, `}]`, `,"type":"terminal","args":["key","set"]}]`, 1)
+		}
+		if string(b) != want {
+			t.Errorf("clientCapabilities %v: authMethods = %s, want %s", c.caps, b, want)
+		}
 	}
 }
 
@@ -467,16 +509,18 @@ func TestACPFailedTurnIsAnError(t *testing.T) {
 
 // agentd offers no boolean config option: a boolean set_config_option is refused naming the
 // option and what to send instead; a value id still reaches the engine.
-func TestACPBooleanConfigOptionRefused(t *testing.T) {
+// set_config_option's value is checked against its type on the ACP door: a boolean's must be a
+// JSON boolean, a select's a value id (which option is which, the session checks).
+func TestACPConfigOptionValueTypes(t *testing.T) {
 	e := &engine{}
 	h := startACP(t, e.options(Options{}))
 	h.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": 1}})
 	h.answer(1)
-	h.send(map[string]any{"id": 2, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "type": "boolean", "value": true}})
+	h.send(map[string]any{"id": 2, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "answer_review", "type": "boolean", "value": "yes"}})
 	m := h.answer(2)
 	em, _ := m["error"].(map[string]any)
-	if em == nil || em["code"] != float64(-32602) || !strings.Contains(em["message"].(string), `config option "mode" is not a boolean`) {
-		t.Errorf("boolean set_config_option = %v", m)
+	if em == nil || em["code"] != float64(-32602) || !strings.Contains(em["message"].(string), `expected a boolean`) {
+		t.Errorf("boolean set_config_option with a string = %v", m)
 	}
 	h.send(map[string]any{"id": 3, "method": "session/set_config_option", "params": map[string]any{"sessionId": "s1", "configId": "mode", "value": 3}})
 	if m := h.answer(3); m["error"] == nil || !strings.Contains(m["error"].(map[string]any)["message"].(string), "expected a value id") {

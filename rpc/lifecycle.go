@@ -193,6 +193,8 @@ func (s *Server) startEngine(caps Capabilities) error {
 		StateDir:    s.opts.StateDir,
 		Logger:      s.log.Named("session"),
 		KeyEnvNames: keyEnv,
+		// Only an ACP client says it takes boolean config options (acpInitialize).
+		BooleanConfigOptions: caps.ACP && s.acp.booleans.Load(),
 	})
 	s.mu.Lock()
 	s.sessions, s.bridge = m, bridge

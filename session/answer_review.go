@@ -72,7 +72,8 @@ func (t *turn) reviewAnswer(st *step) {
 		Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: texts.Render("answer_review.request", run)}}}},
 		MaxTokens: t.set.MaxTokens,
 	}
-	reply, err := t.s.m.collectSide(t.ctx, t.set, t.prov, t.pcfg, req)
+	reply, calls, err := t.s.m.collectSide(t.ctx, t.set, t.prov, t.pcfg, req)
+	t.addSide(calls)
 	outcome := "kept"
 	defer func() { s.m.trace.event(s.id, "answer_review", map[string]any{"outcome": outcome}) }()
 	if err != nil {

@@ -230,10 +230,18 @@ func (t *turn) summarize(msgs []providers.Message) (string, error) {
 		Messages:  append(summaryInput(msgs, budget), providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: summarizeInstruction}}}),
 		MaxTokens: 2048,
 	}
+	var text string
+	var calls []sideCall
+	var err error
 	if t.set.Fast() == (config.FastModel{}) {
-		return collectText(t.ctx, t.prov, req)
+		var c sideCall
+		text, c, err = collectText(t.ctx, t.prov, req)
+		calls = []sideCall{c}
+	} else {
+		text, calls, err = t.s.m.collectSide(t.ctx, t.set, t.prov, t.pcfg, req)
 	}
-	return t.s.m.collectSide(t.ctx, t.set, t.prov, t.pcfg, req)
+	t.addSide(calls)
+	return text, err
 }
 
 const (
@@ -335,24 +343,35 @@ func messagesSize(ms []providers.Message) int {
 	return n
 }
 
-// collectText runs a tool-less request and returns its text.
-func collectText(ctx context.Context, prov providers.Provider, req *providers.Request) (string, error) {
+// sideCall is one model request made beside the turn's own steps (a title, a summary, a
+// review): the model it went to and the tokens it used, which the session's cost counts.
+type sideCall struct {
+	model string
+	usage providers.Usage
+}
+
+// collectText runs a tool-less request and returns its text, and the request as a sideCall
+// (what it used, failed or not: a provider bills what it streamed before failing).
+func collectText(ctx context.Context, prov providers.Provider, req *providers.Request) (string, sideCall, error) {
 	var b strings.Builder
+	call := sideCall{model: req.Model}
 	for ev := range prov.Stream(ctx, req) {
 		switch ev.Type {
 		case providers.EventTextDelta:
 			b.WriteString(ev.Text)
+		case providers.EventUsage:
+			call.usage = ev.Usage // cumulative for the call
 		case providers.EventFailed:
 			if ev.Err != nil {
-				return "", ev.Err
+				return "", call, ev.Err
 			}
-			return "", fmt.Errorf("the provider failed")
+			return "", call, fmt.Errorf("the provider failed")
 		}
 	}
 	if ctx.Err() != nil {
-		return "", ctx.Err()
+		return "", call, ctx.Err()
 	}
-	return strings.TrimSpace(b.String()), nil
+	return strings.TrimSpace(b.String()), call, nil
 }
 
 // compact replaces the history before keepFrom with a model-written summary, announced with
@@ -480,7 +499,8 @@ func (s *Session) makeTitle(prov providers.Provider, pcfg providers.Config) {
 			Messages:  []providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: m.text("chat_title.request", prompts.Run{"REQUEST": clip.String(first, 2000, "")})}}}},
 			MaxTokens: 32,
 		}
-		title, err := m.collectSide(ctx, set, prov, pcfg, req)
+		title, calls, err := m.collectSide(ctx, set, prov, pcfg, req)
+		s.addSideCost(set, calls)
 		if err != nil || title == "" {
 			return
 		}

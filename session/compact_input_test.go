@@ -117,7 +117,7 @@ func (p *recordingProvider) Stream(ctx context.Context, req *providers.Request) 
 func TestSummarizeRequestWithinHalfTheWindow(t *testing.T) {
 	for _, window := range []int{0, 64000} {
 		p := &recordingProvider{}
-		tn := &turn{ctx: context.Background(), prov: p, pcfg: providers.Config{ID: "m", Model: "m"},
+		tn := &turn{s: &Session{}, ctx: context.Background(), prov: p, pcfg: providers.Config{ID: "m", Model: "m"},
 			set: config.Settings{Providers: map[string]config.ProviderSettings{"m": {ContextWindow: window}}}}
 		if _, err := tn.summarize(history2MB()); err != nil {
 			t.Fatal(err)

@@ -39,18 +39,20 @@ func (m *Manager) sideModel(ctx context.Context, set config.Settings, prov provi
 }
 
 // collectSide sends a side request to the fast model and, when that fails, once more to the
-// turn's model.
-func (m *Manager) collectSide(ctx context.Context, set config.Settings, prov providers.Provider, pcfg providers.Config, req *providers.Request) (string, error) {
+// turn's model; calls are the requests it made, for the session's cost.
+func (m *Manager) collectSide(ctx context.Context, set config.Settings, prov providers.Provider, pcfg providers.Config, req *providers.Request) (string, []sideCall, error) {
 	fp, fc, fast := m.sideModel(ctx, set, prov, pcfg)
 	if !fast {
-		return collectText(ctx, prov, req)
+		text, c, err := collectText(ctx, prov, req)
+		return text, []sideCall{c}, err
 	}
 	freq := *req
 	freq.Model = fc.Model
-	text, err := collectText(ctx, fp, &freq)
+	text, c, err := collectText(ctx, fp, &freq)
 	if err == nil || ctx.Err() != nil {
-		return text, err
+		return text, []sideCall{c}, err
 	}
 	m.log.Warn("models.fast failed, asking the turn's model: " + err.Error())
-	return collectText(ctx, prov, req)
+	text, c2, err := collectText(ctx, prov, req)
+	return text, []sideCall{c, c2}, err
 }

@@ -43,6 +43,7 @@ func (m *Manager) Fork(ctx context.Context, p protocol.SessionForkParams) (proto
 		src.mu.Lock()
 		s.history = append(s.history, src.history...)
 		s.mode, s.providerID, s.thought, s.title, s.titled = src.mode, src.providerID, src.thought, src.title, src.titled
+		s.review = src.review
 		src.mu.Unlock()
 		if err := m.add(s); err != nil {
 			return protocol.SessionForkResult{}, err

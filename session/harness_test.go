@@ -33,8 +33,10 @@ type fakeProvider struct {
 	mu      sync.Mutex
 	replies []reply
 	reqs    []*providers.Request
-	// title answers tool-less requests (titles, summaries) out of band.
-	title string
+	// title answers tool-less requests (titles, summaries) out of band, reporting sideUsage
+	// (none when zero).
+	title     string
+	sideUsage providers.Usage
 	// started is signalled (non-blocking) at each tool-using Stream call.
 	started chan struct{}
 	closed  chan struct{} // signalled when a stream's ctx ends or the range stops early
@@ -48,14 +50,18 @@ func (p *fakeProvider) Stream(ctx context.Context, req *providers.Request) iter.
 	return func(yield func(providers.Event) bool) {
 		if len(req.Tools) == 0 && (strings.Contains(req.System, "name coding conversations") || strings.Contains(req.System, "summaries")) {
 			p.mu.Lock()
-			title := p.title
+			title, u := p.title, p.sideUsage
 			p.mu.Unlock()
 			if strings.Contains(req.System, "summaries") {
 				title = "SUMMARY of earlier work"
 			}
-			if yield(providers.Event{Type: providers.EventTextDelta, Text: title}) {
-				yield(providers.Event{Type: providers.EventCompleted, StopReason: providers.StopEndTurn})
+			if !yield(providers.Event{Type: providers.EventTextDelta, Text: title}) {
+				return
 			}
+			if u != (providers.Usage{}) && !yield(providers.Event{Type: providers.EventUsage, Usage: u}) {
+				return
+			}
+			yield(providers.Event{Type: providers.EventCompleted, StopReason: providers.StopEndTurn})
 			return
 		}
 		p.mu.Lock()

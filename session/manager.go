@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,10 @@ type Deps struct {
 	// settings; no program a tool starts sees them. Nil means an empty providers registry's
 	// (the vendors' conventional variables and the providers' apiKeyEnv).
 	KeyEnvNames func(config.Settings) []string
+	// BooleanConfigOptions says the client takes boolean config options (ACP's
+	// clientCapabilities.session.configOptions.boolean): only then does a session offer
+	// answer_review, ACP forbidding a boolean option to any other client.
+	BooleanConfigOptions bool
 }
 
 const (
@@ -356,6 +361,7 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		s.titled = st.title != "" || len(st.history) > 0
 		s.providerID = st.provider
 		s.thought = st.thought
+		s.review = st.review
 		s.mode = m.projects.mode(roots.Cwd(), s.settings().Mode)
 		if st.mode != "" {
 			s.mode = st.mode
@@ -535,7 +541,23 @@ func (m *Manager) SetConfigOption(ctx context.Context, p protocol.SetConfigOptio
 	if err != nil {
 		return protocol.SetConfigOptionResult{}, err
 	}
+	if p.Type == protocol.ConfigBoolean && p.ConfigID != "answer_review" {
+		return protocol.SetConfigOptionResult{}, &ParamError{Field: "type", Message: fmt.Sprintf(
+			"config option %q is not a boolean: send one of its value ids", p.ConfigID)}
+	}
 	switch p.ConfigID {
+	case "answer_review":
+		if !m.d.BooleanConfigOptions {
+			return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: "answer_review is a boolean option, offered only to a client that takes boolean config options"}
+		}
+		if p.Type != protocol.ConfigBoolean || (p.Value != "true" && p.Value != "false") {
+			return protocol.SetConfigOptionResult{}, &ParamError{Field: "value", Message: "answer_review is a boolean: send {type: \"boolean\", value: true | false}"}
+		}
+		on := p.Value == "true"
+		s.mu.Lock()
+		s.review = &on
+		s.mu.Unlock()
+		s.record(record{T: recConfig, Review: &on})
 	case "mode":
 		if err := checkMode("value", p.Value); err != nil {
 			return protocol.SetConfigOptionResult{}, err
@@ -567,7 +589,7 @@ func (m *Manager) SetConfigOption(ctx context.Context, p protocol.SetConfigOptio
 		s.mu.Unlock()
 		s.record(record{T: recConfig, Thought: p.Value})
 	default:
-		return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: fmt.Sprintf("unknown config option %q (known: mode, model, thought_level)", p.ConfigID)}
+		return protocol.SetConfigOptionResult{}, &ParamError{Field: "configId", Message: fmt.Sprintf("unknown config option %q (known: %s)", p.ConfigID, strings.Join(s.configIDs(), ", "))}
 	}
 	return protocol.SetConfigOptionResult{ConfigOptions: s.configOptions()}, nil
 }

@@ -69,6 +69,8 @@ type Session struct {
 	providerID string
 	thought    string // thought_level: off | low | medium | high; "" is medium
 	lastUsed   int    // context tokens after the last model call, for automatic compaction
+	// review is the user's answer_review for this session (nil: settings answerReview).
+	review *bool
 	// usage is the last usage_update sent, shown again on load and resume; cost is the
 	// session's cumulative cost (nil while no model call of the session had a known price).
 	usage  *protocol.SessionUpdate
@@ -344,7 +346,32 @@ func (s *Session) configOptions() []protocol.ConfigOption {
 		}
 		opts = append(opts, protocol.ConfigOption{ID: "thought_level", Name: "Thinking", Category: "thought_level", Type: "select", CurrentValue: level, Options: thoughtValues})
 	}
+	if s.m.d.BooleanConfigOptions {
+		opts = append(opts, protocol.ConfigOption{ID: "answer_review", Name: "Review answers", Category: "model_config", Type: protocol.ConfigBoolean,
+			Description:  "Send an answer that holds code to the model once more, with what its tools found, before you read it (one more model request)",
+			CurrentValue: strconv.FormatBool(s.reviewing(set))})
+	}
 	return opts
+}
+
+// configIDs are the ids of the session's config options, for an error naming them.
+func (s *Session) configIDs() []string {
+	var ids []string
+	for _, o := range s.configOptions() {
+		ids = append(ids, o.ID)
+	}
+	return ids
+}
+
+// reviewing says whether the session's turns review their answers: the user's answer_review
+// for it, else settings answerReview.
+func (s *Session) reviewing(set config.Settings) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.review != nil {
+		return *s.review
+	}
+	return set.AnswerReview
 }
 
 var thoughtValues = []protocol.ConfigOptionValue{

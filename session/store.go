@@ -47,18 +47,20 @@ const (
 // each record is written with a single write(2), so a kill mid-write can tear only the last
 // line, which load skips.
 type record struct {
-	T         string                  `json:"t"`
-	At        time.Time               `json:"at"`
-	Header    *header                 `json:"session,omitempty"`
-	Message   *providers.Message      `json:"message,omitempty"`
-	Update    *protocol.SessionUpdate `json:"update,omitempty"`
-	Title     string                  `json:"title,omitempty"`
-	Mode      string                  `json:"mode,omitempty"`
-	Provider  string                  `json:"provider,omitempty"`
-	Thought   string                  `json:"thought,omitempty"`
-	Summary   string                  `json:"summary,omitempty"`
-	Keep      int                     `json:"keep,omitempty"`
-	Streaming *streamRecord           `json:"streaming,omitempty"`
+	T        string                  `json:"t"`
+	At       time.Time               `json:"at"`
+	Header   *header                 `json:"session,omitempty"`
+	Message  *providers.Message      `json:"message,omitempty"`
+	Update   *protocol.SessionUpdate `json:"update,omitempty"`
+	Title    string                  `json:"title,omitempty"`
+	Mode     string                  `json:"mode,omitempty"`
+	Provider string                  `json:"provider,omitempty"`
+	Thought  string                  `json:"thought,omitempty"`
+	// Review is the session's answer_review option, when the user set it.
+	Review    *bool         `json:"review,omitempty"`
+	Summary   string        `json:"summary,omitempty"`
+	Keep      int           `json:"keep,omitempty"`
+	Streaming *streamRecord `json:"streaming,omitempty"`
 	// Cost is a recUsage's cumulative session cost (nil: no priced call yet).
 	Cost *protocol.Cost `json:"cost,omitempty"`
 	// MessageID and Checkpoint qualify recTruncate and recRestore.
@@ -212,6 +214,7 @@ type loaded struct {
 	mode     string
 	provider string
 	thought  string
+	review   *bool
 	updated  time.Time
 	// cut is a streaming reply whose step has not ended (yet) in what was read.
 	cut *interrupted
@@ -279,6 +282,9 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 			}
 			if r.Thought != "" {
 				l.thought = r.Thought
+			}
+			if r.Review != nil {
+				l.review = r.Review
 			}
 		case recMessage:
 			if full && r.Message != nil {

@@ -83,6 +83,7 @@ func (t *turn) workspace() workspace.Workspace {
 
 func (s *Session) runTurn(ctx context.Context, blocks []protocol.ContentBlock, announce bool) protocol.PromptResult {
 	t := &turn{s: s, ctx: ctx, set: s.settings(), reg: s.toolset(ctx), changes: newTurnChanges()}
+	t.set.AnswerReview = s.reviewing(t.set)
 	s.mu.Lock()
 	t.used = s.lastUsed
 	s.mu.Unlock()
@@ -333,30 +334,80 @@ func (t *turn) addUsage(u providers.Usage) record {
 	t.used = in + u.Output
 	used, size := t.used, max(t.window, 0)
 	up := protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate, Used: &used, Size: &size}
-	price, priced := providers.PriceOf(t.set, t.pcfg.Model)
 	t.s.mu.Lock()
 	t.s.lastUsed = t.used
+	up.Cost = t.s.addCostLocked(t.set, t.pcfg.Model, u)
 	sum := t.s.cost
-	switch {
-	case !priced:
-		// A call whose price is unknown adds nothing, and its update carries no cost: the
-		// sum would no longer be what the session cost. The sum so far is kept for the
-		// next priced call.
-	case sum == nil:
-		sum = &protocol.Cost{Amount: providers.CostOf(price, u), Currency: price.Currency}
-		up.Cost = sum
-	case sum.Currency == price.Currency:
-		sum = &protocol.Cost{Amount: sum.Amount + providers.CostOf(price, u), Currency: sum.Currency}
-		up.Cost = sum
-	default:
-		// A model priced in another currency than the session's first: the two do not add up.
-		t.s.m.log.Warn("session cost: model priced in another currency than the session's; its calls are not counted")
-	}
-	t.s.cost = sum
 	t.s.usage = &up
 	t.s.mu.Unlock()
 	t.s.update(up)
 	return record{T: recUsage, Update: &up, Cost: sum}
+}
+
+// addCostLocked adds one model call to the session's cost (s.mu held) and returns the sum for
+// the call's usage_update, nil when the call counted for nothing. A call whose price is unknown
+// adds nothing, and its update carries no cost: the sum would no longer be what the session
+// cost (the sum so far is kept for the next priced call); so does a call priced in another
+// currency than the session's first, as the two do not add up.
+func (s *Session) addCostLocked(set config.Settings, model string, u providers.Usage) *protocol.Cost {
+	price, priced := providers.PriceOf(set, model)
+	switch {
+	case !priced:
+		return nil
+	case s.cost == nil:
+		s.cost = &protocol.Cost{Amount: providers.CostOf(price, u), Currency: price.Currency}
+	case s.cost.Currency == price.Currency:
+		s.cost = &protocol.Cost{Amount: s.cost.Amount + providers.CostOf(price, u), Currency: s.cost.Currency}
+	default:
+		s.m.log.Warn("session cost: model priced in another currency than the session's; its calls are not counted")
+		return nil
+	}
+	return s.cost
+}
+
+// addSide counts the side requests a turn made (a summary, the answer review) in its usage, as
+// its own steps are, and in the session's cost.
+func (t *turn) addSide(calls []sideCall) {
+	for _, c := range calls {
+		u := c.usage
+		in := u.Input + u.CacheRead + u.CacheWrite
+		t.usage.InputTokens += in
+		t.usage.OutputTokens += u.Output
+		t.usage.CachedReadTokens += u.CacheRead
+		t.usage.CachedWriteTokens += u.CacheWrite
+		t.usage.ThoughtTokens += u.Thinking
+		t.usage.TotalTokens += in + u.Output
+	}
+	t.s.addSideCost(t.set, calls)
+}
+
+// addSideCost counts side requests in the session's cost and, when that changed it, tells the
+// client with a usage_update whose meter is the last one's (a side request is not in the
+// conversation's context) and keeps it in the transcript, where load finds the sum.
+func (s *Session) addSideCost(set config.Settings, calls []sideCall) {
+	s.mu.Lock()
+	var sum *protocol.Cost
+	for _, c := range calls {
+		if c.usage == (providers.Usage{}) {
+			continue
+		}
+		if got := s.addCostLocked(set, c.model, c.usage); got != nil {
+			sum = got
+		}
+	}
+	if sum == nil {
+		s.mu.Unlock()
+		return
+	}
+	used, size := s.lastUsed, 0
+	if s.usage != nil && s.usage.Size != nil {
+		size = *s.usage.Size
+	}
+	up := protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate, Used: &used, Size: &size, Cost: sum}
+	s.usage = &up
+	s.mu.Unlock()
+	s.update(up)
+	s.record(record{T: recUsage, Update: &up, Cost: sum})
 }
 
 func rawJSON(v any) json.RawMessage {

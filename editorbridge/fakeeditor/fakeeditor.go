@@ -70,6 +70,7 @@ func Full() Options {
 			SaveBuffers:      true,
 			WorkspaceSymbols: true,
 			EditorState:      true,
+			Notices:          true,
 		},
 		ApplyEdit:       true,
 		DocumentChanges: true,
@@ -99,6 +100,7 @@ type Editor struct {
 	done        bool
 	bufs        map[string]*buffer
 	updates     []protocol.SessionNotification
+	shown       []ShownMessage
 	requests    []Request
 	log         []string
 	permQueue   []string
@@ -178,6 +180,19 @@ func (e *Editor) Log() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return strings.Join(e.log, "\n")
+}
+
+// ShownMessage is a window/showMessage the editor received.
+type ShownMessage struct {
+	Type    int    `json:"type"`
+	Message string `json:"message"`
+}
+
+// Shown returns the window/showMessage notifications so far.
+func (e *Editor) Shown() []ShownMessage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.shown)
 }
 
 // Messages returns the recorded log lines.
@@ -667,6 +682,18 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 }
 
 func (e *Editor) notification(method string, params json.RawMessage) {
+	if method == "window/showMessage" {
+		var m ShownMessage
+		if err := json.Unmarshal(params, &m); err != nil {
+			e.errorf("malformed %s: %v: %s", method, err, params)
+			return
+		}
+		e.mu.Lock()
+		e.shown = append(e.shown, m)
+		e.changedLocked()
+		e.mu.Unlock()
+		return
+	}
 	if method != protocol.MethodSessionUpdate {
 		return
 	}

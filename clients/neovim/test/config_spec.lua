@@ -44,6 +44,7 @@ cases.add("initialize carries settings, mode and client capabilities", function(
   h.eq(true, cc.permissions.ui, "permissions.ui")
   h.eq(true, cc.saveBuffers, "saveBuffers")
   h.eq(true, cc.editorState, "editorState")
+  h.eq(true, cc.notices, "notices")
   local caps = client.capabilities()
   h.eq(true, caps.workspace.applyEdit, "workspace.applyEdit")
   h.eq(true, caps.workspace.workspaceEdit.documentChanges, "documentChanges")

@@ -9,6 +9,7 @@ package acpdoor_test
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,15 +64,19 @@ func missing(t *testing.T, why string) {
 }
 
 type update struct {
-	SessionUpdate string            `json:"sessionUpdate"`
-	Title         string            `json:"title"`
-	Kind          string            `json:"kind"`
-	Status        string            `json:"status"`
-	ToolCallID    string            `json:"toolCallId"`
-	Content       json.RawMessage   `json:"content"`
-	CurrentModeID string            `json:"currentModeId"`
-	Meta          map[string]any    `json:"_meta"`
-	Extra         map[string]string `json:"-"`
+	SessionUpdate string          `json:"sessionUpdate"`
+	Title         string          `json:"title"`
+	Kind          string          `json:"kind"`
+	Status        string          `json:"status"`
+	ToolCallID    string          `json:"toolCallId"`
+	Content       json.RawMessage `json:"content"`
+	CurrentModeID string          `json:"currentModeId"`
+	Cost          *struct {
+		Amount   float64 `json:"amount"`
+		Currency string  `json:"currency"`
+	} `json:"cost"`
+	Meta  map[string]any    `json:"_meta"`
+	Extra map[string]string `json:"-"`
 }
 
 type procLog struct {
@@ -85,10 +90,18 @@ type procLog struct {
 			LoadSession bool `json:"loadSession"`
 		} `json:"agentCapabilities"`
 	} `json:"initialize"`
-	Authenticate string   `json:"authenticate"`
-	SetMode      string   `json:"setMode"`
-	Updates      []update `json:"updates"`
-	Permissions  []struct {
+	Authenticate string `json:"authenticate"`
+	SetMode      string `json:"setMode"`
+	SetBoolean   struct {
+		ConfigOptions []struct {
+			ID           string `json:"id"`
+			Type         string `json:"type"`
+			Category     string `json:"category"`
+			CurrentValue any    `json:"currentValue"`
+		} `json:"configOptions"`
+	} `json:"setBoolean"`
+	Updates     []update `json:"updates"`
+	Permissions []struct {
 		Title   string
 		Kind    string
 		Content []map[string]any
@@ -140,11 +153,14 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 	root, env := scriptedProject(t, "ACP", "ran in a terminal",
 		map[string]any{"text": strings.Repeat("slowly ", 100), "chunkDelayMs": slow, "stopReason": "end_turn"})
 
-	// The third process runs with settings whose provider refuses the key.
+	// The third process runs with settings whose provider refuses the key; the fourth with a
+	// priced model whose turn reads a file of the session's second root.
 	failing := t.TempDir()
 	writeRefusingSettings(t, failing)
+	pricedRoot, _, extra := pricedTwoRoots(t)
 	cmd := exec.Command(node, filepath.Join("testdata", "client.mjs"))
-	cmd.Env = append(env, "ACP_SDK="+sdk, "AGENTD_BIN="+bin, "ROOT="+root, "FAIL_CONFIG_HOME="+failing, "AGENTD_SCHEMA_TEST_KEY=sk-wrong")
+	cmd.Env = append(env, "ACP_SDK="+sdk, "AGENTD_BIN="+bin, "ROOT="+root, "FAIL_CONFIG_HOME="+failing, "AGENTD_SCHEMA_TEST_KEY=sk-wrong",
+		"PRICED_CONFIG_HOME="+filepath.Join(filepath.Dir(pricedRoot), "config"), "EXTRA="+extra)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -154,7 +170,7 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 		SessionID string    `json:"sessionId"`
 		Processes []procLog `json:"processes"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil || len(report.Processes) != 3 {
+	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil || len(report.Processes) != 4 {
 		t.Fatalf("report: %v\n%s\nstderr:\n%s", err, stdout.String(), tail(stderr.String()))
 	}
 	defer func() {
@@ -162,7 +178,7 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 			t.Logf("agentd's stderr:\n%s", tail(stderr.String()))
 		}
 	}()
-	first, second, third := report.Processes[0], report.Processes[1], report.Processes[2]
+	first, second, third, fourth := report.Processes[0], report.Processes[1], report.Processes[2], report.Processes[3]
 
 	// initialize and authenticate.
 	in := first.Initialize
@@ -258,6 +274,33 @@ func TestACPWithTheOfficialSDK(t *testing.T) {
 	}
 	if !failureShown {
 		t.Error("no agent_message_chunk told the SDK's user the model request failed")
+	}
+
+	// The fourth: the read of the second root completed, the SDK validated every usage_update's
+	// cost (the two calls' 0.003 and 0.0045, and the title's) and the boolean answer_review.
+	if fourth.Turn.StopReason != "end_turn" {
+		t.Errorf("the priced turn's stopReason = %q", fourth.Turn.StopReason)
+	}
+	var readExtra bool
+	var costs []float64
+	for _, u := range fourth.Updates {
+		readExtra = readExtra || (u.SessionUpdate == "tool_call_update" && u.Status == "completed" && strings.Contains(string(u.Content), "text of the second root"))
+		if u.SessionUpdate == "usage_update" && u.Cost != nil && u.Cost.Currency == "USD" {
+			costs = append(costs, u.Cost.Amount)
+		}
+	}
+	if !readExtra {
+		t.Error("no completed tool call showed the file of the session's second root")
+	}
+	if len(costs) != 3 || !slices.IsSorted(costs) || !slices.ContainsFunc(costs, func(c float64) bool { return math.Abs(c-0.0075) < 1e-12 }) {
+		t.Errorf("usage_update costs = %v, want three growing USD sums (the title's among them), one 0.0075", costs)
+	}
+	var review bool
+	for _, o := range fourth.SetBoolean.ConfigOptions {
+		review = review || (o.ID == "answer_review" && o.Type == "boolean" && o.Category == "model_config" && o.CurrentValue == true)
+	}
+	if !review {
+		t.Errorf("set_config_option answer_review = %+v, want the model_config boolean true", fourth.SetBoolean)
 	}
 
 	// stdout carried nothing but NDJSON JSON-RPC messages, and both processes ended cleanly at

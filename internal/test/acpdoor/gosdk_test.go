@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -349,5 +350,112 @@ func TestACPGoSDKSeesAFailedTurn(t *testing.T) {
 	}
 	if !shown() {
 		t.Error("no agent_message_chunk told the user the model request failed")
+	}
+}
+
+// A priced turn in a session with a second root, and a mode change, through the Go SDK: the
+// read of the second root's file completes, every usage_update the SDK decoded carries the
+// session's growing cost in USD (the turn's calls and the title's), and set_mode reaches the
+// client as current_mode_update {currentModeId}.
+func TestACPGoSDKModeCostAndRoots(t *testing.T) {
+	bin, err := testbin.Agentd(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, env, extra := pricedTwoRoots(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, client, _, _ := startGo(t, bin, root, env)
+	if _, err := conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: root, AdditionalDirectories: []string{extra}, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("Read the second root.")}})
+	if err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt = %+v, %v", res, err)
+	}
+	if _, err := conn.SetSessionMode(ctx, acp.SetSessionModeRequest{SessionId: sess.SessionId, ModeId: "plan"}); err != nil {
+		t.Fatalf("set_mode: %v", err)
+	}
+	// The title's usage_update and the mode's update come after the answers that caused them.
+	seen := func() (read, mode bool, costs []acp.Cost) {
+		client.mu.Lock()
+		defer client.mu.Unlock()
+		for _, u := range client.updates {
+			if tc := u.ToolCallUpdate; tc != nil && tc.Status != nil && *tc.Status == acp.ToolCallStatusCompleted {
+				b, _ := json.Marshal(tc.Content)
+				read = read || strings.Contains(string(b), "text of the second root")
+			}
+			mode = mode || (u.CurrentModeUpdate != nil && u.CurrentModeUpdate.CurrentModeId == "plan")
+			if uu := u.UsageUpdate; uu != nil && uu.Cost != nil {
+				costs = append(costs, *uu.Cost)
+			}
+		}
+		return read, mode, costs
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	read, mode, costs := seen()
+	for (!mode || len(costs) < 3) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		read, mode, costs = seen()
+	}
+	if !read {
+		t.Error("no completed tool call showed the second root's file")
+	}
+	if !mode {
+		t.Error("set_mode sent no current_mode_update the SDK decoded with currentModeId plan")
+	}
+	// Two turn calls (0.003 and 0.0045) and the title request: three growing USD sums.
+	if len(costs) != 3 {
+		t.Fatalf("usage_update costs = %+v, want three (two calls and the title)", costs)
+	}
+	prev := 0.0
+	for _, c := range costs {
+		if c.Currency != "USD" || c.Amount <= prev {
+			t.Errorf("costs = %+v, want growing USD sums", costs)
+		}
+		prev = c.Amount
+	}
+	if math.Abs(costs[1].Amount-0.0075) > 1e-12 && math.Abs(costs[2].Amount-0.0075) > 1e-12 {
+		t.Errorf("costs = %+v: no sum is the turn's 0.0075", costs)
+	}
+}
+
+// pricedTwoRoots is a project whose model costs 2 and 10 (USD per million tokens in and out)
+// and whose turn reads shared.txt of a second root, extra (1000 tokens in, 100 out: 0.003),
+// then answers (2000 in, 50 out: 0.0045).
+func pricedTwoRoots(t *testing.T) (root string, env []string, extra string) {
+	t.Helper()
+	extra = filepath.Join(t.TempDir(), "second-root")
+	if err := os.MkdirAll(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(extra, "shared.txt"), []byte("text of the second root\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, env = kitProject(t,
+		map[string]any{"toolCalls": []any{map[string]any{"id": "x1", "name": "read_file", "args": map[string]any{"path": filepath.Join(extra, "shared.txt")}}},
+			"usage": map[string]any{"input": 1000, "output": 100}},
+		map[string]any{"text": "Read it.", "stopReason": "end_turn", "usage": map[string]any{"input": 2000, "output": 50}})
+	priced(t, root, map[string]any{"input": 2, "output": 10})
+	return root, env, extra
+}
+
+// priced gives the replay model of kitProject's settings a price (per million tokens).
+func priced(t *testing.T, root string, price map[string]any) {
+	t.Helper()
+	cfg := filepath.Join(filepath.Dir(root), "config", "agentd", "config.json")
+	var settings map[string]any
+	b, err := os.ReadFile(cfg)
+	if err != nil || json.Unmarshal(b, &settings) != nil {
+		t.Fatalf("settings: %v", err)
+	}
+	settings["models"] = map[string]any{"replay-model": map[string]any{"price": price}}
+	b, _ = json.Marshal(settings)
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -169,11 +169,13 @@ type rawClient struct {
 	asked  map[string]string
 	lines  [][]byte
 	answer func(method string, params json.RawMessage) (any, error)
+	// early holds the answers read while waiting for another, by id as written.
+	early map[string]rawAnswer
 }
 
 func startRaw(t *testing.T, bin, root string, env []string, answer func(string, json.RawMessage) (any, error)) *rawClient {
 	t.Helper()
-	c := &rawClient{t: t, asked: map[string]string{}, answer: answer}
+	c := &rawClient{t: t, asked: map[string]string{}, answer: answer, early: map[string]rawAnswer{}}
 	c.cmd = exec.Command(bin, "acp")
 	c.cmd.Dir, c.cmd.Env, c.cmd.Stderr = root, env, &c.stderr
 	var err error
@@ -241,7 +243,16 @@ func (c *rawClient) start(method string, params any) int {
 // wait reads lines until the answer to the request id, answering agentd's requests on the way.
 func (c *rawClient) wait(n int) rawAnswer {
 	c.t.Helper()
-	id := fmt.Sprint(n)
+	return c.waitID(fmt.Sprint(n))
+}
+
+// waitID is wait for an id as it is written in JSON (a number, or a string with its quotes).
+func (c *rawClient) waitID(id string) rawAnswer {
+	c.t.Helper()
+	if a, ok := c.early[id]; ok {
+		delete(c.early, id)
+		return a
+	}
 	for c.sc.Scan() {
 		line := append([]byte(nil), c.sc.Bytes()...)
 		c.lines = append(c.lines, line)
@@ -261,10 +272,13 @@ func (c *rawClient) wait(n int) rawAnswer {
 			} else {
 				c.write(map[string]any{"id": m.ID, "result": res})
 			}
-		case m.Method == "" && string(m.ID) == id:
+		case m.Method == "":
 			var a rawAnswer
 			json.Unmarshal(line, &a)
-			return a
+			if string(m.ID) == id {
+				return a
+			}
+			c.early[string(m.ID)] = a
 		}
 	}
 	c.t.Fatalf("agentd's output ended before the answer to %s: %v", c.asked[id], c.sc.Err())

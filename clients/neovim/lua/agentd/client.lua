@@ -88,6 +88,7 @@ function M.init_options()
         saveBuffers = true,
         workspaceSymbols = true,
         editorState = true,
+        notices = true, -- the chat shows notice updates: no window/showMessage copy
       },
       settings = config.settings(),
     },

@@ -101,6 +101,8 @@ export function initializationOptions(settings: Settings, clientInfo: ClientInfo
         secrets: true,
         saveBuffers: true,
         workspaceSymbols: true,
+        // The chat shows notice updates: agentd sends no window/showMessage copy.
+        notices: true,
       },
       settings,
     },

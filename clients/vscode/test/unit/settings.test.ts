@@ -44,6 +44,7 @@ test('initializationOptions carry the protocol version, capabilities and setting
   assert.equal(o.agent.clientCapabilities.permissions.ui, true);
   assert.equal(o.agent.clientCapabilities.secrets, true);
   assert.equal(o.agent.clientCapabilities.editorState, true, 'agentd asks agent/x/editor_state only of clients that declare it');
+  assert.equal(o.agent.clientCapabilities.notices, true, 'a client that does not declare it gets every notice as window/showMessage too');
   assert.deepEqual(didChangeConfigurationParams({ mode: 'plan' }), { settings: { agent: { mode: 'plan' } } });
 });
 

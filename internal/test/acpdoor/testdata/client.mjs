@@ -105,6 +105,7 @@ function startAgent(log, env = process.env) {
     listSessions: (p) => a.request(am.session.list, p),
     loadSession: (p) => a.request(am.session.load, p),
     setMode: (p) => a.request(am.session.setMode, p),
+    setConfigOption: (p) => a.request(am.session.setConfigOption, p),
     extMethod: (name, p) => a.request(name, p),
   };
   const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
@@ -122,7 +123,7 @@ async function finish(agent, log) {
   report.processes.push(log);
 }
 
-const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
+const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true, auth: { terminal: true } };
 
 // The first process: initialize, authenticate, a full turn, steering, a cancelled turn.
 {
@@ -178,6 +179,24 @@ const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true }
     (r) => ({ code: 0, message: "answered " + JSON.stringify(r) }),
     (e) => ({ code: e.code, message: e.message }),
   );
+  await finish(agent, log);
+}
+
+// A fourth process whose settings price the model: a turn in a session with a second root
+// (EXTRA), a client that takes boolean config options setting answer_review, and time for the
+// title's usage_update to arrive.
+{
+  const log = newLog();
+  const agent = startAgent(log, { ...process.env, XDG_CONFIG_HOME: process.env.PRICED_CONFIG_HOME });
+  const { conn } = agent;
+  log.initialize = await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { ...caps, session: { configOptions: { boolean: {} } } } });
+  const s = await conn.newSession({ cwd: root, additionalDirectories: [process.env.EXTRA], mcpServers: [] });
+  log.newSession = s;
+  log.turn = await conn.prompt({ sessionId: s.sessionId, prompt: [{ type: "text", text: "Read the second root." }] });
+  log.setBoolean = await conn.setConfigOption({ sessionId: s.sessionId, configId: "answer_review", type: "boolean", value: true });
+  const titled = () => log.updates.some((u) => u.sessionUpdate === "session_info_update");
+  for (let i = 0; i < 250 && !titled(); i++) await new Promise((r) => setTimeout(r, 20));
   await finish(agent, log);
 }
 
