@@ -32,16 +32,23 @@ func TestCostBearingTurnThroughTheBinary(t *testing.T) {
 	e.prompt(sid, "first")
 	e.prompt(sid, "second")
 	const call = (1000*0.25 + 3000*0.025 + 200*2) / 1e6 // 0.000725; the cache read as input: 0.00145
+	// The turns' usage updates, and between them the title's (its request counts in the cost
+	// too, after the first turn answered).
 	uu := kinds(e.rawUpdates(sid), "usage_update")
-	if len(uu) != 2 {
-		t.Fatalf("usage updates %v, want two", uu)
+	if len(uu) != 3 {
+		t.Fatalf("usage updates %v, want three (turn, title, turn)", uu)
 	}
+	var amounts []float64
 	for i, u := range uu {
 		cost, _ := u["cost"].(map[string]any)
 		amount, _ := cost["amount"].(float64)
-		if cost == nil || cost["currency"] != "USD" || math.Abs(amount-float64(i+1)*call) > 1e-12 {
-			t.Errorf("usage_update %d = %v, want cost {amount %v, currency USD}", i, u, float64(i+1)*call)
+		if cost == nil || cost["currency"] != "USD" {
+			t.Fatalf("usage_update %d = %v, want a cost in USD", i, u)
 		}
+		amounts = append(amounts, amount)
+	}
+	if math.Abs(amounts[0]-call) > 1e-12 || !(amounts[1] > amounts[0]) || math.Abs(amounts[2]-amounts[1]-call) > 1e-12 {
+		t.Errorf("cumulative costs %v, want %v, then more (the title), then one more call (%v)", amounts, call, call)
 	}
 }
 
