@@ -56,6 +56,9 @@ type instructions struct {
 	// that were not loaded, one line each, told to the user when they change.
 	skills   []tools.Skill
 	problems string
+	// agents are the subagent definitions (subagents.go); agentProblems the files not loaded.
+	agents        []tools.AgentDef
+	agentProblems string
 }
 
 // empty reports whether the instructions add nothing to the manager's system prompt.
@@ -188,8 +191,17 @@ func (s *Session) refreshInstructions() bool {
 	files := statInstructions(instructionCandidates(s.roots.Cwd(), userConfigDir()))
 	skills, probs := s.discoverSkills()
 	problems := problemsText(probs)
+	agents, aprobs := s.discoverAgents()
+	agentProblems := problemsText(aprobs)
 	s.mu.Lock()
 	cur := s.instr
+	if cur != nil {
+		// The definitions are read at each turn; they are not in the system prompt.
+		if agentProblems != cur.agentProblems {
+			defer s.noticeAgents(agentProblems)
+		}
+		cur.agents, cur.agentProblems = agents, agentProblems
+	}
 	s.mu.Unlock()
 	tv := s.m.variant(s.settings())
 	if cur != nil && sameFiles(cur.stat, files) && cur.tools == tv && sameSkills(cur.skills, skills) {
@@ -205,7 +217,7 @@ func (s *Session) refreshInstructions() bool {
 	refused := refusedFiles(stat)
 	files, run := readInstructions(files)
 	maps.Copy(run, skillsRun(skills))
-	in := &instructions{files: files, stat: stat, refused: refused, tools: tv, run: run, skills: skills, problems: problems}
+	in := &instructions{files: files, stat: stat, refused: refused, tools: tv, run: run, skills: skills, problems: problems, agents: agents, agentProblems: agentProblems}
 	if !in.empty() {
 		// Without instruction files or skills systemPrompt is the manager's, built at the first
 		// turn; rendering it here too loaded the prompt config at session/new, and the heap that
@@ -255,6 +267,9 @@ func (s *Session) instructionsRefused() []instructionFile {
 
 // systemPrompt is the session's system prompt: the manager's, with its project instructions.
 func (s *Session) systemPrompt() string {
+	if s.parent != nil {
+		return s.childSystem
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.instr.empty() {

@@ -58,6 +58,7 @@ func problemsText(probs []tools.SkillProblem) string {
 
 // skills are the skills the session's system prompt lists, for the skill tool.
 func (s *Session) skills() []tools.Skill {
+	s = s.top()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.instr == nil {

@@ -45,6 +45,9 @@ type call struct {
 	finished bool
 	res      tools.Result
 	denied   string
+	// recorded: the call's start is in the transcript already (an agent call, whose child's
+	// calls follow it), so its final state is recorded as an update of it.
+	recorded bool
 }
 
 // step is what one model call produced.

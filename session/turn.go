@@ -68,6 +68,14 @@ type turn struct {
 	cpWritten bool // the log file was created
 	log       *os.File
 	blobs     map[string]int
+	// budget, when positive, is the tokens a subagent's turn may use in all; overBudget is set
+	// once it stopped there (subagents.go).
+	budget     int
+	overBudget bool
+	// subMu guards the children's usage added to usage while they run, and agents, the
+	// subagents this turn started.
+	subMu  sync.Mutex
+	agents int
 }
 
 // workspace is the port the turn's tools write through: the session's, recording the changes.
@@ -145,10 +153,19 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 	t.window = t.caps.ContextWindow
 	t.mode = s.m.toolMode(t.set, pcfg, t.caps)
 	t.live = t.liveContext()
+	return t.loop()
+}
 
+// loop asks the model and runs its calls until the stopping rule (whatNext) ends the turn, the
+// iteration bound or a subagent's token budget is reached, or the turn is cancelled.
+func (t *turn) loop() protocol.PromptResult {
 	for range t.set.MaxIterations {
 		if t.ctx.Err() != nil {
 			return t.cancelled()
+		}
+		if t.budget > 0 && t.tokensUsed() >= t.budget {
+			t.overBudget = true
+			return protocol.PromptResult{StopReason: protocol.StopMaxTurnRequests}
 		}
 		t.maybeAutoCompact()
 		st := t.stream(t.request())
@@ -324,19 +341,18 @@ func isCommand(blocks []protocol.ContentBlock, cmd string) bool {
 // keeps the update (and the cost) in the transcript, for the step's one write.
 func (t *turn) addUsage(u providers.Usage) record {
 	in := u.Input + u.CacheRead + u.CacheWrite
-	t.usage.InputTokens += in
-	t.usage.OutputTokens += u.Output
-	t.usage.CachedReadTokens += u.CacheRead
-	t.usage.CachedWriteTokens += u.CacheWrite
-	t.usage.ThoughtTokens += u.Thinking
-	t.usage.TotalTokens += in + u.Output
+	t.addTurnUsage(protocol.Usage{InputTokens: in, OutputTokens: u.Output, CachedReadTokens: u.CacheRead, CachedWriteTokens: u.CacheWrite, ThoughtTokens: u.Thinking, TotalTokens: in + u.Output})
 	t.used = in + u.Output
 	used, size := t.used, max(t.window, 0)
 	up := protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate, Used: &used, Size: &size}
 	price, priced := providers.PriceOf(t.set, t.pcfg.Model)
 	t.s.mu.Lock()
 	t.s.lastUsed = t.used
-	sum := t.s.cost
+	t.s.mu.Unlock()
+	// A subagent's calls cost its parent session: the sum is the top session's.
+	top := t.s.top()
+	top.mu.Lock()
+	sum := top.cost
 	switch {
 	case !priced:
 		// A call whose price is unknown adds nothing, and its update carries no cost: the
@@ -352,9 +368,11 @@ func (t *turn) addUsage(u providers.Usage) record {
 		// A model priced in another currency than the session's first: the two do not add up.
 		t.s.m.log.Warn("session cost: model priced in another currency than the session's; its calls are not counted")
 	}
-	t.s.cost = sum
-	t.s.usage = &up
-	t.s.mu.Unlock()
+	top.cost = sum
+	if top == t.s {
+		t.s.usage = &up
+	}
+	top.mu.Unlock()
 	t.s.update(up)
 	return record{T: recUsage, Update: &up, Cost: sum}
 }
