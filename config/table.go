@@ -214,10 +214,14 @@ var settings = append([]setting{
 	}, object: true},
 	{path: "subagents.maxConcurrent", class: Tighten,
 		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.Subagents.MaxConcurrent) },
-		check:    func(s Settings, _ string) error { return positive("subagents.maxConcurrent", s.Subagents.MaxConcurrent) }},
+		check: func(s Settings, _ string) error {
+			return positive("subagents.maxConcurrent", s.Subagents.MaxConcurrent)
+		}},
 	{path: "subagents.maxIterations", class: Tighten,
 		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.Subagents.MaxIterations) },
-		check:    func(s Settings, _ string) error { return positive("subagents.maxIterations", s.Subagents.MaxIterations) }},
+		check: func(s Settings, _ string) error {
+			return positive("subagents.maxIterations", s.Subagents.MaxIterations)
+		}},
 	{path: "subagents.maxTokens", class: Tighten,
 		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.Subagents.MaxTokens) },
 		check:    func(s Settings, _ string) error { return positive("subagents.maxTokens", s.Subagents.MaxTokens) }},
