@@ -183,6 +183,9 @@ type chunkSender interface {
 
 // chunk sends one streamed text or thought chunk.
 func (t *turn) chunk(kind, msgID, text string) {
+	if t.s.parent != nil {
+		return // a subagent's text is its answer, the agent call's result (subagents.go)
+	}
 	if cs, ok := t.s.m.d.Client.(chunkSender); ok {
 		cs.UpdateChunk(t.s.id, kind, msgID, text)
 		return
