@@ -245,8 +245,13 @@ func TestSubagentEditAsksThroughTheParentsClient(t *testing.T) {
 	e.writeFile(".agentd/agents/writer.md", "---\nname: writer\ndescription: Edits.\ntools: [read_file, edit_file]\n---\nWRITER-SYSTEM\n")
 	sid := e.newSession()
 	e.ed.AnswerPermissions(protocol.OptionAllowOnce)
-	if res := e.prompt(sid, "fix it"); res.StopReason != "end_turn" {
+	res := e.prompt(sid, "fix it")
+	if res.StopReason != "end_turn" {
 		t.Fatalf("stop %q", res.StopReason)
+	}
+	// The child's edit is the turn's change, as the prompt's answer lists them.
+	if ch := string(mustMarshal(res.Meta[protocol.MetaChanges])); !strings.Contains(ch, path) || !strings.Contains(ch, `"modified"`) {
+		t.Errorf("the turn's changes = %s, want the child's edit of f.txt", ch)
 	}
 	perms := e.ed.PermissionRequests()
 	if len(perms) != 1 {
