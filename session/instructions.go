@@ -63,7 +63,7 @@ type instructions struct {
 
 // empty reports whether the instructions add nothing to the manager's system prompt.
 func (in *instructions) empty() bool {
-	return in == nil || (len(in.files) == 0 && len(in.skills) == 0)
+	return in == nil || (len(in.files) == 0 && len(in.skills) == 0 && len(listedAgents(in.agents)) == 0)
 }
 
 // candidateGroup is the alternatives of one directory (the first that exists is read), each
@@ -195,21 +195,17 @@ func (s *Session) refreshInstructions() bool {
 	agentProblems := problemsText(aprobs)
 	s.mu.Lock()
 	cur := s.instr
-	if cur != nil {
-		// The definitions are read at each turn; they are not in the system prompt.
-		if agentProblems != cur.agentProblems {
-			defer s.noticeAgents(agentProblems)
-		}
-		cur.agents, cur.agentProblems = agents, agentProblems
-	}
 	s.mu.Unlock()
 	tv := s.m.variant(s.settings())
-	if cur != nil && sameFiles(cur.stat, files) && cur.tools == tv && sameSkills(cur.skills, skills) {
+	if cur != nil && sameFiles(cur.stat, files) && cur.tools == tv && sameSkills(cur.skills, skills) && sameAgents(cur.agents, agents) {
+		s.mu.Lock()
+		s.instr.problems, s.instr.agentProblems = problems, agentProblems
+		s.mu.Unlock()
 		if problems != cur.problems {
-			s.mu.Lock()
-			s.instr.problems = problems
-			s.mu.Unlock()
 			s.noticeSkills(problems)
+		}
+		if agentProblems != cur.agentProblems {
+			s.noticeAgents(agentProblems)
 		}
 		return false
 	}
@@ -217,6 +213,7 @@ func (s *Session) refreshInstructions() bool {
 	refused := refusedFiles(stat)
 	files, run := readInstructions(files)
 	maps.Copy(run, skillsRun(skills))
+	maps.Copy(run, agentsRun(agents))
 	in := &instructions{files: files, stat: stat, refused: refused, tools: tv, run: run, skills: skills, problems: problems, agents: agents, agentProblems: agentProblems}
 	if !in.empty() {
 		// Without instruction files or skills systemPrompt is the manager's, built at the first
@@ -234,6 +231,9 @@ func (s *Session) refreshInstructions() bool {
 	// At session/new (cur nil) the caller tells the problems and the commands after its answer.
 	if cur != nil && problems != cur.problems {
 		s.noticeSkills(problems)
+	}
+	if cur != nil && agentProblems != cur.agentProblems {
+		s.noticeAgents(agentProblems)
 	}
 	if cur != nil && !sameSkills(cur.skills, skills) {
 		// The skills are in the / menu too.

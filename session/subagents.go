@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 	"github.com/agentd-dev/agentd/tools"
@@ -41,6 +42,40 @@ func (s *Session) agentDefs() []tools.AgentDef {
 func (s *Session) discoverAgents() ([]tools.AgentDef, []tools.SkillProblem) {
 	known := func(name string) bool { _, ok := s.m.d.Tools.Lookup(name); return ok }
 	return tools.DiscoverAgents(tools.AgentDirs(s.roots.Dirs(), userConfigDir()), known)
+}
+
+// listedAgents are the definitions the system prompt lists: all but the built-in explore, which
+// the agent tool's description names.
+func listedAgents(defs []tools.AgentDef) []tools.AgentDef {
+	var out []tools.AgentDef
+	for _, d := range defs {
+		if d.Path != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// agentsRun is what the definitions add to the system prompt's run values: AGENTS, the name and
+// description of each but explore.
+func agentsRun(defs []tools.AgentDef) prompts.Run {
+	listed := listedAgents(defs)
+	if len(listed) == 0 {
+		return prompts.Run{}
+	}
+	list := make([]map[string]any, len(listed))
+	for i, d := range listed {
+		desc := strings.Join(strings.Fields(d.Description), " ")
+		list[i] = map[string]any{"NAME": d.Name, "DESCRIPTION": escapeClosing(desc)}
+	}
+	return prompts.Run{"AGENTS": list}
+}
+
+func sameAgents(a, b []tools.AgentDef) bool {
+	return slices.EqualFunc(a, b, func(x, y tools.AgentDef) bool {
+		return x.Name == y.Name && x.Description == y.Description && x.Path == y.Path && x.Model == y.Model &&
+			x.System == y.System && slices.Equal(x.Tools, y.Tools)
+	})
 }
 
 // agentProblems are the definition files the last discovery did not load, one line each.

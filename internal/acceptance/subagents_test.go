@@ -109,6 +109,10 @@ func TestSubagentFreshContextOwnToolsAndAnswer(t *testing.T) {
 	if len(child) != 2 {
 		t.Fatalf("%d child requests, want 2", len(child))
 	}
+	parent, _ := fm.requestsWith(t, "PARENT-SECRET")
+	if len(parent) == 0 || !strings.Contains(contentText(t, parent[0].Messages[0].Content), "- alpha: Reads files.") {
+		t.Errorf("the parent's system prompt does not list the project's agent")
+	}
 	first := child[0]
 	if len(first.Messages) != 2 || first.Messages[0].Role != "system" || first.Messages[1].Role != "user" {
 		t.Fatalf("the child's first request has messages %+v, want the system text and the task", first.Messages)
