@@ -490,3 +490,37 @@ func TestLoadReplaysASubagentsCalls(t *testing.T) {
 		t.Errorf("the loaded parent's history holds the child's steps or lacks its answer:\n%s", last)
 	}
 }
+
+// A child never runs in a looser mode than its parent: in plan mode its edit is refused without a
+// question (not even the offer to leave plan mode, which is the parent's to make), and the file
+// stays as it was.
+func TestSubagentInPlanModeCannotEdit(t *testing.T) {
+	t.Parallel()
+	fm, url := fakeModel(t, fakemodel.Script{
+		Turns: []fakemodel.Turn{
+			{ToolCalls: []fakemodel.ToolCall{agentCall("pa_1", "writer", "fix f", "change a to b in f.txt")}},
+			{Text: "parent done"},
+		},
+		Routes: append([]fakemodel.Route{
+			{Match: `"cw_1"`, Turn: fakemodel.Turn{Text: "could not edit"}},
+			{Match: "WRITER-SYSTEM", Turn: fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "cw_1", Name: "edit_file", Arguments: json.RawMessage(`{"path":"f.txt","edits":[{"old_text":"a","new_text":"b"}]}`)}}}},
+		}, titleRoute...),
+	})
+	e := start(t, fakeeditor.Full(), openaiSettings(url, nil))
+	path := e.writeFile("f.txt", "a\n")
+	e.writeFile(".agentd/agents/writer.md", "---\nname: writer\ndescription: Edits.\ntools: [edit_file]\n---\nWRITER-SYSTEM\n")
+	sid := e.newSession()
+	e.setMode(sid, "plan")
+	if res := e.prompt(sid, "fix it"); res.StopReason != "end_turn" {
+		t.Fatalf("stop %q", res.StopReason)
+	}
+	if n := len(e.ed.PermissionRequests()); n != 0 {
+		t.Errorf("%d permission requests from a child in plan mode", n)
+	}
+	if got := e.ed.Text(path); got != "a\n" {
+		t.Errorf("f.txt = %q after a child's edit in plan mode", got)
+	}
+	if got := toolResultText(t, fm, "cw_1"); !strings.Contains(strings.ToLower(got), "plan") {
+		t.Errorf("the child's edit result = %q, want the plan-mode refusal", got)
+	}
+}
