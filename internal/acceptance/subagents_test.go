@@ -524,3 +524,36 @@ func TestSubagentInPlanModeCannotEdit(t *testing.T) {
 		t.Errorf("the child's edit result = %q, want the plan-mode refusal", got)
 	}
 }
+
+// A child stops at its token budget (subagents.maxTokens): no request past it, and the agent
+// call's result says so.
+func TestSubagentStopsAtItsTokenBudget(t *testing.T) {
+	t.Parallel()
+	step := func(id string) fakemodel.Turn {
+		return fakemodel.Turn{Text: "still looking", ToolCalls: []fakemodel.ToolCall{{ID: id, Name: "list_dir", Arguments: json.RawMessage(`{"path":"."}`)}}, Usage: json.RawMessage(`{"input":2500,"output":500}`)}
+	}
+	fm, url := startTimedModel(t, fakemodel.Script{
+		Turns: []fakemodel.Turn{
+			{ToolCalls: []fakemodel.ToolCall{agentCall("pa_1", "", "look", "look around")}},
+			{Text: "parent done"},
+		},
+		Routes: append([]fakemodel.Route{
+			// Every step of the child lists again and reports 3000 tokens.
+			{Match: `"cb_2"`, Turn: step("cb_3")},
+			{Match: `"cb_1"`, Turn: step("cb_2")},
+			{Match: "You are explore", Turn: step("cb_1")},
+		}, titleRoute...),
+	})
+	e := start(t, fakeeditor.Full(), openaiSettings(url, map[string]any{"subagents": map[string]any{"maxTokens": 5000}}))
+	sid := e.newSession()
+	if res := e.prompt(sid, "explore"); res.StopReason != "end_turn" {
+		t.Fatalf("stop %q", res.StopReason)
+	}
+	child, _ := fm.requestsWith(t, "You are explore")
+	if len(child) != 2 {
+		t.Errorf("%d child requests, want 2 (3000 tokens each, a budget of 5000)", len(child))
+	}
+	if got := toolResultText(t, fm.Server, "pa_1"); !strings.Contains(got, "still looking") || !strings.Contains(got, "budget of 5000 tokens") {
+		t.Errorf("the agent call's result = %q", got)
+	}
+}
