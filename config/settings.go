@@ -68,6 +68,8 @@ type Settings struct {
 	Hooks Hooks `json:"hooks"`
 	// Sandbox confines run_program's programs (config/sandbox.go).
 	Sandbox Sandbox `json:"sandbox"`
+	// Subagents bounds the agent tool's child conversations (session/subagents.go).
+	Subagents Subagents `json:"subagents"`
 
 	// ProjectNotice, when not empty, says which keys of the project file were ignored and how
 	// to allow them; sessions show it as a notice. Not a setting.
@@ -182,6 +184,17 @@ type Hook struct {
 func (h Hooks) Events() map[string][]Hook {
 	return map[string][]Hook{"beforeTool": h.BeforeTool, "afterTool": h.AfterTool, "promptSubmit": h.PromptSubmit, "stop": h.Stop, "sessionStart": h.SessionStart}
 }
+
+// Subagents is the subagents setting: how many children of one session run at once, and what
+// each may use: model steps (MaxIterations) and tokens, input and output together (MaxTokens).
+type Subagents struct {
+	MaxConcurrent int `json:"maxConcurrent"`
+	MaxIterations int `json:"maxIterations"`
+	MaxTokens     int `json:"maxTokens"`
+}
+
+// Trusts reports whether the user's trustedProjects lists the project root.
+func (s Settings) Trusts(root string) bool { return trusts(s.TrustedProjects, root) }
 
 // Web is the web setting.
 type Web struct {

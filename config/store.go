@@ -49,6 +49,7 @@ func Defaults() Settings {
 		CompactThreshold:     0.8,
 		EditorTimeoutSeconds: 60,
 		Sandbox:              Sandbox{Mode: SandboxAuto},
+		Subagents:            Subagents{MaxConcurrent: 4, MaxIterations: 12, MaxTokens: 200000},
 	}
 }
 

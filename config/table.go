@@ -207,6 +207,24 @@ var settings = append([]setting{
 		return nil
 	}},
 	{path: "transcription.model", class: UserOnly},
+	// A project may lower the subagents' bounds, never raise them: each child spends the user's
+	// tokens.
+	{path: "subagents", class: Describe, def: func() map[string]any {
+		return map[string]any{"maxConcurrent": float64(4), "maxIterations": float64(12), "maxTokens": float64(200000)}
+	}, object: true},
+	{path: "subagents.maxConcurrent", class: Tighten,
+		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.Subagents.MaxConcurrent) },
+		check: func(s Settings, _ string) error {
+			return positive("subagents.maxConcurrent", s.Subagents.MaxConcurrent)
+		}},
+	{path: "subagents.maxIterations", class: Tighten,
+		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.Subagents.MaxIterations) },
+		check: func(s Settings, _ string) error {
+			return positive("subagents.maxIterations", s.Subagents.MaxIterations)
+		}},
+	{path: "subagents.maxTokens", class: Tighten,
+		stricter: func(v any, t Settings) bool { return number(v) <= float64(t.Subagents.MaxTokens) },
+		check:    func(s Settings, _ string) error { return positive("subagents.maxTokens", s.Subagents.MaxTokens) }},
 	{path: "compactThreshold", class: Describe, def: 0.8, check: func(s Settings, _ string) error {
 		if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
 			return &KeyError{Key: "compactThreshold", Msg: "must be between 0 and 1"}

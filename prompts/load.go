@@ -57,7 +57,7 @@ var schema = sync.OnceValue(func() *field {
 			// fields describes the members of an argument that is an object or a list of objects
 			// (edit_file's edits: old_text, new_text, replace_all).
 			&field{key: "fields", kind: kDyn, elem: &field{kind: kDyn, elem: &field{kind: kText}}, optional: true})},
-		texts("context", "mode_auto", "mode_ask", "mode_plan", "instructions_heading", "instructions_cut", "skills_heading", "skills_more", "outside", "selection_cut"),
+		texts("context", "mode_auto", "mode_ask", "mode_plan", "instructions_heading", "instructions_cut", "skills_heading", "skills_more", "agents_heading", "outside", "selection_cut"),
 		texts("loop", "cancelled", "tool_crashed", "unfinished_turn", "required_tool", "truncated", "call_truncated"),
 		texts("call", "no_name", "unknown_tool", "args_too_big", "args_not_json", "args_not_object", "cancelled", "interrupted", "mcp_plan_refusal", "mcp_rejected"),
 		texts("saves", "kept_unsaved", "save_failed", "not_saved"),

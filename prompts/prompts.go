@@ -88,6 +88,7 @@ var runNames = sync.OnceValue(func() map[string]any {
 		"SKILL":                "release-notes",
 		"SKILLS":               []map[string]any{{"NAME": "release-notes", "DESCRIPTION": "Write release notes from the git log."}},
 		"SKILLS_MORE":          "2",
+		"AGENTS":               []map[string]any{{"NAME": "reviewer", "DESCRIPTION": "Reviews a diff."}},
 		"TOOL_NAMES":           "read_file, edit_file",
 		"MAX_BYTES":            "16777216",
 		"FILES":                "/p/a.go, /p/b.go",

@@ -190,6 +190,11 @@ const MetaInstruction = "agentd/instruction"
 // record of it) and on the permission request's toolCall, so a client can show where it runs.
 const MetaMCPServer = "agentd/mcpServer"
 
+// MetaParentToolCall is on every update of a subagent's child conversation (its tool calls, their
+// permission requests, its notices): the toolCallId of the agent call it runs under, which the
+// clients nest the child's calls beneath.
+const MetaParentToolCall = "agentd/parentToolCallId"
+
 type ReadTextFileParams struct {
 	SessionID string `json:"sessionId"`
 	Path      string `json:"path"`

@@ -142,6 +142,7 @@ func (t *turn) exec(c *call) {
 		SearchWeb:       t.webSearcher(),
 		DiagnosticsWait: diagnosticsWait,
 		Skills:          s.skills(),
+		RunAgent:        t.agentRunner(c),
 		Progress: func(text string) {
 			c.mu.Lock()
 			done := c.finished
@@ -192,6 +193,7 @@ func (t *turn) finishCall(c *call, res tools.Result, denied string) {
 		res.Output = clip.String(res.Output, maxOutputBytes, "") + fmt.Sprintf("\n[output truncated at %d bytes]", maxOutputBytes)
 	}
 	c.res = res
+	recorded := c.recorded
 	c.mu.Unlock()
 	t.s.noteEdits(res.Diffs)
 
@@ -222,12 +224,14 @@ func (t *turn) finishCall(c *call, res tools.Result, denied string) {
 
 	// The transcript keeps the call's final state in one record, as load replays it.
 	rec := u
-	rec.SessionUpdate = protocol.UpdateToolCall
-	rec.Title, rec.Kind = c.title, c.kind
+	if !recorded {
+		rec.SessionUpdate = protocol.UpdateToolCall
+		rec.Title, rec.Kind = c.title, c.kind
+	}
 	if m := sourceMeta(c.tool); m != nil {
 		rec.Meta = mergeMeta(rec.Meta, m)
 	}
-	if len(c.final) > 0 && len(c.final) <= 64<<10 {
+	if len(c.final) > 0 && len(c.final) <= 64<<10 && !recorded {
 		rec.RawInput = c.final
 	}
 	t.s.record(record{T: recUpdate, Update: &rec})

@@ -56,11 +56,14 @@ type instructions struct {
 	// that were not loaded, one line each, told to the user when they change.
 	skills   []tools.Skill
 	problems string
+	// agents are the subagent definitions (subagents.go); agentProblems the files not loaded.
+	agents        []tools.AgentDef
+	agentProblems string
 }
 
 // empty reports whether the instructions add nothing to the manager's system prompt.
 func (in *instructions) empty() bool {
-	return in == nil || (len(in.files) == 0 && len(in.skills) == 0)
+	return in == nil || (len(in.files) == 0 && len(in.skills) == 0 && len(listedAgents(in.agents)) == 0)
 }
 
 // candidateGroup is the alternatives of one directory (the first that exists is read), each
@@ -188,16 +191,21 @@ func (s *Session) refreshInstructions() bool {
 	files := statInstructions(instructionCandidates(s.roots.Cwd(), userConfigDir()))
 	skills, probs := s.discoverSkills()
 	problems := problemsText(probs)
+	agents, aprobs := s.discoverAgents()
+	agentProblems := problemsText(aprobs)
 	s.mu.Lock()
 	cur := s.instr
 	s.mu.Unlock()
 	tv := s.m.variant(s.settings())
-	if cur != nil && sameFiles(cur.stat, files) && cur.tools == tv && sameSkills(cur.skills, skills) {
+	if cur != nil && sameFiles(cur.stat, files) && cur.tools == tv && sameSkills(cur.skills, skills) && sameAgents(cur.agents, agents) {
+		s.mu.Lock()
+		s.instr.problems, s.instr.agentProblems = problems, agentProblems
+		s.mu.Unlock()
 		if problems != cur.problems {
-			s.mu.Lock()
-			s.instr.problems = problems
-			s.mu.Unlock()
 			s.noticeSkills(problems)
+		}
+		if agentProblems != cur.agentProblems {
+			s.noticeAgents(agentProblems)
 		}
 		return false
 	}
@@ -205,7 +213,8 @@ func (s *Session) refreshInstructions() bool {
 	refused := refusedFiles(stat)
 	files, run := readInstructions(files)
 	maps.Copy(run, skillsRun(skills))
-	in := &instructions{files: files, stat: stat, refused: refused, tools: tv, run: run, skills: skills, problems: problems}
+	maps.Copy(run, agentsRun(agents))
+	in := &instructions{files: files, stat: stat, refused: refused, tools: tv, run: run, skills: skills, problems: problems, agents: agents, agentProblems: agentProblems}
 	if !in.empty() {
 		// Without instruction files or skills systemPrompt is the manager's, built at the first
 		// turn; rendering it here too loaded the prompt config at session/new, and the heap that
@@ -222,6 +231,9 @@ func (s *Session) refreshInstructions() bool {
 	// At session/new (cur nil) the caller tells the problems and the commands after its answer.
 	if cur != nil && problems != cur.problems {
 		s.noticeSkills(problems)
+	}
+	if cur != nil && agentProblems != cur.agentProblems {
+		s.noticeAgents(agentProblems)
 	}
 	if cur != nil && !sameSkills(cur.skills, skills) {
 		// The skills are in the / menu too.
@@ -255,6 +267,9 @@ func (s *Session) instructionsRefused() []instructionFile {
 
 // systemPrompt is the session's system prompt: the manager's, with its project instructions.
 func (s *Session) systemPrompt() string {
+	if s.parent != nil {
+		return s.childSystem
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.instr.empty() {

@@ -198,6 +198,15 @@ func withLoopDefaults(s config.Settings) config.Settings {
 	if s.Mode == "" {
 		s.Mode = d.Mode
 	}
+	if s.Subagents.MaxConcurrent <= 0 {
+		s.Subagents.MaxConcurrent = d.Subagents.MaxConcurrent
+	}
+	if s.Subagents.MaxIterations <= 0 {
+		s.Subagents.MaxIterations = d.Subagents.MaxIterations
+	}
+	if s.Subagents.MaxTokens <= 0 {
+		s.Subagents.MaxTokens = d.Subagents.MaxTokens
+	}
 	if s.CompactThreshold <= 0 || s.CompactThreshold >= 1 {
 		s.CompactThreshold = d.CompactThreshold
 	}
@@ -253,6 +262,7 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 	loaded := s.instructionsMeta()
 	refused := s.instructionsRefused()
 	skillProblems := s.skillProblems()
+	agentProblems := s.agentProblems()
 	s.startSessionHooks(answered)
 	AfterAnswer(ctx, func() {
 		s.refreshIndexes(s.settings(), 0, true)
@@ -260,6 +270,7 @@ func (m *Manager) New(ctx context.Context, p protocol.SessionNewParams) (protoco
 		s.noticeInstructions(loaded)
 		s.noticeRefusedInstructions(refused)
 		s.noticeSkills(skillProblems)
+		s.noticeAgents(agentProblems)
 		if n := s.settings().ProjectNotice; n != "" {
 			s.notice(protocol.SeverityWarning, "Project settings ignored", n)
 		}

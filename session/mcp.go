@@ -332,11 +332,31 @@ func (t *turn) specs() []providers.ToolSpec {
 	if t.reg == v.reg {
 		return specs
 	}
+	if t.s.parent != nil {
+		return childSpecs(specs, v.reg, t.reg)
+	}
 	all := t.reg.Specs()
 	if n := len(v.reg.List()); n <= len(all) {
 		specs = append(slices.Clip(specs), all[n:]...)
 	}
 	return specs
+}
+
+// childSpecs are a subagent's declarations: the built-in ones its narrowed set keeps, as the
+// prompt config renders them, then its servers' tools.
+func childSpecs(builtin []providers.ToolSpec, base, reg *tools.Registry) []providers.ToolSpec {
+	var out []providers.ToolSpec
+	for _, sp := range builtin {
+		if _, ok := reg.Lookup(sp.Name); ok {
+			out = append(out, sp)
+		}
+	}
+	for _, sp := range reg.Specs() {
+		if _, ok := base.Lookup(sp.Name); !ok {
+			out = append(out, sp)
+		}
+	}
+	return out
 }
 
 // permitMCP decides a contributed tool's call: plan mode refuses it, a remembered "reject always"
@@ -358,7 +378,7 @@ func (t *turn) permitMCP(ctx context.Context, c *call, req tools.PermissionReque
 	shape.Kind = protocol.KindOther
 	shape.Title = req.Title
 	shape.Meta = mergeMeta(shape.Meta, protocol.Meta{protocol.MetaMCPServer: srv.Server()})
-	res, err := s.m.d.Client.RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: s.id, ToolCall: shape, Options: mcpOptions})
+	res, err := s.m.d.Client.RequestPermission(ctx, protocol.RequestPermissionParams{SessionID: s.id, ToolCall: s.shapeForParent(shape), Options: mcpOptions})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

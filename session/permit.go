@@ -73,6 +73,9 @@ var switchOptions = []protocol.PermissionOption{
 
 // grantsFor returns the session's grants plus the project's persisted ones.
 func (s *Session) allGrants() []grant {
+	if s.parent != nil {
+		return s.parent.allGrants()
+	}
 	s.mu.Lock()
 	out := append([]grant(nil), s.grants...)
 	s.mu.Unlock()
@@ -200,7 +203,7 @@ func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc
 	timedOut := make(chan struct{})
 	stopTimer := s.m.afterFunc(permissionTimeout, func() { close(timedOut) })
 	defer stopTimer()
-	params := protocol.RequestPermissionParams{SessionID: s.id, ToolCall: t.toolCallShape(c, req), Options: optionsFor(req)}
+	params := protocol.RequestPermissionParams{SessionID: s.id, ToolCall: s.shapeForParent(t.toolCallShape(c, req)), Options: optionsFor(req)}
 	go func() {
 		res, err := s.m.d.Client.RequestPermission(rctx, params)
 		got <- reply{res, err}
@@ -263,6 +266,12 @@ func (t *turn) ask(ctx context.Context, c *call, req tools.PermissionRequest, pc
 
 // remember stores a grant and answers the session's other pending requests it decides.
 func (s *Session) remember(g grant) {
+	if s.parent != nil {
+		// "Allow for this session" on a subagent's card is the parent session's grant; the
+		// child's own pending questions are asked one at a time, so none waits for it.
+		s.parent.remember(g)
+		return
+	}
 	if g.Scope == policy.ScopeProject {
 		s.m.projects.addGrant(s.roots.Cwd(), g)
 	} else {
@@ -295,7 +304,8 @@ func (s *Session) remember(g grant) {
 // ask or auto so the call can go ahead.
 func (t *turn) leavePlan(ctx context.Context, c *call, req tools.PermissionRequest) error {
 	s := t.s
-	if t.switchAsked || s.m.d.Client == nil || !s.m.d.Client.CanAskPermission() {
+	// A subagent never changes its parent's mode: it is refused as plan mode refuses.
+	if t.switchAsked || s.parent != nil || s.m.d.Client == nil || !s.m.d.Client.CanAskPermission() {
 		return &tools.ErrDenied{Reason: t.s.m.text("approval.plan_refusal", nil)}
 	}
 	t.switchAsked = true

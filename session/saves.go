@@ -45,6 +45,10 @@ func (s *Session) noteEdits(diffs []tools.Diff) {
 	if len(diffs) == 0 {
 		return
 	}
+	if s.parent != nil {
+		s.parent.noteEdits(diffs) // a subagent's edits are its parent's to save
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.edited == nil {
@@ -75,7 +79,7 @@ func (s *Session) noteEdits(diffs []tools.Diff) {
 // planSaves lists the session's edited files that are unsaved in the editor now, each marked
 // when its buffer also holds changes agentd did not make.
 func (t *turn) planSaves(ctx context.Context) []plannedSave {
-	s := t.s
+	s := t.s.top()
 	s.mu.Lock()
 	files := map[string]editedFile{}
 	for p, f := range s.edited {
@@ -176,11 +180,12 @@ func (t *turn) save(ctx context.Context, c *call, plan []plannedSave, all, shown
 		}
 		return strings.Join(append(notes, s.m.text("saves.save_failed", prompts.Run{"ERROR": err.Error(), "FILES": strings.Join(save, ", ")})), "\n")
 	}
-	s.mu.Lock()
+	top := s.top()
+	top.mu.Lock()
 	for _, p := range res.Saved {
-		delete(s.edited, p)
+		delete(top.edited, p)
 	}
-	s.mu.Unlock()
+	top.mu.Unlock()
 	if len(res.Saved) > 0 && !shown {
 		s.notice(protocol.SeverityInfo, fmt.Sprintf("Saved %d file(s) before %s ran", len(res.Saved), c.name), strings.Join(res.Saved, "\n"))
 	}

@@ -109,6 +109,16 @@ type Session struct {
 	modulesDone chan struct{}
 	// commands are the session's command files as last read (commands.go), guarded by mu.
 	commands *commandFiles
+
+	// A subagent's child conversation is a Session of its own history whose parent is the
+	// session it runs for (subagents.go): parentCall is the agent call it answers, childSystem
+	// its system text. Its mode, grants, cost and edits are its parent's, and what it shows goes
+	// out on the parent's id.
+	parent      *Session
+	parentCall  string
+	childSystem string
+	// agentSem bounds the children running at once (subagents.maxConcurrent), made at the first.
+	agentSem chan struct{}
 }
 
 // ticket is a prompt waiting in the queue. ready is closed when it may start, or when it was
@@ -126,9 +136,23 @@ func (s *Session) nextMessageID() string {
 }
 
 func (s *Session) update(u protocol.SessionUpdate) {
+	if s.parent != nil {
+		var ok bool
+		if u, ok = s.forParent(u); !ok {
+			return
+		}
+	}
 	if s.m.d.Client != nil {
 		s.m.d.Client.Update(s.id, u)
 	}
+}
+
+// top is the session a subagent runs for, or s itself.
+func (s *Session) top() *Session {
+	for s.parent != nil {
+		s = s.parent
+	}
+	return s
 }
 
 func (s *Session) notice(severity, title, desc string) {
@@ -140,6 +164,9 @@ func (s *Session) notice(severity, title, desc string) {
 func (s *Session) record(rs ...record) {
 	if s.file == nil {
 		return
+	}
+	if s.parent != nil {
+		rs = s.childRecords(rs)
 	}
 	if err := s.file.write(rs...); err != nil {
 		s.m.log.Warn("session store write failed")
@@ -274,6 +301,9 @@ func (s *Session) wait(ctx context.Context) {
 }
 
 func (s *Session) currentMode() string {
+	if s.parent != nil {
+		return s.parent.currentMode() // never looser than the parent's, now
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mode

@@ -37,9 +37,14 @@ func skillsRun(skills []tools.Skill) prompts.Run {
 			return prompts.Run{"SKILLS": list, "SKILLS_MORE": strconv.Itoa(len(skills) - i)}
 		}
 		budget -= n
-		list = append(list, map[string]any{"NAME": sk.Name, "DESCRIPTION": closingInstructions.ReplaceAllStringFunc(desc, func(m string) string { return "<\\/" + m[2:] })})
+		list = append(list, map[string]any{"NAME": sk.Name, "DESCRIPTION": escapeClosing(desc)})
 	}
 	return prompts.Run{"SKILLS": list}
+}
+
+// escapeClosing keeps a text the system prompt quotes from closing an envelope around it.
+func escapeClosing(text string) string {
+	return closingInstructions.ReplaceAllStringFunc(text, func(m string) string { return "<\\/" + m[2:] })
 }
 
 func sameSkills(a, b []tools.Skill) bool {
@@ -58,6 +63,7 @@ func problemsText(probs []tools.SkillProblem) string {
 
 // skills are the skills the session's system prompt lists, for the skill tool.
 func (s *Session) skills() []tools.Skill {
+	s = s.top()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.instr == nil {

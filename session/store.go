@@ -66,6 +66,9 @@ type record struct {
 	// MessageID and Checkpoint qualify recTruncate and recRestore.
 	MessageID  string `json:"messageId,omitempty"`
 	Checkpoint string `json:"checkpointId,omitempty"`
+	// Parent is the agent call a subagent's record belongs to: its messages are kept in the
+	// file but are not the parent's history; its updates are replayed in place.
+	Parent string `json:"parentToolCallId,omitempty"`
 }
 
 type header struct {
@@ -262,6 +265,13 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 		}
 		if !r.At.IsZero() {
 			l.updated = r.At
+		}
+		if r.Parent != "" {
+			// A subagent's: only what the client was shown is replayed.
+			if full && r.T == recUpdate && r.Update != nil {
+				l.replay = append(l.replay, *r.Update)
+			}
+			continue
 		}
 		if full {
 			l.streamed(&r)

@@ -45,6 +45,9 @@ type call struct {
 	finished bool
 	res      tools.Result
 	denied   string
+	// recorded: the call's start is in the transcript already (an agent call, whose child's
+	// calls follow it), so its final state is recorded as an update of it.
+	recorded bool
 }
 
 // step is what one model call produced.
@@ -180,6 +183,9 @@ type chunkSender interface {
 
 // chunk sends one streamed text or thought chunk.
 func (t *turn) chunk(kind, msgID, text string) {
+	if t.s.parent != nil {
+		return // a subagent's text is its answer, the agent call's result (subagents.go)
+	}
 	if cs, ok := t.s.m.d.Client.(chunkSender); ok {
 		cs.UpdateChunk(t.s.id, kind, msgID, text)
 		return

@@ -150,6 +150,9 @@ func (t *turn) textSystem() string {
 	list = append(list, toolEntry(respondSpec(set), "answer"))
 	run["TOOLS"] = list
 	t.textSys = set.Render("layout.system", run)
+	if t.s.parent != nil {
+		t.textSys = t.s.childSystem + "\n\n" + t.textSys
+	}
 	return t.textSys
 }
 

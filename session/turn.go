@@ -68,6 +68,14 @@ type turn struct {
 	cpWritten bool // the log file was created
 	log       *os.File
 	blobs     map[string]int
+	// budget, when positive, is the tokens a subagent's turn may use in all; overBudget is set
+	// once it stopped there (subagents.go).
+	budget     int
+	overBudget bool
+	// subMu guards the children's usage added to usage while they run, and agents, the
+	// subagents this turn started.
+	subMu  sync.Mutex
+	agents int
 }
 
 // workspace is the port the turn's tools write through: the session's, recording the changes.
@@ -146,10 +154,19 @@ func (t *turn) run(blocks []protocol.ContentBlock, announce bool) protocol.Promp
 	t.window = t.caps.ContextWindow
 	t.mode = s.m.toolMode(t.set, pcfg, t.caps)
 	t.live = t.liveContext()
+	return t.loop()
+}
 
+// loop asks the model and runs its calls until the stopping rule (whatNext) ends the turn, the
+// iteration bound or a subagent's token budget is reached, or the turn is cancelled.
+func (t *turn) loop() protocol.PromptResult {
 	for range t.set.MaxIterations {
 		if t.ctx.Err() != nil {
 			return t.cancelled()
+		}
+		if t.budget > 0 && t.tokensUsed() >= t.budget {
+			t.overBudget = true
+			return protocol.PromptResult{StopReason: protocol.StopMaxTurnRequests}
 		}
 		t.maybeAutoCompact()
 		st := t.stream(t.request())
@@ -325,21 +342,22 @@ func isCommand(blocks []protocol.ContentBlock, cmd string) bool {
 // keeps the update (and the cost) in the transcript, for the step's one write.
 func (t *turn) addUsage(u providers.Usage) record {
 	in := u.Input + u.CacheRead + u.CacheWrite
-	t.usage.InputTokens += in
-	t.usage.OutputTokens += u.Output
-	t.usage.CachedReadTokens += u.CacheRead
-	t.usage.CachedWriteTokens += u.CacheWrite
-	t.usage.ThoughtTokens += u.Thinking
-	t.usage.TotalTokens += in + u.Output
+	t.addTurnUsage(protocol.Usage{InputTokens: in, OutputTokens: u.Output, CachedReadTokens: u.CacheRead, CachedWriteTokens: u.CacheWrite, ThoughtTokens: u.Thinking, TotalTokens: in + u.Output})
 	t.used = in + u.Output
 	used, size := t.used, max(t.window, 0)
 	up := protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate, Used: &used, Size: &size}
 	t.s.mu.Lock()
 	t.s.lastUsed = t.used
-	up.Cost = t.s.addCostLocked(t.set, t.pcfg.Model, u)
-	sum := t.s.cost
-	t.s.usage = &up
 	t.s.mu.Unlock()
+	// A subagent's calls cost its parent session: the sum is the top session's.
+	top := t.s.top()
+	top.mu.Lock()
+	up.Cost = top.addCostLocked(t.set, t.pcfg.Model, u)
+	sum := top.cost
+	if top == t.s {
+		t.s.usage = &up
+	}
+	top.mu.Unlock()
 	t.s.update(up)
 	return record{T: recUsage, Update: &up, Cost: sum}
 }
@@ -378,7 +396,7 @@ func (t *turn) addSide(calls []sideCall) {
 		t.usage.ThoughtTokens += u.Thinking
 		t.usage.TotalTokens += in + u.Output
 	}
-	t.s.addSideCost(t.set, calls)
+	t.s.top().addSideCost(t.set, calls) // a subagent's side requests cost its parent session
 }
 
 // addSideCost counts side requests in the session's cost and, when that changed it, tells the

@@ -25,6 +25,7 @@ func Default() *Registry {
 		EditModuleConfig,
 		UpdatePlan,
 		SkillTool,
+		AgentTool,
 		WebFetch,
 		WebSearch,
 	)

@@ -208,47 +208,65 @@ func splitFrontMatter(data []byte) (front, body []byte, ok bool) {
 	return nil, nil, false
 }
 
-// parseSkill checks a SKILL.md's front matter strictly: name and description are required
-// strings, name follows the standard (lowercase letters, digits and hyphens, at most 64) and is
-// the folder's name, every key is a known one.
-func parseSkill(data []byte, folder string) (name, desc string, prob *SkillProblem) {
-	front, _, ok := splitFrontMatter(data)
+// readFrontMatter checks a Markdown file's YAML front matter strictly: it must be a mapping whose
+// keys are all known, none given twice. It returns the values by key and the body after it.
+// required names the keys the error texts ask for.
+func readFrontMatter(data []byte, known []string, required string) (map[string]*yaml.Node, []byte, *SkillProblem) {
+	front, body, ok := splitFrontMatter(data)
 	if !ok {
-		return "", "", &SkillProblem{Reason: "no front matter: the file must begin with a --- line, the YAML keys name and description, and a closing --- line"}
+		return nil, nil, &SkillProblem{Reason: "no front matter: the file must begin with a --- line, the YAML keys " + required + ", and a closing --- line"}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(front, &doc); err != nil {
-		return "", "", &SkillProblem{Reason: "front matter is not valid YAML: " + err.Error()}
+		return nil, nil, &SkillProblem{Reason: "front matter is not valid YAML: " + err.Error()}
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return "", "", &SkillProblem{Reason: "front matter must be a YAML mapping with the keys name and description"}
+		return nil, nil, &SkillProblem{Reason: "front matter must be a YAML mapping with the keys " + required}
 	}
 	m := doc.Content[0]
 	vals := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
-		if k.Kind != yaml.ScalarNode || !slices.Contains(knownSkillKeys, k.Value) {
-			return "", "", &SkillProblem{Key: k.Value, Reason: fmt.Sprintf("unknown key (line %d); the known keys are %s", k.Line, strings.Join(knownSkillKeys, ", "))}
+		if k.Kind != yaml.ScalarNode || !slices.Contains(known, k.Value) {
+			return nil, nil, &SkillProblem{Key: k.Value, Reason: fmt.Sprintf("unknown key (line %d); the known keys are %s", k.Line, strings.Join(known, ", "))}
 		}
 		if _, dup := vals[k.Value]; dup {
-			return "", "", &SkillProblem{Key: k.Value, Reason: fmt.Sprintf("given twice (line %d)", k.Line)}
+			return nil, nil, &SkillProblem{Key: k.Value, Reason: fmt.Sprintf("given twice (line %d)", k.Line)}
 		}
 		vals[k.Value] = v
 	}
-	str := func(key string) (string, *SkillProblem) {
-		v, ok := vals[key]
-		if !ok {
-			return "", &SkillProblem{Key: key, Reason: "missing; it is required"}
+	return vals, body, nil
+}
+
+// frontString is the front matter's string value of key, trimmed; a value that is there must be
+// a non-empty string, and a required one must be there.
+func frontString(vals map[string]*yaml.Node, key string, required bool) (string, *SkillProblem) {
+	v, ok := vals[key]
+	if !ok {
+		if !required {
+			return "", nil
 		}
-		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-			return "", &SkillProblem{Key: key, Reason: fmt.Sprintf("must be a string (line %d)", v.Line)}
-		}
-		s := strings.TrimSpace(v.Value)
-		if s == "" {
-			return "", &SkillProblem{Key: key, Reason: fmt.Sprintf("is empty (line %d)", v.Line)}
-		}
-		return s, nil
+		return "", &SkillProblem{Key: key, Reason: "missing; it is required"}
 	}
+	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+		return "", &SkillProblem{Key: key, Reason: fmt.Sprintf("must be a string (line %d)", v.Line)}
+	}
+	s := strings.TrimSpace(v.Value)
+	if s == "" {
+		return "", &SkillProblem{Key: key, Reason: fmt.Sprintf("is empty (line %d)", v.Line)}
+	}
+	return s, nil
+}
+
+// parseSkill checks a SKILL.md's front matter strictly: name and description are required
+// strings, name follows the standard (lowercase letters, digits and hyphens, at most 64) and is
+// the folder's name, every key is a known one.
+func parseSkill(data []byte, folder string) (name, desc string, prob *SkillProblem) {
+	vals, _, prob := readFrontMatter(data, knownSkillKeys, "name and description")
+	if prob != nil {
+		return "", "", prob
+	}
+	str := func(key string) (string, *SkillProblem) { return frontString(vals, key, true) }
 	if name, prob = str("name"); prob != nil {
 		return "", "", prob
 	}

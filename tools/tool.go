@@ -200,4 +200,7 @@ type Env struct {
 	DiagnosticsWait time.Duration
 	// Skills are the skills the session's system prompt lists, which the skill tool loads.
 	Skills []Skill
+	// RunAgent runs a subagent (the agent tool) and returns its final answer as the call's
+	// result; nil inside a subagent, which cannot start another.
+	RunAgent func(ctx context.Context, req AgentRequest) Result
 }

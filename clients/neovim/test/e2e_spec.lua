@@ -861,6 +861,27 @@ cases.add("an MCP tool's server is named in its question and its tool line", fun
   h.contains(tool_results(fm.requests()[2]), "echo", "the result reached the model")
 end)
 
+cases.add("a subagent's read shows nested under its agent call, its answer as the call's result", function()
+  local dir = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { id = "call_agent", name = "agent", arguments = { description = "read the greeting", prompt = "Read a.txt and quote it." } } } },
+    { toolCalls = { { id = "call_child", name = "read_file", arguments = { path = "a.txt" } } } },
+    { text = "CHILD: a.txt greets the world." },
+    { text = "The explorer read it." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  vim.cmd("AgentdPrompt explore the greeting")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("The explorer read it.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  local t = h.transcript_text()
+  local agent_at = t:find("  [done] Agent explore: read the greeting", 1, true)
+  local child_at = t:find("      ↳ [done] Read a.txt", 1, true)
+  h.truthy(agent_at and child_at and agent_at < child_at, "the child's read under the agent call:\n" .. t)
+  h.truthy(not t:find("CHILD: a.txt greets", 1, true), "the child's text is not the parent's reply:\n" .. t)
+  h.contains(tool_results(fm.requests()[4]), "CHILD: a.txt greets the world.", "the child's answer is the agent call's result")
+end)
+
 cases.add("#buffer, #selection, #file: and @path in a chat message send that context", function()
   local dir, _, b = project()
   h.write(dir .. "/notes.md", "remember the milk\n")

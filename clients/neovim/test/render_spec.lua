@@ -201,6 +201,32 @@ cases.add("tool output: the status reason on the line, <CR> or <Tab> expands the
   h.eq({}, h.errors(), "no errors")
 end)
 
+cases.add("a subagent's tool calls are nested under its agent call", function()
+  local sid = "sub"
+  fresh(sid)
+  local child = { ["agentd/parentToolCallId"] = "a1" }
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "a1", title = "Agent explore: find the parser", kind = "think", status = "pending" })
+  update(sid, { sessionUpdate = "tool_call_update", toolCallId = "a1", status = "in_progress" })
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "a1/c1", title = "Search parse", kind = "search", status = "pending", _meta = child })
+  -- A call of the parent's after the agent call started, then the child's second call.
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "t9", title = "Read main.go", kind = "read", status = "pending" })
+  update(sid, { sessionUpdate = "tool_call", toolCallId = "a1/c2", title = "Read parser.go", kind = "read", status = "pending", _meta = child })
+  update(sid, { sessionUpdate = "tool_call_update", toolCallId = "a1/c2", status = "completed", _meta = child })
+  update(sid, { sessionUpdate = "tool_call_update", toolCallId = "a1", status = "completed" })
+  local t = h.transcript()
+  local function at(s)
+    for i, l in ipairs(t) do
+      if l == s then
+        return i
+      end
+    end
+    error("no line " .. s .. " in:\n" .. table.concat(t, "\n"))
+  end
+  local a, c1, c2, other = at("  [done] Agent explore: find the parser"), at("      ↳ [pending] Search parse"),
+    at("      ↳ [done] Read parser.go"), at("  [pending] Read main.go")
+  h.truthy(a < c1 and c1 < c2 and c2 < other, "the children follow their agent call, in order, before the parent's next call")
+end)
+
 cases.add("an MCP tool's server is named on its line", function()
   local sid = "mcp"
   fresh(sid)

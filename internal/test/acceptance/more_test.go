@@ -74,7 +74,7 @@ func TestModelFacingToolNames(t *testing.T) {
 	}
 	for _, want := range []string{"read_file", "list_dir", "search_text", "find_symbol", "get_diagnostics", "project_overview",
 		"create_file", "edit_file", "create_dir", "rename_path", "move_path", "delete_path",
-		"run_program", "add_dependency", "edit_module_config"} {
+		"run_program", "add_dependency", "edit_module_config", "agent"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("the model is not offered %s (offered %v)", want, names)
 		}

@@ -784,3 +784,67 @@ func TestACPCompactionMatchesTheSchema(t *testing.T) {
 	}
 	checkAll(t, schema, c)
 }
+
+// A subagent's tool calls go to an ACP client as tool calls of the parent session, each with
+// _meta["agentd/parentToolCallId"] naming the agent call, its text never as the parent's message;
+// every message matches the schema.
+func TestACPSubagentCallsMatchTheSchema(t *testing.T) {
+	schema := loadSchema(t)
+	bin, err := testbin.Agentd(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, env := scriptedProject(t, "Subagent", "ran before the subagent",
+		map[string]any{"toolCalls": []any{map[string]any{"id": "ag1", "name": "agent", "args": map[string]any{"description": "read notes", "prompt": "Read notes.txt and say what it holds."}}}},
+		map[string]any{"toolCalls": []any{map[string]any{"id": "cr1", "name": "read_file", "args": map[string]any{"path": "notes.txt"}}}},
+		map[string]any{"text": "CHILD-ANSWER: the text on disk", "stopReason": "end_turn"},
+		map[string]any{"text": "The notes hold the text on disk.", "stopReason": "end_turn"})
+	c := startRaw(t, bin, root, env, editorAnswers(t))
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": true}})
+	ns := c.call("session/new", map[string]any{"cwd": root, "mcpServers": []any{}})
+	var sess struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(ns.Result, &sess)
+	for _, text := range []string{"Fix a.txt and run echo.", "Explore the notes."} {
+		if a := c.call("session/prompt", map[string]any{"sessionId": sess.SessionID, "prompt": []any{map[string]any{"type": "text", "text": text}}}); a.Error != nil || !strings.Contains(string(a.Result), `"end_turn"`) {
+			t.Fatalf("prompt %q: %s %+v", text, a.Result, a.Error)
+		}
+	}
+	var nested, nestedDone, agentDone bool
+	for _, line := range c.lines {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				SessionID string         `json:"sessionId"`
+				Update    map[string]any `json:"update"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.Method != "session/update" {
+			continue
+		}
+		u := m.Params.Update
+		meta, _ := u["_meta"].(map[string]any)
+		// The replay provider makes the scripted ids unique (ag1_5).
+		id, _ := u["toolCallId"].(string)
+		parent, child, isChild := strings.Cut(id, "/")
+		switch {
+		case isChild && strings.HasPrefix(child, "cr1"):
+			if m.Params.SessionID != sess.SessionID || meta["agentd/parentToolCallId"] != parent || !strings.HasPrefix(parent, "ag1") {
+				t.Errorf("the child's call went out as %s", line)
+			}
+			nested = nested || u["sessionUpdate"] == "tool_call"
+			nestedDone = nestedDone || u["status"] == "completed"
+		case strings.HasPrefix(id, "ag1") && !isChild && u["status"] == "completed":
+			agentDone = true
+		case u["sessionUpdate"] == "agent_message_chunk":
+			if text, _ := u["content"].(map[string]any)["text"].(string); strings.Contains(text, "CHILD-ANSWER") {
+				t.Errorf("the child's text went out as the parent's message: %s", line)
+			}
+		}
+	}
+	if !nested || !nestedDone || !agentDone {
+		t.Errorf("child tool_call %v, its completion %v, the agent call's completion %v", nested, nestedDone, agentDone)
+	}
+	checkAll(t, schema, c)
+}

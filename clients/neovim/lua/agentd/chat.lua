@@ -121,15 +121,35 @@ function M.prompt_done(model, err, result)
   end
 end
 
+-- The agent call a subagent's tool call runs under (_meta["agentd/parentToolCallId"]).
+local function parent_of(update)
+  local meta = type(update._meta) == "table" and update._meta or nil
+  local p = meta and meta["agentd/parentToolCallId"]
+  return type(p) == "string" and p ~= "" and p or nil
+end
+
 local function tool_entry(model, update)
   local id = update.toolCallId
   local e = id and model.tools[id]
   if not e then
-    e = { kind = "tool", id = id, status = "pending", title = "tool call" }
+    e = { kind = "tool", id = id, status = "pending", title = "tool call", parent = parent_of(update) }
     if id then
       model.tools[id] = e
     end
-    table.insert(model.entries, e)
+    local p = e.parent and model.tools[e.parent]
+    local at
+    if p then
+      -- Nested: after the agent call and the children it already has.
+      for i, x in ipairs(model.entries) do
+        if x == p then
+          at = i + 1
+        end
+      end
+      while at and model.entries[at] and model.entries[at].parent == e.parent do
+        at = at + 1
+      end
+    end
+    table.insert(model.entries, at or (#model.entries + 1), e)
   end
   return e
 end
@@ -518,7 +538,9 @@ local function entry_lines(model, e, prev, is_last)
     -- Thinking still streaming stays open; it folds once the reply goes on.
     fold = not (is_last and model.busy > 0)
   elseif e.kind == "tool" then
-    local line = string.format("  [%s] %s", STATUS[e.status] or M.visible(e.status), M.visible(e.title))
+    -- A subagent's call sits under its agent call.
+    local indent = e.parent and "      ↳ " or "  "
+    local line = string.format("%s[%s] %s", indent, STATUS[e.status] or M.visible(e.status), M.visible(e.title))
     if e.mcp_server then
       line = line .. " (MCP " .. M.visible(e.mcp_server) .. ")"
     end
@@ -534,7 +556,7 @@ local function entry_lines(model, e, prev, is_last)
     add(line)
     if e.expanded and type(e.output) == "string" then
       for _, l in ipairs(split(e.output)) do
-        add("    │ " .. M.visible(l))
+        add((e.parent and "          │ " or "    │ ") .. M.visible(l))
       end
     end
     target = e.location
@@ -603,7 +625,7 @@ local function cache_key(e, prev, is_last, model)
     return e.text, not (is_last and model.busy > 0)
   elseif k == "tool" then
     return table.concat({ tostring(e.status), tostring(e.title), tostring(e.raw_output), tostring(e.expanded),
-      tostring(e.output and #e.output), tostring(e.mcp_server), tostring(e.location) }, "\0"), nil
+      tostring(e.output and #e.output), tostring(e.mcp_server), tostring(e.location), tostring(e.parent) }, "\0"), nil
   end
   return nil
 end

@@ -35,6 +35,8 @@ export type Item =
     diffs: Diff[]; output: string; rawInput?: unknown; command?: string; cwd?: string;
     /** The MCP server the tool comes from (`_meta["agentd/mcpServer"]`), made visible. */
     server?: string;
+    /** The agent call a subagent's call runs under (`_meta["agentd/parentToolCallId"]`). */
+    parent?: string;
   }
   | { kind: 'changes'; id: string; files: Change[] }
   | { kind: 'notice'; id: string; severity: 'info' | 'warning' | 'error'; title: string; description?: string }
@@ -328,6 +330,22 @@ function stopStreaming(s: ChatState) {
   for (const it of s.items) if ((it.kind === 'agent' || it.kind === 'thought') && it.streaming) it.streaming = false;
 }
 
+/** The agent call named by a subagent's update (`_meta["agentd/parentToolCallId"]`). */
+function parentOf(meta: unknown): string | undefined {
+  const p = (meta as Record<string, unknown> | undefined)?.['agentd/parentToolCallId'];
+  return typeof p === 'string' && p !== '' ? p : undefined;
+}
+
+/** Adds a tool call; a subagent's goes after its agent call and the children it already has. */
+function addTool(s: ChatState, it: Extract<Item, { kind: 'tool' }>, parent: string | undefined) {
+  it.parent = parent;
+  const at = parent === undefined ? -1 : s.items.findIndex((x) => x.kind === 'tool' && x.id === parent);
+  if (at < 0) { s.items.push(it); return; }
+  let end = at + 1;
+  while (end < s.items.length && (s.items[end] as { parent?: string }).parent === parent) end++;
+  s.items.splice(end, 0, it);
+}
+
 function find<K extends Item['kind']>(s: ChatState, kind: K, id: string): Extract<Item, { kind: K }> | undefined {
   for (let i = s.items.length - 1; i >= 0; i--) {
     const it = s.items[i];
@@ -512,14 +530,14 @@ function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
       if (u.rawInput !== undefined) { it.rawInput = u.rawInput; it.command = cmd.command; it.cwd = cmd.cwd; }
       if (u.content) { it.diffs = diffsOf(u.content); it.output = outputOf(u.content); }
       it.server = serverOf(u._meta) ?? it.server;
-      if (!existing) s.items.push(it);
+      if (!existing) addTool(s, it, parentOf(u._meta));
       return s;
     }
     case 'tool_call_update': {
       let it = find(s, 'tool', u.toolCallId);
       if (!it) {
         it = { kind: 'tool', id: String(u.toolCallId), title: String(u.title ?? u.toolCallId), status: 'pending', diffs: [], output: '' };
-        s.items.push(it);
+        addTool(s, it, parentOf(u._meta));
       }
       if (u.title) it.title = String(u.title);
       if (u.kind) it.toolKind = u.kind;

@@ -1159,6 +1159,26 @@ try {
     if (!toolMsg.includes('issue 42: the login button is broken')) throw new Error(`the MCP result did not reach the model: ${toolMsg.slice(0, 300)}`);
   });
 
+  await test('a subagent\'s tool calls show nested under its agent call', async () => {
+    // The parent's agent call, the child's read and answer, the parent's answer, the title.
+    await startFake('subagent', { turns: [
+      { toolCalls: [{ id: 'call_agent', name: 'agent', arguments: { description: 'read the greeting', prompt: 'Read a.txt and quote it.' } }], chunkDelayMs: 5 },
+      { toolCalls: [{ id: 'call_child_read', name: 'read_file', arguments: { path: 'a.txt' } }], chunkDelayMs: 5 },
+      { text: 'a.txt holds the greeting.', chunkDelayMs: 5 },
+      { text: 'The explorer found the greeting.', chunkDelayMs: 5 },
+      { text: 'Subagent chat' },
+    ] });
+    await newChat();
+    await sendInChat('Explore the greeting');
+    await chatSays('The explorer found the greeting', 30000);
+    const nested = chat().locator('.tool.nested', { hasText: 'a.txt' });
+    await nested.first().waitFor({ timeout: 10000 });
+    const order = await chat().locator('.tool').evaluateAll((els) => els.map((e) => `${e.classList.contains('nested') ? 'child' : 'top'}:${e.querySelector('.tool-title')?.textContent ?? ''}`));
+    const agentAt = order.findIndex((o) => o.startsWith('top:') && o.includes('explore'));
+    if (agentAt < 0 || !order[agentAt + 1]?.startsWith('child:') || !order[agentAt + 1].includes('a.txt')) throw new Error(`tool rows: ${JSON.stringify(order)}`);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+  });
+
   await test('the session\'s cost shows beside the context meter', async () => {
     // 1000 input tokens at 1 EUR and 200 output at 10 EUR per million: 0.003 EUR a call.
     const usage = { input: 1000, output: 200 };

@@ -511,3 +511,19 @@ test('the session cost shows to a millionth, and nothing without a price (never 
   assert.equal(costText({ amount: 2, currency: 'US\u001b[2JD' }), '2 US[2JD', 'a currency cannot carry controls');
   for (const bad of [undefined, null, 'x', {}, { amount: 'x' }, { amount: NaN }, { amount: -1 }]) assert.equal(costText(bad), '', JSON.stringify(bad));
 });
+
+test("a subagent's tool calls go under its agent call, in order, before the parent's next call", () => {
+  const child = { 'agentd/parentToolCallId': 'a1' };
+  const s = run([
+    { type: 'reset', sessionId: 's1' },
+    { type: 'promptSent', promptId: 'p1', text: 'explore' },
+    up({ sessionUpdate: 'tool_call', toolCallId: 'a1', title: 'Agent explore: find it', kind: 'think', status: 'pending' }),
+    up({ sessionUpdate: 'tool_call', toolCallId: 'a1/c1', title: 'Search parse', kind: 'search', status: 'pending', _meta: child }),
+    up({ sessionUpdate: 'tool_call', toolCallId: 't9', title: 'Read main.go', kind: 'read', status: 'pending' }),
+    up({ sessionUpdate: 'tool_call_update', toolCallId: 'a1/c2', title: 'Read parser.go', status: 'completed', _meta: child }),
+    up({ sessionUpdate: 'tool_call_update', toolCallId: 'a1', status: 'completed' }),
+  ]);
+  const tools = s.items.filter((i) => i.kind === 'tool') as any[];
+  assert.deepEqual(tools.map((t) => `${t.id}:${t.parent ?? ''}`), ['a1:', 'a1/c1:a1', 'a1/c2:a1', 't9:']);
+  assert.equal(tools[2].status, 'completed');
+});
