@@ -22,7 +22,7 @@ if [ "$what" = all ] || [ "$what" = tools ]; then
 fi
 if [ "$what" = all ] || [ "$what" = session ]; then
 	go test -c -o "$out/session.test" ./session
-	(cd "$out" && ./session.test -test.run '^$' -test.bench 'LongSession|Load100MB|ListSessions' -test.benchtime 1x)
+	(cd "$out" && ./session.test -test.run '^$' -test.bench 'LongSession|Load100MB|ListSessions|ConcurrentSessions' -test.benchtime 1x)
 	(cd "$out" && ./session.test -test.run '^$' -test.bench 'ListSessions' -test.benchtime 20x)
 	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi

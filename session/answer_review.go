@@ -111,6 +111,7 @@ func (t *turn) reviewAnswer(st *step) {
 	}
 	amended.Parts = append(amended.Parts, providers.Part{Type: providers.PartText, Text: body})
 	s.history[n] = amended
+	s.histGen++
 	s.mu.Unlock()
 	s.record(record{T: recAmend, Message: &amended})
 }

@@ -120,7 +120,7 @@ func TestKill9KeepsTheStreamingReply(t *testing.T) {
 		t.Fatalf("the model's next request: %+v", msgs)
 	}
 	// The cut reply stays in its place: a reload after the new turn has it before "go on".
-	l, err := (&store{dir: filepath.Join(state, "sessions")}).load(sid)
+	l, err := (&store{dir: filepath.Join(state, "sessions")}).load(sid, true)
 	if err != nil {
 		t.Fatal(err)
 	}

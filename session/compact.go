@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentd-dev/agentd/prompts"
+	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
+
+	"github.com/agentd-dev/agentd/prompts"
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/internal/clip"
@@ -38,88 +39,97 @@ const (
 // results are sent whole and the messages before the newest ones stay byte-identical from one
 // request to the next until the boundary jumps again. block 1 elides all but the last keep.
 func elideToolResults(hist []providers.Message, keep, head, block int) []providers.Message {
-	return elideToolResultsMemo(hist, keep, head, block, nil)
-}
-
-// elideToolResultsMemo is elideToolResults taking each result's elided text from memo (nil:
-// none) when it has cut the same text before: every request of a session elides the same older
-// results again, and cutting each one anew made CPU per turn grow with the session (issue 34).
-func elideToolResultsMemo(hist []providers.Message, keep, head, block int, memo *elideMemo) []providers.Message {
-	memo.begin()
-	defer memo.end()
 	total := 0
 	for _, m := range hist {
-		for _, p := range m.Parts {
-			if p.Type == providers.PartToolResult {
-				total++
-			}
-		}
+		total += resultsIn(m)
 	}
-	block = max(block, 1)
-	elide := max(total-keep, 0) / block * block
-	whole := total - elide // the newest results sent whole: keep ≤ whole < keep+block
-	seen := 0
+	elide := elideBoundary(total, keep, block)
 	var out []providers.Message
-	for i := len(hist) - 1; i >= 0; i-- {
-		m := hist[i]
-		var parts []providers.Part
-		var older map[string]bool // the calls of this message's results that are not sent whole
-		// Only a message with an image needs older (every request walks the whole history, so a
-		// map per message made each turn's CPU grow with the session, issue 34).
-		hasImage := false
-		for _, p := range m.Parts {
-			if p.Type == providers.PartImage && p.ToolCallID != "" {
-				hasImage = true
-				break
-			}
-		}
-		for j := len(m.Parts) - 1; j >= 0; j-- {
-			p := m.Parts[j]
-			if p.Type != providers.PartToolResult {
-				continue
-			}
-			seen++
-			if seen <= whole {
-				continue
-			}
-			if hasImage {
-				if older == nil {
-					older = map[string]bool{}
+	k := 0 // the index of hist[i]'s first result among all of them
+	for i, m := range hist {
+		n := resultsIn(m)
+		if n > 0 && k < elide {
+			if em, changed := elideMessage(m, k, elide, head); changed {
+				if out == nil {
+					out = append([]providers.Message(nil), hist...)
 				}
-				older[p.ToolCallID] = true
+				out[i] = em
 			}
-			if len(p.Text) <= head+200 {
-				continue
-			}
-			if parts == nil {
-				parts = append([]providers.Part(nil), m.Parts...)
-			}
-			parts[j].Text = memo.elide(p.Text, p.ToolName, head)
 		}
-		// An older result's images go the same way, whatever its text's length.
-		for j, p := range m.Parts {
-			if older == nil {
-				break
-			}
-			if p.Type != providers.PartImage || p.ToolCallID == "" || !older[p.ToolCallID] {
-				continue
-			}
-			if parts == nil {
-				parts = append([]providers.Part(nil), m.Parts...)
-			}
-			parts[j] = providers.Part{Type: providers.PartText, Text: fmt.Sprintf("[an image of an older tool result (%s, %d bytes) was elided to save context]", p.MimeType, len(p.Data))}
-		}
-		if parts != nil {
-			if out == nil {
-				out = append([]providers.Message(nil), hist...)
-			}
-			out[i] = providers.Message{Role: m.Role, Parts: parts}
-		}
+		k += n
 	}
 	if out == nil {
 		return hist
 	}
 	return out
+}
+
+// elideBoundary is how many of total results, counted from the oldest, are elided.
+func elideBoundary(total, keep, block int) int {
+	block = max(block, 1)
+	return max(total-keep, 0) / block * block
+}
+
+func resultsIn(m providers.Message) int {
+	n := 0
+	for _, p := range m.Parts {
+		if p.Type == providers.PartToolResult {
+			n++
+		}
+	}
+	return n
+}
+
+// elideMessage is m as sent when its results are numbered from first on and those before elide
+// are older: their long texts cut, and images that belong to them (by call id) replaced by a
+// note. It returns m itself, and false, when nothing in it changes.
+func elideMessage(m providers.Message, first, elide, head int) (providers.Message, bool) {
+	var parts []providers.Part
+	var older []string // the calls of this message's older results, when it has an image
+	hasImage := false
+	for _, p := range m.Parts {
+		if p.Type == providers.PartImage && p.ToolCallID != "" {
+			hasImage = true
+			break
+		}
+	}
+	k := first
+	for j, p := range m.Parts {
+		if p.Type != providers.PartToolResult {
+			continue
+		}
+		k++
+		if k-1 >= elide {
+			continue
+		}
+		if hasImage {
+			older = append(older, p.ToolCallID)
+		}
+		if len(p.Text) <= head+200 {
+			continue
+		}
+		if parts == nil {
+			parts = append([]providers.Part(nil), m.Parts...)
+		}
+		parts[j].Text = elideText(p.Text, p.ToolName, head)
+	}
+	// An older result's images go the same way, whatever its text's length.
+	for j, p := range m.Parts {
+		if len(older) == 0 {
+			break
+		}
+		if p.Type != providers.PartImage || p.ToolCallID == "" || !slices.Contains(older, p.ToolCallID) {
+			continue
+		}
+		if parts == nil {
+			parts = append([]providers.Part(nil), m.Parts...)
+		}
+		parts[j] = providers.Part{Type: providers.PartText, Text: fmt.Sprintf("[an image of an older tool result (%s, %d bytes) was elided to save context]", p.MimeType, len(p.Data))}
+	}
+	if parts == nil {
+		return m, false
+	}
+	return providers.Message{Role: m.Role, Parts: parts}, true
 }
 
 // elideText is an older result's text as sent: its head and a marker.
@@ -128,52 +138,85 @@ func elideText(text, tool string, head int) string {
 	return kept + fmt.Sprintf("\n[%d more bytes of this older %s result were elided to save context; call the tool again if you need them]", len(text)-len(kept), tool)
 }
 
-// elideMemo remembers results' elided texts, keyed by the address of the text's bytes: the
-// history's strings are shared by every snapshot of it, so a lookup costs no hashing of the
-// text. An entry holds the original string, which keeps its bytes from being freed and their
-// address from being reused by another text while the entry lives, and the lookup still compares
-// it (equal pointer and length: one comparison) before using the entry. Each request keeps only
-// the entries it used, so the memo never holds a result the history no longer has (after a
-// compaction or a rewind).
-type elideMemo struct {
-	mu   sync.Mutex
-	m    map[*byte]elidedText // the previous request's
-	next map[*byte]elidedText // this request's, while it runs
+// elideCache keeps a session's history as last sent, elided, from one request to the next, so
+// that a request elides and copies only what changed since the one before: the messages
+// appended since, and the few whose results the moving boundary newly elides. Walking and
+// copying the whole history on every request made CPU per turn grow with the session (issue 34).
+//
+// The history only grows between requests, except by a compaction (a new slice), a rewind (a
+// shorter one) or an amended last message; the cache finds the messages it still shares with
+// the history by identity (the same parts), so each of those costs one walk of the history,
+// the next request's, and appends cost nothing of the kind. gen is the session's histGen: any
+// other change of the history bumps it, which throws the cache away.
+//
+// The slice get returns is read by that request alone; the next get may rewrite its elements
+// (one request of a session is built and sent at a time: the turn's loop).
+type elideCache struct {
+	mu                sync.Mutex
+	gen               uint64
+	keep, head, block int
+	base              *providers.Message  // the first element of the history's array last seen
+	hist              []providers.Message // the history as last elided (its own array)
+	out               []providers.Message // hist elided
+	first             []int               // first[i]: the results in hist[:i]; len(hist)+1 of them
+	elide             int                 // the results elided in out
 }
 
-type elidedText struct {
-	orig, tool, text string
-	head             int
+// sameMessage reports whether a and b are the same message (not merely equal): the same role
+// and the same parts array.
+func sameMessage(a, b providers.Message) bool {
+	return a.Role == b.Role && len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
 }
 
-// begin starts a request's use of the memo; end finishes it. Between them the memo is locked.
-func (c *elideMemo) begin() {
-	if c == nil {
-		return
-	}
+// get returns hist elided as elideToolResults would.
+func (c *elideCache) get(hist []providers.Message, gen uint64, keep, head, block int) []providers.Message {
 	c.mu.Lock()
-	c.next = make(map[*byte]elidedText, len(c.m))
-}
-
-func (c *elideMemo) end() {
-	if c == nil {
-		return
+	defer c.mu.Unlock()
+	if c.first == nil || c.gen != gen || c.keep != keep || c.head != head || c.block != block {
+		c.gen, c.keep, c.head, c.block = gen, keep, head, block
+		c.base, c.hist, c.out, c.first, c.elide = nil, nil, nil, []int{0}, 0
 	}
-	c.m, c.next = c.next, nil
-	c.mu.Unlock()
-}
-
-func (c *elideMemo) elide(text, tool string, head int) string {
-	if c == nil || text == "" {
-		return elideText(text, tool, head)
+	// p: how many messages from the start the history still shares with the cache.
+	p, n0 := 0, len(c.hist)
+	if n0 > 0 && len(hist) >= n0 && &hist[0] == c.base && sameMessage(hist[n0-1], c.hist[n0-1]) {
+		// Only appended to, in place: the usual case. (A shortening that appends grew back
+		// in place past n0 replaced message n0-1, which the check sees.)
+		p = n0
+	} else {
+		for p < min(len(hist), n0) && sameMessage(hist[p], c.hist[p]) {
+			p++
+		}
 	}
-	k := unsafe.StringData(text)
-	e, ok := c.m[k]
-	if !ok || e.orig != text || e.tool != tool || e.head != head {
-		e = elidedText{orig: text, tool: tool, text: elideText(text, tool, head), head: head}
+	if p < n0 {
+		// Shortened or changed: start from a fresh array, since the last request's slice
+		// shares this one.
+		c.out = append(make([]providers.Message, 0, len(hist)+16), c.out[:p]...)
+		c.hist = c.hist[:p]
+		c.first = c.first[:p+1]
+		c.elide = min(c.elide, c.first[p])
 	}
-	c.next[k] = e
-	return e.text
+	for _, m := range hist[p:] {
+		c.out = append(c.out, m)
+		c.hist = append(c.hist, m)
+		c.first = append(c.first, c.first[len(c.first)-1]+resultsIn(m))
+	}
+	c.base = nil
+	if len(hist) > 0 {
+		c.base = &hist[0]
+	}
+	// out[i] is hist[i] elided at c.elide; redo the messages whose results lie between the
+	// old boundary and the new.
+	e := elideBoundary(c.first[len(hist)], keep, block)
+	lo, hi := min(c.elide, e), max(c.elide, e)
+	if lo < hi {
+		// The first message with a result at lo or after: first[i+1] > lo.
+		j, _ := slices.BinarySearch(c.first, lo+1)
+		for i := j - 1; i < len(hist) && c.first[i] < hi; i++ {
+			c.out[i], _ = elideMessage(hist[i], c.first[i], e, head)
+		}
+	}
+	c.elide = e
+	return c.out[:len(c.out):len(c.out)]
 }
 
 // withoutImages replaces every image of msgs by a note that it was left out, for a model that

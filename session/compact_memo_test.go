@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,46 +11,90 @@ import (
 	"github.com/agentd-dev/agentd/providers"
 )
 
-// The memo changes nothing the model is sent: over a growing history, each request's messages
-// with the memo equal those without it, an older result's elided text is the very string of the
-// request before (not cut again), and a text that differs at the same length is cut anew.
-func TestElideMemoSameAsWithout(t *testing.T) {
-	var memo elideMemo
+func resultExchange(i int, size int, image bool) []providers.Message {
+	id := fmt.Sprintf("c%d", i)
+	res := providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: id, ToolName: "read_file", Text: strings.Repeat(fmt.Sprintf("result %d ", i), size)}}}
+	if image {
+		res.Parts = append(res.Parts, providers.Part{Type: providers.PartImage, ToolCallID: id, MimeType: "image/png", Data: []byte("png")})
+	}
+	return []providers.Message{
+		{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartToolCall, ToolCallID: id, ToolName: "read_file", Args: []byte(`{}`)}}},
+		res,
+	}
+}
+
+// The cache changes nothing the model is sent: over a history that grows, is rewound (shorter,
+// then grown again in place or in a new array), compacted (a new slice) and amended, every
+// request's messages equal elideToolResults' over the same history, and the stored history is
+// never changed.
+func TestElideCacheSameAsWithout(t *testing.T) {
+	for seed := range uint64(8) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		var c elideCache
+		var gen uint64
+		var hist []providers.Message
+		n := 0
+		for step := range 300 {
+			switch op := r.IntN(20); {
+			case op == 0 && len(hist) > 4: // a rewind: the restore's [:k:k]
+				k := r.IntN(len(hist))
+				hist = hist[:k:k]
+			case op == 1 && len(hist) > 4: // a shortening that appends overwrite in place, unseen
+				was := len(hist)
+				for hist = hist[:r.IntN(len(hist))]; len(hist) < was; {
+					n++
+					hist = append(hist, resultExchange(n, 1+r.IntN(120), false)...)
+				}
+			case op == 2 && len(hist) > 4: // a compaction: a new slice, the last few kept
+				keep := r.IntN(len(hist))
+				hist = append([]providers.Message{{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "summary"}}}}, hist[len(hist)-keep:]...)
+			case op == 3 && len(hist) > 0: // an amended last message, in place
+				hist[len(hist)-1] = providers.Message{Role: hist[len(hist)-1].Role, Parts: []providers.Part{{Type: providers.PartText, Text: "amended"}}}
+				gen++
+			case op == 4:
+				hist = append(hist, providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartText, Text: "next"}}})
+			default:
+				n++
+				hist = append(hist, resultExchange(n, 1+r.IntN(120), r.IntN(4) == 0)...)
+			}
+			before := fmt.Sprint(hist)
+			snap := hist[:len(hist):len(hist)]
+			got := c.get(snap, gen, keepToolResults, elideHead, elideBlock)
+			want := elideToolResults(snap, keepToolResults, elideHead, elideBlock)
+			if len(got) == 0 && len(want) == 0 {
+				continue
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d step %d: the cache sent other messages than elideToolResults:\n got %.600v\nwant %.600v", seed, step, got, want)
+			}
+			if fmt.Sprint(hist) != before {
+				t.Fatalf("seed %d step %d: the stored history changed", seed, step)
+			}
+		}
+	}
+}
+
+// Over an append-only history an older result is cut once: the next request's text is the very
+// string of the request before, and the messages before the newest ones are not copied again.
+func TestElideCacheCutsOnce(t *testing.T) {
+	var c elideCache
 	var hist []providers.Message
 	var prev []providers.Message
 	for i := range 40 {
-		id := fmt.Sprintf("c%d", i)
-		hist = append(hist,
-			providers.Message{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartToolCall, ToolCallID: id, ToolName: "read_file", Args: []byte(`{}`)}}},
-			providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: id, ToolName: "read_file", Text: strings.Repeat(fmt.Sprintf("result %d ", i), 200)}}})
-		with := elideToolResultsMemo(hist, keepToolResults, elideHead, elideBlock, &memo)
-		without := elideToolResults(hist, keepToolResults, elideHead, elideBlock)
-		if !reflect.DeepEqual(with, without) {
-			t.Fatalf("request %d: the memo changed the messages", i)
-		}
+		hist = append(hist, resultExchange(i, 200, false)...)
+		got := c.get(hist[:len(hist):len(hist)], 0, keepToolResults, elideHead, elideBlock)
 		for j := range prev {
-			a, b := prev[j].Parts[0].Text, with[j].Parts[0].Text
-			if prev[j].Parts[0].Type == providers.PartToolResult && len(a) < len(hist[j].Parts[0].Text) && a == b && unsafe.StringData(a) != unsafe.StringData(b) {
+			a, b := prev[j].Parts[0].Text, got[j].Parts[0].Text
+			if prev[j].Parts[0].Type == providers.PartToolResult && len(a) < len(hist[j].Parts[0].Text) && unsafe.StringData(a) != unsafe.StringData(b) {
 				t.Fatalf("request %d: message %d was cut again", i, j)
 			}
 		}
-		prev = with
+		prev = got
 	}
 	if !strings.Contains(prev[1].Parts[0].Text, "more bytes of this older read_file result were elided") {
 		t.Fatalf("the oldest result was not elided: %.200s", prev[1].Parts[0].Text)
 	}
-	// The same length, other bytes, a fresh string: cut from its own text.
-	other := strings.Repeat("x", len(hist[1].Parts[0].Text))
-	memo.begin()
-	got := memo.elide(other, "read_file", elideHead)
-	memo.end()
-	if !strings.HasPrefix(got, "xxxx") {
-		t.Fatalf("got %.50s", got)
-	}
-	// A request over a shorter history (after a compaction) leaves only its own results in the
-	// memo, so it holds none the history dropped.
-	elideToolResultsMemo(hist[len(hist)-20:], keepToolResults, elideHead, elideBlock, &memo)
-	if n := len(memo.m); n == 0 || n > 10 {
-		t.Fatalf("the memo holds %d entries after a request with at most 10 results", n)
+	if !strings.HasSuffix(prev[len(prev)-1].Parts[0].Text, "result 39 ") {
+		t.Fatalf("the newest result was not sent whole")
 	}
 }

@@ -61,7 +61,7 @@ func TestKill9KeepsEarlierHistory(t *testing.T) {
 	})
 
 	st := &store{dir: filepath.Join(state, "sessions")}
-	l, err := st.load(sid)
+	l, err := st.load(sid, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,7 +350,7 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 	var st *loaded
 	if m.store != nil {
 		var err error
-		st, err = m.store.load(p.SessionID)
+		st, err = m.store.load(p.SessionID, replay)
 		if errors.Is(err, os.ErrNotExist) {
 			if !live {
 				return protocol.SessionLoadResult{}, unknown(p.SessionID)

@@ -9,8 +9,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,15 +170,143 @@ func BenchmarkLoad100MB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// The CPU of each open beside its wall time: on a loaded machine the wall time is mostly
+	// waiting for a core.
 	b.Run("load", func(b *testing.B) {
+		c0 := cpuTime()
 		for b.Loop() {
 			open(b, true)
 		}
+		b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		b.ReportMetric(float64(size)/(1<<20), "transcript-MiB")
 	})
 	b.Run("resume", func(b *testing.B) {
+		c0 := cpuTime()
 		for b.Loop() {
 			open(b, false)
 		}
+		b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
 	})
+}
+
+// barrierProvider streams deltas text deltas of 5 bytes, holding every stream after the first
+// half until all of a round's streams have reached it (release is closed), so that the
+// sessions stream at once.
+type barrierProvider struct {
+	deltas  int
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (p *barrierProvider) Stream(ctx context.Context, req *providers.Request) iter.Seq[providers.Event] {
+	return func(yield func(providers.Event) bool) {
+		if len(req.Tools) == 0 { // title
+			yield(providers.Event{Type: providers.EventTextDelta, Text: "t"})
+			yield(providers.Event{Type: providers.EventCompleted, StopReason: providers.StopEndTurn})
+			return
+		}
+		for i := range p.deltas {
+			if i == p.deltas/2 {
+				p.reached <- struct{}{}
+				<-p.release
+			}
+			if !yield(providers.Event{Type: providers.EventTextDelta, Text: "word "}) {
+				return
+			}
+		}
+		yield(providers.Event{Type: providers.EventUsage, Usage: providers.Usage{Input: 100, Output: 10}})
+		yield(providers.Event{Type: providers.EventCompleted, StopReason: providers.StopEndTurn})
+	}
+}
+
+func procStatusKiB(field string) float64 {
+	data, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, field+":"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return float64(n)
+		}
+	}
+	return 0
+}
+
+func openFDs() int {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	return len(ents)
+}
+
+// BenchmarkConcurrentSessions (issue 34 item 4) opens n persisted sessions in one Manager and
+// has each stream a 400-delta reply at once (every stream held halfway until all have started),
+// then closes them. It reports the RSS above idle with all of them mid-stream, the CPU per delta
+// beside one session streaming alone (the anchor, same run), and the goroutines and open files
+// left after they closed, beside before they opened.
+func BenchmarkConcurrentSessions(b *testing.B) {
+	const deltas = 400
+	run := func(b *testing.B, m *Manager, prov *barrierProvider, n int) (cpu time.Duration, rssKiB float64) {
+		ids := make([]string, n)
+		for i := range ids {
+			ns, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids[i] = ns.SessionID
+		}
+		errs := make(chan error, n)
+		c0 := cpuTime()
+		for _, id := range ids {
+			go func() {
+				res, err := m.Prompt(context.Background(), protocol.PromptParams{SessionID: id, Prompt: []protocol.ContentBlock{protocol.TextBlock("stream")}})
+				if err == nil && res.StopReason != protocol.StopEndTurn {
+					err = fmt.Errorf("stop %q", res.StopReason)
+				}
+				errs <- err
+			}()
+		}
+		for range n {
+			<-prov.reached
+		}
+		rssKiB = procStatusKiB("VmRSS")
+		close(prov.release)
+		for range n {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu = cpuTime() - c0
+		for _, id := range ids {
+			if err := m.Close(context.Background(), id); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return cpu, rssKiB
+	}
+	for b.Loop() {
+		prov := &barrierProvider{deltas: deltas, reached: make(chan struct{}, 100)}
+		m := NewManager(Deps{
+			Client:     nopClient{},
+			Workspaces: func(string, *workspace.Roots) workspace.Workspace { return &fakeWS{files: map[string]string{}} },
+			Providers:  fakeSource{p: prov},
+			Tools:      tools.NewRegistry(readTool{}, editTool{}),
+			Settings:   func() config.Settings { return config.Settings{Mode: config.ModeAuto} },
+			StateDir:   b.TempDir(),
+			NoTitles:   true,
+		})
+		// One session alone first: the anchor, and it warms what every session shares.
+		prov.release = make(chan struct{})
+		one, _ := run(b, m, prov, 1)
+		runtime.GC()
+		time.Sleep(50 * time.Millisecond)
+		g0, fd0, idle := runtime.NumGoroutine(), openFDs(), procStatusKiB("VmRSS")
+		prov.release = make(chan struct{})
+		many, rss := run(b, m, prov, 100)
+		runtime.GC()
+		time.Sleep(200 * time.Millisecond)
+		g1, fd1 := runtime.NumGoroutine(), openFDs()
+		m.Shutdown(context.Background())
+		b.ReportMetric(float64(one.Nanoseconds())/deltas/1000, "one-cpu-µs/delta")
+		b.ReportMetric(float64(many.Nanoseconds())/(100*deltas)/1000, "100-cpu-µs/delta")
+		b.ReportMetric((rss-idle)/1024, "rss-above-idle-MiB")
+		b.ReportMetric(float64(g1-g0), "goroutines-left")
+		b.ReportMetric(float64(fd1-fd0), "fds-left")
+	}
 }

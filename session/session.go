@@ -44,8 +44,11 @@ type Session struct {
 	sandboxNoticed atomic.Bool
 	// programs are the session's background programs, stopped when it closes.
 	programs *tools.Programs
-	// elided remembers older tool results' elided texts from one request to the next.
-	elided elideMemo
+	// elided is the history as last sent, older tool results elided (compact.go).
+	elided elideCache
+	// histGen counts the changes of history other than appends and the ones elideCache finds
+	// itself (compact.go), guarded by mu.
+	histGen uint64
 	// editorTimeouts counts the editor_state requests in a row that timed out (editorctx.go).
 	editorTimeouts atomic.Int32
 	// contextNotes are where the live context was put in the history (texts.go), guarded by mu.

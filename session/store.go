@@ -228,7 +228,9 @@ type loaded struct {
 	texts *prompts.Set
 }
 
-func (st *store) load(id string) (*loaded, error) {
+// load reads session id's transcript; without replay it leaves out the updates a load replays
+// (a resume does not), which are about half of a transcript's bytes.
+func (st *store) load(id string, replay bool) (*loaded, error) {
 	if !validID(id) {
 		return nil, os.ErrNotExist
 	}
@@ -241,11 +243,20 @@ func (st *store) load(id string) (*loaded, error) {
 	if st.texts != nil {
 		texts = st.texts()
 	}
-	return readTranscript(f, true, texts)
+	return readTranscriptFor(f, true, replay, texts)
 }
 
 // readTranscript reads a transcript; texts renders a compaction's summary (nil: the built-in set).
 func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) {
+	return readTranscriptFor(f, full, full, texts)
+}
+
+// updatePrefix starts every recUpdate line ("t" is marshalled first, "at" second).
+var updatePrefix = []byte(`{"t":"update","at":"`)
+
+// readTranscriptFor is readTranscript; without replay an update record is not decoded, only
+// its time read (it matters to nothing else: the replay is all it feeds).
+func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*loaded, error) {
 	l := &loaded{texts: texts}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
@@ -257,6 +268,18 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 		}
 		// A listing needs only the header, title and config records ("t" is marshalled first).
 		if !full && !bytes.HasPrefix(line, []byte(`{"t":"session"`)) && !bytes.HasPrefix(line, []byte(`{"t":"title"`)) {
+			continue
+		}
+		if !replay && bytes.HasPrefix(line, updatePrefix) {
+			at := line[len(updatePrefix):]
+			if line[len(line)-1] != '}' {
+				continue // torn
+			}
+			if end := bytes.IndexByte(at, '"'); end > 0 {
+				if t, err := time.Parse(time.RFC3339Nano, string(at[:end])); err == nil && !t.IsZero() {
+					l.updated = t
+				}
+			}
 			continue
 		}
 		var r record

@@ -274,9 +274,11 @@ func (t *turn) request() *providers.Request {
 	t.refreshTools()
 	s := t.s
 	th := s.thinking(t.set)
-	msgs := s.historySnapshot()
+	s.mu.Lock()
+	msgs, gen := s.history[:len(s.history):len(s.history)], s.histGen
+	s.mu.Unlock()
 	if !s.noElide {
-		msgs = elideToolResultsMemo(msgs, keepToolResults, elideHead, elideBlock, &s.elided)
+		msgs = s.elided.get(msgs, gen, keepToolResults, elideHead, elideBlock)
 	}
 	if !t.caps.Thinking {
 		th = providers.Thinking{} // asked only of models that reason
