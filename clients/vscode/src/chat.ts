@@ -268,6 +268,11 @@ export class Chat implements vscode.Disposable {
     return Array.isArray(r?.sessions) ? r.sessions : [];
   }
 
+  /** Deletes a saved chat from agentd's history (agentd refuses an unknown id). */
+  async deleteSession(sessionId: string) {
+    await this.daemon.request(ToDaemon.sessionDelete, { sessionId });
+  }
+
   async loadSession(sessionId: string, title?: string) {
     if (this.state.running) this.cancel();
     if (this.state.sessionId !== sessionId) this.close(this.state.sessionId);

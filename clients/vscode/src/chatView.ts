@@ -18,6 +18,9 @@ import { chatTitle, isBlank } from './pure/chatlist';
 import { Review } from './review';
 import { bundleScript } from './pure/l10n';
 
+/** workspaceState: the names the user gave saved chats, by session id. */
+const NAMES = 'agentd.chatNames';
+
 /** The webview page, the same in the side bar and in an editor tab. */
 function pageHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');
@@ -45,6 +48,8 @@ ${bundleScript(vscode.l10n.bundle)}
 /** One webview (the side bar's, or an editor tab's) and the chat it shows. */
 class Surface implements vscode.Disposable {
   private ready = false;
+  /** The input is to take the focus once the webview is ready (a command ran before it loaded). */
+  private focusWhenReady = false;
   private sub: vscode.Disposable | undefined;
   private listSent = '';
   private readonly disposables: vscode.Disposable[] = [];
@@ -88,6 +93,14 @@ class Surface implements vscode.Disposable {
     this.post({ type: 'review', open });
   }
 
+  /** The chat history (agentd's saved sessions, with the names the user gave them) for the webview. */
+  async sendSessions() {
+    let sessions: any[] = [];
+    let error: string | undefined;
+    try { sessions = await this.chat.listSessions(); } catch (e: any) { error = requestError(e, 'list the chats').title; }
+    this.post({ type: 'sessions', sessions, names: this.views.names(), error });
+  }
+
   /** Shows another chat here; the one shown before goes on in the background. */
   show(chat: Chat) {
     if (chat === this.chat) return;
@@ -117,6 +130,15 @@ class Surface implements vscode.Disposable {
     if (this.ready) void this.webview.postMessage(m);
   }
 
+  /**
+   * Gives the chat input the focus: at once, or as soon as the webview has loaded (the first
+   * Ctrl+Alt+A after a window load creates the view, which is not ready when the command asks).
+   */
+  focusInput() {
+    if (this.ready) this.post({ type: 'focusInput' });
+    else this.focusWhenReady = true;
+  }
+
   async whenReady() {
     // A freshly created webview is ready only after its script ran.
     for (let i = 0; i < 50 && !this.ready; i++) await new Promise((r) => setTimeout(r, 100));
@@ -132,6 +154,7 @@ class Surface implements vscode.Disposable {
         this.sendReview();
         this.sendList();
         this.context.send();
+        if (this.focusWhenReady) { this.focusWhenReady = false; this.post({ type: 'focusInput' }); }
         return;
       case 'focus':
         return;
@@ -198,11 +221,33 @@ class Surface implements vscode.Disposable {
       case 'openFile':
         if (typeof m.path === 'string') await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true });
         return;
-      case 'listSessions': {
-        let sessions: any[] = [];
-        let error: string | undefined;
-        try { sessions = await this.chat.listSessions(); } catch (e: any) { error = requestError(e, 'list the chats').title; }
-        this.post({ type: 'sessions', sessions, error });
+      case 'listSessions':
+        await this.sendSessions();
+        return;
+      case 'renameSession': {
+        const id = String(m.sessionId ?? '');
+        if (!id) return;
+        const title = await vscode.window.showInputBox({
+          title: vscode.l10n.t('agentd: Rename Chat'), value: typeof m.title === 'string' ? m.title : '',
+          prompt: vscode.l10n.t('The name the chat history shows (empty: the name agentd gave it)'),
+        });
+        if (title === undefined) return;
+        await this.views.rename(id, title.replace(/\s+/g, ' ').trim());
+        await this.sendSessions();
+        return;
+      }
+      case 'deleteSession': {
+        const id = String(m.sessionId ?? '');
+        if (!id) return;
+        const del = vscode.l10n.t('Delete');
+        const ok = await vscode.window.showWarningMessage(vscode.l10n.t('Delete the chat "{0}" from the history? This cannot be undone.', String(m.title || id)), { modal: true }, del);
+        if (ok !== del) return;
+        try {
+          await this.views.deleteSession(this.chat, id);
+        } catch (e: any) {
+          void vscode.window.showErrorMessage(vscode.l10n.t('agentd: {0}', requestError(e, 'delete the chat').title));
+        }
+        await this.sendSessions();
         return;
       }
       case 'loadSession':
@@ -236,6 +281,8 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private sidebarChat: Chat;
   private readonly panels = new Set<Surface>();
   private activeSurface: Surface | undefined;
+  /** The side bar's input is to take the focus once its view exists. */
+  private focusSidebar = false;
   private readonly disposables: vscode.Disposable[] = [];
   permissions: Permissions | undefined;
 
@@ -244,6 +291,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     readonly chats: Chats,
     readonly diffs: DiffContent,
     readonly review: Review,
+    private readonly memento: vscode.Memento,
   ) {
     this.sidebarChat = chats.create();
     this.disposables.push(chats.onDidChange(() => { for (const s of this.surfaces()) s.sendList(); }));
@@ -280,13 +328,15 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     const s = await this.revealChat(this.active, false);
     await s?.whenReady();
     s?.post({ type: 'attach', chip });
-    s?.post({ type: 'focusInput' });
+    s?.focusInput();
   }
 
   /** Shows the side bar's chat view. */
   async reveal(focusInput = false) {
+    // The view may be resolved only after the command returns: then resolveWebviewView focuses it.
+    if (focusInput) this.focusSidebar = true;
     await vscode.commands.executeCommand(`${ChatView.id}.focus`);
-    if (focusInput) this.sidebar?.post({ type: 'focusInput' });
+    if (focusInput && this.sidebar) { this.focusSidebar = false; this.sidebar.focusInput(); }
   }
 
   /** Brings a chat into sight: its editor tab if it has one, else the side bar, switched to it. */
@@ -295,7 +345,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     if (panel) {
       panel.panel!.reveal(undefined, false);
       this.activeSurface = panel;
-      if (focusInput) panel.post({ type: 'focusInput' });
+      if (focusInput) panel.focusInput();
       return panel;
     }
     this.showInSidebar(chat);
@@ -343,6 +393,30 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     const chat = isBlank(where.chat.state) && !where.chat.state.running ? where.chat : this.chats.create();
     this.display(where, chat);
     await chat.loadSession(sessionId, title);
+  }
+
+  /** The names the user gave saved chats, by session id (workspaceState: only this view state is kept). */
+  names(): Record<string, string> {
+    const v = this.memento.get<unknown>(NAMES);
+    return v && typeof v === 'object' ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+  }
+
+  /** Renames a saved chat ('' gives it agentd's name back); an open chat with it takes the name at once. */
+  async rename(sessionId: string, title: string) {
+    const names = this.names();
+    if (title) names[sessionId] = title; else delete names[sessionId];
+    await this.memento.update(NAMES, names);
+    const open = this.chats.bySession(sessionId);
+    if (open && title) open.dispatch({ type: 'update', sessionId, update: { sessionUpdate: 'session_info_update', title } });
+  }
+
+  /** Deletes a saved chat: closed first when it is open (its turn stops), then gone from agentd's history. */
+  async deleteSession(via: Chat, sessionId: string) {
+    const open = this.chats.bySession(sessionId);
+    if (open) this.closeChat(open);
+    await via.deleteSession(sessionId);
+    const names = this.names();
+    if (sessionId in names) { delete names[sessionId]; await this.memento.update(NAMES, names); }
   }
 
   /** Fork: the copy opens as a new chat where the original was shown; the original stays open. */
@@ -399,6 +473,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     this.view = view;
     const s = new Surface(view.webview, undefined, this.sidebarChat, this, () => !!this.view && this.view.visible);
     this.sidebar = s;
+    if (this.focusSidebar) { this.focusSidebar = false; s.focusInput(); }
     view.onDidDispose(() => {
       if (this.view !== view) return;
       this.view = undefined;

@@ -61,7 +61,7 @@ export async function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(review);
   chats = new Chats(daemon, review);
   context.subscriptions.push(chats);
-  view = new ChatView(context.extensionUri, chats, diffs, review);
+  view = new ChatView(context.extensionUri, chats, diffs, review, context.workspaceState);
   registerInline(context, daemon);
   context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }));
   permissions = new Permissions(chats, (sessionId) => view!.shown(sessionId), (sessionId) => view!.revealSession(sessionId));
