@@ -9,7 +9,8 @@ import { Chat } from './chat';
 import { Chats } from './chats';
 import { requestError } from './pure/errors';
 import { ComposerContext } from './context';
-import { Chip } from './pure/mentions';
+import { Chip, fileChip } from './pure/mentions';
+import { DROP_MAX, IMAGE_MAX, imageType, validImageBlock } from './pure/drop';
 import { ContentBlock } from './pure/protocol';
 import { DiffContent } from './diff';
 import { Permissions } from './permissions';
@@ -20,6 +21,8 @@ import { bundleScript } from './pure/l10n';
 
 /** workspaceState: the names the user gave saved chats, by session id. */
 const NAMES = 'agentd.chatNames';
+/** workspaceState: the session the side bar's chat shows, given back after a window reload. */
+const SIDEBAR = 'agentd.sidebarChat';
 
 /** The webview page, the same in the side bar and in an editor tab. */
 function pageHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
@@ -91,6 +94,33 @@ class Surface implements vscode.Disposable {
       open[it.id] = it.files.filter((f) => this.views.review.has(path.resolve(this.chat.cwd(), f.path))).map((f) => f.path);
     }
     this.post({ type: 'review', open });
+  }
+
+  /**
+   * Files dropped on the chat (issue 33 item 8), as the webview read them from the drop's URI
+   * list: each local file becomes a chip (an image file an image block, anything else a resource
+   * link agentd reads when the prompt runs); folders, other schemes and missing files are refused
+   * with one message.
+   */
+  private async drop(uris: unknown) {
+    const list = Array.isArray(uris) ? uris.filter((u): u is string => typeof u === 'string').slice(0, DROP_MAX) : [];
+    const refused: string[] = [];
+    for (const u of list) {
+      let uri: vscode.Uri;
+      try { uri = vscode.Uri.parse(u, true); } catch { refused.push(u); continue; }
+      if (uri.scheme !== 'file') { refused.push(u); continue; }
+      let st: vscode.FileStat;
+      try { st = await vscode.workspace.fs.stat(uri); } catch { refused.push(uri.fsPath); continue; }
+      if (st.type & vscode.FileType.Directory) { refused.push(uri.fsPath); continue; }
+      const name = vscode.workspace.asRelativePath(uri, false);
+      const mimeType = imageType(uri.path);
+      if (mimeType) {
+        if (st.size > IMAGE_MAX) { refused.push(uri.fsPath); continue; }
+        const data = Buffer.from(await vscode.workspace.fs.readFile(uri)).toString('base64');
+        this.post({ type: 'attach', chip: { id: uri.toString(), label: name, kind: 'image', block: { type: 'image', mimeType, data } } });
+      } else this.post({ type: 'attach', chip: fileChip(uri.toString(), name) });
+    }
+    if (refused.length) void vscode.window.showWarningMessage(vscode.l10n.t('agentd: only files (images up to 5 MB) can be dropped on the chat; left out: {0}', refused.join(', ')));
   }
 
   /** The chat history (agentd's saved sessions, with the names the user gave them) for the webview. */
@@ -173,6 +203,9 @@ class Surface implements vscode.Disposable {
         return;
       case 'prompt':
         if (typeof m.text === 'string' && m.text.trim()) await this.chat.prompt(m.text.trim(), contextBlocks(m.context));
+        return;
+      case 'drop':
+        await this.drop(m.uris);
         return;
       case 'mentionQuery': {
         const items = await this.context.mentions(String(m.query ?? ''), String(m.sigil ?? '@')).catch(() => []);
@@ -294,7 +327,10 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     private readonly memento: vscode.Memento,
   ) {
     this.sidebarChat = chats.create();
-    this.disposables.push(chats.onDidChange(() => { for (const s of this.surfaces()) s.sendList(); }));
+    // The side bar's chat of the last window comes back (editor tabs come back through their serializer).
+    const saved = memento.get<{ sessionId?: unknown; title?: unknown }>(SIDEBAR);
+    if (saved && typeof saved.sessionId === 'string') this.sidebarChat.restore(saved.sessionId, typeof saved.title === 'string' ? saved.title : undefined);
+    this.disposables.push(chats.onDidChange(() => { for (const s of this.surfaces()) s.sendList(); this.saveSidebar(); }));
     this.disposables.push(review.onDidChangeFiles(() => { for (const s of this.surfaces()) s.sendReview(); }));
   }
 
@@ -363,6 +399,25 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private showInSidebar(chat: Chat) {
     this.sidebarChat = chat;
     this.sidebar?.show(chat);
+    this.saveSidebar();
+  }
+
+  /** Keeps the side bar chat's session (only its id and title) for the next window. */
+  private saveSidebar() {
+    const c = this.sidebarChat;
+    if (c.restoring) return;
+    const v = c.state.sessionId && !isBlank(c.state) ? { sessionId: c.state.sessionId, title: chatTitle(c.state) } : undefined;
+    const old = this.memento.get<{ sessionId?: string }>(SIDEBAR);
+    if (old?.sessionId !== v?.sessionId || (old as any)?.title !== v?.title) void this.memento.update(SIDEBAR, v);
+  }
+
+  /** An editor-tab chat of the last window, given back by VS Code (its webview kept the session id). */
+  deserialize(panel: vscode.WebviewPanel, state: unknown) {
+    const st = state && typeof state === 'object' ? state as { sessionId?: unknown; title?: unknown } : {};
+    const chat = this.chats.create();
+    this.adopt(panel, chat);
+    if (typeof st.sessionId === 'string') chat.restore(st.sessionId, typeof st.title === 'string' ? st.title : undefined);
+    else void chat.start();
   }
 
   /** Shows a chat in a webview: an editor tab's (`where.panel`), else the side bar's. */
@@ -450,6 +505,17 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     if (there) { there.panel!.reveal(); this.activeSurface = there; return; }
     const panel = vscode.window.createWebviewPanel(ChatView.panelType, chatTitle(chat.state) || vscode.l10n.t('agentd: New Chat'),
       { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: true });
+    this.adopt(panel, chat);
+    if (chat === this.sidebarChat) {
+      const blank = this.blankChat(undefined);
+      this.showInSidebar(blank);
+      void blank.start();
+    }
+    void chat.start();
+  }
+
+  /** An editor tab becomes a chat's webview. */
+  private adopt(panel: vscode.WebviewPanel, chat: Chat) {
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'agentd.svg');
     const s = new Surface(panel.webview, panel, chat, this, () => panel.visible);
     this.panels.add(s);
@@ -460,12 +526,6 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       if (this.activeSurface === s) this.activeSurface = undefined;
       s.dispose();
     });
-    if (chat === this.sidebarChat) {
-      const blank = this.blankChat(undefined);
-      this.showInSidebar(blank);
-      void blank.start();
-    }
-    void chat.start();
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -510,6 +570,6 @@ async function insertCode(code: string, action: 'insert' | 'apply') {
 /** The content blocks of the chips the webview sent, only of the kinds a chip makes. */
 function contextBlocks(v: unknown): ContentBlock[] {
   if (!Array.isArray(v)) return [];
-  return v.filter((b: any) => (b?.type === 'resource_link' && typeof b.uri === 'string')
+  return v.filter((b: any) => validImageBlock(b) || (b?.type === 'resource_link' && typeof b.uri === 'string')
     || (b?.type === 'resource' && typeof b.resource?.uri === 'string' && typeof b.resource?.text === 'string'));
 }

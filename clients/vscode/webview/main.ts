@@ -11,8 +11,9 @@ import { diffRows } from '../src/pure/hunks';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
 import { ChatListEntry, historyRows } from '../src/pure/chatlist';
 import { esc, Op, StreamMarkdown } from '../src/pure/markdown';
+import { droppedUris } from '../src/pure/drop';
 
-declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
 
 let state: ChatState = initialState();
@@ -96,7 +97,7 @@ let editorCtx: { file: Chip | null; selection: Chip | null } = { file: null, sel
 const chipsEl = $('.chips');
 function chipHtml(c: Chip, on: boolean): string {
   // Plain text marks: the webview's fonts may have no emoji.
-  const icon = c.kind === 'symbol' ? '#' : c.kind === 'selection' ? '§' : '@';
+  const icon = c.kind === 'symbol' ? '#' : c.kind === 'selection' ? '§' : c.kind === 'image' ? '▣' : '@';
   return on
     ? `<span class="chip on" data-kind="${c.kind}" title="${esc(c.id)}">${icon} ${esc(c.label)}<button class="chip-x" data-chip-remove="${esc(c.id)}" aria-label="${esc(l10n.t('Remove {0}', c.label))}">×</button></span>`
     : `<button class="chip off" data-kind="${c.kind}" data-chip-add="${esc(c.id)}" title="${esc(l10n.t('Add to the prompt: {0}', c.id))}">+ ${icon} ${esc(c.label)}</button>`;
@@ -115,6 +116,24 @@ chipsEl.addEventListener('click', (e) => {
     if (c) pinned = addChip(pinned, c);
   }
   renderChips();
+  input.focus();
+});
+
+// Files dropped on the chat (Shift while dragging from the explorer or the desktop, where VS
+// Code lets a webview take the drop) become chips: the extension reads what they are.
+app.addEventListener('dragover', (e) => {
+  if (!e.dataTransfer || ![...e.dataTransfer.types].some((t) => t === 'text/uri-list' || t === 'application/vnd.code.uri-list' || t === 'Files')) return;
+  e.preventDefault();
+  e.dataTransfer.dropEffect = 'copy';
+});
+app.addEventListener('drop', (e) => {
+  const dt = e.dataTransfer;
+  if (!dt) return;
+  const list = dt.getData('application/vnd.code.uri-list') || dt.getData('text/uri-list');
+  const uris = droppedUris(list);
+  if (!uris.length) return;
+  e.preventDefault();
+  vscode.postMessage({ type: 'drop', uris });
   input.focus();
 });
 
@@ -738,9 +757,19 @@ function tick() {
 }
 function schedule() { if (!frame) frame = requestAnimationFrame(tick); }
 
+/** What VS Code keeps of this webview for a window reload: the chat's session (an editor tab's chat comes back with it). */
+let keptSession = '';
+function keepSession() {
+  const key = `${state.sessionId ?? ''}\n${state.title ?? ''}`;
+  if (key === keptSession) return;
+  keptSession = key;
+  vscode.setState({ sessionId: state.sessionId, title: state.title });
+}
+
 window.addEventListener('message', (e) => {
   const m = e.data;
   if (!m || typeof m !== 'object') return;
+  queueMicrotask(keepSession);
   if (m.type === 'snapshot') {
     const switched = typeof m.chatId === 'string' && m.chatId !== chatId;
     if (switched && chatId) {

@@ -107,6 +107,8 @@ for (const f of ['fold.txt', 'code.txt', 'mention.txt', 'hidden.txt', 'typing.tx
 fs.writeFileSync(path.join(WS, 'bad.json'), '{\n  "name": "demo",,\n  "version": \n}\n');
 // The review tests' files, there from the start so that quick open has indexed them.
 for (const f of ['r1.txt', 'r2.txt', 'r3.txt']) fs.writeFileSync(path.join(WS, f), '\n');
+// A 1x1 PNG for the drop test.
+fs.writeFileSync(path.join(WS, 'dot.png'), Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
 fs.writeFileSync(path.join(WS, 'r4.txt'), Array.from({ length: 10 }, (_, i) => `a${i}\n`).join(''));
 const userSettings = {
   'workbench.startupEditor': 'none',
@@ -1304,6 +1306,35 @@ try {
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 30000);
   });
 
+  await test('chats survive a window reload: the side bar\'s and an editor tab\'s', async () => {
+    // Issue 33 item 8: a reload left one blank chat; the chats and the tabs were gone.
+    await startFake('reload', { title: 'Reload chat', turns: [{ text: 'Walrus noted.' }, { text: 'Narwhal noted.' }] });
+    await newChat();
+    await sendInChat('Remember the walrus');
+    await chatSays('Walrus noted.', 30000);
+    await runCommand('agentd: Move Chat to Editor');
+    const tab = await chatIn('editor');
+    await tab.locator('.msg.user', { hasText: 'Remember the walrus' }).waitFor({ timeout: 15000 });
+    const side = await chatIn('side');
+    await sendIn(side, 'Remember the narwhal');
+    await side.locator('.messages', { hasText: 'Narwhal noted.' }).waitFor({ timeout: 30000 });
+    await sleep(1500); // the webviews' kept state reaches the workbench's storage
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
+    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+    await runCommand('agentd: Open Chat');
+    const side2 = await chatIn('side');
+    await side2.locator('.msg.user', { hasText: 'Remember the narwhal' }).waitFor({ timeout: 30000 })
+      .catch((e) => { throw new Error(`the side bar's chat did not come back: ${e.message}`); });
+    await side2.locator('.messages', { hasText: 'Narwhal noted.' }).waitFor({ timeout: 10000 });
+    await page.locator('.tab', { hasText: /Reload chat|Remember the walrus/ }).first().click({ timeout: 15000 })
+      .catch((e) => { throw new Error(`the editor tab's chat did not come back: ${e.message}`); });
+    const tab2 = await chatIn('editor');
+    await tab2.locator('.msg.user', { hasText: 'Remember the walrus' }).waitFor({ timeout: 30000 });
+    await tab2.locator('.messages', { hasText: 'Walrus noted.' }).waitFor({ timeout: 10000 });
+    await page.locator('.tab.active .codicon-close, .tab.active .tab-actions a').first().click().catch(() => {});
+  });
+
   await test('keyboard: the first Ctrl+Alt+A after a window load gives the chat input the focus', async () => {
     // Issue 33 item 6: the command created the view and asked its input to take the focus before
     // the webview had loaded, and the request was dropped.
@@ -1336,6 +1367,35 @@ try {
       return undefined;
     }, 15000);
   }
+
+  await test('files dropped on the chat become chips: a text file a resource link, an image an image; others are refused', async () => {
+    // Issue 33 item 8. The drop is the webview's own drop event with the URI list VS Code gives it
+    // (a desktop drag cannot be driven headless).
+    await startFake('drop', { title: 'Drop', turns: [{ text: 'Read the dropped file.' }] });
+    await newChat();
+    const frame = await chatFrameHandle();
+    const uris = [`file://${path.join(WS, 'mention.txt')}`, `file://${path.join(WS, 'dot.png')}`, 'https://example.com/x.txt', `file://${WS}`];
+    await frame.evaluate((list) => {
+      const dt = new DataTransfer();
+      dt.setData('text/uri-list', list.join('\r\n'));
+      const target = document.querySelector('textarea.input');
+      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, uris);
+    await chat().locator('.chips .chip.on[data-kind="file"]', { hasText: 'mention.txt' }).waitFor({ timeout: 10000 });
+    await chat().locator('.chips .chip.on[data-kind="image"]', { hasText: 'dot.png' }).waitFor({ timeout: 10000 });
+    const toast = page.locator('.notifications-toasts', { hasText: 'can be dropped on the chat' });
+    await toast.waitFor({ timeout: 10000 });
+    const said = await toast.innerText();
+    if (!said.includes('https://example.com/x.txt') || !said.includes(WS)) throw new Error(`the refusal does not name what was left out: ${said}`);
+    if ((await chat().locator('.chips .chip.on').count()) !== 2) throw new Error('a refused drop became a chip');
+    // The text file goes with the prompt (the image is taken off: the fake model reads no images).
+    await chat().locator('.chips .chip.on[data-kind="image"] .chip-x').click();
+    await sendInChat('What does the dropped file say?');
+    await chatSays('Read the dropped file.', 30000);
+    const seen = JSON.stringify(fakeRequests().filter((r) => Array.isArray(r.messages)).slice(-1)[0]?.messages ?? []);
+    if (!seen.includes('the mentioned body 42')) throw new Error(`the dropped file did not reach the model: ${seen.slice(-400)}`);
+  });
 
   await test('model text streamed as HTML stays text: no element, no handler, inside code or not', async () => {
     // The streamed reply is rendered piece by piece (issue 33 item 3): a tag cut across chunks,
