@@ -11,6 +11,8 @@
 //   SHOT_MIDTURN  where to save the README screenshot (optional); THEME  a workbench.colorTheme
 //   SHOT_REVIEW_DIR  where to save the review screenshots (review-chat.png, review-editor.png, review-deny.png)
 //   SHOT_CHATS  where to save the screenshot of two chats side by side (the side bar and an editor tab)
+//   RENDER_WAIT_S (180)  how long the 2,000-line bench waits for a reply; RENDER_LAG_MS (1000)  the
+//     most it may show after its last chunk; RENDER_PROFILE  log where the page's main thread spends 10 s of it
 //   PORT (18080), FAKE_PORT (18181), FIM_PORT (FAKE_PORT+1), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (600), ONLY (a regular expression test names must match)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
