@@ -23,6 +23,8 @@ export class Chat implements vscode.Disposable {
   review: Review | undefined;
 
   private readonly daemonSub: vscode.Disposable;
+  /** A saved chat to load once agentd is up: the chat a window reload gives back. */
+  private pendingLoad: { sessionId: string; title?: string } | undefined;
 
   /** id: the chat's own name in the extension (it has no session yet at first); created: its place in the list. */
   constructor(private readonly daemon: Daemon, readonly id = 'chat', readonly created = 0) {
@@ -45,6 +47,12 @@ export class Chat implements vscode.Disposable {
    * next prompt).
    */
   async onDaemonReady(_restarted: boolean, open = true) {
+    if (this.pendingLoad) {
+      const p = this.pendingLoad;
+      this.pendingLoad = undefined;
+      await this.loadSession(p.sessionId, p.title);
+      return;
+    }
     // A blank chat has nothing to resume: it starts afresh, with agentd's new settings.
     const old = isBlank(this.state) ? undefined : this.state.sessionId;
     let lost = false;
@@ -266,6 +274,20 @@ export class Chat implements vscode.Disposable {
   async listSessions(): Promise<any[]> {
     const r = await this.daemon.request(ToDaemon.sessionList, { cwd: this.cwd() });
     return Array.isArray(r?.sessions) ? r.sessions : [];
+  }
+
+  /** A saved chat waits to be loaded (restore). */
+  get restoring(): boolean { return !!this.pendingLoad; }
+
+  /** Shows a saved chat again after a window reload: loaded now, or once agentd is up. */
+  restore(sessionId: string, title?: string) {
+    if (this.daemon.state.status === 'ready') void this.loadSession(sessionId, title);
+    else this.pendingLoad = { sessionId, title };
+  }
+
+  /** Deletes a saved chat from agentd's history (agentd refuses an unknown id). */
+  async deleteSession(sessionId: string) {
+    await this.daemon.request(ToDaemon.sessionDelete, { sessionId });
   }
 
   async loadSession(sessionId: string, title?: string) {

@@ -9,7 +9,8 @@ import { Chat } from './chat';
 import { Chats } from './chats';
 import { requestError } from './pure/errors';
 import { ComposerContext } from './context';
-import { Chip } from './pure/mentions';
+import { Chip, fileChip } from './pure/mentions';
+import { DROP_MAX, IMAGE_MAX, imageType, validImageBlock } from './pure/drop';
 import { ContentBlock } from './pure/protocol';
 import { DiffContent } from './diff';
 import { Permissions } from './permissions';
@@ -17,6 +18,11 @@ import { PermissionButton } from './pure/viewmodel';
 import { chatTitle, isBlank } from './pure/chatlist';
 import { Review } from './review';
 import { bundleScript } from './pure/l10n';
+
+/** workspaceState: the names the user gave saved chats, by session id. */
+const NAMES = 'agentd.chatNames';
+/** workspaceState: the session the side bar's chat shows, given back after a window reload. */
+const SIDEBAR = 'agentd.sidebarChat';
 
 /** The webview page, the same in the side bar and in an editor tab. */
 function pageHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
@@ -45,6 +51,8 @@ ${bundleScript(vscode.l10n.bundle)}
 /** One webview (the side bar's, or an editor tab's) and the chat it shows. */
 class Surface implements vscode.Disposable {
   private ready = false;
+  /** The input is to take the focus once the webview is ready (a command ran before it loaded). */
+  private focusWhenReady = false;
   private sub: vscode.Disposable | undefined;
   private listSent = '';
   private readonly disposables: vscode.Disposable[] = [];
@@ -88,6 +96,41 @@ class Surface implements vscode.Disposable {
     this.post({ type: 'review', open });
   }
 
+  /**
+   * Files dropped on the chat (issue 33 item 8), as the webview read them from the drop's URI
+   * list: each local file becomes a chip (an image file an image block, anything else a resource
+   * link agentd reads when the prompt runs); folders, other schemes and missing files are refused
+   * with one message.
+   */
+  private async drop(uris: unknown) {
+    const list = Array.isArray(uris) ? uris.filter((u): u is string => typeof u === 'string').slice(0, DROP_MAX) : [];
+    const refused: string[] = [];
+    for (const u of list) {
+      let uri: vscode.Uri;
+      try { uri = vscode.Uri.parse(u, true); } catch { refused.push(u); continue; }
+      if (uri.scheme !== 'file') { refused.push(u); continue; }
+      let st: vscode.FileStat;
+      try { st = await vscode.workspace.fs.stat(uri); } catch { refused.push(uri.fsPath); continue; }
+      if (st.type & vscode.FileType.Directory) { refused.push(uri.fsPath); continue; }
+      const name = vscode.workspace.asRelativePath(uri, false);
+      const mimeType = imageType(uri.path);
+      if (mimeType) {
+        if (st.size > IMAGE_MAX) { refused.push(uri.fsPath); continue; }
+        const data = Buffer.from(await vscode.workspace.fs.readFile(uri)).toString('base64');
+        this.post({ type: 'attach', chip: { id: uri.toString(), label: name, kind: 'image', block: { type: 'image', mimeType, data } } });
+      } else this.post({ type: 'attach', chip: fileChip(uri.toString(), name) });
+    }
+    if (refused.length) void vscode.window.showWarningMessage(vscode.l10n.t('agentd: only files (images up to 5 MB) can be dropped on the chat; left out: {0}', refused.join(', ')));
+  }
+
+  /** The chat history (agentd's saved sessions, with the names the user gave them) for the webview. */
+  async sendSessions() {
+    let sessions: any[] = [];
+    let error: string | undefined;
+    try { sessions = await this.chat.listSessions(); } catch (e: any) { error = requestError(e, 'list the chats').title; }
+    this.post({ type: 'sessions', sessions, names: this.views.names(), error });
+  }
+
   /** Shows another chat here; the one shown before goes on in the background. */
   show(chat: Chat) {
     if (chat === this.chat) return;
@@ -117,6 +160,15 @@ class Surface implements vscode.Disposable {
     if (this.ready) void this.webview.postMessage(m);
   }
 
+  /**
+   * Gives the chat input the focus: at once, or as soon as the webview has loaded (the first
+   * Ctrl+Alt+A after a window load creates the view, which is not ready when the command asks).
+   */
+  focusInput() {
+    if (this.ready) this.post({ type: 'focusInput' });
+    else this.focusWhenReady = true;
+  }
+
   async whenReady() {
     // A freshly created webview is ready only after its script ran.
     for (let i = 0; i < 50 && !this.ready; i++) await new Promise((r) => setTimeout(r, 100));
@@ -132,6 +184,7 @@ class Surface implements vscode.Disposable {
         this.sendReview();
         this.sendList();
         this.context.send();
+        if (this.focusWhenReady) { this.focusWhenReady = false; this.post({ type: 'focusInput' }); }
         return;
       case 'focus':
         return;
@@ -150,6 +203,9 @@ class Surface implements vscode.Disposable {
         return;
       case 'prompt':
         if (typeof m.text === 'string' && m.text.trim()) await this.chat.prompt(m.text.trim(), contextBlocks(m.context));
+        return;
+      case 'drop':
+        await this.drop(m.uris);
         return;
       case 'mentionQuery': {
         const items = await this.context.mentions(String(m.query ?? ''), String(m.sigil ?? '@')).catch(() => []);
@@ -198,11 +254,33 @@ class Surface implements vscode.Disposable {
       case 'openFile':
         if (typeof m.path === 'string') await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true });
         return;
-      case 'listSessions': {
-        let sessions: any[] = [];
-        let error: string | undefined;
-        try { sessions = await this.chat.listSessions(); } catch (e: any) { error = requestError(e, 'list the chats').title; }
-        this.post({ type: 'sessions', sessions, error });
+      case 'listSessions':
+        await this.sendSessions();
+        return;
+      case 'renameSession': {
+        const id = String(m.sessionId ?? '');
+        if (!id) return;
+        const title = await vscode.window.showInputBox({
+          title: vscode.l10n.t('agentd: Rename Chat'), value: typeof m.title === 'string' ? m.title : '',
+          prompt: vscode.l10n.t('The name the chat history shows (empty: the name agentd gave it)'),
+        });
+        if (title === undefined) return;
+        await this.views.rename(id, title.replace(/\s+/g, ' ').trim());
+        await this.sendSessions();
+        return;
+      }
+      case 'deleteSession': {
+        const id = String(m.sessionId ?? '');
+        if (!id) return;
+        const del = vscode.l10n.t('Delete');
+        const ok = await vscode.window.showWarningMessage(vscode.l10n.t('Delete the chat "{0}" from the history? This cannot be undone.', String(m.title || id)), { modal: true }, del);
+        if (ok !== del) return;
+        try {
+          await this.views.deleteSession(this.chat, id);
+        } catch (e: any) {
+          void vscode.window.showErrorMessage(vscode.l10n.t('agentd: {0}', requestError(e, 'delete the chat').title));
+        }
+        await this.sendSessions();
         return;
       }
       case 'loadSession':
@@ -236,6 +314,8 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private sidebarChat: Chat;
   private readonly panels = new Set<Surface>();
   private activeSurface: Surface | undefined;
+  /** The side bar's input is to take the focus once its view exists. */
+  private focusSidebar = false;
   private readonly disposables: vscode.Disposable[] = [];
   permissions: Permissions | undefined;
 
@@ -244,9 +324,13 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     readonly chats: Chats,
     readonly diffs: DiffContent,
     readonly review: Review,
+    private readonly memento: vscode.Memento,
   ) {
     this.sidebarChat = chats.create();
-    this.disposables.push(chats.onDidChange(() => { for (const s of this.surfaces()) s.sendList(); }));
+    // The side bar's chat of the last window comes back (editor tabs come back through their serializer).
+    const saved = memento.get<{ sessionId?: unknown; title?: unknown }>(SIDEBAR);
+    if (saved && typeof saved.sessionId === 'string') this.sidebarChat.restore(saved.sessionId, typeof saved.title === 'string' ? saved.title : undefined);
+    this.disposables.push(chats.onDidChange(() => { for (const s of this.surfaces()) s.sendList(); this.saveSidebar(); }));
     this.disposables.push(review.onDidChangeFiles(() => { for (const s of this.surfaces()) s.sendReview(); }));
   }
 
@@ -280,13 +364,15 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     const s = await this.revealChat(this.active, false);
     await s?.whenReady();
     s?.post({ type: 'attach', chip });
-    s?.post({ type: 'focusInput' });
+    s?.focusInput();
   }
 
   /** Shows the side bar's chat view. */
   async reveal(focusInput = false) {
+    // The view may be resolved only after the command returns: then resolveWebviewView focuses it.
+    if (focusInput) this.focusSidebar = true;
     await vscode.commands.executeCommand(`${ChatView.id}.focus`);
-    if (focusInput) this.sidebar?.post({ type: 'focusInput' });
+    if (focusInput && this.sidebar) { this.focusSidebar = false; this.sidebar.focusInput(); }
   }
 
   /** Brings a chat into sight: its editor tab if it has one, else the side bar, switched to it. */
@@ -295,7 +381,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     if (panel) {
       panel.panel!.reveal(undefined, false);
       this.activeSurface = panel;
-      if (focusInput) panel.post({ type: 'focusInput' });
+      if (focusInput) panel.focusInput();
       return panel;
     }
     this.showInSidebar(chat);
@@ -313,6 +399,25 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private showInSidebar(chat: Chat) {
     this.sidebarChat = chat;
     this.sidebar?.show(chat);
+    this.saveSidebar();
+  }
+
+  /** Keeps the side bar chat's session (only its id and title) for the next window. */
+  private saveSidebar() {
+    const c = this.sidebarChat;
+    if (c.restoring) return;
+    const v = c.state.sessionId && !isBlank(c.state) ? { sessionId: c.state.sessionId, title: chatTitle(c.state) } : undefined;
+    const old = this.memento.get<{ sessionId?: string }>(SIDEBAR);
+    if (old?.sessionId !== v?.sessionId || (old as any)?.title !== v?.title) void this.memento.update(SIDEBAR, v);
+  }
+
+  /** An editor-tab chat of the last window, given back by VS Code (its webview kept the session id). */
+  deserialize(panel: vscode.WebviewPanel, state: unknown) {
+    const st = state && typeof state === 'object' ? state as { sessionId?: unknown; title?: unknown } : {};
+    const chat = this.chats.create();
+    this.adopt(panel, chat);
+    if (typeof st.sessionId === 'string') chat.restore(st.sessionId, typeof st.title === 'string' ? st.title : undefined);
+    else void chat.start();
   }
 
   /** Shows a chat in a webview: an editor tab's (`where.panel`), else the side bar's. */
@@ -343,6 +448,30 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     const chat = isBlank(where.chat.state) && !where.chat.state.running ? where.chat : this.chats.create();
     this.display(where, chat);
     await chat.loadSession(sessionId, title);
+  }
+
+  /** The names the user gave saved chats, by session id (workspaceState: only this view state is kept). */
+  names(): Record<string, string> {
+    const v = this.memento.get<unknown>(NAMES);
+    return v && typeof v === 'object' ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+  }
+
+  /** Renames a saved chat ('' gives it agentd's name back); an open chat with it takes the name at once. */
+  async rename(sessionId: string, title: string) {
+    const names = this.names();
+    if (title) names[sessionId] = title; else delete names[sessionId];
+    await this.memento.update(NAMES, names);
+    const open = this.chats.bySession(sessionId);
+    if (open && title) open.dispatch({ type: 'update', sessionId, update: { sessionUpdate: 'session_info_update', title } });
+  }
+
+  /** Deletes a saved chat: closed first when it is open (its turn stops), then gone from agentd's history. */
+  async deleteSession(via: Chat, sessionId: string) {
+    const open = this.chats.bySession(sessionId);
+    if (open) this.closeChat(open);
+    await via.deleteSession(sessionId);
+    const names = this.names();
+    if (sessionId in names) { delete names[sessionId]; await this.memento.update(NAMES, names); }
   }
 
   /** Fork: the copy opens as a new chat where the original was shown; the original stays open. */
@@ -376,6 +505,17 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     if (there) { there.panel!.reveal(); this.activeSurface = there; return; }
     const panel = vscode.window.createWebviewPanel(ChatView.panelType, chatTitle(chat.state) || vscode.l10n.t('agentd: New Chat'),
       { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: true });
+    this.adopt(panel, chat);
+    if (chat === this.sidebarChat) {
+      const blank = this.blankChat(undefined);
+      this.showInSidebar(blank);
+      void blank.start();
+    }
+    void chat.start();
+  }
+
+  /** An editor tab becomes a chat's webview. */
+  private adopt(panel: vscode.WebviewPanel, chat: Chat) {
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'agentd.svg');
     const s = new Surface(panel.webview, panel, chat, this, () => panel.visible);
     this.panels.add(s);
@@ -386,12 +526,6 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       if (this.activeSurface === s) this.activeSurface = undefined;
       s.dispose();
     });
-    if (chat === this.sidebarChat) {
-      const blank = this.blankChat(undefined);
-      this.showInSidebar(blank);
-      void blank.start();
-    }
-    void chat.start();
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -399,6 +533,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     this.view = view;
     const s = new Surface(view.webview, undefined, this.sidebarChat, this, () => !!this.view && this.view.visible);
     this.sidebar = s;
+    if (this.focusSidebar) { this.focusSidebar = false; s.focusInput(); }
     view.onDidDispose(() => {
       if (this.view !== view) return;
       this.view = undefined;
@@ -435,6 +570,6 @@ async function insertCode(code: string, action: 'insert' | 'apply') {
 /** The content blocks of the chips the webview sent, only of the kinds a chip makes. */
 function contextBlocks(v: unknown): ContentBlock[] {
   if (!Array.isArray(v)) return [];
-  return v.filter((b: any) => (b?.type === 'resource_link' && typeof b.uri === 'string')
+  return v.filter((b: any) => validImageBlock(b) || (b?.type === 'resource_link' && typeof b.uri === 'string')
     || (b?.type === 'resource' && typeof b.resource?.uri === 'string' && typeof b.resource?.text === 'string'));
 }

@@ -62,9 +62,13 @@ export async function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(review);
   chats = new Chats(daemon, review);
   context.subscriptions.push(chats);
-  view = new ChatView(context.extensionUri, chats, diffs, review);
+  view = new ChatView(context.extensionUri, chats, diffs, review, context.workspaceState);
   registerInline(context, daemon);
   context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }));
+  // Editor-tab chats survive a window reload: VS Code gives their tabs back with the state their webview kept.
+  context.subscriptions.push(vscode.window.registerWebviewPanelSerializer(ChatView.panelType, {
+    deserializeWebviewPanel: async (panel, state) => view!.deserialize(panel, state),
+  }));
   permissions = new Permissions(chats, (sessionId) => view!.shown(sessionId), (sessionId) => view!.revealSession(sessionId));
   view.permissions = permissions;
   // The chat the commands act on: the one in the chat view or editor tab last used.

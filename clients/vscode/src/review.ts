@@ -5,7 +5,7 @@
 // the review when no hunk is left.
 import * as vscode from 'vscode';
 import * as path from 'path';
-import { Hunk, hunks, hunkStat, keepHunk, offsetOfLine, onlyRemovals, splitLines } from './pure/hunks';
+import { Hunk, hunkAt, hunkFrom, hunks, hunkStat, keepHunk, offsetOfLine, onlyRemovals, splitLines } from './pure/hunks';
 import { DIFF_SCHEME, DiffContent } from './diff';
 
 interface Reviewed { baseline: string; created: boolean }
@@ -33,10 +33,16 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
       // is checked as a possible end of the review too; see settle.
       vscode.workspace.onDidChangeTextDocument((e) => { if (this.files.has(key(e.document.uri))) this.settle(e.document, !e.document.isDirty); }),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
+      vscode.window.onDidChangeActiveTextEditor(() => this.setActiveContext()),
       vscode.commands.registerCommand('agentd.review.keep', (p: string, oldStart: number, newStart: number) => this.keep(p, oldStart, newStart)),
       vscode.commands.registerCommand('agentd.review.undo', (p: string, oldStart: number, newStart: number) => this.undo(p, oldStart, newStart)),
       vscode.commands.registerCommand('agentd.keepAll', () => this.keepAll()),
       vscode.commands.registerCommand('agentd.undoAll', () => this.undoAll()),
+      // The keyboard's way (issue 33 item 6): the hunk at the cursor, and the next or previous one.
+      vscode.commands.registerCommand('agentd.review.keepHunk', () => this.atCursor('keep')),
+      vscode.commands.registerCommand('agentd.review.undoHunk', () => this.atCursor('undo')),
+      vscode.commands.registerCommand('agentd.review.nextHunk', () => this.goTo(1)),
+      vscode.commands.registerCommand('agentd.review.previousHunk', () => this.goTo(-1)),
     );
   }
 
@@ -65,6 +71,38 @@ export class Review implements vscode.CodeLensProvider, vscode.Disposable {
     this.filesChanged.fire();
     this.decorate();
     void vscode.commands.executeCommand('setContext', 'agentd.reviewing', this.files.size > 0);
+    this.setActiveContext();
+  }
+
+  /** `agentd.reviewingFile`: the active editor's file has hunks under review (the hunk keys' `when`). */
+  private setActiveContext() {
+    const ed = vscode.window.activeTextEditor;
+    void vscode.commands.executeCommand('setContext', 'agentd.reviewingFile', !!ed && this.files.has(key(ed.document.uri)));
+  }
+
+  /** Keep or Undo the hunk at the active editor's cursor. */
+  private async atCursor(what: 'keep' | 'undo') {
+    const ed = vscode.window.activeTextEditor;
+    const h = ed && this.files.has(key(ed.document.uri)) ? hunkAt(this.hunksOf(ed.document), ed.selection.active.line) : undefined;
+    if (!ed || !h) {
+      void vscode.window.setStatusBarMessage(vscode.l10n.t('agentd: no change under review at the cursor'), 3000);
+      return;
+    }
+    if (what === 'keep') await this.keep(ed.document.uri.fsPath, h.oldStart, h.newStart);
+    else await this.undo(ed.document.uri.fsPath, h.oldStart, h.newStart);
+  }
+
+  /** Moves the cursor to the next (1) or previous (-1) hunk under review in the active editor. */
+  private goTo(dir: 1 | -1) {
+    const ed = vscode.window.activeTextEditor;
+    const h = ed && this.files.has(key(ed.document.uri)) ? hunkFrom(this.hunksOf(ed.document), ed.selection.active.line, dir) : undefined;
+    if (!ed || !h) {
+      void vscode.window.setStatusBarMessage(vscode.l10n.t('agentd: no change under review in this file'), 3000);
+      return;
+    }
+    const at = new vscode.Position(Math.min(h.newStart, Math.max(0, ed.document.lineCount - 1)), 0);
+    ed.selection = new vscode.Selection(at, at);
+    ed.revealRange(new vscode.Range(at, at), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   }
 
   private async current(p: string): Promise<vscode.TextDocument | undefined> {

@@ -4,71 +4,17 @@
 // Every string it shows goes through l10n.t (src/pure/l10n.ts says how; ./l10n loads the bundle).
 import './l10n';
 import * as l10n from '@vscode/l10n';
-import { Marked, Tokens } from 'marked';
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import c from 'highlight.js/lib/languages/c';
-import cpp from 'highlight.js/lib/languages/cpp';
-import css from 'highlight.js/lib/languages/css';
-import diff from 'highlight.js/lib/languages/diff';
-import go from 'highlight.js/lib/languages/go';
-import java from 'highlight.js/lib/languages/java';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import markdown from 'highlight.js/lib/languages/markdown';
-import python from 'highlight.js/lib/languages/python';
-import rust from 'highlight.js/lib/languages/rust';
-import sql from 'highlight.js/lib/languages/sql';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
 import {
   buttonLabel, buttonsFor, ChatState, ConfigOption, denyWithFeedbackLabel, Event, feedbackOption, initialState, Item, optionValues, reduce, slashMatches, usageText, costText, Diff, stdinSize,
 } from '../src/pure/viewmodel';
 import { diffRows } from '../src/pure/hunks';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
-import { ChatListEntry } from '../src/pure/chatlist';
+import { ChatListEntry, historyRows } from '../src/pure/chatlist';
+import { esc, Op, StreamMarkdown } from '../src/pure/markdown';
+import { droppedUris } from '../src/pure/drop';
 
-declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
-
-for (const [name, lang] of Object.entries({ bash, c, cpp, css, diff, go, java, javascript, json, markdown, python, rust, sql, typescript, xml, yaml })) {
-  hljs.registerLanguage(name, lang);
-}
-hljs.registerAliases(['sh', 'shell', 'zsh', 'console'], { languageName: 'bash' });
-hljs.registerAliases(['js', 'jsx', 'mjs'], { languageName: 'javascript' });
-hljs.registerAliases(['ts', 'tsx'], { languageName: 'typescript' });
-hljs.registerAliases(['html', 'svg'], { languageName: 'xml' });
-hljs.registerAliases(['golang'], { languageName: 'go' });
-hljs.registerAliases(['py'], { languageName: 'python' });
-hljs.registerAliases(['rs'], { languageName: 'rust' });
-hljs.registerAliases(['yml'], { languageName: 'yaml' });
-
-function esc(s: string): string {
-  return s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[ch]!));
-}
-
-const md = new Marked({ gfm: true, breaks: false });
-md.use({
-  renderer: {
-    // Raw HTML from the model is shown as text, never interpreted.
-    html(token: Tokens.HTML | Tokens.Tag) { return esc(token.text); },
-    code(token: Tokens.Code) {
-      const lang = (token.lang ?? '').trim().split(/\s+/)[0].toLowerCase();
-      let body: string;
-      try {
-        body = lang && hljs.getLanguage(lang) ? hljs.highlight(token.text, { language: lang, ignoreIllegals: true }).value : esc(token.text);
-      } catch { body = esc(token.text); }
-      return `<div class="code"><div class="code-head"><span>${esc(lang || 'text')}</span><span class="code-actions"><button class="copy" data-copy title="${esc(l10n.t('Copy to the clipboard'))}">${esc(l10n.t('Copy'))}</button><button class="copy" data-code-act="insert" title="${esc(l10n.t('Insert at the cursor in the active editor'))}">${esc(l10n.t('Insert'))}</button><button class="copy" data-code-act="apply" title="${esc(l10n.t("Replace the active editor's selection (or, with nothing selected, the whole file) in one undoable edit"))}">${esc(l10n.t('Apply'))}</button></span></div><pre><code class="hljs">${body}</code></pre></div>`;
-    },
-    link(token: Tokens.Link) { return `<a title="${esc(token.href)}">${esc(token.text)}</a>`; },
-    image(token: Tokens.Image) { return `<span class="img-alt">${esc(l10n.t('[image: {0}]', token.text || token.href))}</span>`; },
-  },
-});
-
-function renderMarkdown(text: string): string {
-  try { return md.parse(text, { async: false }) as string; } catch { return `<p>${esc(text)}</p>`; }
-}
 
 let state: ChatState = initialState();
 /** The open chat this webview shows, the list of them, and the unsent input of each other one. */
@@ -78,7 +24,7 @@ const drafts = new Map<string, string>();
 let sessions: any[] | null = null;
 let sessionsError = '';
 const revealed = new Map<number, number>(); // item index -> characters revealed so far
-const rendered = new Map<number, { el: HTMLElement; key: string }>();
+const rendered = new Map<number, { el: HTMLElement; key: string; live?: LiveMarkdown }>();
 
 // ---------- skeleton
 const app = document.getElementById('app')!;
@@ -151,7 +97,7 @@ let editorCtx: { file: Chip | null; selection: Chip | null } = { file: null, sel
 const chipsEl = $('.chips');
 function chipHtml(c: Chip, on: boolean): string {
   // Plain text marks: the webview's fonts may have no emoji.
-  const icon = c.kind === 'symbol' ? '#' : c.kind === 'selection' ? '§' : '@';
+  const icon = c.kind === 'symbol' ? '#' : c.kind === 'selection' ? '§' : c.kind === 'image' ? '▣' : '@';
   return on
     ? `<span class="chip on" data-kind="${c.kind}" title="${esc(c.id)}">${icon} ${esc(c.label)}<button class="chip-x" data-chip-remove="${esc(c.id)}" aria-label="${esc(l10n.t('Remove {0}', c.label))}">×</button></span>`
     : `<button class="chip off" data-kind="${c.kind}" data-chip-add="${esc(c.id)}" title="${esc(l10n.t('Add to the prompt: {0}', c.id))}">+ ${icon} ${esc(c.label)}</button>`;
@@ -170,6 +116,24 @@ chipsEl.addEventListener('click', (e) => {
     if (c) pinned = addChip(pinned, c);
   }
   renderChips();
+  input.focus();
+});
+
+// Files dropped on the chat (Shift while dragging from the explorer or the desktop, where VS
+// Code lets a webview take the drop) become chips: the extension reads what they are.
+app.addEventListener('dragover', (e) => {
+  if (!e.dataTransfer || ![...e.dataTransfer.types].some((t) => t === 'text/uri-list' || t === 'application/vnd.code.uri-list' || t === 'Files')) return;
+  e.preventDefault();
+  e.dataTransfer.dropEffect = 'copy';
+});
+app.addEventListener('drop', (e) => {
+  const dt = e.dataTransfer;
+  if (!dt) return;
+  const list = dt.getData('application/vnd.code.uri-list') || dt.getData('text/uri-list');
+  const uris = droppedUris(list);
+  if (!uris.length) return;
+  e.preventDefault();
+  vscode.postMessage({ type: 'drop', uris });
   input.focus();
 });
 
@@ -274,7 +238,12 @@ app.addEventListener('click', (e) => {
     sessions = null; sessionsError = '';
     renderHistory();
     h.hidden = false;
+    (h.querySelector('.history-search') as HTMLInputElement | null)?.focus();
     vscode.postMessage({ type: 'listSessions' });
+  } else if (act === 'rename-session') {
+    vscode.postMessage({ type: 'renameSession', sessionId: t.dataset.sid, title: t.dataset.title });
+  } else if (act === 'delete-session') {
+    vscode.postMessage({ type: 'deleteSession', sessionId: t.dataset.sid, title: t.dataset.title });
   } else if (act === 'switch-chat') {
     if (t.dataset.chat !== chatId) vscode.postMessage({ type: 'switchChat', chatId: t.dataset.chat });
   } else if (act === 'close-chat') {
@@ -366,13 +335,11 @@ function itemHtml(it: Item, index: number): string {
   switch (it.kind) {
     case 'user':
       return `<div class="msg user" role="article" aria-label="${esc(l10n.t('You'))}"${it.checkpointId ? ` data-checkpoint="${esc(it.checkpointId)}"` : ''}><div class="bubble">${esc(it.text).replace(/\n/g, '<br>')}</div>${it.checkpointId ? `<div class="checkpoint"><span class="checkpoint-line" aria-hidden="true"></span><button class="link-btn" data-act="restore" data-checkpoint="${esc(it.checkpointId)}" title="${esc(l10n.t('Put the files, the conversation or both back to how they were before this prompt'))}">${esc(l10n.t('Restore checkpoint'))}</button></div>` : ''}</div>`;
-    case 'agent': {
-      const n = revealed.get(index) ?? 0;
-      const caret = it.streaming || n < it.text.length ? '<span class="caret"></span>' : '';
-      return `<div class="msg agent${it.streaming ? ' streaming' : ''}" role="article" aria-label="${esc(l10n.t('agentd'))}"${it.streaming || caret ? ' aria-busy="true"' : ''}><div class="md">${renderMarkdown(it.text.slice(0, n))}${caret}</div></div>`;
-    }
+    case 'agent':
+      // An empty frame: LiveMarkdown renders the reply into it as it grows (renderLive).
+      return `<div class="msg agent" role="article" aria-label="${esc(l10n.t('agentd'))}"><div class="md"></div></div>`;
     case 'thought':
-      return `<details class="thought${it.streaming ? ' streaming' : ''}" data-id="${esc(it.id)}" aria-label="${esc(l10n.t("agentd's thinking"))}"${(it.streaming ? thoughtChoice.get(it.id) ?? true : thoughtChoice.get(it.id) ?? false) ? ' open' : ''}><summary><span class="shimmer">${esc(it.streaming ? l10n.t('Thinking…') : l10n.t('Thought'))}</span></summary><div class="md">${renderMarkdown(it.text)}</div></details>`;
+      return `<details class="thought" data-id="${esc(it.id)}" aria-label="${esc(l10n.t("agentd's thinking"))}"><summary><span class="shimmer"></span></summary><div class="md"></div></details>`;
     case 'tool': {
       const diffs = diffButtons(index, it.diffs);
       // A running program's output shows as it comes (the tail, open); a finished one folds.
@@ -449,10 +416,98 @@ function changeName(change: string): string {
 /** Per Changes list (by item id), its files still under review, as the extension last said. */
 let reviewOpen = new Map<string, string[]>();
 
-function itemKey(it: Item, index: number): string {
-  if (it.kind === 'agent') return `${it.streaming}:${revealed.get(index) ?? 0}:${it.text.length}`;
+function itemKey(it: Item): string {
   if (it.kind === 'changes') return JSON.stringify([it, reviewOpen.get(it.id) ?? null]);
   return JSON.stringify(it);
+}
+
+// ---------- streamed replies and thoughts (issue 33 item 3): rendered as they grow, not again
+// whole on every frame. StreamMarkdown (src/pure/markdown.ts) says what changed; only the open
+// last block is rendered again, and not more often than its rendering cost allows, so that a long
+// open block (a paragraph of a thousand lines) takes at most about a quarter of the time.
+class LiveMarkdown {
+  private readonly stream = new StreamMarkdown();
+  private readonly tail = document.createElement('div');
+  private codeTail: HTMLElement | undefined;
+  private tailHtml = '';
+  private codeTailHtml = '';
+  /** Characters of the text rendered; the text was final. */
+  shown = 0;
+  finished = false;
+  private next = 0;
+  constructor(readonly id: string, readonly root: HTMLElement) {
+    this.tail.className = 'md-tail';
+    root.appendChild(this.tail);
+  }
+  /** Renders `text` (what came before, and more); false when it has to wait for a later frame. */
+  render(text: string, final: boolean): boolean {
+    if (this.finished || (text.length === this.shown && !final)) return true;
+    const t0 = performance.now();
+    if (!final && t0 < this.next) return false;
+    this.apply(this.stream.update(text, final));
+    this.shown = text.length;
+    this.finished = final;
+    const t1 = performance.now();
+    this.next = t1 + Math.min(1000, 3 * (t1 - t0));
+    return true;
+  }
+  private apply(ops: Op[]) {
+    for (const o of ops) {
+      switch (o.op) {
+        case 'block': this.tail.insertAdjacentHTML('beforebegin', o.html); break;
+        case 'codeOpen': {
+          this.tail.insertAdjacentHTML('beforebegin', o.html);
+          const code = this.tail.previousElementSibling?.querySelector('code');
+          this.codeTail = document.createElement('span');
+          this.codeTailHtml = '';
+          code?.appendChild(this.codeTail);
+          break;
+        }
+        case 'code': this.codeTail?.insertAdjacentHTML('beforebegin', o.html); break;
+        case 'codeTail': if (this.codeTail && this.codeTailHtml !== o.html) { this.codeTail.innerHTML = o.html; this.codeTailHtml = o.html; } break;
+        case 'codeClose': this.codeTail?.remove(); this.codeTail = undefined; break;
+        case 'tail': if (this.tailHtml !== o.html) { this.tail.innerHTML = o.html; this.tailHtml = o.html; } break;
+      }
+    }
+  }
+}
+
+/** Some streamed text still waits for a frame to render it in (LiveMarkdown's pacing). */
+let liveBehind = false;
+function renderLive(it: Extract<Item, { kind: 'agent' | 'thought' }>, i: number) {
+  let r = rendered.get(i);
+  const n = it.kind === 'agent' ? revealed.get(i) ?? 0 : it.text.length;
+  if (!r?.live || r.live.id !== it.id || n < r.live.shown) {
+    const wrap = document.createElement('div');
+    wrap.className = 'item';
+    wrap.innerHTML = itemHtml(it, i);
+    if (r) r.el.replaceWith(wrap); else messages.appendChild(wrap);
+    r = { el: wrap, key: '', live: new LiveMarkdown(it.id, wrap.querySelector('.md') as HTMLElement) };
+    rendered.set(i, r);
+  }
+  const live = r.live!;
+  const text = it.text.slice(0, n);
+  const final = !it.streaming && n >= it.text.length;
+  if (!live.render(text, final)) liveBehind = true;
+  const busy = it.streaming || !live.finished;
+  // The frame's state, written only when it changed (the DOM is not touched on every frame).
+  const key = `${it.streaming}:${busy}:${it.kind === 'thought' ? thoughtChoice.get(it.id) ?? '' : ''}`;
+  if (r.key === key) return;
+  r.key = key;
+  if (it.kind === 'agent') {
+    const msg = r.el.querySelector('.msg') as HTMLElement;
+    msg.classList.toggle('streaming', it.streaming);
+    if (busy) msg.setAttribute('aria-busy', 'true'); else msg.removeAttribute('aria-busy');
+    let caret = live.root.querySelector(':scope > .caret');
+    if (busy && !caret) { caret = document.createElement('span'); caret.className = 'caret'; live.root.appendChild(caret); }
+    if (!busy) caret?.remove();
+  } else {
+    const det = r.el.querySelector('details.thought') as HTMLDetailsElement;
+    det.classList.toggle('streaming', it.streaming);
+    det.open = it.streaming ? thoughtChoice.get(it.id) ?? true : thoughtChoice.get(it.id) ?? false;
+    (det.querySelector('.shimmer') as HTMLElement).textContent = it.streaming ? l10n.t('Thinking…') : l10n.t('Thought');
+  }
+  announceIfDone(it, i, r.el);
 }
 
 function renderItems() {
@@ -460,7 +515,8 @@ function renderItems() {
   for (const [i, r] of rendered) if (i >= state.items.length) { r.el.remove(); rendered.delete(i); }
   const atBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
   state.items.forEach((it, i) => {
-    const key = itemKey(it, i);
+    if (it.kind === 'agent' || it.kind === 'thought') { renderLive(it, i); return; }
+    const key = itemKey(it);
     const r = rendered.get(i);
     if (r && r.key === key) return;
     const wrap = document.createElement('div');
@@ -564,12 +620,20 @@ function modeChoices(): { configId: string; values: { value: string; name: strin
   };
 }
 
+/** Sets an element's HTML only when it differs from what was set last (renderChrome runs every frame of a stream). */
+const lastHtml = new WeakMap<Element, string>();
+function setHtml(el: Element, html: string) {
+  if (lastHtml.get(el) === html) return;
+  lastHtml.set(el, html);
+  el.innerHTML = html;
+}
+
 function renderChrome() {
   const ready = state.daemon.status === 'ready';
   // modes
   const m = modeChoices();
   const current = state.mode ?? 'ask';
-  $('.modes').innerHTML = m.values.map((v) => `<button role="radio" aria-checked="${v.value === current}" class="mode${v.value === current ? ' on' : ''}" data-act="mode" data-config="${esc(m.configId)}" data-value="${esc(v.value)}" title="${esc(l10n.t('{0} mode', v.name))}"${ready ? '' : ' disabled'}>${esc(v.name.replace(/^./, (ch) => ch.toUpperCase()))}</button>`).join('');
+  setHtml($('.modes'), m.values.map((v) => `<button role="radio" aria-checked="${v.value === current}" class="mode${v.value === current ? ' on' : ''}" data-act="mode" data-config="${esc(m.configId)}" data-value="${esc(v.value)}" title="${esc(l10n.t('{0} mode', v.name))}"${ready ? '' : ' disabled'}>${esc(v.name.replace(/^./, (ch) => ch.toUpperCase()))}</button>`).join(''));
   // model
   const model = state.configOptions.find((c: ConfigOption) => c.category === 'model' || c.id === 'model');
   const sel = $<HTMLSelectElement>('.model');
@@ -588,22 +652,22 @@ function renderChrome() {
   else {
     banner.hidden = false;
     banner.className = `banner ${state.daemon.status}`;
-    banner.innerHTML = state.daemon.status === 'starting'
+    setHtml(banner, state.daemon.status === 'starting'
       ? `<span>${esc(state.daemon.message ?? l10n.t('Starting agentd…'))}</span>`
-      : `<strong>${esc(l10n.t('agentd is not running.'))}</strong> <span>${esc(state.daemon.message ?? '')}</span><div class="banner-actions"><button data-act="restart">${esc(l10n.t('Restart agentd'))}</button><button class="secondary" data-act="logs">${esc(l10n.t('Show Logs'))}</button></div>`;
+      : `<strong>${esc(l10n.t('agentd is not running.'))}</strong> <span>${esc(state.daemon.message ?? '')}</span><div class="banner-actions"><button data-act="restart">${esc(l10n.t('Restart agentd'))}</button><button class="secondary" data-act="logs">${esc(l10n.t('Show Logs'))}</button></div>`);
   }
   // plan
   const plan = $('.plan');
   if (state.plan.length) {
     plan.hidden = false;
     const icon: Record<string, string> = { completed: '✓', in_progress: '◐', pending: '○' };
-    plan.innerHTML = `<div class="section-title">${esc(l10n.t('Plan'))}</div><ol>${state.plan.map((p) => `<li class="plan-${esc(p.status ?? 'pending')}"><span class="plan-icon">${icon[p.status ?? 'pending'] ?? '○'}</span>${esc(p.content)}</li>`).join('')}</ol>`;
+    setHtml(plan, `<div class="section-title">${esc(l10n.t('Plan'))}</div><ol>${state.plan.map((p) => `<li class="plan-${esc(p.status ?? 'pending')}"><span class="plan-icon">${icon[p.status ?? 'pending'] ?? '○'}</span>${esc(p.content)}</li>`).join('')}</ol>`);
   } else plan.hidden = true;
   // queue
   const q = $('.queued');
   if (state.queued.length) {
     q.hidden = false;
-    q.innerHTML = `<div class="section-title">${esc(l10n.t('Queued'))}</div>${state.queued.map((x) => `<div class="queued-item">${esc(x.text)}</div>`).join('')}`;
+    setHtml(q, `<div class="section-title">${esc(l10n.t('Queued'))}</div>${state.queued.map((x) => `<div class="queued-item">${esc(x.text)}</div>`).join('')}`);
   } else q.hidden = true;
   // usage meter
   const meter = $('.meter');
@@ -648,13 +712,27 @@ function renderChatList() {
   (nav.querySelector('.chat-row.current') as HTMLElement | null)?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
 }
 
+// The chat history: agentd's saved chats (with the names the user gave them), searched as one
+// types, each to load, rename or delete.
+let sessionNames: Record<string, string> = {};
 function renderHistory() {
   const h = $('.history');
+  if (!h.querySelector('.history-search')) {
+    h.innerHTML = `<div class="section-title">${esc(l10n.t('Chats'))}</div><input class="history-search" type="search" placeholder="${esc(l10n.t('Search chats'))}" aria-label="${esc(l10n.t('Search chats'))}"><div class="history-list" role="list"></div>`;
+    h.querySelector('.history-search')!.addEventListener('input', renderHistory);
+  }
+  const query = (h.querySelector('.history-search') as HTMLInputElement).value;
   const cur = state.sessionId;
-  h.innerHTML = `<div class="section-title">${esc(l10n.t('Chats'))}</div>${sessionsError ? `<div class="notice error">${esc(sessionsError)}</div>`
+  const rows = historyRows(sessions, sessionNames, query);
+  (h.querySelector('.history-list') as HTMLElement).innerHTML = sessionsError ? `<div class="notice error">${esc(sessionsError)}</div>`
     : sessions === null ? `<div class="muted">${esc(l10n.t('Loading…'))}</div>`
-      : sessions.length === 0 ? `<div class="muted">${esc(l10n.t('No saved chats yet.'))}</div>`
-        : sessions.map((s) => `<button class="session${s.sessionId === cur ? ' current' : ''}" data-session="${esc(s.sessionId)}" data-title="${esc(s.title ?? '')}"><span>${esc(s.title || s.sessionId)}</span><span class="muted">${esc(s.updatedAt ? new Date(s.updatedAt).toLocaleString() : '')}</span></button>`).join('')}`;
+      : !rows.length ? `<div class="muted">${esc(query ? l10n.t('No saved chat matches.') : l10n.t('No saved chats yet.'))}</div>`
+        : rows.map((s) => {
+          const title = s.title || s.sessionId;
+          return `<div class="session-row" role="listitem"><button class="session${s.sessionId === cur ? ' current' : ''}" data-session="${esc(s.sessionId)}" data-title="${esc(s.title ?? '')}"><span>${esc(title)}</span><span class="muted">${esc(s.updatedAt ? new Date(s.updatedAt).toLocaleString() : '')}</span></button>`
+            + `<button class="link-btn" data-act="rename-session" data-sid="${esc(s.sessionId)}" data-title="${esc(s.title ?? '')}" aria-label="${esc(l10n.t('Rename chat: {0}', title))}">${esc(l10n.t('Rename'))}</button>`
+            + `<button class="link-btn" data-act="delete-session" data-sid="${esc(s.sessionId)}" data-title="${esc(title)}" aria-label="${esc(l10n.t('Delete chat: {0}', title))}">${esc(l10n.t('Delete'))}</button></div>`;
+        }).join('');
 }
 
 // ---------- token-by-token reveal: advance each streaming reply towards its full text
@@ -666,20 +744,32 @@ function tick() {
     if (it.kind !== 'agent') return;
     const n = revealed.get(i) ?? 0;
     if (n < it.text.length) {
-      const step = Math.max(2, Math.ceil((it.text.length - n) / 8));
+      // A finished reply is shown whole at once; a streaming one catches up within a few frames.
+      const step = it.streaming ? Math.max(4, Math.ceil((it.text.length - n) / 4)) : it.text.length - n;
       revealed.set(i, Math.min(it.text.length, n + step));
       more = true;
     }
   });
+  liveBehind = false;
   renderItems();
   renderChrome();
-  if (more) schedule();
+  if (more || liveBehind) schedule();
 }
 function schedule() { if (!frame) frame = requestAnimationFrame(tick); }
+
+/** What VS Code keeps of this webview for a window reload: the chat's session (an editor tab's chat comes back with it). */
+let keptSession = '';
+function keepSession() {
+  const key = `${state.sessionId ?? ''}\n${state.title ?? ''}`;
+  if (key === keptSession) return;
+  keptSession = key;
+  vscode.setState({ sessionId: state.sessionId, title: state.title });
+}
 
 window.addEventListener('message', (e) => {
   const m = e.data;
   if (!m || typeof m !== 'object') return;
+  queueMicrotask(keepSession);
   if (m.type === 'snapshot') {
     const switched = typeof m.chatId === 'string' && m.chatId !== chatId;
     if (switched && chatId) {
@@ -710,14 +800,16 @@ window.addEventListener('message', (e) => {
     const ev = m.event as Event;
     if (ev.type === 'reset') { messages.innerHTML = ''; rendered.clear(); revealed.clear(); $('.history').hidden = true; }
     state = reduce(state, ev);
-    // A queued prompt that a Stop did not send comes back into the input, unless it holds text.
-    if (ev.type === 'turnEnded' && state.restored && !input.value.trim()) {
+    // A queued prompt that a Stop did not send, or the prompt of a turn a restore took back, comes
+    // back into the input (to edit and send again), unless the input holds text.
+    if ((ev.type === 'turnEnded' || ev.type === 'dropTurn') && state.restored && !input.value.trim()) {
       input.value = state.restored;
       input.focus();
     }
     schedule();
   } else if (m.type === 'sessions') {
     sessions = m.sessions ?? [];
+    sessionNames = m.names && typeof m.names === 'object' ? m.names : {};
     sessionsError = m.error ?? '';
     renderHistory();
   } else if (m.type === 'review') {

@@ -91,3 +91,25 @@ export class HeldUpdates<U> {
 
   get size(): number { return this.held.size; }
 }
+
+/** A saved chat of `agent/session/list`, as the history shows it. */
+export interface SavedChat { sessionId: string; title?: string; updatedAt?: string }
+
+/**
+ * The chat history's rows: the well-formed entries of `agent/session/list`, each with the name the
+ * user gave it (`names`, by session id) over agentd's title, those matching `query` (every word
+ * of it in the name or the id, any case), newest first.
+ */
+export function historyRows(sessions: unknown, names: Record<string, string>, query = ''): SavedChat[] {
+  if (!Array.isArray(sessions)) return [];
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  return sessions
+    .filter((s: any) => typeof s?.sessionId === 'string')
+    .map((s: any) => ({
+      sessionId: s.sessionId as string,
+      title: (typeof names[s.sessionId] === 'string' && names[s.sessionId]) || (typeof s.title === 'string' ? s.title : undefined),
+      updatedAt: typeof s.updatedAt === 'string' ? s.updatedAt : undefined,
+    }))
+    .filter((s) => words.every((w) => `${s.title ?? ''} ${s.sessionId}`.toLowerCase().includes(w)))
+    .sort((a, b) => (b.updatedAt ?? '').localeCompare(a.updatedAt ?? ''));
+}

@@ -41,7 +41,7 @@ const WRAPPED = /^(?:Error:\s*)?Request [\w/$.]+ failed(?: unexpectedly)?(?: wit
 
 /** What the user was doing when a request failed, as the phrase that ends "Could not …". */
 export type Doing = 'do that' | 'list the chats' | 'start a chat' | 'send the prompt' | 'finish the turn'
-  | 'restore the checkpoint' | 'fork the conversation' | 'load the chat' | 'change the setting';
+  | 'restore the checkpoint' | 'fork the conversation' | 'load the chat' | 'change the setting' | 'delete the chat';
 
 function doingText(doing: Doing): string {
   switch (doing) {
@@ -54,6 +54,7 @@ function doingText(doing: Doing): string {
     case 'fork the conversation': return l10n.t('fork the conversation');
     case 'load the chat': return l10n.t('load the chat');
     case 'change the setting': return l10n.t('change the setting');
+    case 'delete the chat': return l10n.t('delete the chat');
   }
 }
 

@@ -130,3 +130,17 @@ export function diffRows(a: string, b: string, context = 1, maxRows = 80): { row
   if (hs.length && shownTo < x.length) push({ kind: 'gap', text: '' });
   return { rows, hidden };
 }
+
+/** The hunk the editor's line `line` (0-based) is in: one of its new lines, or where its removed lines were. */
+export function hunkAt(hs: Hunk[], line: number): Hunk | undefined {
+  return hs.find((h) => (h.newLines.length ? line >= h.newStart && line < h.newStart + h.newLines.length : line === h.newStart));
+}
+
+/** The hunk after (`dir` 1) or before (-1) line `line`, going round at the file's end; undefined when there is none. */
+export function hunkFrom(hs: Hunk[], line: number, dir: 1 | -1): Hunk | undefined {
+  if (!hs.length) return undefined;
+  const sorted = [...hs].sort((a, b) => a.newStart - b.newStart);
+  if (dir === 1) return sorted.find((h) => h.newStart > line) ?? sorted[0];
+  const here = hunkAt(sorted, line);
+  return [...sorted].reverse().find((h) => h.newStart < line && h !== here) ?? sorted[sorted.length - 1];
+}

@@ -7,7 +7,7 @@ export interface Chip {
   /** Stable across re-sends of the same thing (a file's URI, a selection's URI with its lines). */
   id: string;
   label: string;
-  kind: 'file' | 'symbol' | 'selection';
+  kind: 'file' | 'symbol' | 'selection' | 'image';
   block: ContentBlock;
 }
 

@@ -76,7 +76,7 @@ export interface ChatState {
   /** The session's checkpoints, newest first (`agent/x/checkpoints/list`). */
   checkpoints: Checkpoint[];
   daemon: { status: DaemonStatus; message?: string };
-  /** Prompts queued behind a stopped turn, given back to the input (cleared by the next prompt). */
+  /** Prompts queued behind a stopped turn, or the prompt of a turn a restore dropped, given back to the input (cleared by the next prompt). */
   restored?: string;
   /** Texts of prompts shown locally whose `user_message_chunk` echo is still to come. */
   echoes: string[];
@@ -477,7 +477,12 @@ export function reduce(s: ChatState, e: Event): ChatState {
       return s;
     case 'dropTurn': {
       const i = s.items.findIndex((it) => it.kind === 'user' && it.checkpointId === e.checkpointId);
-      if (i >= 0) s.items.splice(i);
+      if (i >= 0) {
+        // The prompt that started the dropped turn goes back to the input, to edit and send again.
+        const u = s.items[i] as Extract<Item, { kind: 'user' }>;
+        s.restored = u.text;
+        s.items.splice(i);
+      }
       s.plan = [];
       return s;
     }

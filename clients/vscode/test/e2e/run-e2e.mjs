@@ -11,6 +11,8 @@
 //   SHOT_MIDTURN  where to save the README screenshot (optional); THEME  a workbench.colorTheme
 //   SHOT_REVIEW_DIR  where to save the review screenshots (review-chat.png, review-editor.png, review-deny.png)
 //   SHOT_CHATS  where to save the screenshot of two chats side by side (the side bar and an editor tab)
+//   RENDER_WAIT_S (180)  how long the 2,000-line bench waits for a reply; RENDER_LAG_MS (1000)  the
+//     most it may show after its last chunk; RENDER_PROFILE  log where the page's main thread spends 10 s of it
 //   PORT (18080), FAKE_PORT (18181), FIM_PORT (FAKE_PORT+1), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (600), ONLY (a regular expression test names must match)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -103,10 +105,13 @@ for (const d of ['ud/User', 'ext', 'xdg', 'chrome', 'ws']) fs.mkdirSync(path.joi
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 fs.writeFileSync(A_TXT, A_TEXT);
 // Files of their own for the tests that must not depend on what earlier tests left in a.txt.
-for (const f of ['fold.txt', 'code.txt', 'mention.txt', 'hidden.txt', 'typing.txt', 'fim.txt']) fs.writeFileSync(path.join(WS, f), f === 'mention.txt' ? 'the mentioned body 42\n' : 'hello world\nsecond line\n');
+for (const f of ['fold.txt', 'code.txt', 'mention.txt', 'hidden.txt', 'typing.txt', 'fim.txt', 'bench.txt']) fs.writeFileSync(path.join(WS, f), f === 'mention.txt' ? 'the mentioned body 42\n' : 'hello world\nsecond line\n');
 fs.writeFileSync(path.join(WS, 'bad.json'), '{\n  "name": "demo",,\n  "version": \n}\n');
 // The review tests' files, there from the start so that quick open has indexed them.
 for (const f of ['r1.txt', 'r2.txt', 'r3.txt']) fs.writeFileSync(path.join(WS, f), '\n');
+// A 1x1 PNG for the drop test.
+fs.writeFileSync(path.join(WS, 'dot.png'), Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+fs.writeFileSync(path.join(WS, 'r4.txt'), Array.from({ length: 10 }, (_, i) => `a${i}\n`).join(''));
 const userSettings = {
   'workbench.startupEditor': 'none',
   'telemetry.telemetryLevel': 'off',
@@ -593,6 +598,52 @@ try {
     await chat().locator('.tool', { hasText: 'a.txt' }).first().waitFor({ timeout: 15000 });
   });
 
+  await test('the chat history is searched as one types; a chat is renamed and deleted', async () => {
+    // Issue 33 item 8: a history to search, rename and delete.
+    await startFake('history', { title: 'Zebra migration plan', turns: [{ text: 'Noted the zebra.' }] });
+    await newChat();
+    await sendInChat('Plan the zebra migration');
+    await chatSays('Noted the zebra.', 30000);
+    await waitFor('the chat named', async () => (await chat().locator('.state-text').innerText()).includes('Zebra'), 15000).catch(() => {});
+    const open = async () => {
+      if (await chat().locator('.history').isHidden()) await chat().locator('button[data-act="history"]').click();
+      await chat().locator('.history .history-search').waitFor({ timeout: 10000 });
+    };
+    await open();
+    const rows = chat().locator('.history .session-row');
+    await waitFor('the zebra chat in the history', async () => (await rows.filter({ hasText: 'Zebra migration plan' }).count()) === 1, 15000);
+    const all = await rows.count();
+    if (all < 2) throw new Error(`the history lists ${all} chat(s): the earlier tests' are missing`);
+    // Search: only the matching chat is left.
+    await chat().locator('.history .history-search').fill('zebra MIGRATION');
+    await waitFor('only the zebra chat listed', async () => (await rows.count()) === 1, 5000);
+    await chat().locator('.history .history-search').fill('no chat is called this');
+    await chat().locator('.history', { hasText: 'No saved chat matches.' }).waitFor({ timeout: 5000 });
+    await chat().locator('.history .history-search').fill('zebra');
+    // Rename: the history and the open chat take the new name.
+    await rows.first().locator('button[data-act="rename-session"]').click();
+    const box = page.locator('.quick-input-widget', { hasText: 'Rename Chat' });
+    await box.waitFor({ timeout: 10000 });
+    await box.locator('input').fill('Giraffe plan');
+    await page.keyboard.press('Enter');
+    await open();
+    await chat().locator('.history .history-search').fill('giraffe');
+    await waitFor('the renamed chat listed under its new name', async () => (await rows.filter({ hasText: 'Giraffe plan' }).count()) === 1, 10000);
+    await waitFor('the open chat took the new name', async () => (await chat().locator('.state-text').innerText()).includes('Giraffe plan'), 10000);
+    // Delete: asked first, then gone from the history (agentd's too) and closed.
+    const sid = await rows.first().locator('button.session').getAttribute('data-session');
+    await rows.first().locator('button[data-act="delete-session"]').click();
+    const dialog = page.locator('.monaco-dialog-box', { hasText: 'Delete the chat' });
+    await dialog.waitFor({ timeout: 10000 });
+    await dialog.locator('.monaco-button', { hasText: /^Delete$/ }).click();
+    await open();
+    await chat().locator('.history .history-search').fill('');
+    await waitFor('the deleted chat gone from the history', async () => (await rows.count()) === all - 1 && !(await rows.filter({ hasText: 'Giraffe' }).count()), 10000);
+    if (!agentdLog().includes("Sending request 'agent/session/delete")) throw new Error('no agent/session/delete reached agentd');
+    if (await chat().locator('.msg.user', { hasText: 'Plan the zebra migration' }).count()) throw new Error(`the deleted chat ${sid} is still shown`);
+    await page.keyboard.press('Escape');
+  });
+
   await test('review: a Changes list, Keep and Undo per hunk, restore a checkpoint, deny with feedback', async () => {
     const R1 = path.join(WS, 'r1.txt'), R2 = path.join(WS, 'r2.txt');
     const R1_TEXT = 'alpha\nbeta\ngamma\ndelta\nepsilon\n', R2_TEXT = 'one\ntwo\nthree\n';
@@ -666,6 +717,9 @@ try {
     await waitFor('r1.txt restored in the editor', async () => (await editorText()).includes('epsilon'), 10000);
     if ((await editorText()).includes('EPSILON')) throw new Error('r1.txt was not restored');
     if (await chat().locator('.msg.user', { hasText: 'Uppercase some words' }).count()) throw new Error('the restored turn is still in the chat');
+    // Its prompt is back in the input, to edit and send again (issue 33 item 8).
+    await waitFor('the restored prompt back in the input', async () => (await chat().locator('textarea.input').inputValue()).startsWith('Uppercase some words'), 10000);
+    await chat().locator('textarea.input').fill('');
     // Deny with feedback: the correction reaches the model and the turn goes on.
     await sendInChat('Now uppercase three in r2.txt');
     const deny = chat().locator('.permission:not(.done) button', { hasText: 'Deny with feedback' });
@@ -755,6 +809,42 @@ try {
       .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await lens(/./).allInnerTexts())}`); });
     await waitFor('no review markers after that revert', async () => (await markers.count()) === 0, 10000);
     await waitFor('the third Changes list says the review is over', async () => (await third.locator('button', { hasText: /^(Keep All|Undo All)$/ }).count()) === 0, 10000);
+  });
+
+  await test('keyboard: keep, undo and go to the next or previous change under review', async () => {
+    // Issue 33 item 6: the review's Keep and Undo were CodeLenses only, to be clicked.
+    await startFake('hunkkeys', { title: 'Hunk keys', turns: [
+      { toolCalls: [{ id: 'call_k', name: 'edit_file', arguments: { path: 'r4.txt', edits: [{ old_text: 'a2', new_text: 'A2' }, { old_text: 'a5', new_text: 'A5' }, { old_text: 'a8', new_text: 'A8' }] } }], chunkDelayMs: 5 },
+      { text: 'Hunk keys turn done.' },
+    ] });
+    await openFile('r4.txt');
+    await newChat();
+    await sendInChat('Uppercase a2, a5 and a8 in r4.txt');
+    const allow = chat().locator('.permission:not(.done) button', { hasText: 'Allow once' }).first();
+    await allow.waitFor({ timeout: 60000 });
+    await waitFor('the card armed', async () => (await chat().locator('.permission button[data-arming]').count()) === 0, 5000);
+    await allow.click();
+    await chatSays('Hunk keys turn done.', 30000);
+    const lens = (re) => page.locator('.editor-group-container.active .codelens-decoration a').filter({ hasText: re });
+    await waitFor('three hunks to review', async () => (await lens(/^Undo$/).count()) === 3, 15000);
+    const line = async () => Number(/Ln (\d+)/.exec(await page.locator('.statusbar-item', { hasText: /Ln \d+/ }).first().innerText())?.[1]);
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Alt+F5');
+    await waitFor('the cursor on the first change (line 3)', async () => (await line()) === 3, 5000).catch(async (e) => { throw new Error(`${e.message}: at line ${await line()}`); });
+    await page.keyboard.press('Control+Alt+Enter');
+    await waitFor('two hunks left after the keep', async () => (await lens(/^Undo$/).count()) === 2, 10000);
+    await page.keyboard.press('Alt+F5');
+    await waitFor('the cursor on the second change (line 6)', async () => (await line()) === 6, 5000).catch(async (e) => { throw new Error(`${e.message}: at line ${await line()}`); });
+    await page.keyboard.press('Control+Alt+Backspace');
+    await waitFor('one hunk left after the undo', async () => (await lens(/^Undo$/).count()) === 1, 10000);
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Shift+Alt+F5');
+    await waitFor('the cursor on the last change (line 9), round the start', async () => (await line()) === 9, 5000).catch(async (e) => { throw new Error(`${e.message}: at line ${await line()}`); });
+    await page.keyboard.press('Control+Alt+Enter');
+    await waitFor('nothing left to review', async () => (await lens(/^(Keep|Undo)/).count()) === 0, 10000);
+    const t = await editorText();
+    if (!(t.includes('A2') && t.includes('a5') && !t.includes('A5') && t.includes('A8'))) throw new Error(`kept A2 and A8, undid A5: the editor has ${JSON.stringify(t)}`);
   });
 
   await test('/undo puts the last turn\'s files back; Fork Conversation continues in a copy', async () => {
@@ -1269,6 +1359,251 @@ try {
     await chat().locator('.permission .answered', { hasText: 'Denied' }).waitFor({ timeout: 5000 });
     await waitFor('the input has the focus after the answer', inputFocused, 5000);
     await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 30000);
+  });
+
+  await test('chats survive a window reload: the side bar\'s and an editor tab\'s', async () => {
+    // Issue 33 item 8: a reload left one blank chat; the chats and the tabs were gone.
+    await startFake('reload', { title: 'Reload chat', turns: [{ text: 'Walrus noted.' }, { text: 'Narwhal noted.' }] });
+    await newChat();
+    await sendInChat('Remember the walrus');
+    await chatSays('Walrus noted.', 30000);
+    await runCommand('agentd: Move Chat to Editor');
+    const tab = await chatIn('editor');
+    await tab.locator('.msg.user', { hasText: 'Remember the walrus' }).waitFor({ timeout: 15000 });
+    const side = await chatIn('side');
+    await sendIn(side, 'Remember the narwhal');
+    await side.locator('.messages', { hasText: 'Narwhal noted.' }).waitFor({ timeout: 30000 });
+    await sleep(1500); // the webviews' kept state reaches the workbench's storage
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
+    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+    await runCommand('agentd: Open Chat');
+    const side2 = await chatIn('side');
+    await side2.locator('.msg.user', { hasText: 'Remember the narwhal' }).waitFor({ timeout: 30000 })
+      .catch((e) => { throw new Error(`the side bar's chat did not come back: ${e.message}`); });
+    await side2.locator('.messages', { hasText: 'Narwhal noted.' }).waitFor({ timeout: 10000 });
+    await page.locator('.tab', { hasText: /Reload chat|Remember the walrus/ }).first().click({ timeout: 15000 })
+      .catch((e) => { throw new Error(`the editor tab's chat did not come back: ${e.message}`); });
+    const tab2 = await chatIn('editor');
+    await tab2.locator('.msg.user', { hasText: 'Remember the walrus' }).waitFor({ timeout: 30000 });
+    await tab2.locator('.messages', { hasText: 'Walrus noted.' }).waitFor({ timeout: 10000 });
+    await page.locator('.tab.active .codicon-close, .tab.active .tab-actions a').first().click().catch(() => {});
+  });
+
+  await test('keyboard: the first Ctrl+Alt+A after a window load gives the chat input the focus', async () => {
+    // Issue 33 item 6: the command created the view and asked its input to take the focus before
+    // the webview had loaded, and the request was dropped.
+    await runCommand('View: Show Explorer');
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
+    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+    const before = await page.locator('iframe.webview').count();
+    if (before) log(`${before} webview(s) already loaded after the reload`);
+    await page.locator('.part.editor').click({ position: { x: 300, y: 300 } });
+    await page.keyboard.press('Control+Alt+A');
+    await waitFor('the chat input has the focus', inputFocused, 20000);
+    await page.keyboard.type('typed after Ctrl+Alt+A');
+    const got = await chat().locator('textarea.input').inputValue();
+    if (got !== 'typed after Ctrl+Alt+A') throw new Error(`the keys went elsewhere: the input holds ${JSON.stringify(got)}`);
+    await chat().locator('textarea.input').fill('');
+  });
+
+  // The chat's webview frame (the side bar's), for measuring inside it.
+  async function chatFrameHandle() {
+    return waitFor('the side bar chat frame', async () => {
+      const side = await page.locator('.part.sidebar').boundingBox().catch(() => null);
+      for (const f of page.frames()) {
+        const el = await f.frameElement().catch(() => null);
+        if (!el || (await el.getAttribute('id')) !== 'active-frame') continue;
+        const b = await el.boundingBox();
+        if (!b || b.width < 50 || (side && b.x >= side.x + side.width - 5)) continue;
+        if (await f.evaluate(() => !!document.querySelector('.messages')).catch(() => false)) return f;
+      }
+      return undefined;
+    }, 15000);
+  }
+
+  await test('files dropped on the chat become chips: a text file a resource link, an image an image; others are refused', async () => {
+    // Issue 33 item 8. The drop is the webview's own drop event with the URI list VS Code gives it
+    // (a desktop drag cannot be driven headless).
+    await startFake('drop', { title: 'Drop', turns: [{ text: 'Read the dropped file.' }] });
+    await newChat();
+    const frame = await chatFrameHandle();
+    const uris = [`file://${path.join(WS, 'mention.txt')}`, `file://${path.join(WS, 'dot.png')}`, 'https://example.com/x.txt', `file://${WS}`];
+    await frame.evaluate((list) => {
+      const dt = new DataTransfer();
+      dt.setData('text/uri-list', list.join('\r\n'));
+      const target = document.querySelector('textarea.input');
+      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, uris);
+    await chat().locator('.chips .chip.on[data-kind="file"]', { hasText: 'mention.txt' }).waitFor({ timeout: 10000 });
+    await chat().locator('.chips .chip.on[data-kind="image"]', { hasText: 'dot.png' }).waitFor({ timeout: 10000 });
+    const toast = page.locator('.notifications-toasts', { hasText: 'can be dropped on the chat' });
+    await toast.waitFor({ timeout: 10000 });
+    const said = await toast.innerText();
+    if (!said.includes('https://example.com/x.txt') || !said.includes(WS)) throw new Error(`the refusal does not name what was left out: ${said}`);
+    if ((await chat().locator('.chips .chip.on').count()) !== 2) throw new Error('a refused drop became a chip');
+    // The text file goes with the prompt (the image is taken off: the fake model reads no images).
+    await chat().locator('.chips .chip.on[data-kind="image"] .chip-x').click();
+    await sendInChat('What does the dropped file say?');
+    await chatSays('Read the dropped file.', 30000);
+    const seen = JSON.stringify(fakeRequests().filter((r) => Array.isArray(r.messages)).slice(-1)[0]?.messages ?? []);
+    if (!seen.includes('the mentioned body 42')) throw new Error(`the dropped file did not reach the model: ${seen.slice(-400)}`);
+  });
+
+  await test('model text streamed as HTML stays text: no element, no handler, inside code or not', async () => {
+    // The streamed reply is rendered piece by piece (issue 33 item 3): a tag cut across chunks,
+    // an open code block, a raw HTML block must all stay inert text at every step.
+    const evil = 'Look: <img src=x onerror="document.body.dataset.pwned=1"> and <script>document.body.dataset.pwned=2</script>\n\n'
+      + '<div onclick="x()">block <b>html</b></div>\n\n<iframe src="javascript:alert(3)"></iframe>\n\n'
+      + '```html\n<script>document.body.dataset.pwned=4</script>\n<img src=y onerror="document.body.dataset.pwned=5">\n```\n\n'
+      + '[click](javascript:alert(5)) ![pic](x" onerror="alert(6))\n\nINERT-END';
+    await startFake('inert', { title: 'Inert', turns: [{ text: evil, chunkDelayMs: 10, chunkSize: 3 }] });
+    await newChat();
+    await sendInChat('Show me some HTML');
+    const reply = chat().locator('.msg.agent').last();
+    const bad = 'img, script, iframe, [onclick], [onerror], a[href], b';
+    let seenBad = 0;
+    // Checked while it streams, not only at the end.
+    for (let i = 0; i < 200 && !(await reply.count() && (await reply.textContent()).includes('INERT-END')); i++) {
+      seenBad = Math.max(seenBad, await reply.locator(bad).count().catch(() => 0));
+      await sleep(50);
+    }
+    await chatSays('INERT-END', 30000);
+    seenBad = Math.max(seenBad, await reply.locator(bad).count());
+    if (seenBad) throw new Error(`the reply held ${seenBad} element(s) made from the model's HTML`);
+    const text = await reply.textContent();
+    for (const s of ['<img src=x onerror=', '<script>document.body.dataset.pwned=2</script>', '<div onclick="x()">', '<script>document.body.dataset.pwned=4</script>']) {
+      if (!text.includes(s)) throw new Error(`the reply does not show ${JSON.stringify(s)} as text: ${JSON.stringify(text.slice(0, 400))}`);
+    }
+    if (await chat().locator('body[data-pwned]').count()) throw new Error('a handler from the model ran');
+  });
+
+  await test('long replies: 2,000 lines of prose and a 2,000-line code block are on screen as they arrive; typing in the editor keeps up', async () => {
+    // Issue 33 item 3: the chat re-parsed and re-drew the whole message on every frame, so a long
+    // reply appeared 4–20× slower than it arrived. Measured in the webview: from the last
+    // agent_message_chunk event it received to the frame that shows the reply's last line.
+    const lines = [];
+    for (let i = 1; i <= 2000; i++) {
+      if (i % 40 === 1) lines.push(`## Part ${(i - 1) / 40 + 1}`, '');
+      lines.push(`Line ${i} of the long reply: the **daemon** streams text and \`code\` as it comes, with a [link](https://example.com/${i}).`);
+      if (i % 4 === 0) lines.push('');
+    }
+    const prose = lines.join('\n') + '\nPROSE-END-2000.';
+    const code = ['Here is the program:', '', '```go', 'package main', '', 'func main() {'];
+    for (let i = 1; i <= 2000; i++) code.push(`\tx${i} := compute(${i}, "step ${i}") // the ${i}th step`);
+    code.push('}', '```', '', 'CODE-END-2000.');
+    const codeText = code.join('\n');
+    const LAG_MS = Number(env0.RENDER_LAG_MS || 1000);
+    await startFake('long', { title: 'Long replies', turns: [
+      { text: prose, chunkDelayMs: 5, chunkSize: 160 },
+      { text: codeText, chunkDelayMs: 5, chunkSize: 160 },
+    ] });
+    const BENCH = path.join(WS, 'bench.txt');
+    fs.writeFileSync(BENCH, 'bench\n');
+    await openFile('bench.txt');
+    await newChat();
+    // Key latency in the editor: from each keydown's time stamp (when the browser took the key)
+    // to the frame after the editor's lines changed.
+    await page.evaluate(() => {
+      const w = /** @type {any} */ (window);
+      w.__keys = []; let pendingKey = null;
+      document.addEventListener('keydown', (e) => { if (e.key.length === 1) pendingKey = e.timeStamp; }, true);
+      const lines = document.querySelector('.editor-group-container.active .monaco-editor .view-lines');
+      new MutationObserver(() => {
+        if (pendingKey === null) return;
+        const t0 = pendingKey; pendingKey = null;
+        requestAnimationFrame(() => w.__keys.push(performance.now() - t0));
+      }).observe(lines, { subtree: true, childList: true, characterData: true });
+    });
+    const keyStats = async (label) => {
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+End');
+      await page.evaluate(() => { /** @type {any} */ (window).__keys = []; });
+      for (let i = 0; i < 30; i++) { await page.keyboard.type('k', { delay: 0 }); await sleep(30); }
+      await sleep(300);
+      const ks = (await page.evaluate(() => /** @type {any} */ (window).__keys)).sort((a, b) => a - b);
+      const at = (q) => ks.length ? ks[Math.min(ks.length - 1, Math.floor(q * ks.length))] : NaN;
+      return { label, keys: ks.length, median: Math.round(at(0.5)), p95: Math.round(at(0.95)), max: Math.round(ks[ks.length - 1] ?? NaN) };
+    };
+    const idleKeys = await keyStats('idle');
+    const frame = await chatFrameHandle();
+    const results = [];
+    for (const [name, mark, prompt] of [['prose', 'PROSE-END-2000.', 'Write a long answer'], ['code', 'CODE-END-2000.', 'Write a long program']]) {
+      await frame.evaluate((mark) => {
+        const w = /** @type {any} */ (window);
+        const b = w.__bench = { chunks: 0, first: 0, last: 0, shown: 0, busy: 0 };
+        // Capture phase at the window: before the chat's own listener.
+        if (!w.__benchHooked) {
+          w.__benchHooked = true;
+          window.addEventListener('message', (e) => {
+            const m = e.data;
+            if (m?.type !== 'event' || m.event?.type !== 'update' || m.event.update?.sessionUpdate !== 'agent_message_chunk') return;
+            const x = w.__bench; const t = performance.now();
+            x.chunks++; if (!x.first) x.first = t; x.last = t;
+          }, true);
+          new PerformanceObserver((l) => { for (const e of l.getEntries()) w.__bench.busy += e.duration; }).observe({ entryTypes: ['longtask'] });
+        }
+        const msgs = document.querySelector('.messages');
+        const seen = (n) => n && (n.nodeType === 3 ? n.data : n.textContent || '').includes(mark);
+        const mo = new MutationObserver((recs) => {
+          for (const r of recs) {
+            if ((r.type === 'characterData' && seen(r.target)) || [...r.addedNodes].some(seen)) {
+              mo.disconnect();
+              requestAnimationFrame(() => { b.shown = performance.now(); });
+              return;
+            }
+          }
+        });
+        mo.observe(msgs, { subtree: true, childList: true, characterData: true });
+      }, mark);
+      await sendInChat(prompt);
+      await waitFor(`the first chunk of the ${name} reply`, () => frame.evaluate(() => /** @type {any} */ (window).__bench.chunks > 0), 30000);
+      if (env0.RENDER_PROFILE) {
+        // Where the page's main thread spends the stream (self time by function), for a look.
+        const cdp = await ctx.newCDPSession(page);
+        await cdp.send('Profiler.enable');
+        await cdp.send('Profiler.start');
+        await sleep(10000);
+        const { profile } = await cdp.send('Profiler.stop');
+        const self = new Map();
+        const dt = profile.timeDeltas; const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+        profile.samples.forEach((id, k) => { const n = byId.get(id); const key = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber}`; self.set(key, (self.get(key) || 0) + (dt[k] || 0)); });
+        log(`profile ${name}: ${[...self].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${(v / 1000).toFixed(0)}ms ${k}`).join(' | ')}`);
+        await cdp.detach();
+      }
+      const typing = await keyStats(`while the ${name} reply streams`);
+      const waitMs = Number(env0.RENDER_WAIT_S || 180) * 1000;
+      try {
+        await waitFor(`the whole ${name} reply on screen`, () => frame.evaluate(() => /** @type {any} */ (window).__bench.shown > 0), waitMs, 500);
+      } catch (e) {
+        // How far it got: the chunks that had arrived, and the last numbered line on screen.
+        const p = await frame.evaluate(() => {
+          const w = /** @type {any} */ (window); const b = w.__bench; const els = document.querySelectorAll('.msg.agent');
+          const t = els[els.length - 1]?.textContent ?? ''; const m = [...t.matchAll(/(?:Line |x)(\d+)\b/g)].pop();
+          return { chunks: b.chunks, arrivalMs: Math.round(b.last - b.first), sinceLastMs: Math.round(performance.now() - b.last), lastLineShown: m ? Number(m[1]) : 0, longTaskMs: Math.round(b.busy) };
+        }).catch(() => ({}));
+        throw new Error(`${e.message}: ${JSON.stringify(p)}`);
+      }
+      const b = await frame.evaluate(() => /** @type {any} */ (window).__bench);
+      const r = { name, chunks: b.chunks, arrivalMs: Math.round(b.last - b.first), shownMs: Math.round(b.shown - b.first), lagMs: Math.round(b.shown - b.last), longTaskMs: Math.round(b.busy), typing };
+      log(`render ${name}: ${JSON.stringify(r)}`);
+      results.push(r);
+      await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 30000);
+    }
+    fs.writeFileSync(path.join(ARTIFACTS, 'render.json'), JSON.stringify({ idleKeys, results }, null, 2));
+    log(`typing idle: ${JSON.stringify(idleKeys)}`);
+    // What was streamed is what is shown: the last paragraph, and the code block whole and highlighted.
+    const codeEl = chat().locator('.msg.agent').last().locator('.code code');
+    const codeShown = await codeEl.textContent();
+    if (!codeShown.includes('x2000 := compute(2000, "step 2000")') || codeShown.split('\n').filter((l) => /^\tx\d+ :=/.test(l)).length !== 2000) throw new Error('the code block does not hold the 2,000 lines streamed');
+    if (!(await codeEl.locator('.hljs-keyword').count())) throw new Error('the code block is not highlighted');
+    if ((await chat().locator('.msg.agent').first().locator('h2').count()) !== 50) throw new Error('the prose reply does not show its 50 headings');
+    for (const r of results) if (!(r.lagMs <= LAG_MS)) throw new Error(`the ${r.name} reply showed ${r.lagMs} ms after its last chunk arrived (limit ${LAG_MS} ms)`);
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('bench');
   });
 
   await test('several chats: a turn goes on in a hidden chat while another runs, and shows whole on return', async () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { afterClose, chatList, chatOfSession, chatTitle, HeldUpdates, isBlank, OpenChat, waiting } from '../../src/pure/chatlist';
+import { afterClose, chatList, chatOfSession, chatTitle, HeldUpdates, historyRows, isBlank, OpenChat, waiting } from '../../src/pure/chatlist';
 import { ChatState, Event, initialState, reduce } from '../../src/pure/viewmodel';
 
 const run = (events: Event[], s: ChatState = initialState()) => events.reduce(reduce, s);
@@ -71,4 +71,19 @@ test('updates for a session no chat holds yet wait for it, in order and within b
   assert.deepEqual(h.take('s2'), []);
   for (let i = 0; i < 10; i++) h.hold('s4', i);
   assert.deepEqual(h.take('s4'), [8, 0, 1]);
+});
+
+test('the chat history: names given by the user, search by every word, newest first', () => {
+  const list = [
+    { sessionId: 's1', title: 'Fix the parser', updatedAt: '2026-12-01T10:00:00Z' },
+    { sessionId: 's2', title: 'Write docs', updatedAt: '2026-12-02T10:00:00Z' },
+    { sessionId: 's3', updatedAt: '2026-11-30T10:00:00Z' },
+    { bogus: true }, null,
+  ];
+  assert.deepEqual(historyRows(list, {}).map((s) => s.sessionId), ['s2', 's1', 's3']);
+  assert.deepEqual(historyRows(list, { s3: 'Parser tests' }, 'PARSER').map((s) => s.sessionId), ['s1', 's3']);
+  assert.equal(historyRows(list, { s3: 'Parser tests' }).find((s) => s.sessionId === 's3')?.title, 'Parser tests');
+  assert.deepEqual(historyRows(list, {}, 'fix parser').map((s) => s.sessionId), ['s1']);
+  assert.deepEqual(historyRows(list, {}, 'nothing like it'), []);
+  assert.deepEqual(historyRows('garbage', {}), []);
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffRows, hunks, onlyRemovals, keepHunk, offsetOfLine, splitLines, undoHunk } from '../../src/pure/hunks';
+import { diffRows, hunkAt, hunkFrom, hunks, onlyRemovals, keepHunk, offsetOfLine, splitLines, undoHunk } from '../../src/pure/hunks';
 
 test('lines keep their terminators and join back to the text', () => {
   for (const t of ['', 'a', 'a\n', 'a\r\nb', 'a\n\nb\n']) assert.equal(splitLines(t).join(''), t);
@@ -87,4 +87,21 @@ test('onlyRemovals: a revert that dropped only the user\'s own line leaves nothi
   assert.equal(onlyRemovals(hunks('x1\nx2\n', 'x1\nX2\n')), false);
   assert.equal(onlyRemovals(hunks('x1\n', 'x1\nnew\n')), false);
   assert.equal(onlyRemovals([]), true);
+});
+
+test('the hunk at a line, and the next and previous ones round the file', () => {
+  const hs = hunks('a\nb\nc\nd\ne\nf\ng\n', 'a\nB\nc\nd\ne\nF\nF2\ng\n');
+  assert.equal(hs.length, 2);
+  assert.equal(hunkAt(hs, 0), undefined);
+  assert.equal(hunkAt(hs, 1), hs[0]);
+  assert.equal(hunkAt(hs, 6), hs[1]);
+  assert.equal(hunkFrom(hs, 0, 1), hs[0]);
+  assert.equal(hunkFrom(hs, 1, 1), hs[1]);
+  assert.equal(hunkFrom(hs, 6, 1), hs[0], 'after the last, the first');
+  assert.equal(hunkFrom(hs, 6, -1), hs[0]);
+  assert.equal(hunkFrom(hs, 1, -1), hs[1], 'before the first, the last');
+  assert.equal(hunkFrom([], 3, 1), undefined);
+  // A removal (no new lines) is at the line where the removed lines were.
+  const rm = hunks('a\nb\nc\n', 'a\nc\n');
+  assert.equal(hunkAt(rm, 1), rm[0]);
 });

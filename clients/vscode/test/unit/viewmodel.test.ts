@@ -358,6 +358,8 @@ test('checkpoints go on the user messages that started their turns', () => {
   // A conversation restore of cp1 drops its prompt and everything after it.
   const u = reduce(t, { type: 'dropTurn', checkpointId: 'cp1' });
   assert.equal(u.items.length, 0);
+  // ...and gives its prompt back, to edit and send again (issue 33 item 8).
+  assert.equal(u.restored, 'first   edit\n\n`a.txt#L1-2`');
   assert.equal(reduce(run([{ type: 'reset', sessionId: 's1' }, { type: 'promptSent', promptId: 'p', text: 'x' }]), { type: 'dropTurn', checkpointId: 'nope' }).items.length, 1, 'an unknown checkpoint drops nothing');
 });
 
