@@ -76,6 +76,8 @@ type Status struct {
 	// UserNamespaces reports whether a program can be started in its own user and mount
 	// namespaces (needed to keep .git/hooks, .git/config and .agentd read-only).
 	UserNamespaces bool
+	// Seatbelt reports whether macOS's sandbox-exec confines a program here.
+	Seatbelt bool
 }
 
 // testUnavailableVar, when set to 1 in agentd's environment, makes the sandbox unavailable on
