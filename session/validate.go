@@ -38,6 +38,11 @@ func Validate(params any) error {
 		return checkPrompt(p)
 	case *protocol.CheckpointRestoreParams:
 		return checkRestore(p)
+	case *protocol.ProgramStopParams:
+		if err := checkRequired("sessionId", p.SessionID); err != nil {
+			return err
+		}
+		return checkRequired("programId", p.ProgramID)
 	}
 	return nil
 }
