@@ -335,6 +335,9 @@ func TestSandboxEscapeAsks(t *testing.T) {
 	if !strings.Contains(string(b), "must write the shared cache") {
 		t.Errorf("the card does not show the justification: %s", b)
 	}
+	if !strings.Contains(string(b), `"justification":"must write the shared cache"`) || !strings.Contains(string(b), `"sandbox":false`) {
+		t.Errorf("rawInput does not carry sandbox:false and the justification: %s", b)
+	}
 	for _, o := range reqs[0].Options {
 		if o.OptionID == "allow_session" || o.OptionID == "allow_always" || o.OptionID == "allow_sandboxed_session" {
 			t.Errorf("an escape offers %s", o.OptionID)
