@@ -57,6 +57,10 @@ vim.api.nvim_create_user_command("AgentdRestore", function()
   agentd().restore()
 end, { desc = "agentd: restore a checkpoint (files and/or conversation from before a turn)" })
 
+vim.api.nvim_create_user_command("AgentdPrograms", function()
+  agentd().programs()
+end, { desc = "agentd: list the session's background programs; pick a running one to stop it" })
+
 vim.api.nvim_create_user_command("AgentdFork", function()
   agentd().fork()
 end, { desc = "agentd: fork the session (a new one with a copy of its history)" })

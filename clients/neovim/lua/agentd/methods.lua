@@ -16,6 +16,8 @@ M.session_set_config_option = "agent/session/set_config_option"
 M.session_steer = "agent/x/session/steer"
 M.checkpoints_list = "agent/x/checkpoints/list"
 M.checkpoints_restore = "agent/x/checkpoints/restore"
+M.programs_list = "agent/x/programs/list"
+M.programs_stop = "agent/x/programs/stop"
 M.inline_completion = "textDocument/inlineCompletion"
 M.infer = "agent/x/infer"
 
