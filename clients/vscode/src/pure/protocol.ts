@@ -5,6 +5,8 @@
 // error rather than a silent -32601. test/unit/protocol.test.ts checks every name against
 // docs/protocol.md and that no other file spells one out.
 
+import type { ProgramEntry } from './sandbox';
+
 /** A prompt's content (docs/protocol.md "ContentBlock"). */
 export type ContentBlock =
   | { type: 'text'; text: string }
@@ -49,6 +51,8 @@ export interface ClientRequests {
   'agent/x/session/steer': { params: SessionRef & { prompt: ContentBlock[] }; result: { accepted: boolean } };
   'agent/x/checkpoints/list': { params: SessionRef; result: { checkpoints: Array<{ checkpointId: string; createdAt: string; prompt: string; files: Array<{ path: string; change: string; from?: string }> }> } };
   'agent/x/checkpoints/restore': { params: SessionRef & { checkpointId: string; restore: 'files' | 'conversation' | 'both' }; result: { files: Array<{ path: string; restored: boolean; reason?: string }> } };
+  'agent/x/programs/list': { params: SessionRef; result: { programs: ProgramEntry[] } };
+  'agent/x/programs/stop': { params: SessionRef & { programId: string }; result: ProgramEntry };
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
@@ -96,6 +100,8 @@ export const ToDaemon = {
   sessionSteer: 'agent/x/session/steer',
   checkpointsList: 'agent/x/checkpoints/list',
   checkpointsRestore: 'agent/x/checkpoints/restore',
+  programsList: 'agent/x/programs/list',
+  programsStop: 'agent/x/programs/stop',
   providersList: 'agent/providers/list',
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',
