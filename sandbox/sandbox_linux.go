@@ -132,6 +132,10 @@ func holdPlaceholders(roots []string) (func(), error) {
 				continue
 			}
 			if err := os.Mkdir(d, 0o755); err != nil {
+				// Where agentd cannot make it (a read-only project), the program cannot either.
+				if errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS) {
+					continue
+				}
 				releasePlaceholders(mine)
 				return nil, fmt.Errorf("making the empty %s that keeps it read-only: %w", d, err)
 			}
