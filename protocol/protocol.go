@@ -22,6 +22,8 @@ const (
 	MethodSessionSetConfigOption = "agent/session/set_config_option"
 	MethodSessionFork            = "agent/session/fork"
 	MethodCheckpointsList        = "agent/x/checkpoints/list"
+	MethodProgramsList           = "agent/x/programs/list"
+	MethodProgramStop            = "agent/x/programs/stop"
 	MethodCheckpointsRestore     = "agent/x/checkpoints/restore"
 	MethodSessionCancel          = "agent/session/cancel" // notification
 	MethodProvidersList          = "agent/providers/list"
@@ -263,6 +265,32 @@ type FileChange struct {
 	From    string `json:"from,omitempty"`
 	Added   int    `json:"added"`
 	Removed int    `json:"removed"`
+}
+
+// ProgramsListResult answers agent/x/programs/list: the session's background programs, oldest
+// first, running or ended.
+type ProgramsListResult struct {
+	Programs []Program `json:"programs"`
+}
+
+// Program is one background program (run_program {background: true}).
+type Program struct {
+	ProgramID string   `json:"programId"`
+	Command   []string `json:"command"`
+	Cwd       string   `json:"cwd"`
+	// State is "running", "exited" or "stopped"; ExitCode is set once it is not running.
+	State    string `json:"state"`
+	ExitCode *int   `json:"exitCode,omitempty"`
+	// Sandboxed says it runs in the OS sandbox.
+	Sandboxed bool `json:"sandboxed"`
+	// ToolCallID is the run_program call that started it.
+	ToolCallID string `json:"toolCallId,omitempty"`
+}
+
+// ProgramStopParams is agent/x/programs/stop: the user ends a background program.
+type ProgramStopParams struct {
+	SessionID string `json:"sessionId"`
+	ProgramID string `json:"programId"`
 }
 
 // CheckpointListResult answers agent/x/checkpoints/list, newest first.

@@ -74,6 +74,8 @@ func (s *Server) table() map[string]method {
 		protocol.MethodSessionFork:            handler(nil, viaManager(Sessions.Fork)),
 		protocol.MethodCheckpointsList:        handler(nil, viaManager(Sessions.Checkpoints)),
 		protocol.MethodCheckpointsRestore:     handler(nil, viaManager(Sessions.RestoreCheckpoint)),
+		protocol.MethodProgramsList:           handler(nil, viaManager(Sessions.Programs)),
+		protocol.MethodProgramStop:            handler(nil, viaManager(Sessions.StopProgram)),
 		protocol.MethodSessionList:            handler(nil, viaManager(listSessions)),
 		protocol.MethodSessionClose:           handler(nil, viaManager(closeSession)),
 		protocol.MethodSessionDelete:          handler(nil, viaManager(deleteSession)),

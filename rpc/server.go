@@ -36,6 +36,8 @@ type Sessions interface {
 	Fork(ctx context.Context, p protocol.SessionForkParams) (protocol.SessionForkResult, error)
 	Checkpoints(ctx context.Context, p protocol.SessionIDParams) (protocol.CheckpointListResult, error)
 	RestoreCheckpoint(ctx context.Context, p protocol.CheckpointRestoreParams) (protocol.CheckpointRestoreResult, error)
+	Programs(ctx context.Context, p protocol.SessionIDParams) (protocol.ProgramsListResult, error)
+	StopProgram(ctx context.Context, p protocol.ProgramStopParams) (protocol.Program, error)
 	List(ctx context.Context, p protocol.SessionListParams) (protocol.SessionListResult, error)
 	Close(ctx context.Context, sessionID string) error
 	Delete(ctx context.Context, sessionID string) error

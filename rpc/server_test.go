@@ -776,3 +776,15 @@ func TestSessionCancelReachesPromptsReadBefore(t *testing.T) {
 		wantResult(t, h.wait(other), nil)
 	}
 }
+func (f *fakeSessions) Programs(ctx context.Context, p protocol.SessionIDParams) (protocol.ProgramsListResult, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.ProgramsListResult{}, err
+	}
+	return protocol.ProgramsListResult{}, fmt.Errorf("%w: %q", session.ErrUnknownSession, p.SessionID)
+}
+func (f *fakeSessions) StopProgram(ctx context.Context, p protocol.ProgramStopParams) (protocol.Program, error) {
+	if err := session.Validate(&p); err != nil {
+		return protocol.Program{}, err
+	}
+	return protocol.Program{}, fmt.Errorf("%w: %q", session.ErrUnknownSession, p.SessionID)
+}

@@ -32,9 +32,11 @@ func BenchmarkProgramStart(b *testing.B) {
 		cmd := exec.Command("/bin/true")
 		cmd.Dir = root
 		if boxed {
-			if err := Wrap(cmd, exe, p); err != nil {
+			release, err := Wrap(cmd, exe, p)
+			if err != nil {
 				b.Fatal(err)
 			}
+			defer release()
 		}
 		start := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {

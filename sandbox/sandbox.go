@@ -66,6 +66,9 @@ type Status struct {
 	Available bool
 	// Reason is why it is not available ("" when it is).
 	Reason string
+	// Unsupported says agentd has no sandbox for this platform at all (Windows), as opposed to
+	// one this machine cannot apply (an old kernel, a container without seccomp).
+	Unsupported bool
 	// LandlockABI is the kernel's Landlock ABI version (0: none).
 	LandlockABI int
 	// Seccomp reports whether seccomp filters can be loaded.
@@ -73,6 +76,8 @@ type Status struct {
 	// UserNamespaces reports whether a program can be started in its own user and mount
 	// namespaces (needed to keep .git/hooks, .git/config and .agentd read-only).
 	UserNamespaces bool
+	// Seatbelt reports whether macOS's sandbox-exec confines a program here.
+	Seatbelt bool
 }
 
 // testUnavailableVar, when set to 1 in agentd's environment, makes the sandbox unavailable on

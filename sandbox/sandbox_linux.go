@@ -64,15 +64,20 @@ func addNamespaces(a *syscall.SysProcAttr) {
 
 // Wrap turns cmd into a start of the helper (exe, normally agentd's own os.Executable()) that
 // applies p and then executes what cmd would have run. cmd's SysProcAttr is kept (a process
-// group, say) and gains the namespaces.
-func Wrap(cmd *exec.Cmd, exe string, p Policy) error {
+// group, say) and gains the namespaces. release, called once the program has ended (or was never
+// started), removes the empty placeholders Wrap made for protected entries that did not exist.
+func Wrap(cmd *exec.Cmd, exe string, p Policy) (release func(), err error) {
 	enc, err := p.Encode()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	prog := cmd.Path
 	if cmd.Err != nil {
-		return cmd.Err
+		return nil, cmd.Err
+	}
+	release, err = holdPlaceholders(clean(p.Roots))
+	if err != nil {
+		return nil, err
 	}
 	cmd.Args = append([]string{exe, HelperArg, enc, prog}, cmd.Args...)
 	cmd.Path = exe
@@ -86,7 +91,77 @@ func Wrap(cmd *exec.Cmd, exe string, p Policy) error {
 		}
 		cmd.Env = append(cmd.Env, "TMPDIR="+p.TempDir)
 	}
-	return nil
+	return release, nil
+}
+
+// Placeholders. A protected entry that does not exist yet (a project without .agentd/, a
+// repository without .git/hooks) cannot be bind-mounted, and Landlock's rights are inherited by
+// the whole root, so the program could create it: .agentd/config.json or a hook that runs
+// outside the sandbox later. Landlock cannot except a name, seccomp cannot see paths, and a mount
+// needs an existing target; so agentd makes the missing directory, empty, for the program's
+// time, the helper mounts it read-only, and the last program holding it removes it again
+// (rmdir: only while it is empty, so nothing anyone put there since is lost). An empty
+// directory is not shown by git.
+var placeholders = struct {
+	sync.Mutex
+	held map[string]int
+}{held: map[string]int{}}
+
+// placeholderDirs are the protected directories that may be made when missing: .agentd always,
+// .git/hooks only in a repository (a .git directory).
+func placeholderDirs(root string) []string {
+	out := []string{filepath.Join(root, ".agentd")}
+	if fi, err := os.Lstat(filepath.Join(root, ".git")); err == nil && fi.IsDir() {
+		out = append(out, filepath.Join(root, ".git", "hooks"))
+	}
+	return out
+}
+
+func holdPlaceholders(roots []string) (func(), error) {
+	placeholders.Lock()
+	defer placeholders.Unlock()
+	var mine []string
+	for _, r := range roots {
+		for _, d := range placeholderDirs(r) {
+			if _, ok := placeholders.held[d]; ok {
+				placeholders.held[d]++
+				mine = append(mine, d)
+				continue
+			}
+			if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err := os.Mkdir(d, 0o755); err != nil {
+				// Where agentd cannot make it (a read-only project), the program cannot either.
+				if errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS) {
+					continue
+				}
+				releasePlaceholders(mine)
+				return nil, fmt.Errorf("making the empty %s that keeps it read-only: %w", d, err)
+			}
+			placeholders.held[d] = 1
+			mine = append(mine, d)
+		}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			placeholders.Lock()
+			defer placeholders.Unlock()
+			releasePlaceholders(mine)
+		})
+	}, nil
+}
+
+// releasePlaceholders drops one hold on each of dirs; placeholders.mu is held.
+func releasePlaceholders(dirs []string) {
+	for _, d := range dirs {
+		if placeholders.held[d]--; placeholders.held[d] > 0 {
+			continue
+		}
+		delete(placeholders.held, d)
+		os.Remove(d) // fails, and keeps it, when it is not empty
+	}
 }
 
 // RunHelper is the helper's whole life: when args (os.Args) name the helper it applies the
@@ -224,6 +299,22 @@ func protect(roots []string) error {
 		return fmt.Errorf("mount namespace: %w", err)
 	}
 	for _, r := range roots {
+		// .git itself is made a mount point (writable, for git's own work in the sandbox) so that
+		// it cannot be renamed or removed and replaced by a directory whose config and hooks are
+		// the program's; a .git file (a linked worktree's pointer to its repository) is read-only.
+		git := filepath.Join(r, ".git")
+		if fi, err := os.Lstat(git); err == nil {
+			switch {
+			case fi.IsDir():
+				if err := unix.Mount(git, git, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+					return fmt.Errorf("pinning %s: %w", git, err)
+				}
+			case fi.Mode().IsRegular():
+				if err := readOnly(git); err != nil {
+					return fmt.Errorf("keeping %s read-only: %w", git, err)
+				}
+			}
+		}
 		for _, rel := range Protected {
 			p := filepath.Join(r, rel)
 			if _, err := os.Lstat(p); err != nil {

@@ -63,10 +63,12 @@ func (w *world) sh(t *testing.T, p Policy, script string) (string, bool) {
 	}
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = w.root
-	if err := Wrap(cmd, exe, p); err != nil {
+	release, err := Wrap(cmd, exe, p)
+	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := cmd.CombinedOutput()
+	release()
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 126 {
 		t.Fatalf("the helper failed: %s", out)
 	}
@@ -110,6 +112,57 @@ func TestWritesStayInTheRoots(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.root, ".git", "config")); string(b) != "[core]\n" {
 		t.Errorf(".git/config changed: %q", b)
+	}
+}
+
+// A .agentd/ or .git/hooks that does not exist yet cannot be created by a program (it would hold
+// agentd's settings or a hook that runs outside the sandbox later), .git cannot be swapped for a
+// directory of the program's own, and a .git file (a linked worktree's) cannot be pointed
+// elsewhere. Nothing is left behind in the project once the program ends.
+func TestMissingProtectedEntriesCannotBeCreated(t *testing.T) {
+	w := newWorld(t)
+	for _, rel := range []string{".agentd", ".git/hooks"} {
+		if err := os.RemoveAll(filepath.Join(w.root, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attacks := map[string]string{
+		"new agentd dir":  `mkdir -p .agentd && echo x > .agentd/config.json`,
+		"new agentd file": `echo x > .agentd`,
+		"new hooks":       `mkdir -p .git/hooks && echo x > .git/hooks/pre-commit`,
+		"swap .git":       `mv .git .git-old && mkdir .git && echo x > .git/config`,
+		"remove .git":     `rm -rf .git && mkdir .git && echo x > .git/config`,
+		"rename agentd":   `mv .agentd .agentd-old && mkdir .agentd && echo x > .agentd/config.json`,
+	}
+	for name, script := range attacks {
+		if out, ok := w.sh(t, w.policy, script); ok {
+			t.Errorf("%s: succeeded: %s", name, out)
+		}
+		for _, rel := range []string{".agentd", ".git/hooks", ".git-old", ".agentd-old"} {
+			if _, err := os.Lstat(filepath.Join(w.root, rel)); err == nil {
+				t.Errorf("%s: %s exists after the program", name, rel)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(w.root, ".git", "config")); err != nil || string(b) != "[core]\n" {
+			t.Errorf("%s: .git/config = %q, %v", name, b, err)
+		}
+	}
+	if out, ok := w.sh(t, w.policy, `echo ok > .git/index && echo hi > new.txt && cat .git/config`); !ok {
+		t.Errorf("a write in .git or the root failed: %s", out)
+	}
+	// A linked worktree's .git is a file naming the repository; pointing it at a directory of the
+	// program's own would give git that directory's config and hooks.
+	os.RemoveAll(filepath.Join(w.root, ".git"))
+	if err := os.WriteFile(filepath.Join(w.root, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/proj\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, script := range map[string]string{"rewrite .git file": `echo "gitdir: evil" > .git`, "replace .git file": `rm -f .git && echo "gitdir: evil" > .git`, "hooks beside a .git file": `mkdir .agentd`} {
+		if out, ok := w.sh(t, w.policy, script); ok {
+			t.Errorf("%s: succeeded: %s", name, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.root, ".git")); string(b) != "gitdir: /elsewhere/.git/worktrees/proj\n" {
+		t.Errorf("the .git file = %q", b)
 	}
 }
 
@@ -161,9 +214,11 @@ func TestNoNetworkUnlessAllowed(t *testing.T) {
 	probe := func(p Policy, what string) bool {
 		cmd := exec.Command(exe, "-test.run=^TestProbeNet$")
 		cmd.Env = append(os.Environ(), "SANDBOX_PROBE="+what)
-		if err := Wrap(cmd, exe, p); err != nil {
+		release, err := Wrap(cmd, exe, p)
+		if err != nil {
 			t.Fatal(err)
 		}
+		defer release()
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 126 {
 			t.Fatalf("the helper failed: %s", out)

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package sandbox
 
@@ -15,12 +15,12 @@ var (
 )
 
 func probe() Status {
-	return Status{Reason: "agentd has no sandbox for " + runtime.GOOS + " yet"}
+	return Status{Unsupported: true, Reason: "agentd has no sandbox for " + runtime.GOOS}
 }
 
 // Wrap fails: there is no sandbox on this platform (Probe says so first).
-func Wrap(cmd *exec.Cmd, exe string, p Policy) error {
-	return errors.New("agentd has no sandbox for " + runtime.GOOS)
+func Wrap(cmd *exec.Cmd, exe string, p Policy) (release func(), err error) {
+	return nil, errors.New("agentd has no sandbox for " + runtime.GOOS)
 }
 
 // RunHelper is never the helper on this platform.

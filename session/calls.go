@@ -159,6 +159,7 @@ func (t *turn) exec(c *call) {
 		env.Sandbox = t.sandboxEnv()
 	}
 	env.Programs = s.backgroundPrograms()
+	env.ToolCallID, env.ProgramEnded = c.id, s.programEnded
 	if c.tool.Effect() == tools.EffectExec && t.set.SaveBeforeRun != config.SaveNone {
 		t.saveBeforeExec(c, env)
 	}

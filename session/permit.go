@@ -166,6 +166,10 @@ func (t *turn) toolCallShape(c *call, req tools.PermissionRequest) protocol.Sess
 		if req.Stdin != "" {
 			in["stdin"] = req.Stdin
 		}
+		// The escalation question shows the model's reason (run_program {sandbox: false}).
+		if req.Sandbox == tools.SandboxEscape {
+			in["sandbox"], in["justification"] = false, req.Justification
+		}
 		u.RawInput = rawJSON(in)
 		if text := envStdinText(req.Env, req.Stdin); text != "" {
 			tb := protocol.TextBlock(text)

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"fmt"
 	"slices"
 
 	"github.com/agentd-dev/agentd/config"
@@ -57,4 +59,62 @@ func (s *Session) backgroundPrograms() *tools.Programs {
 		s.programs = tools.NewPrograms()
 	}
 	return s.programs
+}
+
+// MetaProgram is the _meta key of a background program's end, on a tool_call_update of the call
+// that started it (docs/protocol.md).
+const MetaProgram = "agentd/program"
+
+// programEnded tells the client that a background program ended, on the call that started it.
+func (s *Session) programEnded(info tools.ProgramInfo) {
+	if info.ToolCallID == "" {
+		return
+	}
+	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCallUpdate, ToolCallID: info.ToolCallID, Meta: protocol.Meta{MetaProgram: wireProgram(info)}})
+}
+
+func wireProgram(info tools.ProgramInfo) protocol.Program {
+	p := protocol.Program{ProgramID: info.ID, Command: info.Argv, Cwd: info.Dir, State: info.State, Sandboxed: info.Sandboxed, ToolCallID: info.ToolCallID}
+	if p.Command == nil {
+		p.Command = []string{}
+	}
+	if info.State != "running" {
+		code := info.Exit
+		p.ExitCode = &code
+	}
+	return p
+}
+
+// Programs answers agent/x/programs/list: the session's background programs.
+func (m *Manager) Programs(ctx context.Context, p protocol.SessionIDParams) (protocol.ProgramsListResult, error) {
+	if err := checkRequired("sessionId", p.SessionID); err != nil {
+		return protocol.ProgramsListResult{}, err
+	}
+	s, err := m.get(p.SessionID)
+	if err != nil {
+		return protocol.ProgramsListResult{}, err
+	}
+	res := protocol.ProgramsListResult{Programs: []protocol.Program{}}
+	for _, info := range s.backgroundPrograms().List() {
+		res.Programs = append(res.Programs, wireProgram(info))
+	}
+	return res, nil
+}
+
+// StopProgram answers agent/x/programs/stop: the user ends a background program (and everything
+// it started). It asks nothing: stopping changes nothing in the project. A program that had
+// already ended is answered with its state.
+func (m *Manager) StopProgram(ctx context.Context, p protocol.ProgramStopParams) (protocol.Program, error) {
+	if err := Validate(&p); err != nil {
+		return protocol.Program{}, err
+	}
+	s, err := m.get(p.SessionID)
+	if err != nil {
+		return protocol.Program{}, err
+	}
+	info, ok := s.backgroundPrograms().Stop(p.ProgramID)
+	if !ok {
+		return protocol.Program{}, &ParamError{Field: "programId", Message: fmt.Sprintf("no background program %q in this session", p.ProgramID)}
+	}
+	return wireProgram(info), nil
 }

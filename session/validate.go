@@ -43,6 +43,11 @@ func Validate(params any) error {
 			return err
 		}
 		return checkRequired("grantId", p.GrantID)
+	case *protocol.ProgramStopParams:
+		if err := checkRequired("sessionId", p.SessionID); err != nil {
+			return err
+		}
+		return checkRequired("programId", p.ProgramID)
 	}
 	return nil
 }

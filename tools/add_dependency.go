@@ -79,7 +79,18 @@ func addDependency(ctx context.Context, env *Env, in addDependencyIn) Result {
 	if bad != nil {
 		return *bad
 	}
-	return execTool(ctx, env, "path", dir, argv, nil, "", orDefault(in.TimeoutSeconds, depTimeout), 0, sandboxChoice{})
+	box, bad := outsideSandbox(env, "add_dependency", depOutside[in.Ecosystem])
+	if bad != nil {
+		return *bad
+	}
+	return execTool(ctx, env, "path", dir, argv, nil, "", orDefault(in.TimeoutSeconds, depTimeout), 0, box)
+}
+
+// depOutside says why a package manager's download runs outside the sandbox: the sandbox has no
+// network and cannot write the caches, and npm runs what the packages' install scripts say.
+var depOutside = map[string]string{
+	"go":  "it downloads modules and writes the module cache outside the project",
+	"npm": "it downloads packages, writes npm's cache outside the project and runs the packages' install scripts",
 }
 
 func orDefault(v, d int) int {

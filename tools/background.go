@@ -1,11 +1,14 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +39,11 @@ func NewPrograms() *Programs { return &Programs{m: map[string]*bgProgram{}} }
 type bgProgram struct {
 	id     string
 	argv   []string
+	dir    string
+	boxed  bool
+	callID string
+	// ended, when set, is told once the program has ended (Env.ProgramEnded).
+	ended  func(ProgramInfo)
 	cmd    *exec.Cmd
 	cancel context.CancelFunc // kills the group (cmd.Cancel)
 	token  string
@@ -103,6 +111,56 @@ func (p *bgProgram) state() string {
 	}
 }
 
+// ProgramInfo is what a client sees of one background program (agent/x/programs/list).
+type ProgramInfo struct {
+	ID, Dir, State, ToolCallID string
+	Argv                       []string
+	// Exit is the exit code once State is not "running".
+	Exit      int
+	Sandboxed bool
+}
+
+func (p *bgProgram) info() ProgramInfo {
+	st := p.state()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return ProgramInfo{ID: p.id, Dir: p.dir, State: st, ToolCallID: p.callID, Argv: p.argv, Exit: p.exit, Sandboxed: p.boxed}
+}
+
+// List is every program of the table, oldest first.
+func (ps *Programs) List() []ProgramInfo {
+	ps.mu.Lock()
+	all := make([]*bgProgram, 0, len(ps.m))
+	for _, p := range ps.m {
+		all = append(all, p)
+	}
+	ps.mu.Unlock()
+	out := make([]ProgramInfo, 0, len(all))
+	for _, p := range all {
+		out = append(out, p.info())
+	}
+	slices.SortFunc(out, func(a, b ProgramInfo) int { return cmp.Compare(progNum(a.ID), progNum(b.ID)) })
+	return out
+}
+
+func progNum(id string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(id, "prog_"))
+	return n
+}
+
+// Stop ends the program id (the user's stop: it asks nothing) and says what became of it; ok
+// is false when the table has no such program.
+func (ps *Programs) Stop(id string) (info ProgramInfo, ok bool) {
+	ps.mu.Lock()
+	p, ok := ps.m[id]
+	ps.mu.Unlock()
+	if !ok {
+		return ProgramInfo{}, false
+	}
+	p.stop()
+	return p.info(), true
+}
+
 // startBackground starts the program and returns at once with its id.
 func startBackground(env *Env, spec execSpec) Result {
 	ps := env.Programs
@@ -135,7 +193,8 @@ func startBackground(env *Env, spec execSpec) Result {
 	if spec.Stdin != "" {
 		cmd.Stdin = strings.NewReader(spec.Stdin)
 	}
-	p := &bgProgram{id: id, argv: spec.Argv, cmd: cmd, cancel: cancel, token: token, done: make(chan struct{}), exit: -1}
+	p := &bgProgram{id: id, argv: spec.Argv, dir: spec.Dir, boxed: spec.Box.state == SandboxApplied, callID: env.ToolCallID, ended: env.ProgramEnded,
+		cmd: cmd, cancel: cancel, token: token, done: make(chan struct{}), exit: -1}
 	cmd.Stdout, cmd.Stderr = p, p
 	setProcessGroup(cmd)
 	dieWithAgentd(cmd)
@@ -173,6 +232,9 @@ func startBackground(env *Env, spec execSpec) Result {
 		p.err = err
 		p.mu.Unlock()
 		close(p.done)
+		if p.ended != nil {
+			p.ended(p.info())
+		}
 	}()
 	return Result{Output: fmt.Sprintf("$ %s\n[started in the background as %s; read its output with program_output, end it with program_stop]\n", quoteArgv(spec.Argv), id),
 		Raw: map[string]any{"programId": id}}

@@ -102,5 +102,17 @@ func editModuleConfig(ctx context.Context, env *Env, in editModuleConfigIn) Resu
 	if bad != nil {
 		return *bad
 	}
-	return execTool(ctx, env, "path", dir, argv, nil, "", orDefault(in.TimeoutSeconds, depTimeout), 0, sandboxChoice{})
+	// Editing the manifest needs only the module's directory: that runs in the sandbox. Tidying
+	// and npm's uninstall download and may run scripts, as add_dependency does.
+	var box sandboxChoice
+	switch in.Ecosystem + "/" + in.Action {
+	case "go/tidy", "npm/remove":
+		box, bad = outsideSandbox(env, "edit_module_config", depOutside[in.Ecosystem])
+	default:
+		box, bad = chooseSandbox(env, nil, "")
+	}
+	if bad != nil {
+		return *bad
+	}
+	return execTool(ctx, env, "path", dir, argv, nil, "", orDefault(in.TimeoutSeconds, depTimeout), 0, box)
 }

@@ -29,8 +29,13 @@ const (
 	// SandboxUnavailable: the sandbox is wanted but cannot be applied here; the program would
 	// run with the user's rights, so it asks even in auto mode.
 	SandboxUnavailable = "unavailable"
+	// SandboxUnsupported: agentd has no sandbox for this platform (Windows); as unavailable.
+	SandboxUnsupported = "unsupported"
 	// SandboxEscape: the model asked to run outside the sandbox (sandbox: false); always asks.
 	SandboxEscape = "escape"
+	// SandboxOutside: a tool whose program never runs in the sandbox (add_dependency needs the
+	// network and the package caches); it asks even in auto mode, saying why.
+	SandboxOutside = "outside"
 )
 
 // SandboxMeta is the tool_call's _meta["agentd/sandbox"].
@@ -87,6 +92,9 @@ func chooseSandbox(env *Env, want *bool, justification string) (sandboxChoice, *
 			r := Errorf("the sandbox is required by the user's settings but cannot be applied here: %s. The program was not run", sb.Status.Reason)
 			return sandboxChoice{}, &r
 		}
+		if sb.Status.Unsupported {
+			return sandboxChoice{state: SandboxUnsupported}, nil
+		}
 		return sandboxChoice{state: SandboxUnavailable}, nil
 	}
 	home, _ := os.UserHomeDir()
@@ -94,6 +102,21 @@ func chooseSandbox(env *Env, want *bool, justification string) (sandboxChoice, *
 	return sandboxChoice{state: SandboxApplied, exe: sb.Exe, policy: sandbox.Policy{
 		Roots: env.Roots.Dirs(), Writable: sb.Writable, Deny: deny, Network: sb.Network,
 	}}, nil
+}
+
+// outsideSandbox is the choice of a tool whose program cannot run in the sandbox, for the reason
+// why: with the sandbox setting on it asks even in auto mode, saying so; where the settings
+// require the sandbox it does not run.
+func outsideSandbox(env *Env, tool, why string) (sandboxChoice, *Result) {
+	sb := env.Sandbox
+	if sb == nil {
+		return sandboxChoice{}, nil
+	}
+	if sb.Mode == sandbox.ModeRequired {
+		r := Errorf("%s runs its program outside the sandbox (%s), and the user's settings require the sandbox (sandbox.mode \"required\"); it was not run. Ask the user to run it", tool, why)
+		return sandboxChoice{}, &r
+	}
+	return sandboxChoice{state: SandboxOutside, justification: why}, nil
 }
 
 // wrap makes cmd start in the sandbox with a private temporary directory, which cleanup removes.
@@ -107,11 +130,12 @@ func (c sandboxChoice) wrap(cmd *exec.Cmd) (cleanup func(), err error) {
 	}
 	p := c.policy
 	p.TempDir = tmp
-	if err := sandbox.Wrap(cmd, c.exe, p); err != nil {
+	release, err := sandbox.Wrap(cmd, c.exe, p)
+	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	return func() { os.RemoveAll(tmp) }, nil
+	return func() { release(); os.RemoveAll(tmp) }, nil
 }
 
 // MetaSandbox is the _meta key of a program's sandbox (docs/protocol.md).
@@ -133,8 +157,10 @@ func (c sandboxChoice) describe(req *PermissionRequest) {
 		req.Title += " (sandboxed)"
 	case SandboxEscape:
 		req.Title += " outside the sandbox: " + c.justification
-	case SandboxUnavailable:
+	case SandboxUnavailable, SandboxUnsupported:
 		req.Title += " (no sandbox here)"
+	case SandboxOutside:
+		req.Title += " (not sandboxed: " + c.justification + ")"
 	}
 }
 

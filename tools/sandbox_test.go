@@ -30,6 +30,8 @@ func TestChooseSandbox(t *testing.T) {
 		{"an escape needs a justification", Sandbox{Mode: sandbox.ModeAuto, Status: up}, &no, "", "", "field justification"},
 		{"an escape", Sandbox{Mode: sandbox.ModeAuto, Status: up}, &no, "need it", SandboxEscape, ""},
 		{"unavailable in auto", Sandbox{Mode: sandbox.ModeAuto, Status: down}, &yes, "", SandboxUnavailable, ""},
+		{"no sandbox for the platform in auto", Sandbox{Mode: sandbox.ModeAuto, Status: sandbox.Status{Unsupported: true, Reason: "agentd has no sandbox for windows"}}, nil, "", SandboxUnsupported, ""},
+		{"required refuses on a platform without a sandbox", Sandbox{Mode: sandbox.ModeRequired, Status: sandbox.Status{Unsupported: true, Reason: "agentd has no sandbox for windows"}}, nil, "", "", "no sandbox for windows"},
 	}
 	for _, c := range cases {
 		sb := c.sb
@@ -52,5 +54,49 @@ func TestChooseSandbox(t *testing.T) {
 		if c.state == SandboxEscape && !strings.Contains(req.Title, c.why) {
 			t.Errorf("%s: the title %q lacks the justification", c.name, req.Title)
 		}
+	}
+}
+
+// The package managers' tools never slip past the sandbox: with the sandbox on, a download (go
+// get, go mod tidy, npm install and uninstall) asks as a program outside the sandbox, saying
+// why, and a manifest edit runs sandboxed; where the sandbox is required the downloads do not run.
+func TestDependencyToolsDoNotBypassTheSandbox(t *testing.T) {
+	h := newHarness(t, map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "web/package.json": `{"name":"web"}`})
+	h.deny = true
+	up := sandbox.Status{Available: true}
+	cases := []struct {
+		tool  string
+		args  map[string]any
+		state string
+	}{
+		{"add_dependency", map[string]any{"ecosystem": "go", "package": "github.com/a/b"}, SandboxOutside},
+		{"add_dependency", map[string]any{"ecosystem": "npm", "package": "lodash", "path": "web"}, SandboxOutside},
+		{"edit_module_config", map[string]any{"ecosystem": "go", "action": "tidy"}, SandboxOutside},
+		{"edit_module_config", map[string]any{"ecosystem": "npm", "action": "remove", "module": "lodash", "path": "web"}, SandboxOutside},
+		{"edit_module_config", map[string]any{"ecosystem": "go", "action": "require", "module": "example.com/x", "version": "v0.1.0"}, SandboxApplied},
+		{"edit_module_config", map[string]any{"ecosystem": "npm", "action": "set", "key": "scripts.test", "value": "x", "path": "web"}, SandboxApplied},
+	}
+	h.env.Sandbox = &Sandbox{Mode: sandbox.ModeAuto, Status: up}
+	for i, c := range cases {
+		mustErr(t, h.run(c.tool, c.args), "permission denied")
+		req := h.asked[i]
+		if req.Sandbox != c.state {
+			t.Errorf("%s %v: sandbox %q, want %q", c.tool, c.args, req.Sandbox, c.state)
+		}
+		m, _ := req.Meta[MetaSandbox].(SandboxMeta)
+		if m.Applied != (c.state == SandboxApplied) {
+			t.Errorf("%s %v: _meta says applied %v", c.tool, c.args, m.Applied)
+		}
+		if c.state == SandboxOutside && (!strings.Contains(req.Title, "not sandboxed: it downloads") || req.Justification == "") {
+			t.Errorf("%s %v: the question %q does not say it runs outside the sandbox and why", c.tool, c.args, req.Title)
+		}
+	}
+	h.asked = nil
+	h.env.Sandbox = &Sandbox{Mode: sandbox.ModeRequired, Status: up}
+	for _, c := range cases[:4] {
+		mustErr(t, h.run(c.tool, c.args), "require the sandbox")
+	}
+	if len(h.asked) != 0 {
+		t.Errorf("a download asked although the sandbox is required: %+v", h.asked)
 	}
 }

@@ -194,6 +194,10 @@ type Env struct {
 	// Programs are the session's background programs (run_program {background: true},
 	// program_output, program_stop); nil where there are none (agentd exec's one turn).
 	Programs *Programs
+	// ToolCallID is the call's id, and ProgramEnded is told when a background program it
+	// started ends (exited or stopped); either may be empty.
+	ToolCallID   string
+	ProgramEnded func(ProgramInfo)
 	// DiagnosticsWait, when positive, makes the file-editing tools wait up to that long after an
 	// edit for the editor's diagnostics of the file to settle, and append its errors to the
 	// result, so the model sees what the edit broke. Zero skips it.

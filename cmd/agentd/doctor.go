@@ -78,9 +78,14 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 }
 
 func sandboxLines(s config.Sandbox) []doctorLine {
-	st := sandbox.Probe()
+	return sandboxReport(runtime.GOOS, sandbox.Probe(), s)
+}
+
+// sandboxReport is doctor's lines about the sandbox on goos, with what the platform supports.
+func sandboxReport(goos string, st sandbox.Status, s config.Sandbox) []doctorLine {
 	var out []doctorLine
-	if runtime.GOOS == "linux" {
+	switch goos {
+	case "linux":
 		rel := "unknown"
 		if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 			rel = strings.TrimSpace(string(b))
@@ -108,18 +113,24 @@ func sandboxLines(s config.Sandbox) []doctorLine {
 			ns = doctorLine{"fail", "user namespaces", "unprivileged user namespaces are off: sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ an AppArmor profile allowing userns for agentd"}
 		}
 		out = append(out, ns)
+	case "darwin":
+		sb := doctorLine{"ok", "seatbelt", sandbox.SeatbeltExec + " confines programs"}
+		if !st.Seatbelt {
+			sb = doctorLine{"fail", "seatbelt", st.Reason + ": run agentd outside another sandbox, on a macOS with " + sandbox.SeatbeltExec}
+		}
+		out = append(out, sb)
 	}
 	mode := s.Mode
-	if runtime.GOOS != "linux" && mode != config.SandboxOff {
-		// Not broken, not built yet: programs ask, as they did before the sandbox.
-		out = append(out, doctorLine{"warn", "sandbox", st.Reason + ": every program asks, even in auto mode"})
-		return out
-	}
 	switch {
 	case mode == config.SandboxOff:
 		out = append(out, doctorLine{"warn", "sandbox", "off (sandbox.mode \"off\"): programs run with your rights; auto mode runs them without asking"})
 	case st.Available:
 		out = append(out, doctorLine{"ok", "sandbox", fmt.Sprintf("programs run sandboxed (sandbox.mode %q, network %v)", mode, s.Network)})
+	case st.Unsupported && mode == config.SandboxRequired:
+		out = append(out, doctorLine{"fail", "sandbox", st.Reason + ", and sandbox.mode is \"required\": programs will not run; set sandbox.mode to \"auto\" to have each one asked"})
+	case st.Unsupported:
+		// Not broken: this platform has no sandbox, and programs ask as they did before it.
+		out = append(out, doctorLine{"warn", "sandbox", st.Reason + ": programs run with your rights, so each one asks before it runs, even in auto mode"})
 	case mode == config.SandboxRequired:
 		out = append(out, doctorLine{"fail", "sandbox", "required but unavailable: " + st.Reason + "; programs will not run"})
 	default:

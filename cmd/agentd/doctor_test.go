@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/sandbox"
 )
 
 // doctorWith runs agentd doctor with user settings v and returns its exit code and output.
@@ -71,5 +74,38 @@ func TestDoctor(t *testing.T) {
 	settings["mcpServers"] = []any{map[string]any{"name": "docs", "command": "/nonexistent/docs-mcp"}}
 	if _, out = doctorWith(t, settings, "-offline"); !strings.Contains(out, "mcp docs") || !strings.Contains(out, "agentd mcp list") {
 		t.Errorf("no line for the MCP server:\n%s", out)
+	}
+}
+
+// What doctor says of the sandbox on each platform: Windows has none, in one line saying that
+// every program asks (a warning, not a failure, unless the settings require the sandbox); macOS
+// names sandbox-exec; a machine that cannot apply it fails.
+func TestDoctorSandboxPerPlatform(t *testing.T) {
+	windows := sandbox.Status{Unsupported: true, Reason: "agentd has no sandbox for windows"}
+	cases := []struct {
+		goos  string
+		st    sandbox.Status
+		mode  string
+		state string
+		says  string
+	}{
+		{"windows", windows, config.SandboxAuto, "warn", "agentd has no sandbox for windows: programs run with your rights, so each one asks before it runs, even in auto mode"},
+		{"windows", windows, config.SandboxRequired, "fail", "programs will not run"},
+		{"windows", windows, config.SandboxOff, "warn", "programs run with your rights; auto mode runs them without asking"},
+		{"darwin", sandbox.Status{Available: true, Seatbelt: true}, config.SandboxAuto, "ok", "programs run sandboxed"},
+		{"darwin", sandbox.Status{Reason: "macOS's sandbox-exec cannot confine a program here"}, config.SandboxAuto, "fail", "every program asks, even in auto mode"},
+	}
+	for _, c := range cases {
+		lines := sandboxReport(c.goos, c.st, config.Sandbox{Mode: c.mode})
+		last := lines[len(lines)-1]
+		if last.what != "sandbox" || last.state != c.state || !strings.Contains(last.detail, c.says) {
+			t.Errorf("%s %s: %+v, want %s saying %q", c.goos, c.mode, last, c.state, c.says)
+		}
+		if c.goos == "windows" && len(lines) != 1 {
+			t.Errorf("windows: %d lines, want one: %+v", len(lines), lines)
+		}
+		if c.goos == "darwin" && lines[0].what != "seatbelt" {
+			t.Errorf("darwin: no seatbelt line: %+v", lines)
+		}
 	}
 }

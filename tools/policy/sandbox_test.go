@@ -34,6 +34,13 @@ func TestSandboxDecisions(t *testing.T) {
 		{"the sandboxed grant does not answer an escape", ModeAsk, sandboxed, run(tools.SandboxEscape, "make"), Ask},
 		{"the sandboxed grant does not answer an unsandboxed program", ModeAsk, sandboxed, run(tools.SandboxUnavailable, "make"), Ask},
 		{"the sandboxed grant does not answer another exec tool", ModeAsk, sandboxed, Call{Tool: "add_dependency", Effect: tools.EffectExec, Command: []string{"go", "get"}}, Ask},
+		{"auto asks on a platform without a sandbox (Windows)", ModeAuto, nil, run(tools.SandboxUnsupported, "make"), Ask},
+		{"ask asks on a platform without a sandbox", ModeAsk, nil, run(tools.SandboxUnsupported, "make"), Ask},
+		{"a command grant answers on a platform without a sandbox", ModeAuto, goTest, run(tools.SandboxUnsupported, "go", "test"), Allow},
+		{"the sandboxed grant does not answer on a platform without a sandbox", ModeAuto, sandboxed, run(tools.SandboxUnsupported, "make"), Ask},
+		{"plan refuses on a platform without a sandbox", ModePlan, nil, run(tools.SandboxUnsupported, "make"), PlanRefuse},
+		{"auto asks for a download outside the sandbox", ModeAuto, nil, Call{Tool: "add_dependency", Effect: tools.EffectExec, Command: []string{"npm", "install", "x"}, Sandbox: tools.SandboxOutside}, Ask},
+		{"the sandboxed grant does not answer a download outside the sandbox", ModeAuto, []Grant{GrantFor(Call{Tool: "add_dependency", Effect: tools.EffectExec, Sandbox: tools.SandboxApplied}, OptionAllowSandboxed, ScopeSession)}, Call{Tool: "add_dependency", Effect: tools.EffectExec, Command: []string{"npm", "install", "x"}, Sandbox: tools.SandboxOutside}, Ask},
 		{"no sandbox setting is today's auto", ModeAuto, nil, run("", "make"), Allow},
 	}
 	for _, c := range cases {

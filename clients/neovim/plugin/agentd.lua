@@ -68,6 +68,9 @@ end, { desc = "agentd: restore a checkpoint (files and/or conversation from befo
 vim.api.nvim_create_user_command("AgentdGrants", function()
   agentd().grants()
 end, { desc = "agentd: list the remembered permission answers and revoke one" })
+vim.api.nvim_create_user_command("AgentdPrograms", function()
+  agentd().programs()
+end, { desc = "agentd: list the session's background programs; pick a running one to stop it" })
 
 vim.api.nvim_create_user_command("AgentdFork", function()
   agentd().fork()

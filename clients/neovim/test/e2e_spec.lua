@@ -936,4 +936,43 @@ cases.add("a provider-name typo is one clear message, the chat does not stay wor
   h.eq({ "hello", "world" }, vim.api.nvim_buf_get_lines(chat.ui.input, 0, -1, false), "the typed prompt is back in the input")
 end)
 
+cases.add("a sandboxed program says so, an escape asks with its reason, a background program is listed and stopped", function()
+  local dir = project()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "run_program", arguments = { command = { "sh", "-c", "echo boxed" } } } } },
+    { toolCalls = { { name = "run_program", arguments = { command = { "true" }, sandbox = false, justification = "it must reach the docker socket" } } } },
+    { toolCalls = { { name = "run_program", arguments = { command = { "sleep", "300" }, background = true } } } },
+    { text = "Started the server." },
+  } })
+  h.setup_agentd(fm.url, dir)
+  local asked = h.stub_select(pick_option("allow_once"))
+  vim.cmd("AgentdPrompt run things")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Started the server.", 1, true)
+  end, "the turn to end", 60000, h.report)
+  h.eq(3, #asked, "each program asked once (ask mode)")
+  h.contains(asked[1].prompt, "(sandboxed)", "the question says the program runs sandboxed")
+  h.contains(asked[1].prompt, "sandboxed: writes only", "the question says what a sandboxed program may write")
+  h.contains(table.concat(asked[1].labels, "\n"), "Allow sandboxed programs for this session", "the sandboxed session grant is offered")
+  h.contains(asked[2].prompt, "OUTSIDE the sandbox, with your full rights", "the escalation says so")
+  h.contains(asked[2].prompt, "it must reach the docker socket", "the escalation shows the model's reason")
+  h.eq(nil, table.concat(asked[2].labels, "\n"):find("session", 1, true), "an escalation offers no session grant")
+  local t = h.transcript_text()
+  h.contains(t, "Run sh -c 'echo boxed' (sandboxed)", "the tool line says sandboxed")
+  h.contains(t, "Run true (not sandboxed)", "the escaped program's line says not sandboxed")
+  h.contains(t, "prog_1 running (:AgentdPrograms to stop)", "the background program is shown running")
+  -- :AgentdPrograms lists it; picking it stops it, and the chat says so.
+  local listed = h.stub_select(function(items)
+    return items[1]
+  end)
+  vim.cmd("AgentdPrograms")
+  h.wait_for(function()
+    return #listed >= 1
+  end, "the program list", 20000, h.report)
+  h.contains(listed[1].labels[1], "prog_1 running  $ sleep 300  (sandboxed)", "the list shows the program, its command and its sandbox")
+  h.wait_for(function()
+    return h.transcript_text():find("prog_1 stopped", 1, true)
+  end, "the stop to reach the chat", 20000, h.report)
+end)
+
 return cases

@@ -248,6 +248,9 @@ class Surface implements vscode.Disposable {
         if (p && !(await this.views.review.openDiff(p))) await vscode.window.showTextDocument(vscode.Uri.file(p), { preview: true });
         return;
       }
+      case 'stopProgram':
+        await vscode.commands.executeCommand('agentd.stopProgram', { sessionId: this.chat.state.sessionId, programId: String(m.programId ?? '') });
+        return;
       case 'restoreCheckpoint':
         await this.chat.restoreCheckpoint(typeof m.checkpointId === 'string' ? m.checkpointId : undefined);
         return;

@@ -6,6 +6,7 @@ import { ChatView } from './chatView';
 import { clientBundleLoad, Daemon, loadClientBundle } from './daemon';
 import { DIFF_SCHEME, DiffContent } from './diff';
 import { Permissions } from './permissions';
+import { Programs } from './programs';
 import { Keys, removeKey } from './keys';
 import { manageGrants } from './grants';
 import { ContentBlock } from './pure/protocol';
@@ -41,8 +42,9 @@ export async function activate(context: vscode.ExtensionContext) {
   let chats: Chats | undefined;
   let view: ChatView | undefined;
   let permissions: Permissions | undefined;
+  let programs: Programs | undefined;
   daemon = new Daemon(context, output, {
-    onUpdate: (p) => chats?.route(p),
+    onUpdate: (p) => { chats?.route(p); programs?.onUpdate(p); },
     onPermission: (p, token) => permissions!.ask(p, token),
     onReady: (restarted) => void chats?.onDaemonReady(restarted, (c) => !!view?.onScreen(c)),
   }, keys);
@@ -62,6 +64,8 @@ export async function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(review);
   chats = new Chats(daemon, review);
   context.subscriptions.push(chats);
+  programs = new Programs(daemon, chats);
+  context.subscriptions.push(programs);
   view = new ChatView(context.extensionUri, chats, diffs, review, context.workspaceState);
   registerInline(context, daemon);
   context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }));

@@ -12,6 +12,7 @@ import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/me
 import { ChatListEntry, historyRows } from '../src/pure/chatlist';
 import { esc, Op, StreamMarkdown } from '../src/pure/markdown';
 import { droppedUris } from '../src/pure/drop';
+import { programText, ProgramState, sandboxText, SandboxInfo } from '../src/pure/sandbox';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -272,6 +273,8 @@ app.addEventListener('click', (e) => {
     vscode.postMessage({ type: 'restoreCheckpoint', checkpointId: t.dataset.checkpoint });
   } else if (act === 'change') {
     vscode.postMessage({ type: 'openChange', path: t.dataset.path });
+  } else if (act === 'stop-program') {
+    vscode.postMessage({ type: 'stopProgram', programId: t.dataset.program });
   } else if (act === 'cmd') {
     vscode.postMessage({ type: 'command', command: t.dataset.command });
   } else if (act === 'perm-feedback') {
@@ -345,7 +348,7 @@ function itemHtml(it: Item, index: number): string {
       // A running program's output shows as it comes (the tail, open); a finished one folds.
       const live = it.status === 'in_progress' || it.status === 'pending';
       const out = it.output ? `<details class="tool-out${live ? ' live' : ''}"${live ? ' open' : ''}><summary>${esc(live ? l10n.t('output (live)') : l10n.t('output'))}</summary><pre>${esc(live ? it.output.slice(-20000) : it.output.slice(0, 20000))}</pre></details>` : '';
-      return `<div class="tool status-${it.status}${it.parent ? ' nested' : ''}" data-tool-status="${esc(statusText(it.status))}"><div class="tool-row"><span class="tool-icon" aria-hidden="true">${STATUS_ICON[it.status] ?? '•'}</span>${it.server ? `<span class="tool-server" title="${esc(l10n.t('From the MCP server {0}', it.server))}">${esc(it.server)}</span>` : ''}<span class="tool-title">${esc(it.title || it.toolKind || l10n.t('tool'))}</span><span class="tool-status">${esc(statusText(it.status))}</span></div>${diffs ? `<div class="tool-diffs">${diffs}</div>` : ''}${out}</div>`;
+      return `<div class="tool status-${it.status}${it.parent ? ' nested' : ''}" data-tool-status="${esc(statusText(it.status))}"><div class="tool-row"><span class="tool-icon" aria-hidden="true">${STATUS_ICON[it.status] ?? '•'}</span>${it.server ? `<span class="tool-server" title="${esc(l10n.t('From the MCP server {0}', it.server))}">${esc(it.server)}</span>` : ''}<span class="tool-title">${esc(it.title || it.toolKind || l10n.t('tool'))}</span>${toolSandbox(it)}<span class="tool-status">${esc(statusText(it.status))}</span></div>${diffs ? `<div class="tool-diffs">${diffs}</div>` : ''}${out}</div>`;
     }
     case 'changes': {
       const sign = (n: number, c: string) => `<span class="${c}">${c === 'added' ? '+' : '−'}${n}</span>`;
@@ -381,14 +384,29 @@ function itemHtml(it: Item, index: number): string {
         ? `<div class="answered">${esc(answerText(it.answer))}${it.feedback ? `: <q class="feedback">${esc(it.feedback)}</q>` : ''}</div>`
         : `<div class="perm-buttons">${buttonsFor(it.options).map((b, k) => `<button class="${k === 0 ? '' : 'secondary'}" data-act="perm" data-req="${esc(it.id)}" data-button="${esc(b)}"${armedPermissions.has(it.id) ? '' : ARMING_ATTRS}>${esc(buttonLabel(b))}</button>`).join('')}${feedbackOption(it.options) ? `<button class="secondary" data-act="perm-feedback" data-req="${esc(it.id)}" title="${esc(l10n.t('Deny, and tell agentd what to do instead'))}"${armedPermissions.has(it.id) ? '' : ARMING_ATTRS}>${esc(denyWithFeedbackLabel())}</button>` : ''}</div>`;
       const server = it.server ? `<div class="perm-server">${esc(l10n.t('MCP server:'))} <code>${esc(it.server)}</code></div>` : '';
-      return `<div class="permission${it.answer ? ' done' : ''}" role="group" aria-label="${esc(l10n.t('Permission request: {0}', it.title))}" data-req="${esc(it.id)}"><div class="perm-title">${esc(it.title)}</div>${server}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
+      return `<div class="permission${it.answer ? ' done' : ''}" role="group" aria-label="${esc(l10n.t('Permission request: {0}', it.title))}" data-req="${esc(it.id)}"><div class="perm-title">${esc(it.title)}</div>${server}${permSandbox(it)}${body}${diffBtns ? `<div class="tool-diffs">${diffBtns}</div>` : ''}${buttons}</div>`;
     }
   }
+}
+
+/** The tool row's sandbox mark and, for a background program, its state and a Stop button. */
+function toolSandbox(it: { sandbox?: SandboxInfo; program?: ProgramState }): string {
+  const mark = it.sandbox ? `<span class="tool-sandbox${it.sandbox.applied ? '' : ' off'}" title="${esc(sandboxText(it.sandbox))}">${esc(it.sandbox.applied ? l10n.t('sandboxed') : l10n.t('not sandboxed'))}</span>` : '';
+  const p = it.program;
+  const prog = p ? `<span class="tool-program" data-program="${esc(p.id)}" data-state="${esc(p.state)}">${esc(programText(p))}</span>${p.state === 'running' ? `<button class="link-btn" data-act="stop-program" data-program="${esc(p.id)}" title="${esc(l10n.t('Stop this background program and what it started'))}">${esc(l10n.t('Stop'))}</button>` : ''}` : '';
+  return mark + prog;
+}
+
+/** The card's sandbox line, and the escalation's reason when the model asks to run outside it. */
+function permSandbox(it: { sandbox?: SandboxInfo; escalation?: string }): string {
+  if (it.escalation !== undefined) return `<div class="perm-escalation"><strong>${esc(l10n.t('Outside the sandbox, with your full rights.'))}</strong> ${esc(l10n.t("The model's reason:"))} <q>${esc(it.escalation)}</q></div>`;
+  return it.sandbox ? `<div class="perm-sandbox${it.sandbox.applied ? '' : ' off'}">${esc(sandboxText(it.sandbox))}</div>` : '';
 }
 
 function answerText(a: string): string {
   switch (a) {
     case 'allow_once': return l10n.t('Allowed once');
+    case 'allow_sandboxed': return l10n.t('Sandboxed programs allowed for this session');
     case 'allow_session': return l10n.t('Allowed for this session');
     case 'allow_always': return l10n.t('Always allowed');
     case 'deny': return l10n.t('Denied');

@@ -128,6 +128,7 @@ func TestSandboxEscapes(t *testing.T) {
 		{"hook", `echo x > .git/hooks/pre-commit && echo ESCAPED`},
 		{"gitconfig", `echo x >> .git/config && echo ESCAPED`},
 		{"agentddir", `echo x > .agentd/config.json && echo ESCAPED`},
+		{"gitswap", `mv .git .git-old && mkdir .git && echo x > .git/config && echo ESCAPED`},
 		{"agentdnew", `mkdir -p "$XDG_STATE_HOME/agentd" && echo x > "$XDG_STATE_HOME/agentd/grants.json" && echo ESCAPED`},
 		{"ssh", `cat "$HOME/.ssh/id_ed25519" && echo ESCAPED`},
 		{"netrc", `cat "$HOME/.netrc" && echo ESCAPED`},
@@ -167,7 +168,7 @@ func TestSandboxEscapes(t *testing.T) {
 			t.Errorf("%s escaped the sandbox:\n%s", a.id, out)
 		}
 	}
-	for _, f := range []string{filepath.Join(outside, "abs"), filepath.Join(outside, "dd"), filepath.Join(outside, "sym"), filepath.Join(root, "hard"), filepath.Join(root, "moved"), filepath.Join(home, ".bashrc"), filepath.Join(root, ".git", "hooks", "pre-commit"), filepath.Join(root, ".agentd", "config.json"), filepath.Join(home, "state", "agentd", "grants.json")} {
+	for _, f := range []string{filepath.Join(outside, "abs"), filepath.Join(outside, "dd"), filepath.Join(outside, "sym"), filepath.Join(root, "hard"), filepath.Join(root, "moved"), filepath.Join(home, ".bashrc"), filepath.Join(root, ".git", "hooks", "pre-commit"), filepath.Join(root, ".agentd", "config.json"), filepath.Join(home, "state", "agentd", "grants.json"), filepath.Join(root, ".git-old")} {
 		if _, err := os.Lstat(f); err == nil {
 			t.Errorf("%s was written", f)
 		}
@@ -188,6 +189,44 @@ func TestSandboxEscapes(t *testing.T) {
 		}
 	}
 	t.Error("no tool_call_update carried _meta[agentd/sandbox]")
+}
+
+// In a project without .agentd/ and a repository without .git/hooks, a program cannot create
+// either (a config.json there would be agentd's settings, a hook would run outside the sandbox
+// later), and the project is left as it was: no placeholder remains.
+func TestSandboxEscapesIntoMissingEntries(t *testing.T) {
+	t.Parallel()
+	sandboxOrSkip(t)
+	root, home := realDir(t), realDir(t)
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	os.WriteFile(filepath.Join(root, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	attacks := []struct{ id, script string }{
+		{"agentdnew", `mkdir -p .agentd && echo '{"mode":"auto"}' > .agentd/config.json && echo ESCAPED`},
+		{"agentdfile", `echo x > .agentd && echo ESCAPED`},
+		{"hooksnew", `mkdir -p .git/hooks && echo x > .git/hooks/pre-commit && echo ESCAPED`},
+		{"gitswap", `mv .git .git-old && mkdir .git && echo x > .git/config && echo ESCAPED`},
+	}
+	var rs []map[string]any
+	for _, a := range attacks {
+		rs = append(rs, runCall(a.id, a.script+"; echo TRIED", nil))
+	}
+	e := startSandboxed(t, sandboxSettings(t, nil, rs...), root, home)
+	sid := e.newSession()
+	e.prompt(sid, "escape")
+	for _, a := range attacks {
+		out := outputOf(finalUpdate(e, sid, a.id))
+		if !strings.Contains(out, "TRIED") || strings.Contains(out, "ESCAPED") {
+			t.Errorf("%s: %s", a.id, out)
+		}
+	}
+	for _, rel := range []string{".agentd", ".git/hooks", ".git-old", ".git/config"} {
+		if _, err := os.Lstat(filepath.Join(root, rel)); err == nil {
+			t.Errorf("%s exists after the programs", rel)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".git", "HEAD")); string(b) != "ref: refs/heads/main\n" {
+		t.Errorf(".git was replaced: HEAD = %q", b)
+	}
 }
 
 // startSandboxed is start on root with HOME (and the XDG directories under it) at home, so the
@@ -295,6 +334,9 @@ func TestSandboxEscapeAsks(t *testing.T) {
 	b, _ := json.Marshal(reqs[0])
 	if !strings.Contains(string(b), "must write the shared cache") {
 		t.Errorf("the card does not show the justification: %s", b)
+	}
+	if !strings.Contains(string(b), `"justification":"must write the shared cache"`) || !strings.Contains(string(b), `"sandbox":false`) {
+		t.Errorf("rawInput does not carry sandbox:false and the justification: %s", b)
 	}
 	for _, o := range reqs[0].Options {
 		if o.OptionID == "allow_session" || o.OptionID == "allow_always" || o.OptionID == "allow_sandboxed_session" {

@@ -185,8 +185,20 @@ local function tool_update(e, update, model)
   if meta and type(meta["agentd/mcpServer"]) == "string" and meta["agentd/mcpServer"] ~= "" then
     e.mcp_server = meta["agentd/mcpServer"]
   end
+  if meta and type(meta["agentd/sandbox"]) == "table" then
+    e.sandboxed = meta["agentd/sandbox"].applied == true
+  end
   if update.rawOutput ~= nil and update.rawOutput ~= vim.NIL then
     e.raw_output = update.rawOutput
+    -- A background program (run_program {background: true}) runs on after its call.
+    if type(update.rawOutput) == "table" and type(update.rawOutput.programId) == "string" and not e.program then
+      e.program = { id = update.rawOutput.programId, state = "running" }
+    end
+  end
+  -- agentd says on the starting call when a background program ends.
+  local prog = meta and meta["agentd/program"]
+  if type(prog) == "table" and type(prog.programId) == "string" then
+    e.program = { id = prog.programId, state = tostring(prog.state), exit = tonumber(prog.exitCode) }
   end
   if type(update.locations) == "table" then
     for _, l in ipairs(update.locations) do
@@ -343,6 +355,13 @@ function M.add_permission(model, tool_call)
   if type(meta["agentd/mcpServer"]) == "string" and meta["agentd/mcpServer"] ~= "" then
     e.mcp_server = meta["agentd/mcpServer"]
   end
+  if type(meta["agentd/sandbox"]) == "table" then
+    e.sandbox = meta["agentd/sandbox"]
+  end
+  -- run_program {sandbox: false, justification}: the escalation question.
+  if raw.sandbox == false then
+    e.escape = M.visible(type(raw.justification) == "string" and raw.justification or "(none given)")
+  end
   if type(meta["agentd/saves"]) == "table" then
     for _, f in ipairs(meta["agentd/saves"]) do
       if type(f) == "table" and type(f.path) == "string" then
@@ -352,6 +371,39 @@ function M.add_permission(model, tool_call)
   end
   table.insert(model.entries, e)
   return e
+end
+
+--- A background program's state: "prog_1 running (:AgentdPrograms to stop)",
+--- "prog_1 exited 0", "prog_1 stopped".
+function M.program_state(p)
+  local s = M.visible(p.id) .. " " .. M.visible(p.state)
+  if p.state == "running" then
+    return s .. " (:AgentdPrograms to stop)"
+  end
+  if p.state == "exited" and p.exit then
+    s = s .. " " .. tostring(p.exit)
+  end
+  return s
+end
+
+--- What the sandbox means for a program's question, or nil: sandboxed (what
+--- it may write, whether it has the network), or outside the sandbox with the
+--- model's reason.
+function M.sandbox_line(e)
+  if e.escape then
+    return "OUTSIDE the sandbox, with your full rights. The model's reason: " .. e.escape
+  end
+  if e.sandbox == nil then
+    return nil
+  end
+  if e.sandbox.applied ~= true then
+    return "not sandboxed: it runs with your full rights"
+  end
+  local w = {}
+  for _, p in ipairs(type(e.sandbox.writable) == "table" and e.sandbox.writable or {}) do
+    w[#w + 1] = M.display_path(tostring(p))
+  end
+  return "sandboxed: writes only " .. M.visible(table.concat(w, ", ")) .. (e.sandbox.network == true and "; network on" or "; no network")
 end
 
 --- One line for a file saved before a program: its path, and a mark when the
@@ -544,6 +596,12 @@ local function entry_lines(model, e, prev, is_last)
     if e.mcp_server then
       line = line .. " (MCP " .. M.visible(e.mcp_server) .. ")"
     end
+    if e.sandboxed ~= nil then
+      line = line .. (e.sandboxed and " (sandboxed)" or " (not sandboxed)")
+    end
+    if e.program then
+      line = line .. " · " .. M.program_state(e.program)
+    end
     if e.status == "failed" or e.status == "completed" then
       local why = M.status_reason(e)
       if why and (e.status == "failed" or why:find("exit code", 1, true)) then
@@ -567,6 +625,10 @@ local function entry_lines(model, e, prev, is_last)
     end
     add("  ? permission: " .. title .. (e.decision and (" → " .. M.visible(e.decision)) or ""))
     if not e.decision then
+      local sb = M.sandbox_line(e)
+      if sb then
+        add("    " .. sb)
+      end
       if e.command then
         add("    $ " .. e.command)
         if e.cwd then
@@ -625,7 +687,8 @@ local function cache_key(e, prev, is_last, model)
     return e.text, not (is_last and model.busy > 0)
   elseif k == "tool" then
     return table.concat({ tostring(e.status), tostring(e.title), tostring(e.raw_output), tostring(e.expanded),
-      tostring(e.output and #e.output), tostring(e.mcp_server), tostring(e.location), tostring(e.parent) }, "\0"), nil
+      tostring(e.output and #e.output), tostring(e.mcp_server), tostring(e.location), tostring(e.parent), tostring(e.sandboxed),
+      e.program and (e.program.state .. tostring(e.program.exit)) or "" }, "\0"), nil
   end
   return nil
 end

@@ -958,6 +958,45 @@ function M.restore(prompt_text)
   end)
 end
 
+local function fmt_program(p)
+  local cmd = type(p.command) == "table" and chat.quote_argv(p.command) or ""
+  local state = chat.program_state({ id = tostring(p.programId), state = tostring(p.state), exit = tonumber(p.exitCode) })
+  state = state:gsub(" %(:AgentdPrograms to stop%)$", "")
+  return string.format("%s  $ %s%s", state, cmd, p.sandboxed == true and "  (sandboxed)" or "  (not sandboxed)")
+end
+
+--- Lists the session's background programs (agent/x/programs/list); picking a
+--- running one stops it, with everything it started.
+function M.programs()
+  local id = current_session("list programs of")
+  if not id then
+    return
+  end
+  request(methods.programs_list, { sessionId = id }, function(err, result)
+    if err then
+      err_notify("agentd: could not list the background programs: " .. tostring(err.message or err))
+      return
+    end
+    local list = type(result) == "table" and type(result.programs) == "table" and result.programs or {}
+    if #list == 0 then
+      vim.notify("agentd: no background programs in this session", vim.log.levels.INFO, { title = "agentd" })
+      return
+    end
+    vim.ui.select(list, { prompt = "agentd: background programs (pick a running one to stop it)", kind = "agentd.programs", format_item = fmt_program }, function(p)
+      if not p or p.state ~= "running" then
+        return
+      end
+      request(methods.programs_stop, { sessionId = id, programId = p.programId }, function(serr, res)
+        if serr then
+          err_notify("agentd: could not stop " .. tostring(p.programId) .. ": " .. tostring(serr.message or serr))
+          return
+        end
+        vim.notify("agentd: " .. fmt_program(type(res) == "table" and res or p), vim.log.levels.INFO, { title = "agentd" })
+      end)
+    end)
+  end)
+end
+
 --- A statusline component: "agentd · ask · 1234/200000 · 0.0123 USD" (the
 --- cost when agentd knows the model's price), with "working…" during a turn;
 --- "" before the first session.

@@ -18,6 +18,8 @@ M.checkpoints_list = "agent/x/checkpoints/list"
 M.checkpoints_restore = "agent/x/checkpoints/restore"
 M.grants_list = "agent/x/grants/list"
 M.grants_revoke = "agent/x/grants/revoke"
+M.programs_list = "agent/x/programs/list"
+M.programs_stop = "agent/x/programs/stop"
 M.inline_completion = "textDocument/inlineCompletion"
 M.infer = "agent/x/infer"
 

@@ -385,6 +385,10 @@ function M.ask(params, model)
   if entry.stdin then
     prompt = prompt .. string.format(" — with %d bytes of standard input (in the preview)", #entry.stdin)
   end
+  local sb = chat.sandbox_line(entry)
+  if sb then
+    prompt = prompt .. " — " .. sb
+  end
   if entry.saves and #entry.saves > 0 then
     local names = {}
     for _, f in ipairs(entry.saves) do

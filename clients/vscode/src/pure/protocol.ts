@@ -5,6 +5,8 @@
 // error rather than a silent -32601. test/unit/protocol.test.ts checks every name against
 // docs/protocol.md and that no other file spells one out.
 
+import type { ProgramEntry } from './sandbox';
+
 /** A prompt's content (docs/protocol.md "ContentBlock"). */
 export type ContentBlock =
   | { type: 'text'; text: string }
@@ -51,6 +53,8 @@ export interface ClientRequests {
   'agent/x/checkpoints/restore': { params: SessionRef & { checkpointId: string; restore: 'files' | 'conversation' | 'both' }; result: { files: Array<{ path: string; restored: boolean; reason?: string }> } };
   'agent/x/grants/list': { params: SessionRef; result: { grants: GrantWire[] } };
   'agent/x/grants/revoke': { params: SessionRef & { grantId: string }; result: { revoked: boolean } };
+  'agent/x/programs/list': { params: SessionRef; result: { programs: ProgramEntry[] } };
+  'agent/x/programs/stop': { params: SessionRef & { programId: string }; result: ProgramEntry };
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
@@ -109,6 +113,8 @@ export const ToDaemon = {
   checkpointsRestore: 'agent/x/checkpoints/restore',
   grantsList: 'agent/x/grants/list',
   grantsRevoke: 'agent/x/grants/revoke',
+  programsList: 'agent/x/programs/list',
+  programsStop: 'agent/x/programs/stop',
   providersList: 'agent/providers/list',
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',

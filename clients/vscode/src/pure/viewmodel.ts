@@ -4,6 +4,7 @@
 // re-created view, the webview applies each event as it streams in. Its texts go through l10n.t
 // (src/pure/l10n.ts).
 import * as l10n from '@vscode/l10n';
+import { escalationOf, programOf, ProgramState, sandboxOf, SandboxInfo } from './sandbox';
 
 export interface Diff { path: string; oldText: string | null; newText: string }
 export interface PlanEntry { content: string; priority?: string; status?: string }
@@ -37,6 +38,8 @@ export type Item =
     server?: string;
     /** The agent call a subagent's call runs under (`_meta["agentd/parentToolCallId"]`). */
     parent?: string;
+    /** A program's sandbox and, run in the background, its state (src/pure/sandbox.ts). */
+    sandbox?: SandboxInfo; program?: ProgramState;
   }
   | { kind: 'changes'; id: string; files: Change[] }
   | { kind: 'notice'; id: string; severity: 'info' | 'warning' | 'error'; title: string; description?: string }
@@ -44,6 +47,8 @@ export type Item =
     kind: 'permission'; id: string; toolCallId?: string; title: string; toolKind?: string;
     diffs: Diff[]; command?: string; cwd?: string; saves?: Save[]; options: PermissionOption[]; answer?: string;
     server?: string; feedback?: string;
+    /** A program's sandbox, and the model's reason when it asks to run outside it (made visible). */
+    sandbox?: SandboxInfo; escalation?: string;
   } & Extras;
 
 /** A NAME and its value as shown: made visible, long values cut, secret-looking ones masked. */
@@ -459,6 +464,7 @@ export function reduce(s: ChatState, e: Event): ChatState {
         kind: 'permission', id: e.requestId, toolCallId: tc.toolCallId, title: String(tc.title ?? l10n.t('Permission requested')),
         toolKind: tc.kind, diffs: diffsOf(tc.content), command: cmd.command, cwd: cmd.cwd, saves: savesOf(tc._meta?.['agentd/saves']),
         options: Array.isArray(p.options) ? p.options : [], server: serverOf(tc._meta),
+        sandbox: sandboxOf(tc._meta), escalation: ((x) => x && visible(x))(escalationOf(tc.rawInput)),
         // The request's own rawInput first; what it leaves out, the same call's tool update says
         // (an agentd that sends env and stdin only there must not hide them from the card).
         ...extrasOf(typeof tc.toolCallId === 'string' ? find(s, 'tool', tc.toolCallId)?.rawInput : undefined),
@@ -548,6 +554,8 @@ function applyUpdate(s: ChatState, u: Record<string, any>): ChatState {
       if (u.kind) it.toolKind = u.kind;
       if (u.status) it.status = u.status;
       it.server = serverOf(u._meta) ?? it.server;
+      it.sandbox = sandboxOf(u._meta) ?? it.sandbox;
+      it.program = programOf(u, it.program);
       if (u.rawInput !== undefined) { it.rawInput = u.rawInput; const c = commandOf(u.rawInput); it.command = c.command; it.cwd = c.cwd; }
       if (Array.isArray(u.content)) {
         const d = diffsOf(u.content);
@@ -609,12 +617,13 @@ export function optionValues(o: ConfigOption): ConfigOptionValue[] {
  * by this id everywhere (the webview's data-button, the notification's MessageItem, the answer
  * recorded in the transcript); its label is buttonLabel's, in the display language.
  */
-export const PERMISSION_BUTTONS = ['allow_once', 'allow_session', 'allow_always', 'deny'] as const;
+export const PERMISSION_BUTTONS = ['allow_once', 'allow_sandboxed', 'allow_session', 'allow_always', 'deny'] as const;
 export type PermissionButton = (typeof PERMISSION_BUTTONS)[number];
 
 export function buttonLabel(b: PermissionButton): string {
   switch (b) {
     case 'allow_once': return l10n.t('Allow once');
+    case 'allow_sandboxed': return l10n.t('Allow sandboxed programs for this session');
     case 'allow_session': return l10n.t('Allow for session');
     case 'allow_always': return l10n.t('Always allow');
     case 'deny': return l10n.t('Deny');
@@ -626,8 +635,9 @@ export function optionForButton(options: PermissionOption[], button: PermissionB
   const byKind = (k: string) => options.find((o) => o.kind === k)?.optionId;
   switch (button) {
     case 'allow_once': return byId('allow_once') ?? byKind('allow_once');
+    case 'allow_sandboxed': return byId('allow_sandboxed_session');
     case 'allow_session':
-      return byId('allow_session') ?? options.find((o) => o.kind === 'allow_always' && (o._meta as any)?.['agentd/scope'] === 'session')?.optionId;
+      return byId('allow_session') ?? options.find((o) => o.kind === 'allow_always' && o.optionId !== 'allow_sandboxed_session' && (o._meta as any)?.['agentd/scope'] === 'session')?.optionId;
     case 'allow_always':
       return byId('allow_always') ?? options.find((o) => o.kind === 'allow_always' && (o._meta as any)?.['agentd/scope'] !== 'session')?.optionId;
     case 'deny': return byId('reject_once') ?? byKind('reject_once') ?? byId('reject_always') ?? byKind('reject_always');

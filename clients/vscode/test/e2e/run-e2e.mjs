@@ -994,6 +994,42 @@ try {
     await page.keyboard.type('seed');
   });
 
+  await test('a program says it runs sandboxed, an escalation shows its reason, and a background program is listed and stopped', async () => {
+    // Issue 28 item 6: the sandbox on the card and the tool line, the escalation question with the
+    // model's justification, and running background programs with a stop action.
+    await startFake('sandbox', { turns: [
+      { toolCalls: [{ id: 'call_box', name: 'run_program', arguments: { command: ['sh', '-c', 'echo boxed'] } }] },
+      { toolCalls: [{ id: 'call_esc', name: 'run_program', arguments: { command: ['true'], sandbox: false, justification: 'it must reach the docker socket' } }] },
+      { toolCalls: [{ id: 'call_bg', name: 'run_program', arguments: { command: ['sleep', '300'], background: true } }] },
+      { text: 'Sandbox turn done.' },
+      { text: 'Sandbox' },
+    ] });
+    await newChat();
+    await sendInChat('Run the three programs');
+    const open = chat().locator('.permission:not(.done)');
+    await open.locator('.perm-sandbox', { hasText: 'Sandboxed: writes only' }).waitFor({ timeout: 60000 });
+    await open.locator('button', { hasText: 'Allow sandboxed programs for this session' }).waitFor({ timeout: 5000 });
+    await open.locator('button', { hasText: /^Allow once$/ }).click();
+    await open.locator('.perm-escalation', { hasText: 'it must reach the docker socket' }).waitFor({ timeout: 60000 });
+    await open.locator('.perm-escalation', { hasText: 'Outside the sandbox, with your full rights.' }).waitFor({ timeout: 5000 });
+    const escButtons = await open.locator('button').allInnerTexts();
+    if (escButtons.some((b) => /session|Always/i.test(b))) throw new Error(`an escalation offers a lasting grant: ${JSON.stringify(escButtons)}`);
+    await open.locator('button', { hasText: /^Allow once$/ }).click();
+    await open.locator('.perm-sandbox', { hasText: 'Sandboxed: writes only' }).waitFor({ timeout: 60000 });
+    await open.locator('button', { hasText: /^Allow once$/ }).click();
+    await chatSays('Sandbox turn done.', 60000);
+    await chat().locator('.tool', { hasText: 'echo boxed' }).locator('.tool-sandbox:not(.off)', { hasText: 'sandboxed' }).waitFor({ timeout: 10000 });
+    await chat().locator('.tool', { hasText: 'Run true' }).locator('.tool-sandbox.off', { hasText: 'not sandboxed' }).waitFor({ timeout: 10000 });
+    await chat().locator('.tool-program[data-program="prog_1"][data-state="running"]', { hasText: 'prog_1 running' }).waitFor({ timeout: 10000 });
+    // The Background Programs view lists it.
+    await page.locator('.pane', { hasText: 'Background Programs' }).locator('.monaco-list-row', { hasText: 'prog_1 running' }).waitFor({ timeout: 20000 });
+    // Stop from the chat: the program ends, the chat and the view say so.
+    await chat().locator('button[data-act="stop-program"][data-program="prog_1"]').click();
+    await chat().locator('.tool-program[data-state="stopped"]', { hasText: 'prog_1 stopped' }).waitFor({ timeout: 20000 });
+    await page.locator('.pane', { hasText: 'Background Programs' }).locator('.monaco-list-row', { hasText: 'prog_1 stopped' }).waitFor({ timeout: 20000 });
+    if (await chat().locator('button[data-act="stop-program"]').count()) throw new Error('a stopped program still offers Stop');
+  });
+
   await test('a program card shows the env and the stdin the program would get', async () => {
     // Issue 26 item 3: env and stdin are part of the grant, so the card must show them.
     const stdin = Array.from({ length: 20 }, (_, i) => `print(${i})`).join('\n') + '\n';
