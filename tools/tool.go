@@ -200,4 +200,6 @@ type Env struct {
 	DiagnosticsWait time.Duration
 	// Skills are the skills the session's system prompt lists, which the skill tool loads.
 	Skills []Skill
+	// Elicit shows an MCP server's question to the user during the call; nil declines it.
+	Elicit Elicit
 }
