@@ -399,8 +399,9 @@ type acpInitParams struct {
 			ReadTextFile  bool `json:"readTextFile"`
 			WriteTextFile bool `json:"writeTextFile"`
 		} `json:"fs"`
-		Terminal bool `json:"terminal"`
-		Session  struct {
+		Terminal    bool                              `json:"terminal"`
+		Elicitation *protocol.ElicitationCapabilities `json:"elicitation"`
+		Session     struct {
 			Notices    json.RawMessage `json:"notices"`
 			Compaction json.RawMessage `json:"compaction"`
 		} `json:"session"`
@@ -480,6 +481,7 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	caps.Agent.Permissions.UI = true // every ACP client answers session/request_permission
 	caps.WriteTextFile = p.ClientCapabilities.FS.WriteTextFile
 	caps.Terminal = p.ClientCapabilities.Terminal
+	caps.Agent.Elicitation = p.ClientCapabilities.Elicitation
 	offered := func(c json.RawMessage) bool { return len(c) > 0 && string(c) != "null" }
 	s.acp.notices.Store(offered(p.ClientCapabilities.Session.Notices))
 	s.acp.compaction.Store(offered(p.ClientCapabilities.Session.Compaction))

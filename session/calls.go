@@ -142,6 +142,7 @@ func (t *turn) exec(c *call) {
 		SearchWeb:       t.webSearcher(),
 		DiagnosticsWait: diagnosticsWait,
 		Skills:          s.skills(),
+		Elicit:          t.elicitFor(c),
 		Progress: func(text string) {
 			c.mu.Lock()
 			done := c.finished

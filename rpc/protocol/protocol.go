@@ -84,6 +84,8 @@ type ClientCapabilities struct {
 	WorkspaceSymbols bool                   `json:"workspaceSymbols,omitempty"`
 	// EditorState says the client answers agent/x/editor_state.
 	EditorState bool `json:"editorState,omitempty"`
+	// Elicitation says which modes of agent/elicitation/create the client shows.
+	Elicitation *ElicitationCapabilities `json:"elicitation,omitempty"`
 }
 
 type FSCapabilities struct {
