@@ -50,6 +50,18 @@ func (r *resourceState) changed() {
 	r.mu.Unlock()
 }
 
+// waitStarted waits, bounded by ctx, for a start in progress to end (a prompt's resource link may
+// come before the turn's snapshot waited for the servers).
+func (sv *server) waitStarted(ctx context.Context) {
+	sv.mu.Lock()
+	ready := sv.ready
+	sv.mu.Unlock()
+	select {
+	case <-ready:
+	case <-ctx.Done():
+	}
+}
+
 // hasResources says whether the server declared the resources capability (a server of either
 // era says so in its initialize or discover result).
 func (sv *server) hasResources() bool {
@@ -65,6 +77,7 @@ func (sv *server) hasResources() bool {
 
 // resources lists the server's resources (cached until they change), at most maxResources.
 func (sv *server) resources(ctx context.Context) ([]Resource, error) {
+	sv.waitStarted(ctx)
 	if !sv.hasResources() {
 		return nil, nil
 	}
@@ -115,6 +128,7 @@ func (sv *server) resources(ctx context.Context) ([]Resource, error) {
 // that was asked, never to the file system: a file:// uri is the server's name for its own data,
 // which agentd does not read itself.
 func (sv *server) readResource(ctx context.Context, uri string) (string, error) {
+	sv.waitStarted(ctx)
 	sv.mu.Lock()
 	cs := sv.cs
 	sv.mu.Unlock()
