@@ -45,3 +45,33 @@ func (t *turn) readMCPLink(server string, b protocol.ContentBlock) string {
 	}
 	return text
 }
+
+// MCPServers lists the session's MCP servers for the clients (agent/x/mcp/servers): state,
+// tools, resources.
+func (m *Manager) MCPServers(ctx context.Context, p protocol.SessionIDParams) (protocol.MCPServersResult, error) {
+	if err := checkRequired("sessionId", p.SessionID); err != nil {
+		return protocol.MCPServersResult{}, err
+	}
+	s, err := m.get(p.SessionID)
+	if err != nil {
+		return protocol.MCPServersResult{}, err
+	}
+	s.mu.Lock()
+	set := s.mcp
+	s.mu.Unlock()
+	res := protocol.MCPServersResult{Servers: []protocol.MCPServerInfo{}}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, sv := range set.Servers(lctx) {
+		info := protocol.MCPServerInfo{Name: sv.Name, Type: sv.Type, Target: sv.Target, State: string(sv.State), Error: sv.Error,
+			Tools: []protocol.MCPToolInfo{}, Resources: []protocol.MCPResourceInfo{}}
+		for _, t := range sv.Tools {
+			info.Tools = append(info.Tools, protocol.MCPToolInfo{Name: t.Name, Description: t.Description, Offered: t.Offered})
+		}
+		for _, r := range sv.Resources {
+			info.Resources = append(info.Resources, protocol.MCPResourceInfo{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MimeType: r.MimeType})
+		}
+		res.Servers = append(res.Servers, info)
+	}
+	return res, nil
+}

@@ -59,3 +59,23 @@ func TestMCPResourceLinkInThePrompt(t *testing.T) {
 		t.Errorf("a file outside the workspace was read:\n%s", user)
 	}
 }
+
+// agent/x/mcp/servers lists each server with its state, tools and resources; an unknown session
+// is an error.
+func TestMCPServersListed(t *testing.T) {
+	h := newHarness(t, reply{events: textReply("ok")})
+	entry := mcpResourceServer(t)
+	t.Cleanup(func() { _ = h.m.Shutdown(context.Background()) })
+	h.newSessionWith(entry)
+	h.prompt("hi") // a snapshot: the servers have started
+	res, err := h.m.MCPServers(context.Background(), protocol.SessionIDParams{SessionID: h.sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Servers) != 1 || res.Servers[0].Name != "tickets" || res.Servers[0].State != "ready" || len(res.Servers[0].Resources) != 2 {
+		t.Fatalf("servers = %+v", res.Servers)
+	}
+	if _, err := h.m.MCPServers(context.Background(), protocol.SessionIDParams{SessionID: "nope"}); err == nil {
+		t.Fatal("an unknown session was listed")
+	}
+}
