@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/agentd-dev/agentd/rpc/protocol"
+	"github.com/agentd-dev/agentd/tools"
 )
 
 // mcpLinkServer is the MCP server a prompt's resource_link names: the block's
@@ -74,4 +76,22 @@ func (m *Manager) MCPServers(ctx context.Context, p protocol.SessionIDParams) (p
 		res.Servers = append(res.Servers, info)
 	}
 	return res, nil
+}
+
+// mcpSkills are the skills the session's ready MCP servers serve (Skills over MCP), named
+// SERVER:NAME so that none takes the name of a skill on disk, loaded through their server.
+func (s *Session) mcpSkills() []tools.Skill {
+	s.mu.Lock()
+	set := s.mcp
+	s.mu.Unlock()
+	if set == nil {
+		return nil
+	}
+	var out []tools.Skill
+	for _, sk := range set.Skills(context.Background()) {
+		out = append(out, tools.Skill{Name: sk.Server + ":" + sk.Name, Description: sk.Description, Path: sk.URI,
+			Dir: strings.TrimSuffix(sk.URI, "/SKILL.md"), Server: sk.Server, Project: true,
+			Remote: func(ctx context.Context, rel string) (string, error) { return set.ReadSkill(ctx, sk, rel) }})
+	}
+	return out
 }
