@@ -88,6 +88,7 @@ function M.init_options()
         saveBuffers = true,
         workspaceSymbols = true,
         editorState = true,
+        elicitation = { form = vim.empty_dict(), url = vim.empty_dict() },
       },
       settings = config.settings(),
     },

@@ -18,6 +18,7 @@ M.checkpoints_list = "agent/x/checkpoints/list"
 M.checkpoints_restore = "agent/x/checkpoints/restore"
 M.inline_completion = "textDocument/inlineCompletion"
 M.infer = "agent/x/infer"
+M.mcp_servers = "agent/x/mcp/servers"
 
 -- Neovim → agentd notifications.
 M.session_cancel = "agent/session/cancel"
@@ -29,6 +30,7 @@ M.infer_chunk = "agent/x/infer/chunk"
 
 -- agentd → Neovim requests.
 M.request_permission = "agent/session/request_permission"
+M.elicitation_create = "agent/elicitation/create"
 M.read_text_file = "agent/fs/read_text_file"
 M.dirty_buffers = "agent/x/dirty_buffers"
 M.diagnostics = "agent/x/diagnostics"
