@@ -49,6 +49,7 @@ export interface ClientRequests {
   'agent/x/session/steer': { params: SessionRef & { prompt: ContentBlock[] }; result: { accepted: boolean } };
   'agent/x/checkpoints/list': { params: SessionRef; result: { checkpoints: Array<{ checkpointId: string; createdAt: string; prompt: string; files: Array<{ path: string; change: string; from?: string }> }> } };
   'agent/x/checkpoints/restore': { params: SessionRef & { checkpointId: string; restore: 'files' | 'conversation' | 'both' }; result: { files: Array<{ path: string; restored: boolean; reason?: string }> } };
+  'agent/x/mcp/servers': { params: SessionRef; result: { servers: import('./mcplist').McpServerWire[] } };
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
@@ -75,6 +76,7 @@ export interface DaemonRequests {
   'agent/x/workspace_symbols': { params: SessionRef & { query: string }; result: { symbols: unknown[] } };
   'agent/x/editor_state': { params: SessionRef; result: Record<string, unknown> };
   'agent/x/save_buffers': { params: SessionRef & { paths: string[] }; result: { saved: string[]; failed: Array<{ path: string; reason: string }> } };
+  'agent/elicitation/create': { params: SessionRef & { toolCallId?: string; mode: string; message: string; requestedSchema?: unknown; url?: string; elicitationId?: string } & Meta; result: { action: 'accept'; content?: Record<string, unknown> } | { action: 'decline' } | { action: 'cancel' } };
 }
 
 /** agentd → client notifications: method → params. */
@@ -96,6 +98,7 @@ export const ToDaemon = {
   sessionSteer: 'agent/x/session/steer',
   checkpointsList: 'agent/x/checkpoints/list',
   checkpointsRestore: 'agent/x/checkpoints/restore',
+  mcpServers: 'agent/x/mcp/servers',
   providersList: 'agent/providers/list',
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',
@@ -118,6 +121,7 @@ export const FromDaemon = {
   workspaceSymbols: 'agent/x/workspace_symbols',
   saveBuffers: 'agent/x/save_buffers',
   editorState: 'agent/x/editor_state',
+  elicitationCreate: 'agent/elicitation/create',
 } as const satisfies Record<string, keyof DaemonRequests>;
 
 /** agentd → client notification names. */

@@ -101,6 +101,7 @@ export function initializationOptions(settings: Settings, clientInfo: ClientInfo
         secrets: true,
         saveBuffers: true,
         workspaceSymbols: true,
+        elicitation: { form: {}, url: {} },
       },
       settings,
     },
