@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -229,4 +230,28 @@ func TestElicitationURL(t *testing.T) {
 			t.Fatalf("%s: %+v", c.url, res)
 		}
 	}
+}
+
+// Sampling and roots (deprecated by the 2026-07-28 revision) are not declared: a server's
+// sampling request during a call is refused, its roots/list answered with no roots (the SDK's
+// client answers it whatever it declares; no root of the project is named), and the call goes on.
+func TestSamplingAndRootsRefused(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "old", Version: "1"}, nil)
+	s.AddTool(&sdk.Tool{Name: "needy", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		roots, rerr := req.Session.ListRoots(ctx, nil)
+		_, serr := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("roots named: %d; sampling refused: %v", countRoots(roots, rerr), serr != nil)}}}, nil
+	})
+	set, _ := open(t, Config{Name: "old", Type: "http", URL: refusing(t, s, "server/discover"), Timeout: DefaultTimeout})
+	reg := set.Snapshot(context.Background())
+	if r := run(t, reg, "needy", `{}`); r.Output != "roots named: 0; sampling refused: true" {
+		t.Fatalf("result: %+v", r)
+	}
+}
+
+func countRoots(r *sdk.ListRootsResult, err error) int {
+	if err != nil || r == nil {
+		return 0
+	}
+	return len(r.Roots)
 }

@@ -43,7 +43,8 @@ func (tooLong) Error() string {
 // newClient is the SDK client for one server. It declares elicitation (form and URL: a server's
 // questions during a call go to the user, calls.go) and nothing else: no roots (agentd's tools,
 // not a server's, are bound to the project) and no sampling, both deprecated by the 2026-07-28
-// revision (SEP-2577), so a server's request for them is refused by the SDK. The SDK negotiates the era itself: server/discover
+// revision (SEP-2577): a server's sampling request is refused by the SDK, and its roots/list is
+// answered with no roots (the SDK's client answers it whatever it declares; agentd adds none). The SDK negotiates the era itself: server/discover
 // (the 2026-07-28 revision) first, then the 2025 initialize when the server does not know it.
 //
 // Over stdio, server/discover is bounded by discoverTimeout: the SDK falls back to initialize on
