@@ -65,7 +65,7 @@ type key struct{ server, tool string }
 // registry (built-in tools first), what was dropped, and the tools over the budget that
 // find_tools may offer (found, the tools it already added, are offered beyond the budget).
 func build(builtin *tools.Registry, lists []listed, found map[key]bool) (*tools.Registry, []Drop, []*Tool) {
-	reserved := map[string]bool{Reserved: true, FindToolsName: true}
+	reserved := map[string]bool{Reserved: true, FindToolsName: true, ListResourcesName: true, ReadResourceName: true}
 	for _, t := range builtin.List() {
 		reserved[strings.ToLower(t.Name())] = true
 	}

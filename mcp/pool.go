@@ -224,6 +224,10 @@ func (s *Set) Snapshot(ctx context.Context) *tools.Registry {
 	if len(over) > 0 {
 		reg.Register(&findTools{set: s, over: over})
 	}
+	if withResources(lists) {
+		reg.Register(&listResources{set: s})
+		reg.Register(&readResourceTool{set: s})
+	}
 	rebuilt := s.snap != nil && equalInts(versions, s.versions)
 	s.snap, s.versions, s.snapGen = reg, versions, s.foundGen
 	if rebuilt {

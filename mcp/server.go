@@ -65,6 +65,8 @@ type server struct {
 	ready    chan struct{} // closed when the current start attempt ends
 	refs     int
 	closed   bool
+	res      resourceState // its resources (resources.go)
+	live     liveCalls     // its calls running, for progress and elicitation (calls.go)
 }
 
 func newServer(p *Pool, cfg Config) *server {
@@ -407,7 +409,11 @@ func (sv *server) call(ctx context.Context, name string, args map[string]any) (*
 	if args == nil {
 		args = map[string]any{} // never null on the wire
 	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	if c, _ := ctx.Value(callKey{}).(*liveCall); c != nil {
+		params.SetProgressToken(c.token)
+	}
+	res, err := cs.CallTool(ctx, params)
 	return res, sizeError(err)
 }
 

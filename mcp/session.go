@@ -40,9 +40,11 @@ func (tooLong) Error() string {
 	return fmt.Sprintf("a message from the MCP server exceeded the size limit (%d MiB)", maxMessage>>20)
 }
 
-// newClient is the SDK client for one server. It declares no capabilities (no roots: agentd's
-// tools, not a server's, are bound to the project; no sampling, no elicitation), so a server's
-// request for them is refused by the SDK. The SDK negotiates the era itself: server/discover
+// newClient is the SDK client for one server. It declares elicitation (form and URL: a server's
+// questions during a call go to the user, calls.go) and nothing else: no roots (agentd's tools,
+// not a server's, are bound to the project) and no sampling, both deprecated by the 2026-07-28
+// revision (SEP-2577): a server's sampling request is refused by the SDK, and its roots/list is
+// answered with no roots (the SDK's client answers it whatever it declares; agentd adds none). The SDK negotiates the era itself: server/discover
 // (the 2026-07-28 revision) first, then the 2025 initialize when the server does not know it.
 //
 // Over stdio, server/discover is bounded by discoverTimeout: the SDK falls back to initialize on
@@ -51,9 +53,13 @@ func (tooLong) Error() string {
 // cost the whole start. (Over HTTP every POST is answered, so no bound is needed there.)
 func (sv *server) newClient() *sdk.Client {
 	c := sdk.NewClient(&sdk.Implementation{Name: "agentd", Version: "1"}, &sdk.ClientOptions{
-		Capabilities:             &sdk.ClientCapabilities{},
-		ToolListChangedHandler:   func(context.Context, *sdk.ToolListChangedRequest) { sv.markDirty() },
-		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { sv.markDirty() },
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{
+			Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}},
+		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { sv.markDirty() },
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { sv.markDirty() },
+		ResourceListChangedHandler:  func(context.Context, *sdk.ResourceListChangedRequest) { sv.res.changed() },
+		ProgressNotificationHandler: sv.onProgress,
+		ElicitationHandler:          sv.onElicit,
 	})
 	if sv.cfg.Type != "http" {
 		c.AddSendingMiddleware(boundDiscover)

@@ -42,6 +42,7 @@ type Tool struct {
 	label  string // "SERVER: TOOL", cleaned
 	desc   string
 	schema json.RawMessage
+	output any // the tool's outputSchema, checked against structured results (structured.go)
 }
 
 func newTool(sv *server, name string, t *sdk.Tool, schema json.RawMessage) *Tool {
@@ -56,6 +57,7 @@ func newTool(sv *server, name string, t *sdk.Tool, schema json.RawMessage) *Tool
 		label:  Clean(sv.cfg.Name, maxLabel) + ": " + Clean(t.Name, maxLabel),
 		desc:   Clean(fmt.Sprintf("(MCP server %s) %s", sv.cfg.Name, desc), MaxDescription),
 		schema: schema,
+		output: t.OutputSchema,
 	}
 }
 
@@ -88,7 +90,9 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) to
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.sv.cfg.Timeout)
 	defer cancel()
-	res, err := t.sv.call(cctx, t.remote, in)
+	live := t.sv.live.begin(env)
+	defer t.sv.live.end(live)
+	res, err := t.sv.call(context.WithValue(cctx, callKey{}, live), t.remote, in)
 	server := Clean(t.sv.cfg.Name, maxLabel)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -97,6 +101,9 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) to
 		return tools.Errorf("Error: the MCP server %s did not answer within %s, so the call was abandoned (it was told to stop).", server, t.sv.cfg.Timeout)
 	case err != nil:
 		return tools.Errorf("Error: the MCP server %s failed this call: %s. It is restarted at the next turn if it stopped.", server, Clean(err.Error(), 500))
+	}
+	if why := checkOutput(t.output, res); why != "" {
+		return tools.Errorf("Error: the MCP server %s answered this call wrongly: %s.", server, why)
 	}
 	return convert(server, res)
 }

@@ -89,6 +89,8 @@ type ClientCapabilities struct {
 	// Notices says the client shows notice updates to the user; a client that does not say so
 	// gets each notice as window/showMessage too, which every LSP client shows.
 	Notices bool `json:"notices,omitempty"`
+	// Elicitation says which modes of agent/elicitation/create the client shows.
+	Elicitation *ElicitationCapabilities `json:"elicitation,omitempty"`
 }
 
 type FSCapabilities struct {

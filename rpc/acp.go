@@ -432,8 +432,9 @@ type acpInitParams struct {
 			ReadTextFile  bool `json:"readTextFile"`
 			WriteTextFile bool `json:"writeTextFile"`
 		} `json:"fs"`
-		Terminal bool `json:"terminal"`
-		Auth     struct {
+		Terminal    bool                              `json:"terminal"`
+		Elicitation *protocol.ElicitationCapabilities `json:"elicitation"`
+		Auth        struct {
 			Terminal bool `json:"terminal"`
 		} `json:"auth"`
 		Session struct {
@@ -533,6 +534,7 @@ func (s *Server) acpInitialize(ctx context.Context, raw json.RawMessage) (any, e
 	caps.Agent.Permissions.UI = true // every ACP client answers session/request_permission
 	caps.WriteTextFile = p.ClientCapabilities.FS.WriteTextFile
 	caps.Terminal = p.ClientCapabilities.Terminal
+	caps.Agent.Elicitation = p.ClientCapabilities.Elicitation
 	offered := func(c json.RawMessage) bool { return len(c) > 0 && string(c) != "null" }
 	s.acp.notices.Store(offered(p.ClientCapabilities.Session.Notices))
 	s.acp.compaction.Store(offered(p.ClientCapabilities.Session.Compaction))

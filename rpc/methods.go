@@ -94,6 +94,9 @@ func (s *Server) table() map[string]method {
 		// completion.go
 		MethodInlineCompletion: handler(validateInlineCompletion, (*Server).inlineCompletion),
 
+		// mcp_servers.go
+		protocol.MethodMCPServers: handler(nil, (*Server).mcpServers),
+
 		// infer.go
 		MethodInfer:      handler(validateInfer, (*Server).infer),
 		MethodTranscribe: handler(validateTranscribe, (*Server).transcribe),

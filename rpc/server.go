@@ -72,7 +72,7 @@ const (
 
 // callTimeout is the deadline of one request to the editor, read from the settings as it starts.
 func (s *Server) callTimeout(method string) time.Duration {
-	if method == protocol.MethodRequestPermission {
+	if method == protocol.MethodRequestPermission || method == protocol.MethodElicitationCreate {
 		return PermissionCallTimeout
 	}
 	if n := s.settings.Get().EditorTimeoutSeconds; n > 0 {

@@ -41,6 +41,20 @@ install_mcp_everything() {
     npm install --prefix "$MCP_EVERYTHING_DIR" --no-audit --no-fund --silent @modelcontextprotocol/server-everything@2026.8.31
 }
 
+# @modelcontextprotocol/conformance is the official MCP conformance suite; its client scenarios run
+# against `agentd mcp probe` (internal/test/acceptance TestMCPConformanceClientScenarios), from a cache
+# outside the repo. 0.2.0-alpha.12 is the newest release and the first with the 2026-07-28
+# revision's client scenarios (0.1.16, the latest tag, has only the 2025 ones).
+MCP_CONFORMANCE_VERSION=0.2.0-alpha.12
+export AGENTD_MCP_CONFORMANCE="${AGENTD_MCP_CONFORMANCE:-${XDG_CACHE_HOME:-$HOME/.cache}/agentd-test/mcp-conformance}"
+install_mcp_conformance() {
+  [ "${AGENTD_SKIP_INSTALL:-0}" = 1 ] && return 0
+  local pkg="$AGENTD_MCP_CONFORMANCE/node_modules/@modelcontextprotocol/conformance/package.json"
+  [ -f "$pkg" ] && grep -q "\"version\": \"$MCP_CONFORMANCE_VERSION\"" "$pkg" && return 0
+  mkdir -p "$AGENTD_MCP_CONFORMANCE" &&
+    npm install --prefix "$AGENTD_MCP_CONFORMANCE" --no-audit --no-fund --silent "@modelcontextprotocol/conformance@$MCP_CONFORMANCE_VERSION"
+}
+
 # The ACP door's tests (internal/test/acpdoor) drive agentd with the official ACP SDK and validate every
 # message against the ACP v1 JSON schema the package ships (schema/v1/schema.json), both taken from
 # a cache outside the repo, one directory per release; the tests skip without it, and fail when CI
@@ -79,6 +93,7 @@ cross_build() {
 step "install" install_system
 step "install MCP test server" install_mcp_everything
 step "install the ACP SDK" install_acp_sdk
+step "install the MCP conformance suite" install_mcp_conformance
 step "gofmt + go vet" go_vet
 step "go test -race" go_test
 step "static + cross builds" cross_build

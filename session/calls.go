@@ -143,6 +143,7 @@ func (t *turn) exec(c *call) {
 		DiagnosticsWait: diagnosticsWait,
 		Skills:          s.skills(),
 		RunAgent:        t.agentRunner(c),
+		Elicit:          t.elicitFor(c),
 		Progress: func(text string) {
 			c.mu.Lock()
 			done := c.finished

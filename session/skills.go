@@ -19,7 +19,8 @@ const maxSkillListBytes = 8 << 10
 // user's ($XDG_CONFIG_HOME/agentd/skills, ~/.agents/skills).
 func (s *Session) discoverSkills() ([]tools.Skill, []tools.SkillProblem) {
 	home, _ := os.UserHomeDir()
-	return tools.DiscoverSkills(tools.SkillDirs(s.roots.Dirs(), userConfigDir(), home))
+	skills, probs := tools.DiscoverSkills(tools.SkillDirs(s.roots.Dirs(), userConfigDir(), home))
+	return append(skills, s.mcpSkills()...), probs
 }
 
 // skillsRun is what the skills add to the system prompt's run values: SKILLS (name and

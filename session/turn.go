@@ -329,7 +329,13 @@ func (t *turn) userMessage(blocks []protocol.ContentBlock) providers.Message {
 			}
 			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: fmt.Sprintf("<context uri=%q>\n%s\n</context>", b.Resource.URI, escapeEnvelope(b.Resource.Text))})
 		case "resource_link":
-			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: t.readLink(b)})
+			text := ""
+			if server := t.mcpLinkServer(b); server != "" {
+				text = t.readMCPLink(server, b)
+			} else {
+				text = t.readLink(b)
+			}
+			msg.Parts = append(msg.Parts, providers.Part{Type: providers.PartText, Text: text})
 		}
 	}
 	return msg

@@ -207,4 +207,6 @@ type Env struct {
 	// RunAgent runs a subagent (the agent tool) and returns its final answer as the call's
 	// result; nil inside a subagent, which cannot start another.
 	RunAgent func(ctx context.Context, req AgentRequest) Result
+	// Elicit shows an MCP server's question to the user during the call; nil declines it.
+	Elicit Elicit
 }

@@ -56,6 +56,10 @@ type Options struct {
 	// Unanswered lists methods the editor receives and never answers, like a client whose
 	// handler hangs: the request is recorded, then held until the test ends.
 	Unanswered []string
+	// Elicit answers agent/elicitation/create (advertise Agent.Elicitation too); ShowDocument
+	// answers window/showDocument (success), and its being set advertises it.
+	Elicit       func(protocol.ElicitationParams) protocol.ElicitationResult
+	ShowDocument func(uri string, external bool) bool
 }
 
 // Full returns options for an editor that serves everything in utf-16, like VS Code.
@@ -732,6 +736,8 @@ func (e *Editor) serve(method string, params json.RawMessage) (any, error) {
 		protocol.MethodWorkspaceSymbols:  a.WorkspaceSymbols,
 		protocol.MethodApplyEdit:         e.opts.ApplyEdit,
 		protocol.MethodEditorState:       a.EditorState,
+		protocol.MethodElicitationCreate: a.Elicitation != nil && e.opts.Elicit != nil,
+		"window/showDocument":            e.opts.ShowDocument != nil,
 	}
 	adv, known := advertised[method]
 	if adv && slices.Contains(e.opts.Unimplemented, method) {
@@ -804,6 +810,21 @@ func (e *Editor) serve(method string, params json.RawMessage) (any, error) {
 			return nil, err
 		}
 		return e.permission(p), nil
+	case protocol.MethodElicitationCreate:
+		p, err := decode[protocol.ElicitationParams](params)
+		if err != nil {
+			return nil, err
+		}
+		return e.opts.Elicit(p), nil
+	case "window/showDocument":
+		p, err := decode[struct {
+			URI      string `json:"uri"`
+			External bool   `json:"external"`
+		}](params)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]bool{"success": e.opts.ShowDocument(p.URI, p.External)}, nil
 	case protocol.MethodEditorState:
 		if _, err := decode[protocol.EditorStateParams](params); err != nil {
 			return nil, err

@@ -37,6 +37,10 @@ end, {
   desc = "agentd: set the permission mode (ask, auto, plan)",
 })
 
+vim.api.nvim_create_user_command("AgentdMcp", function()
+  agentd().mcp()
+end, { desc = "agentd: list the session's MCP servers, their state and tools" })
+
 vim.api.nvim_create_user_command("AgentdNew", function()
   agentd().new_session()
 end, { desc = "agentd: start a new chat (the one shown stays live: :AgentdChats)" })

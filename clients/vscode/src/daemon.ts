@@ -3,6 +3,7 @@
 // client itself is loaded only once activation has returned (./languageClient); until agentd is
 // first ready, requests wait for it.
 import * as vscode from 'vscode';
+import { elicit } from './elicit';
 import * as fs from 'fs';
 import * as os from 'os';
 import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
@@ -284,6 +285,7 @@ export class Daemon implements vscode.Disposable {
       return r;
     });
     serve(FromDaemon.requestPermission, (p, token) => this.hooks.onPermission(p, token));
+    serve(FromDaemon.elicitationCreate, (p, token) => elicit(p, token));
     client.onNotification(FromDaemonNote.sessionUpdate, (p: SessionUpdateParams) => {
       try { this.hooks.onUpdate(p); } catch (e: any) { this.output.appendLine(`[agentd] bad update: ${e?.stack ?? e}`); }
     });

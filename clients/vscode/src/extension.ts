@@ -1,6 +1,7 @@
 // agentd for VS Code: starts the agentd daemon with vscode-languageclient, serves its reverse
 // requests from the editor's state, and shows the conversations in a chat view and editor tabs.
 import * as vscode from 'vscode';
+import { McpView } from './mcpView';
 import { Chats } from './chats';
 import { ChatView } from './chatView';
 import { clientBundleLoad, Daemon, loadClientBundle } from './daemon';
@@ -9,7 +10,7 @@ import { Permissions } from './permissions';
 import { Programs } from './programs';
 import { Keys, removeKey } from './keys';
 import { manageGrants } from './grants';
-import { ContentBlock } from './pure/protocol';
+import { ContentBlock, ToDaemon } from './pure/protocol';
 import { Review } from './review';
 import { registerInline } from './inline';
 import { PermissionButton } from './pure/viewmodel';
@@ -157,6 +158,12 @@ export async function activate(context: vscode.ExtensionContext) {
   reg('agentd.cancel', () => chat().cancel());
   reg('agentd.undo', async () => { const c = chat(); await view!.revealChat(c, false); await c.prompt('/undo'); });
   reg('agentd.fork', () => view!.fork());
+  const mcpView = new McpView(async () => {
+    const id = chat().state.sessionId;
+    return id ? (await daemon!.request(ToDaemon.mcpServers, { sessionId: id })).servers : undefined;
+  });
+  context.subscriptions.push(mcpView, vscode.window.registerTreeDataProvider('agentd.mcp', mcpView));
+  reg('agentd.mcp.refresh', () => mcpView.refresh());
   reg('agentd.restoreCheckpoint', (id?: unknown) => chat().restoreCheckpoint(typeof id === 'string' ? id : undefined));
   reg('agentd.newSession', async () => { await view!.newChat(); await view!.revealChat(chat(), true); });
   reg('agentd.setMode', async (arg?: unknown) => {

@@ -977,6 +977,9 @@ function M.complete_items(base)
       end
     end
   elseif base:sub(1, 1) == "@" then
+    for _, it in ipairs(require("agentd.mcp").complete(require("agentd").session_id, base)) do
+      items[#items + 1] = it
+    end
     for _, f in ipairs(complete_paths(base:sub(2))) do
       items[#items + 1] = { word = "@" .. f, kind = "file" }
     end
@@ -1020,6 +1023,9 @@ function M.auto_complete()
   local word = line:sub(s + 1, col)
   local c = word:sub(1, 1)
   local first_line = vim.api.nvim_win_get_cursor(0)[1] == 1
+  if c == "@" and #word == 1 then
+    pcall(require("agentd").refresh_mcp) -- its resources are offered from the next @
+  end
   if (c == "/" and s == 0 and first_line) or ((c == "#" or c == "@") and #word == 1) then
     local items = M.complete_items(word)
     if #items > 0 then

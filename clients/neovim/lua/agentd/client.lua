@@ -89,6 +89,7 @@ function M.init_options()
         workspaceSymbols = true,
         editorState = true,
         notices = true, -- the chat shows notice updates: no window/showMessage copy
+        elicitation = { form = vim.empty_dict(), url = vim.empty_dict() },
       },
       settings = config.settings(),
     },

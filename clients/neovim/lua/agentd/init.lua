@@ -104,6 +104,9 @@ function M.lsp_handlers()
       local m = type(p) == "table" and M.models[p.sessionId] or nil
       return permission.ask(p, m)
     end),
+    [methods.elicitation_create] = safe(function(p)
+      return require("agentd.elicit").ask(p)
+    end),
   }
 end
 
@@ -336,8 +339,12 @@ function M.context_blocks(text)
       blocks[#blocks + 1] = block
       names[#names + 1] = where
     else
-      local path = word:match("^#file:(.+)$") or word:match("^@([^%s]+)$")
-      if path and once("f:" .. path) then
+      local res = word:sub(1, 1) == "@" and require("agentd.mcp").resource(M.session_id, word) or nil
+      local path = not res and (word:match("^#file:(.+)$") or word:match("^@([^%s]+)$")) or nil
+      if res and once("r:" .. word) then
+        blocks[#blocks + 1] = { type = "resource_link", uri = res.uri, name = res.name, _meta = { ["agentd/mcpServer"] = res.server } }
+        names[#names + 1] = res.server .. ":" .. res.uri
+      elseif path and once("f:" .. path) then
         local abs = vim.fn.fnamemodify(path, ":p")
         if path:sub(1, 1) ~= "/" and path:sub(1, 1) ~= "~" then
           abs = config.cwd() .. "/" .. path
@@ -722,6 +729,28 @@ function M.grants()
       end)
     end)
   end)
+end
+
+--- Lists the session's MCP servers, their state and tools (:AgentdMcp).
+function M.mcp()
+  local id = current_session("list the MCP servers of")
+  if not id then
+    return
+  end
+  local mcp = require("agentd.mcp")
+  mcp.fetch(request, id, function(err, servers)
+    if err then
+      return err_notify("agentd: listing the MCP servers failed: " .. tostring(err))
+    end
+    mcp.show(servers)
+  end)
+end
+
+--- Refreshes, quietly, the MCP listing the @server:uri completion reads.
+function M.refresh_mcp()
+  if M.session_id and not M.resume_id and client.get() then
+    require("agentd.mcp").fetch(request, M.session_id, function() end)
+  end
 end
 
 --- Forks the current session: a new session with a copy of its history,

@@ -22,6 +22,7 @@ M.programs_list = "agent/x/programs/list"
 M.programs_stop = "agent/x/programs/stop"
 M.inline_completion = "textDocument/inlineCompletion"
 M.infer = "agent/x/infer"
+M.mcp_servers = "agent/x/mcp/servers"
 
 -- Neovim → agentd notifications.
 M.session_cancel = "agent/session/cancel"
@@ -33,6 +34,7 @@ M.infer_chunk = "agent/x/infer/chunk"
 
 -- agentd → Neovim requests.
 M.request_permission = "agent/session/request_permission"
+M.elicitation_create = "agent/elicitation/create"
 M.read_text_file = "agent/fs/read_text_file"
 M.dirty_buffers = "agent/x/dirty_buffers"
 M.diagnostics = "agent/x/diagnostics"

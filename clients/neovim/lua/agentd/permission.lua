@@ -458,6 +458,17 @@ function M.ask(params, model)
   return { outcome = { outcome = "selected", optionId = choice.option.optionId } }
 end
 
+--- Awaits an asynchronous question (vim.ui.select/input started by start,
+--- which calls finish with the answer); cancel_all answers it nil. For the
+--- other questions agentd asks (agentd.elicit).
+function M.await(start)
+  local pending = {}
+  M.pending[pending] = true
+  local v = await(start, pending)
+  M.pending[pending] = nil
+  return v
+end
+
 --- Answers every pending permission question (of session_id, when given)
 --- with "cancelled".
 function M.cancel_all(session_id)

@@ -55,6 +55,7 @@ export interface ClientRequests {
   'agent/x/grants/revoke': { params: SessionRef & { grantId: string }; result: { revoked: boolean } };
   'agent/x/programs/list': { params: SessionRef; result: { programs: ProgramEntry[] } };
   'agent/x/programs/stop': { params: SessionRef & { programId: string }; result: ProgramEntry };
+  'agent/x/mcp/servers': { params: SessionRef; result: { servers: import('./mcplist').McpServerWire[] } };
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
@@ -90,6 +91,7 @@ export interface DaemonRequests {
   'agent/x/workspace_symbols': { params: SessionRef & { query: string }; result: { symbols: unknown[] } };
   'agent/x/editor_state': { params: SessionRef; result: Record<string, unknown> };
   'agent/x/save_buffers': { params: SessionRef & { paths: string[] }; result: { saved: string[]; failed: Array<{ path: string; reason: string }> } };
+  'agent/elicitation/create': { params: SessionRef & { toolCallId?: string; mode: string; message: string; requestedSchema?: unknown; url?: string; elicitationId?: string } & Meta; result: { action: 'accept'; content?: Record<string, unknown> } | { action: 'decline' } | { action: 'cancel' } };
 }
 
 /** agentd → client notifications: method → params. */
@@ -115,6 +117,7 @@ export const ToDaemon = {
   grantsRevoke: 'agent/x/grants/revoke',
   programsList: 'agent/x/programs/list',
   programsStop: 'agent/x/programs/stop',
+  mcpServers: 'agent/x/mcp/servers',
   providersList: 'agent/providers/list',
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',
@@ -137,6 +140,7 @@ export const FromDaemon = {
   workspaceSymbols: 'agent/x/workspace_symbols',
   saveBuffers: 'agent/x/save_buffers',
   editorState: 'agent/x/editor_state',
+  elicitationCreate: 'agent/elicitation/create',
 } as const satisfies Record<string, keyof DaemonRequests>;
 
 /** agentd → client notification names. */

@@ -103,6 +103,7 @@ export function initializationOptions(settings: Settings, clientInfo: ClientInfo
         workspaceSymbols: true,
         // The chat shows notice updates: agentd sends no window/showMessage copy.
         notices: true,
+        elicitation: { form: {}, url: {} },
       },
       settings,
     },

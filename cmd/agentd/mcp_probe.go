@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/mcp"
+	"github.com/agentd-dev/agentd/tools"
+)
+
+// runMCPProbe is the hidden `agentd mcp probe URL`: the client command the MCP conformance suite
+// (@modelcontextprotocol/conformance) runs per client scenario. It connects to the Streamable
+// HTTP server at URL through agentd's own MCP client (the pool, the four rules, the result
+// conversion), lists its tools, resources and prompts, and calls the tools as the model would:
+// the calls MCP_CONFORMANCE_CONTEXT's toolCalls name, or else each tool once with arguments made
+// from its schema's required properties. A server's question is accepted with the schema's
+// defaults (and true for a required boolean), as a user who agrees would. What it did is printed
+// on stdout; a failure to connect exits 1.
+func runMCPProbe(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: agentd mcp probe URL")
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pool := mcp.NewPool(zap.NewNop())
+	defer pool.Close()
+	pool.StartTimeout = 20 * time.Second
+	var down []string
+	set := pool.Open([]mcp.Config{{Name: "probe", Type: "http", URL: args[0], Timeout: 20 * time.Second}}, tools.NewRegistry(),
+		func(sev, title, desc string) { down = append(down, title+": "+desc) })
+	defer set.Close()
+	reg := set.Snapshot(ctx)
+	st := set.Status()
+	if len(st) == 1 && st[0].State != mcp.StateReady {
+		fmt.Fprintf(stderr, "agentd mcp probe: the server is %s: %v\n", st[0].State, st[0].Err)
+		return exitFailed
+	}
+	env := &tools.Env{Elicit: acceptWithDefaults}
+	byRemote := map[string]*mcp.Tool{}
+	var order []*mcp.Tool
+	for _, t := range reg.List() {
+		if mt, ok := t.(*mcp.Tool); ok {
+			byRemote[mt.RemoteName()] = mt
+			order = append(order, mt)
+		}
+	}
+	callTool := func(t *mcp.Tool, a map[string]any) {
+		raw, _ := json.Marshal(a)
+		res := t.Run(ctx, env, raw)
+		fmt.Fprintf(stdout, "call %s %s: error=%v %s\n", t.RemoteName(), raw, res.IsError, probeLine(res.Output))
+	}
+	fmt.Fprintf(stdout, "tools: %d\n", len(order))
+	switch calls := contextCalls(); {
+	case calls != nil:
+		for _, c := range calls {
+			if t := byRemote[c.Name]; t != nil {
+				callTool(t, c.Arguments)
+			} else {
+				fmt.Fprintf(stdout, "call %s: not offered\n", c.Name)
+			}
+		}
+	case os.Getenv("MCP_CONFORMANCE_SCENARIO") == "json-schema-2020-12-preservation":
+		// The referee reads back, through its echo tool, the schema agentd kept of its focal tool.
+		if focal, echo := byRemote["json_schema_2020_12_tool"], byRemote["json_schema_echo"]; focal != nil && echo != nil {
+			var schema any
+			_ = json.Unmarshal(focal.Schema(), &schema)
+			callTool(echo, map[string]any{"schema": schema})
+		}
+	default:
+		for _, t := range order {
+			callTool(t, argumentsFor(t.Schema()))
+		}
+	}
+	if cmds := set.Commands(); len(cmds) > 0 {
+		_, _, err := set.Expand(ctx, "/"+cmds[0].Name)
+		fmt.Fprintf(stdout, "prompt %s: %v\n", cmds[0].Name, err)
+	}
+	if rl, _ := set.Resources(ctx); len(rl) > 0 {
+		text, err := set.ReadResource(ctx, rl[0].Server, rl[0].URI)
+		fmt.Fprintf(stdout, "resource %s: %v %d bytes\n", rl[0].URI, err, len(text))
+	}
+	for _, d := range down {
+		fmt.Fprintln(stdout, "notice: "+probeLine(d))
+	}
+	return 0
+}
+
+type probeCall struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// contextCalls are the tool calls the scenario's MCP_CONFORMANCE_CONTEXT names, nil for none.
+func contextCalls() []probeCall {
+	var c struct {
+		ToolCalls []probeCall `json:"toolCalls"`
+	}
+	if json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c) != nil {
+		return nil
+	}
+	for i := range c.ToolCalls {
+		if c.ToolCalls[i].Arguments == nil {
+			c.ToolCalls[i].Arguments = map[string]any{}
+		}
+	}
+	return c.ToolCalls
+}
+
+type probeSchema struct {
+	Properties map[string]struct {
+		Type    any `json:"type"`
+		Default any `json:"default"`
+	} `json:"properties"`
+	Required []string `json:"required"`
+}
+
+// argumentsFor fills a schema's required properties: its default, else 1, "x" or true by type.
+func argumentsFor(schema json.RawMessage) map[string]any {
+	var s probeSchema
+	_ = json.Unmarshal(schema, &s)
+	out := map[string]any{}
+	for _, name := range s.Required {
+		p := s.Properties[name]
+		switch {
+		case p.Default != nil:
+			out[name] = p.Default
+		case p.Type == "number" || p.Type == "integer":
+			out[name] = 1
+		case p.Type == "boolean":
+			out[name] = true
+		default:
+			out[name] = "x"
+		}
+	}
+	return out
+}
+
+// acceptWithDefaults answers every question yes: a link is agreed to, a form is sent with its
+// required booleans true (the SDK fills in the schema's defaults).
+func acceptWithDefaults(_ context.Context, q tools.Elicitation) (tools.ElicitAnswer, error) {
+	content := map[string]any{}
+	if q.Mode == "form" {
+		var s probeSchema
+		_ = json.Unmarshal(q.Schema, &s)
+		for _, name := range s.Required {
+			if p := s.Properties[name]; p.Type == "boolean" && p.Default == nil {
+				content[name] = true
+			}
+		}
+	}
+	return tools.ElicitAnswer{Action: "accept", Content: content}, nil
+}
+
+func probeLine(s string) string { return mcp.Clean(s, 300) }
