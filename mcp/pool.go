@@ -98,6 +98,9 @@ func (p *Pool) Close() {
 // Notify reports a notice to the session's client.
 type Notify func(severity, title, description string)
 
+// Opener shows the user an authorization URL (mcpauth.Opener).
+type Opener = mcpauth.Opener
+
 // SignInNeeded reports that a server of the set needs the user to sign in (its start found no
 // token): the client offers a "Sign in" action, which calls Set.SignIn.
 type SignInNeeded func(server string, err error)

@@ -351,17 +351,39 @@ func hasHeader(hs []NameValue, name string) bool {
 // token.
 func (sv *server) signIn(ctx context.Context, open mcpauth.Opener) error {
 	if sv.auth == nil {
-		if sv.cfg.Type != "http" || sv.cfg.SSE {
-			return fmt.Errorf("MCP server %s is not a Streamable HTTP server; only those sign in", sv.cfg.Name)
-		}
-		return fmt.Errorf("MCP server %s sends its own Authorization header; it does not sign in", sv.cfg.Name)
+		return signInRefusal(sv.cfg)
 	}
-	hc := &http.Client{Transport: newHeaderTransport(sv.cfg.URL, sv.cfg.Headers, http.DefaultTransport), Timeout: 30 * time.Second}
-	if err := sv.auth.SignIn(ctx, open, hc); err != nil {
+	if err := sv.auth.SignIn(ctx, open, signInClient(sv.cfg)); err != nil {
 		return err
 	}
 	sv.restart()
 	return nil
+}
+
+// signInRefusal says why a server does not sign in.
+func signInRefusal(cfg Config) error {
+	if cfg.Type != "http" || cfg.SSE {
+		return fmt.Errorf("MCP server %s is not a Streamable HTTP server; only those sign in", Clean(cfg.Name, maxLabel))
+	}
+	if hasHeader(cfg.Headers, "Authorization") {
+		return fmt.Errorf("MCP server %s sends its own Authorization header; it does not sign in", Clean(cfg.Name, maxLabel))
+	}
+	return fmt.Errorf("MCP server %s: sign-in is not available here", Clean(cfg.Name, maxLabel))
+}
+
+// signInClient is the client of a sign-in's first request: the server's own headers, only to
+// its origin.
+func signInClient(cfg Config) *http.Client {
+	return &http.Client{Transport: newHeaderTransport(cfg.URL, cfg.Headers, http.DefaultTransport), Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// SignIn signs the server of cfg in through flow without starting it (`agentd mcp login`).
+func SignIn(ctx context.Context, flow *mcpauth.Flow, cfg Config, open Opener) error {
+	if flow == nil || cfg.Type != "http" || cfg.SSE || hasHeader(cfg.Headers, "Authorization") {
+		return signInRefusal(cfg)
+	}
+	return flow.Handler(cfg.Name, cfg.URL).SignIn(ctx, open, signInClient(cfg))
 }
 
 // restart starts the server again now (after a sign-in), whatever its state; the next snapshot

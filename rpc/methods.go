@@ -78,6 +78,7 @@ func (s *Server) table() map[string]method {
 		protocol.MethodSessionClose:           handler(nil, viaManager(closeSession)),
 		protocol.MethodSessionDelete:          handler(nil, viaManager(deleteSession)),
 		protocol.MethodSessionSetConfigOption: handler(nil, viaManager(Sessions.SetConfigOption)),
+		protocol.MethodMCPSignIn:              handler(nil, viaManager(mcpSignIn)),
 
 		protocol.MethodSessionPrompt: handler(nil, viaManager(prompt)),
 		MethodSessionSteer:           handler(nil, (*Server).steer),
