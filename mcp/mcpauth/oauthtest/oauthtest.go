@@ -93,6 +93,9 @@ func (s *Server) URL() string { return s.RS.URL + "/mcp" }
 
 // Close stops both servers.
 func (s *Server) Close() {
+	// A client's event stream stays open; close the connections before waiting for handlers.
+	s.RS.CloseClientConnections()
+	s.AS.CloseClientConnections()
 	s.RS.Close()
 	s.AS.Close()
 }
