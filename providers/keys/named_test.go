@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zalando/go-keyring"
 )
 
 func TestNamedFileFallback(t *testing.T) {
@@ -34,5 +36,32 @@ func TestNamedFileFallback(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Error("the emptied file was kept")
+	}
+}
+
+func TestNamedUsesTheKeyringWhenOneAnswers(t *testing.T) {
+	keyring.MockInit()
+	path := filepath.Join(t.TempDir(), "mcp-oauth.json")
+	n := &Named{Service: "agentd-mcp-oauth", Path: path, Probe: func() error { return nil }}
+	if err := n.Set("iss res", "tok"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := keyring.Get("agentd-mcp-oauth", "iss res"); v != "tok" || err != nil {
+		t.Errorf("keyring holds %q, %v", v, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Error("the file was written although the keyring answers")
+	}
+	if n.Where() != "the OS keyring" {
+		t.Errorf("Where = %s", n.Where())
+	}
+	if err := n.Delete("iss res"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := n.Get("iss res"); ok {
+		t.Error("still there after Delete")
+	}
+	if err := n.Delete("iss res"); err != nil {
+		t.Errorf("forgetting what is not there: %v", err)
 	}
 }

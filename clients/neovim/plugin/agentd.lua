@@ -37,6 +37,16 @@ end, {
   desc = "agentd: set the permission mode (ask, auto, plan)",
 })
 
+vim.api.nvim_create_user_command("AgentdMcpSignIn", function(o)
+  require("agentd.mcp_auth").sign_in(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return require("agentd.mcp_auth").names()
+  end,
+  desc = "agentd: sign in to an MCP server that asks for it (opens the browser)",
+})
+
 vim.api.nvim_create_user_command("AgentdNew", function()
   agentd().new_session()
 end, { desc = "agentd: start a new session" })

@@ -18,6 +18,7 @@ M.checkpoints_list = "agent/x/checkpoints/list"
 M.checkpoints_restore = "agent/x/checkpoints/restore"
 M.inline_completion = "textDocument/inlineCompletion"
 M.infer = "agent/x/infer"
+M.mcp_sign_in = "agent/mcp/signIn"
 
 -- Neovim → agentd notifications.
 M.session_cancel = "agent/session/cancel"
@@ -37,6 +38,7 @@ M.secrets_get = "agent/x/secrets/get"
 M.workspace_symbols = "agent/x/workspace_symbols"
 M.editor_state = "agent/x/editor_state"
 M.apply_edit = "workspace/applyEdit"
+M.show_document = "window/showDocument"
 
 -- What Neovim asks the other language servers.
 M.lsp_workspace_symbol = "workspace/symbol"
