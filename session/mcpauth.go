@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentd-dev/agentd/mcp"
+	"github.com/agentd-dev/agentd/mcp/mcpauth"
 	"github.com/agentd-dev/agentd/rpc/protocol"
 )
 
@@ -14,11 +15,7 @@ import (
 
 // NamedSecrets is a secret store by account name (providers/keys.Named): the MCP servers'
 // OAuth tokens, by issuer and resource.
-type NamedSecrets interface {
-	Get(account string) (string, bool, error)
-	Set(account, value string) error
-	Delete(account string) error
-}
+type NamedSecrets = mcpauth.Store
 
 // documentShower is a client that can open a URL in the user's browser (LSP window/showDocument
 // with external: true); served is false when it does not offer to.

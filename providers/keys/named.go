@@ -134,19 +134,5 @@ func (n *Named) put(account, value string) error {
 	} else {
 		m[account] = value
 	}
-	if len(m) == 0 {
-		if err := os.Remove(n.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	b, _ := json.MarshalIndent(m, "", "  ")
-	if err := os.MkdirAll(filepath.Dir(n.Path), 0o700); err != nil {
-		return err
-	}
-	tmp := n.Path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, n.Path)
+	return writeSecrets(n.Path, m)
 }
