@@ -6,12 +6,15 @@ package acceptance_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentd-dev/agentd/editorbridge/fakeeditor"
 	"github.com/agentd-dev/agentd/mcp/mcpauth/oauthtest"
@@ -111,5 +114,51 @@ func TestMCPSignInThroughTheEditor(t *testing.T) {
 		if strings.Contains(e.p.stderr.String(), tok) {
 			t.Errorf("the log holds token %s", tok)
 		}
+	}
+}
+
+// On the ACP door there is no "Sign in" action: the sign-in starts by itself and its link comes
+// as an agent_message_chunk; opening it signs the server in, said by a notice.
+func TestACPMCPSignInByLink(t *testing.T) {
+	t.Parallel()
+	s := oauthtest.New()
+	defer s.Close()
+	home := realDir(t)
+	p := startACP(t, home)
+	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	p.call("session/new", map[string]any{"cwd": home, "mcpServers": []any{map[string]any{"type": "http", "name": "docs", "url": s.URL(), "headers": []any{}}}})
+	linkRE := regexp.MustCompile(`http://127\.0\.0\.1:\d+/authorize\?\S+`)
+	var link string
+	deadline := time.Now().Add(15 * time.Second)
+	for link == "" && time.Now().Before(deadline) {
+		p.drain(200 * time.Millisecond)
+		for _, m := range p.seen {
+			if u := obj(m, "params", "update"); u != nil && obj(u, "sessionUpdate") == "agent_message_chunk" {
+				if text, _ := obj(u, "content", "text").(string); strings.Contains(text, "MCP server docs needs you to sign in") {
+					link = linkRE.FindString(text)
+				}
+			}
+		}
+	}
+	if link == "" {
+		t.Fatalf("no sign-in link in the session; frames: %v", p.seen)
+	}
+	if err := oauthtest.Browser(context.Background(), link); err != nil {
+		t.Fatal(err)
+	}
+	signed := false
+	for deadline := time.Now().Add(15 * time.Second); !signed && time.Now().Before(deadline); {
+		p.drain(200 * time.Millisecond)
+		for _, m := range p.seen {
+			if text := fmt.Sprint(obj(m, "params", "update", "content", "text")); strings.Contains(text, "Signed in to MCP server docs") {
+				signed = true
+			}
+		}
+	}
+	if !signed {
+		t.Errorf("no word of the sign-in; frames: %v", p.seen)
+	}
+	if _, err := os.Stat(filepath.Join(home, "config", "agentd", "mcp-oauth.json")); err != nil {
+		t.Errorf("no token stored: %v", err)
 	}
 }
