@@ -1,6 +1,7 @@
 // agentd for VS Code: starts the agentd daemon with vscode-languageclient, serves its reverse
 // requests from the editor's state, and shows the conversations in a chat view and editor tabs.
 import * as vscode from 'vscode';
+import { McpSignIn } from './mcpSignIn';
 import { Chats } from './chats';
 import { ChatView } from './chatView';
 import { clientBundleLoad, Daemon, loadClientBundle } from './daemon';
@@ -40,12 +41,14 @@ export async function activate(context: vscode.ExtensionContext) {
   let chats: Chats | undefined;
   let view: ChatView | undefined;
   let permissions: Permissions | undefined;
+  let mcpSignIn: McpSignIn | undefined;
   daemon = new Daemon(context, output, {
-    onUpdate: (p) => chats?.route(p),
+    onUpdate: (p) => { mcpSignIn?.onUpdate(p); chats?.route(p); },
     onPermission: (p, token) => permissions!.ask(p, token),
     onReady: (restarted) => void chats?.onDaemonReady(restarted, (c) => !!view?.onScreen(c)),
   }, keys);
   context.subscriptions.push(daemon);
+  mcpSignIn = new McpSignIn(daemon);
   // What activation leaves for later (docs/benchmarks.md): loading the language client's bundle
   // once activate() has returned, and agentd answering initialize.
   const firstReady = daemon.onDidChangeState((s) => {
@@ -100,6 +103,7 @@ export async function activate(context: vscode.ExtensionContext) {
 
   const reg = (id: string, fn: (...a: any[]) => any) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   reg('agentd.openChat', () => view!.reveal(true));
+  reg('agentd.mcpSignIn', (server?: unknown) => mcpSignIn!.signIn(typeof server === 'string' ? server : undefined));
   reg('agentd.openChatInEditor', () => view!.openInEditor());
   reg('agentd.switchChat', async () => {
     const pick = await vscode.window.showQuickPick(chats!.list(chat()).map((e) => ({

@@ -49,6 +49,7 @@ export interface ClientRequests {
   'agent/x/session/steer': { params: SessionRef & { prompt: ContentBlock[] }; result: { accepted: boolean } };
   'agent/x/checkpoints/list': { params: SessionRef; result: { checkpoints: Array<{ checkpointId: string; createdAt: string; prompt: string; files: Array<{ path: string; change: string; from?: string }> }> } };
   'agent/x/checkpoints/restore': { params: SessionRef & { checkpointId: string; restore: 'files' | 'conversation' | 'both' }; result: { files: Array<{ path: string; restored: boolean; reason?: string }> } };
+  'agent/mcp/signIn': { params: SessionRef & { server: string }; result: { server: string } };
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
@@ -96,6 +97,7 @@ export const ToDaemon = {
   sessionSteer: 'agent/x/session/steer',
   checkpointsList: 'agent/x/checkpoints/list',
   checkpointsRestore: 'agent/x/checkpoints/restore',
+  mcpSignIn: 'agent/mcp/signIn',
   providersList: 'agent/providers/list',
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',
