@@ -54,6 +54,9 @@ type Capabilities struct {
 	ACP           bool
 	WriteTextFile bool
 	Terminal      bool
+	// ShowDocument is LSP's window.showDocument.support: the editor opens a URL agentd asks it
+	// to (an MCP server's sign-in page).
+	ShowDocument bool
 }
 
 func (c Capabilities) encoding() workspace.PositionEncoding {
@@ -261,6 +264,26 @@ func (c *Client) RequestPermission(ctx context.Context, p protocol.RequestPermis
 	}
 	return res, nil
 }
+
+// ShowDocument asks the editor to open uri in the user's browser (window/showDocument with
+// external: true). served is false when the editor does not offer it (or is the ACP door).
+func (c *Client) ShowDocument(ctx context.Context, uri string) (bool, error) {
+	if c.b.caps.ACP || !c.b.caps.ShowDocument {
+		return false, nil
+	}
+	var res protocol.ShowDocumentResult
+	if err := c.b.conn.Call(ctx, protocol.MethodShowDocument, protocol.ShowDocumentParams{URI: uri, External: true}, &res); err != nil {
+		return true, fmt.Errorf("asking the editor to open the sign-in page: %w", err)
+	}
+	if !res.Success {
+		return true, fmt.Errorf("the editor could not open the sign-in page")
+	}
+	return true, nil
+}
+
+// SignInByLink is true on the ACP door: an MCP server's sign-in starts at once, its link posted
+// in the session (ACP has no action to start it).
+func (c *Client) SignInByLink() bool { return c.b.caps.ACP }
 
 // CanAskPermission reports whether the client answers permission requests.
 func (c *Client) CanAskPermission() bool { return c.b.caps.Agent.Permissions.UI }

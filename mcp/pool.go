@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/mcp/mcpauth"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -26,6 +27,9 @@ type Pool struct {
 	// (an MCP server is another party). An entry's own env may still set one. Set before the
 	// first Open.
 	HideEnv func() []string
+	// OAuth signs HTTP servers in (MCP authorization); nil leaves a 401 a failure. Set before
+	// the first Open.
+	OAuth *mcpauth.Flow
 
 	mu      sync.Mutex
 	servers map[string]*server
@@ -94,11 +98,19 @@ func (p *Pool) Close() {
 // Notify reports a notice to the session's client.
 type Notify func(severity, title, description string)
 
+// Opener shows the user an authorization URL (mcpauth.Opener).
+type Opener = mcpauth.Opener
+
+// SignInNeeded reports that a server of the set needs the user to sign in (its start found no
+// token): the client offers a "Sign in" action, which calls Set.SignIn.
+type SignInNeeded func(server string, err error)
+
 // Set is one session's servers, in the order they were named.
 type Set struct {
 	pool    *Pool
 	builtin *tools.Registry
 	notify  Notify
+	signIn  SignInNeeded
 	servers []*server
 
 	mu       sync.Mutex
@@ -118,7 +130,13 @@ type Set struct {
 // Open starts (or joins) the servers of cfgs, in parallel and in the background, and returns at
 // once. A server that cannot start is reported through notify when its start fails.
 func (p *Pool) Open(cfgs []Config, builtin *tools.Registry, notify Notify) *Set {
-	s := &Set{pool: p, builtin: builtin, notify: notify, done: make(chan struct{})}
+	return p.OpenSignIn(cfgs, builtin, notify, nil)
+}
+
+// OpenSignIn is Open with signIn hearing of the servers that need the user to sign in (instead
+// of a notice that they are not available).
+func (p *Pool) OpenSignIn(cfgs []Config, builtin *tools.Registry, notify Notify, signIn SignInNeeded) *Set {
+	s := &Set{pool: p, builtin: builtin, notify: notify, signIn: signIn, done: make(chan struct{})}
 	for _, c := range cfgs {
 		s.Add(c)
 	}
@@ -160,7 +178,12 @@ func (s *Set) reportDown(sv *server, err error) {
 	msg := fmt.Sprint(err)
 	skip := s.closed || s.notify == nil || s.reported[sv] == msg
 	s.reported[sv] = msg
+	signIn := s.signIn
 	s.mu.Unlock()
+	if !skip && signIn != nil && mcpauth.IsNeedsSignIn(err) {
+		signIn(sv.cfg.Name, err)
+		return
+	}
 	if !skip {
 		s.notify("warning", fmt.Sprintf("MCP server %s is not available", sv.cfg.Name), msg+"; its tools are skipped.")
 	}
@@ -285,6 +308,8 @@ type Status struct {
 	State              State
 	Err                error
 	Listed, Offered    int // tools the server lists; tools that reach the model after the rules
+	// NeedsSignIn says the server asked for authorization and no token is stored.
+	NeedsSignIn bool
 }
 
 // Status reports each server after a snapshot (call Snapshot first).
@@ -308,8 +333,32 @@ func (s *Set) Status() []Status {
 			typ = "sse"
 		}
 		out = append(out, Status{Name: sv.cfg.Name, Type: typ, Target: sv.cfg.Target(), State: sv.state, Err: sv.err,
-			Listed: len(sv.tools), Offered: offered[sv]})
+			Listed: len(sv.tools), Offered: offered[sv], NeedsSignIn: mcpauth.IsNeedsSignIn(sv.err)})
 		sv.mu.Unlock()
 	}
 	return out
+}
+
+// SignIn signs server name of the set in with the user through open (the editor's
+// window/showDocument, the ACP door's message, a terminal's print) and starts it again with the
+// token; its tools join the next turn.
+func (s *Set) SignIn(ctx context.Context, name string, open mcpauth.Opener) error {
+	s.mu.Lock()
+	var sv *server
+	for _, x := range s.servers {
+		if x.cfg.Name == name {
+			sv = x
+		}
+	}
+	s.mu.Unlock()
+	if sv == nil {
+		return fmt.Errorf("this session has no MCP server %q", name)
+	}
+	if err := sv.signIn(ctx, open); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.reported, sv) // a later failure is news again
+	s.mu.Unlock()
+	return nil
 }

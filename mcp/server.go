@@ -18,6 +18,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
+
+	"github.com/agentd-dev/agentd/mcp/mcpauth"
 )
 
 // State is where a server is in its life.
@@ -49,6 +51,9 @@ type server struct {
 	cfg  Config
 	log  *zap.Logger
 	pool *Pool
+	// auth signs the server in (an HTTP server without a static Authorization header, when the
+	// pool has an OAuth flow); nil otherwise.
+	auth *mcpauth.Handler
 
 	mu       sync.Mutex
 	state    State
@@ -71,6 +76,9 @@ type server struct {
 
 func newServer(p *Pool, cfg Config) *server {
 	sv := &server{cfg: cfg, log: p.log.With(zap.String("mcpServer", cfg.Name)), pool: p, state: StateStarting, ready: make(chan struct{})}
+	if cfg.Type == "http" && !cfg.SSE && p.OAuth != nil && !hasHeader(cfg.Headers, "Authorization") {
+		sv.auth = p.OAuth.Handler(cfg.Name, cfg.URL)
+	}
 	go sv.start()
 	return sv
 }
@@ -154,6 +162,11 @@ func list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, []*sdk.Promp
 func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int, error) {
 	if sv.cfg.Type == "http" {
 		cs, err := sv.newClient().Connect(ctx, sv.httpTransport(), nil)
+		if err != nil && sv.auth != nil {
+			if ns := sv.auth.NeedsSignIn(); ns != nil {
+				return nil, nil, 0, ns
+			}
+		}
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("connecting to %s failed: %w", sv.cfg.URL, sizeError(err))
 		}
@@ -308,7 +321,16 @@ func originOf(u *url.URL) string {
 }
 
 func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(h.headers) == 0 || h.origin == "" || originOf(req.URL) != h.origin {
+	if h.origin == "" || originOf(req.URL) != h.origin {
+		if req.Header.Get("Authorization") != "" {
+			// An OAuth token the SDK set, on a request a redirect sent elsewhere: the token is
+			// bound to the server's origin.
+			req = req.Clone(req.Context())
+			req.Header.Del("Authorization")
+		}
+		return h.base.RoundTrip(req)
+	}
+	if len(h.headers) == 0 {
 		return h.base.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())
@@ -316,6 +338,75 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(nv.Name, nv.Value)
 	}
 	return h.base.RoundTrip(req)
+}
+
+func hasHeader(hs []NameValue, name string) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// signIn runs the sign-in with the user through open, then starts the server again with the
+// token.
+func (sv *server) signIn(ctx context.Context, open mcpauth.Opener) error {
+	if sv.auth == nil {
+		return signInRefusal(sv.cfg)
+	}
+	if err := sv.auth.SignIn(ctx, open, signInClient(sv.cfg)); err != nil {
+		return err
+	}
+	sv.restart()
+	return nil
+}
+
+// signInRefusal says why a server does not sign in.
+func signInRefusal(cfg Config) error {
+	if cfg.Type != "http" || cfg.SSE {
+		return fmt.Errorf("MCP server %s is not a Streamable HTTP server; only those sign in", Clean(cfg.Name, maxLabel))
+	}
+	if hasHeader(cfg.Headers, "Authorization") {
+		return fmt.Errorf("MCP server %s sends its own Authorization header; it does not sign in", Clean(cfg.Name, maxLabel))
+	}
+	return fmt.Errorf("MCP server %s: sign-in is not available here", Clean(cfg.Name, maxLabel))
+}
+
+// signInClient is the client of a sign-in's first request: the server's own headers, only to
+// its origin.
+func signInClient(cfg Config) *http.Client {
+	return &http.Client{Transport: newHeaderTransport(cfg.URL, cfg.Headers, http.DefaultTransport), Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// SignIn signs the server of cfg in through flow without starting it (`agentd mcp login`).
+func SignIn(ctx context.Context, flow *mcpauth.Flow, cfg Config, open Opener) error {
+	if flow == nil || cfg.Type != "http" || cfg.SSE || hasHeader(cfg.Headers, "Authorization") {
+		return signInRefusal(cfg)
+	}
+	return flow.Handler(cfg.Name, cfg.URL).SignIn(ctx, open, signInClient(cfg))
+}
+
+// restart starts the server again now (after a sign-in), whatever its state; the next snapshot
+// waits for the start.
+func (sv *server) restart() {
+	sv.mu.Lock()
+	if sv.closed || sv.state == StateStarting {
+		sv.mu.Unlock()
+		return
+	}
+	cs, stop := sv.cs, sv.stop
+	sv.cs, sv.stop = nil, nil
+	sv.state, sv.err, sv.ready = StateStarting, nil, make(chan struct{})
+	sv.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if cs != nil {
+		go closeQuietly(cs)
+	}
+	go sv.start()
 }
 
 // maxDropLogs bounds the dropped lines of one start that are logged.

@@ -340,7 +340,11 @@ func (sv *server) httpTransport() sdk.Transport {
 	if sv.cfg.SSE {
 		return detached{&sdk.SSEClientTransport{Endpoint: sv.cfg.URL, HTTPClient: hc, MaxEventSize: maxMessage}}
 	}
-	return &sdk.StreamableClientTransport{Endpoint: sv.cfg.URL, HTTPClient: hc, MaxRetries: 1, MaxEventSize: 2 * maxMessage}
+	t := &sdk.StreamableClientTransport{Endpoint: sv.cfg.URL, HTTPClient: hc, MaxRetries: 1, MaxEventSize: 2 * maxMessage}
+	if sv.auth != nil {
+		t.OAuthHandler = sv.auth
+	}
+	return t
 }
 
 // detached connects through t bounded by the connect's context, but keeps the connection past

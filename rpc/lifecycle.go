@@ -61,6 +61,11 @@ type initParams struct {
 				ResourceOperations []string `json:"resourceOperations"`
 			} `json:"workspaceEdit"`
 		} `json:"workspace"`
+		Window *struct {
+			ShowDocument *struct {
+				Support bool `json:"support"`
+			} `json:"showDocument"`
+		} `json:"window"`
 	} `json:"capabilities"`
 	InitializationOptions struct {
 		Agent *protocol.AgentInitOptions `json:"agent"`
@@ -105,6 +110,9 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 			caps.DocumentChanges = we.DocumentChanges != nil && *we.DocumentChanges
 			caps.ResourceOps = append(caps.ResourceOps, we.ResourceOperations...)
 		}
+	}
+	if w := ip.Capabilities.Window; w != nil && w.ShowDocument != nil {
+		caps.ShowDocument = w.ShowDocument.Support
 	}
 
 	// Settings: the client's own. A bad client setting fails initialize, naming the key. The
@@ -183,16 +191,18 @@ func (s *Server) startEngine(caps Capabilities) error {
 		keyEnv = s.provs.Registry.KeyEnvNames
 	}
 	m := s.opts.NewSessions(session.Deps{
-		Client:      bridge.Client(),
-		Workspaces:  bridge.Workspace,
-		Providers:   s.provs,
-		Tools:       s.opts.Tools,
-		Prompts:     s.opts.Prompts,
-		Settings:    s.settings.Get,
-		Project:     s.sessionProject,
-		StateDir:    s.opts.StateDir,
-		Logger:      s.log.Named("session"),
-		KeyEnvNames: keyEnv,
+		Client:         bridge.Client(),
+		Workspaces:     bridge.Workspace,
+		Providers:      s.provs,
+		Tools:          s.opts.Tools,
+		Prompts:        s.opts.Prompts,
+		Settings:       s.settings.Get,
+		Project:        s.sessionProject,
+		StateDir:       s.opts.StateDir,
+		Logger:         s.log.Named("session"),
+		KeyEnvNames:    keyEnv,
+		MCPTokens:      s.opts.MCPTokens,
+		MCPClientIDURL: s.opts.MCPClientIDURL,
 		// Only an ACP client says it takes boolean config options (acpInitialize).
 		BooleanConfigOptions: caps.ACP && s.acp.booleans.Load(),
 	})

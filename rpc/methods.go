@@ -82,6 +82,7 @@ func (s *Server) table() map[string]method {
 		protocol.MethodSessionSetConfigOption: handler(nil, viaManager(Sessions.SetConfigOption)),
 		protocol.MethodGrantsList:             handler(nil, viaManager(Sessions.Grants)),
 		protocol.MethodGrantsRevoke:           handler(nil, viaManager(Sessions.RevokeGrant)),
+		protocol.MethodMCPSignIn:              handler(nil, viaManager(mcpSignIn)),
 
 		protocol.MethodSessionPrompt: handler(nil, viaManager(prompt)),
 		MethodSessionSteer:           handler(nil, (*Server).steer),

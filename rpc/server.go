@@ -105,6 +105,10 @@ type Options struct {
 	NewSessions func(d session.Deps) Sessions
 	// Secrets is agentd's own secret store (nil: none).
 	Secrets keys.Store
+	// MCPTokens keeps the MCP servers' OAuth tokens (nil: MCP servers do not sign in);
+	// MCPClientIDURL is agentd's Client ID Metadata Document ("" for none).
+	MCPTokens      session.NamedSecrets
+	MCPClientIDURL string
 	// ParentPoll is how often the process that initialize names (processId) is checked; when it
 	// is gone agentd exits as LSP asks. 0 disables the check.
 	ParentPoll time.Duration

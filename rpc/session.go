@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/agentd-dev/agentd/protocol"
 )
@@ -62,4 +63,17 @@ func (s *Server) sessionCancel(_ context.Context, raw json.RawMessage) error {
 	s.cancelPrompts(p.SessionID)
 	s.manager().Cancel(p.SessionID)
 	return nil
+}
+
+// mcpSigner is the manager's MCP sign-in (session.Manager; a test's fake may lack it).
+type mcpSigner interface {
+	MCPSignIn(ctx context.Context, p protocol.MCPSignInParams) (protocol.MCPSignInResult, error)
+}
+
+func mcpSignIn(m Sessions, ctx context.Context, p protocol.MCPSignInParams) (protocol.MCPSignInResult, error) {
+	ms, ok := m.(mcpSigner)
+	if !ok {
+		return protocol.MCPSignInResult{}, errors.New("MCP sign-in is not served by this engine")
+	}
+	return ms.MCPSignIn(ctx, p)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/mcp"
+	"github.com/agentd-dev/agentd/mcp/mcpauth"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
@@ -49,6 +50,12 @@ type Deps struct {
 	Prompts *prompts.Set
 	// MCP runs the sessions' MCP servers; nil makes a pool of the manager's own.
 	MCP *mcp.Pool
+	// MCPTokens keeps the MCP servers' OAuth tokens (by issuer and resource) for the pool the
+	// manager makes; nil leaves a server's request for authorization a failure.
+	MCPTokens NamedSecrets
+	// MCPClientIDURL is agentd's OAuth Client ID Metadata Document, "" for none (servers are
+	// then registered with dynamically).
+	MCPClientIDURL string
 	// KeyEnvNames lists the environment variables that may hold a provider key under the
 	// settings; no program a tool starts sees them. Nil means an empty providers registry's
 	// (the vendors' conventional variables and the providers' apiKeyEnv).
@@ -128,6 +135,9 @@ func NewManager(d Deps) *Manager {
 	if m.mcp = d.MCP; m.mcp == nil {
 		m.mcp = mcp.NewPool(d.Logger)
 		m.mcp.HideEnv = func() []string { return d.KeyEnvNames(m.settings()) }
+		if d.MCPTokens != nil {
+			m.mcp.OAuth = &mcpauth.Flow{Store: d.MCPTokens, ClientIDURL: d.MCPClientIDURL, Log: d.Logger.Named("mcpauth")}
+		}
 	}
 	m.trace = &tracer{}
 	m.system = func() string { return m.variant(m.settings()).system() }

@@ -88,9 +88,12 @@ func (s *Session) startMCP(requested []json.RawMessage, answered <-chan struct{}
 	if len(cfgs) == 0 && len(project) == 0 {
 		return
 	}
-	set := s.m.mcp.Open(cfgs, s.m.d.Tools, func(sev, title, desc string) {
+	set := s.m.mcp.OpenSignIn(cfgs, s.m.d.Tools, func(sev, title, desc string) {
 		<-answered
 		s.notice(sev, title, desc)
+	}, func(server string, err error) {
+		<-answered
+		s.mcpSignInNeeded(server, err)
 	})
 	s.mu.Lock()
 	if s.mcp != nil || s.closed {

@@ -51,6 +51,7 @@ usage:
   agentd key set|get|rm URL   store, check or forget an API key for URL's origin (agentd key -h)
   agentd prompts export|check DIR   write or check a prompt config (agentd prompts -h)
   agentd mcp list [-C DIR]    start your MCP servers and print their state and tools
+  agentd mcp login|logout NAME   sign in to an HTTP MCP server (OAuth), or forget its tokens
   agentd doctor [-C DIR]      print what works here (sandbox, keyring, providers, MCP) and what to do
   agentd version              print the version
 
@@ -178,16 +179,18 @@ func serveStdio(log *zap.Logger, trace string, acp bool) int {
 	}
 
 	srv := rpc.NewServer(rpc.Options{
-		Version:    agentdVersion(),
-		Logger:     log,
-		Settings:   store,
-		Registry:   reg,
-		Tools:      tools.Default(),
-		Prompts:    texts,
-		StateDir:   config.StateDir(),
-		Secrets:    keys.Default(),
-		ParentPoll: 3 * time.Second,
-		ACP:        acp,
+		Version:        agentdVersion(),
+		Logger:         log,
+		Settings:       store,
+		Registry:       reg,
+		Tools:          tools.Default(),
+		Prompts:        texts,
+		StateDir:       config.StateDir(),
+		Secrets:        keys.Default(),
+		MCPTokens:      mcpTokens(),
+		MCPClientIDURL: mcpClientIDURL(),
+		ParentPoll:     3 * time.Second,
+		ACP:            acp,
 	})
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

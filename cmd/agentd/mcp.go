@@ -18,6 +18,9 @@ const mcpUsage = `usage:
   agentd mcp list [-C DIR]   start the MCP servers of your settings, and print each one's state
                              and how many tools it lists and offers the model (after the rules:
                              reserved names, collisions, the budget of 12), then stop them
+  agentd mcp login NAME      sign in to the HTTP server NAME of your settings (OAuth): prints the
+                             link to open, waits for the browser, keeps the token in the OS keyring
+  agentd mcp logout NAME     forget NAME's tokens
 
 Servers a project file (DIR/.agentd/config.json) asks for are listed but not started: they start
 only once you approve them in a session.
@@ -32,11 +35,15 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "probe" { // hidden: the conformance suite's client (mcp_probe.go)
 		return runMCPProbe(args[1:], stdout, stderr)
 	}
-	if len(args) == 0 || args[0] != "list" {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "login" && args[0] != "logout") {
 		fl.Usage()
 		return exitUsage
 	}
-	if err := fl.Parse(args[1:]); err != nil || fl.NArg() > 0 {
+	sub := args[0]
+	if err := fl.Parse(args[1:]); err != nil || (sub == "list") != (fl.NArg() == 0) || fl.NArg() > 1 {
+		if sub != "list" && err == nil {
+			fmt.Fprintf(stderr, "agentd mcp %s: name one server (agentd mcp %s NAME)\n", sub, sub)
+		}
 		return exitUsage
 	}
 	abs, err := filepath.Abs(*dir)
@@ -54,6 +61,9 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	set := store.Get()
+	if sub != "list" {
+		return mcpAuth(sub, fl.Arg(0), set.MCPServers, set.ProjectMCPServers, stdout, stderr)
+	}
 	var cfgs []mcp.Config
 	for i, raw := range set.MCPServers {
 		c, err := mcp.Parse(fmt.Sprintf("mcpServers[%d]", i), raw)
@@ -72,6 +82,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	var notes []string
 	pool := mcp.NewPool(nil)
 	pool.HideEnv = func() []string { return reg.KeyEnvNames(set) }
+	pool.OAuth = mcpFlow()
 	defer pool.Close()
 	s := pool.Open(cfgs, tools.Default(), func(_, title, desc string) {
 		notesMu.Lock()

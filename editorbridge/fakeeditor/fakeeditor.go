@@ -53,6 +53,9 @@ type Options struct {
 	// Unimplemented lists methods the editor advertises yet answers -32601 for, like a client
 	// whose capability flags run ahead of its handlers.
 	Unimplemented []string
+	// ShowDocument, when set, is advertised (window.showDocument.support) and answers
+	// window/showDocument: the user's browser opening uri (external) or the editor showing it.
+	ShowDocument func(uri string, external bool) bool
 	// Unanswered lists methods the editor receives and never answers, like a client whose
 	// handler hangs: the request is recorded, then held until the test ends.
 	Unanswered []string
@@ -594,6 +597,7 @@ func (e *Editor) Initialize(ctx context.Context, rootDir string) (json.RawMessag
 					"resourceOperations": e.opts.ResourceOps,
 				},
 			},
+			"window": map[string]any{"showDocument": map[string]any{"support": e.opts.ShowDocument != nil}},
 		},
 		"initializationOptions": map[string]any{
 			"agent": protocol.AgentInitOptions{
@@ -737,7 +741,7 @@ func (e *Editor) serve(method string, params json.RawMessage) (any, error) {
 		protocol.MethodApplyEdit:         e.opts.ApplyEdit,
 		protocol.MethodEditorState:       a.EditorState,
 		protocol.MethodElicitationCreate: a.Elicitation != nil && e.opts.Elicit != nil,
-		"window/showDocument":            e.opts.ShowDocument != nil,
+		protocol.MethodShowDocument:      e.opts.ShowDocument != nil,
 	}
 	adv, known := advertised[method]
 	if adv && slices.Contains(e.opts.Unimplemented, method) {
@@ -750,6 +754,12 @@ func (e *Editor) serve(method string, params json.RawMessage) (any, error) {
 		return nil, rpcErr(protocol.CodeMethodNotFound, "method not found: %s", method)
 	}
 	switch method {
+	case protocol.MethodShowDocument:
+		p, err := decode[protocol.ShowDocumentParams](params)
+		if err != nil {
+			return nil, err
+		}
+		return protocol.ShowDocumentResult{Success: e.opts.ShowDocument(p.URI, p.External)}, nil
 	case protocol.MethodReadTextFile:
 		p, err := decode[protocol.ReadTextFileParams](params)
 		if err != nil {

@@ -171,21 +171,28 @@ func (s *File) put(origin, key string) error {
 	}
 	if key != "" {
 		m[o] = key
-	} else if len(m) == 0 {
-		if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	}
+	return writeSecrets(s.Path, m)
+}
+
+// writeSecrets replaces the file at path by m, written with mode 0600 and renamed into place;
+// an empty m removes the file.
+func writeSecrets(path string, m map[string]string) error {
+	if len(m) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
 	b, _ := json.MarshalIndent(m, "", "  ")
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := s.Path + ".tmp"
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, s.Path)
+	return os.Rename(tmp, path)
 }
 
 // Auto is agentd's own store: the OS keyring when one answers, else the file. Which one is

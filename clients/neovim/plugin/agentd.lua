@@ -40,6 +40,15 @@ end, {
 vim.api.nvim_create_user_command("AgentdMcp", function()
   agentd().mcp()
 end, { desc = "agentd: list the session's MCP servers, their state and tools" })
+vim.api.nvim_create_user_command("AgentdMcpSignIn", function(o)
+  require("agentd.mcp_auth").sign_in(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return require("agentd.mcp_auth").names()
+  end,
+  desc = "agentd: sign in to an MCP server that asks for it (opens the browser)",
+})
 
 vim.api.nvim_create_user_command("AgentdNew", function()
   agentd().new_session()

@@ -43,6 +43,14 @@ else
   echo "neovim: $MCPSERVER_BIN_ERROR"
 fi
 
+# The fake OAuth authorization server and the MCP server it protects, for the sign-in case.
+if out=$(cd "$ROOT" && go build -o "$TMP/bin/fakeoauth" ./mcp/mcpauth/oauthtest/fakeoauth 2>&1); then
+  export FAKEOAUTH_BIN="$TMP/bin/fakeoauth"
+else
+  export FAKEOAUTH_BIN_ERROR="go build ./mcp/mcpauth/oauthtest/fakeoauth failed: $(echo "$out" | head -5 | tr '\n' ' ')"
+  echo "neovim: $FAKEOAUTH_BIN_ERROR"
+fi
+
 passed=0
 failed=0
 failures=()

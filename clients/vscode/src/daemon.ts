@@ -7,6 +7,7 @@ import { elicit } from './elicit';
 import * as fs from 'fs';
 import * as os from 'os';
 import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { isWebURL } from './pure/mcpSignIn';
 import type * as LanguageClientBundle from './languageClient';
 import { bundledPath, findAgentd } from './pure/binary';
 import { didChangeConfigurationParams, effectiveSettings, initializationOptions, Settings, userMode, userValue } from './pure/settings';
@@ -17,6 +18,12 @@ import {
   PermissionParams, PermissionResult, SessionUpdateParams,
   FromDaemon, FromDaemonNote, ToDaemonNote,
 } from './pure/protocol';
+
+/** Passes on a showDocument that opens a web page in the browser; refuses any other. */
+async function showSignInPage(params: { uri: string; external?: boolean }, next: (p: any, token: any) => Promise<{ success: boolean }>, token?: any): Promise<{ success: boolean }> {
+  if (!params.external || !isWebURL(params.uri)) return { success: false };
+  return next(params, token);
+}
 
 /** A read error caused by what agentd wrote (bad framing or JSON), not by a dead pipe. */
 function isProtocolError(err: any): boolean {
@@ -207,6 +214,9 @@ export class Daemon implements vscode.Disposable {
       outputChannel: this.clientOutput,
       traceOutputChannel: this.clientOutput,
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
+      // agentd's window/showDocument opens an MCP server's sign-in page: only a web page, only
+      // in the browser (src/mcpSignIn.ts).
+      middleware: { window: { showDocument: (params, next) => showSignInPage(params, next as any) } },
       initializationOptions: () => initializationOptions(this.settings(), { name: 'agentd-vscode', title: 'agentd for VS Code', version: `${ext.version} (VS Code ${vscode.version})` }),
       initializationFailedHandler: (err) => {
         const msg = vscode.l10n.t('agentd failed to initialize: {0}', String(err?.message ?? err));

@@ -2,6 +2,7 @@
 // requests from the editor's state, and shows the conversations in a chat view and editor tabs.
 import * as vscode from 'vscode';
 import { McpView } from './mcpView';
+import { McpSignIn } from './mcpSignIn';
 import { Chats } from './chats';
 import { ChatView } from './chatView';
 import { clientBundleLoad, Daemon, loadClientBundle } from './daemon';
@@ -44,12 +45,14 @@ export async function activate(context: vscode.ExtensionContext) {
   let view: ChatView | undefined;
   let permissions: Permissions | undefined;
   let programs: Programs | undefined;
+  let mcpSignIn: McpSignIn | undefined;
   daemon = new Daemon(context, output, {
-    onUpdate: (p) => { chats?.route(p); programs?.onUpdate(p); },
+    onUpdate: (p) => { mcpSignIn?.onUpdate(p); chats?.route(p); programs?.onUpdate(p); },
     onPermission: (p, token) => permissions!.ask(p, token),
     onReady: (restarted) => void chats?.onDaemonReady(restarted, (c) => !!view?.onScreen(c)),
   }, keys);
   context.subscriptions.push(daemon);
+  mcpSignIn = new McpSignIn(daemon);
   // What activation leaves for later (docs/benchmarks.md): loading the language client's bundle
   // once activate() has returned, and agentd answering initialize.
   const firstReady = daemon.onDidChangeState((s) => {
@@ -110,6 +113,7 @@ export async function activate(context: vscode.ExtensionContext) {
 
   const reg = (id: string, fn: (...a: any[]) => any) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   reg('agentd.openChat', () => view!.reveal(true));
+  reg('agentd.mcpSignIn', (server?: unknown) => mcpSignIn!.signIn(typeof server === 'string' ? server : undefined));
   reg('agentd.openChatInEditor', () => view!.openInEditor());
   reg('agentd.switchChat', async () => {
     const pick = await vscode.window.showQuickPick(chats!.list(chat()).map((e) => ({

@@ -65,6 +65,9 @@ function M.capabilities()
     resourceOperations = { "create", "rename", "delete" },
     failureHandling = "abort",
   })
+  -- window/showDocument: agentd opens an MCP server's sign-in page (mcp_auth).
+  caps.window = caps.window or {}
+  caps.window.showDocument = { support = true }
   return caps
 end
 

@@ -25,6 +25,10 @@ M.defaults = {
   secrets = nil,
   -- Seconds to wait for agentd to answer `initialize`.
   init_timeout = 15,
+  -- How an MCP server's sign-in page is opened: false keeps the default
+  -- (vim.ui.open, else xdg-open/open), or a function(url) returning false
+  -- when it could not open it.
+  open_url = false,
   -- Global keymaps (normal mode); false disables one, false for the whole
   -- table disables all.
   keymaps = {
@@ -155,6 +159,9 @@ function M.validate(opts)
     if not ok then
       return false, err
     end
+  end
+  if opts.open_url ~= nil and opts.open_url ~= false and type(opts.open_url) ~= "function" then
+    return fail("open_url", "must be false or a function(url)")
   end
   if opts.init_timeout ~= nil and (type(opts.init_timeout) ~= "number" or opts.init_timeout <= 0) then
     return fail("init_timeout", "must be a positive number of seconds")

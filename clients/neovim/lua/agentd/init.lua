@@ -70,6 +70,7 @@ function M.lsp_handlers()
       if type(params) ~= "table" then
         return
       end
+      pcall(require("agentd.mcp_auth").on_update, params)
       local ok, err = pcall(function()
         local m = model_for(params.sessionId)
         if m and chat.apply(m, params.update) and params.sessionId == M.session_id then
@@ -99,6 +100,9 @@ function M.lsp_handlers()
     [methods.apply_edit] = safe(function(p, ctx)
       local c = ctx and vim.lsp.get_client_by_id(ctx.client_id)
       return handlers.apply_edit(p, c)
+    end),
+    [methods.show_document] = safe(function(p)
+      return require("agentd.mcp_auth").show_document(p)
     end),
     [methods.request_permission] = safe(function(p)
       local m = type(p) == "table" and M.models[p.sessionId] or nil

@@ -23,6 +23,7 @@ M.programs_stop = "agent/x/programs/stop"
 M.inline_completion = "textDocument/inlineCompletion"
 M.infer = "agent/x/infer"
 M.mcp_servers = "agent/x/mcp/servers"
+M.mcp_sign_in = "agent/mcp/signIn"
 
 -- Neovim → agentd notifications.
 M.session_cancel = "agent/session/cancel"
@@ -43,6 +44,7 @@ M.secrets_get = "agent/x/secrets/get"
 M.workspace_symbols = "agent/x/workspace_symbols"
 M.editor_state = "agent/x/editor_state"
 M.apply_edit = "workspace/applyEdit"
+M.show_document = "window/showDocument"
 
 -- What Neovim asks the other language servers.
 M.lsp_workspace_symbol = "workspace/symbol"

@@ -56,6 +56,7 @@ export interface ClientRequests {
   'agent/x/programs/list': { params: SessionRef; result: { programs: ProgramEntry[] } };
   'agent/x/programs/stop': { params: SessionRef & { programId: string }; result: ProgramEntry };
   'agent/x/mcp/servers': { params: SessionRef; result: { servers: import('./mcplist').McpServerWire[] } };
+  'agent/mcp/signIn': { params: SessionRef & { server: string }; result: { server: string } };
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
@@ -118,6 +119,7 @@ export const ToDaemon = {
   programsList: 'agent/x/programs/list',
   programsStop: 'agent/x/programs/stop',
   mcpServers: 'agent/x/mcp/servers',
+  mcpSignIn: 'agent/mcp/signIn',
   providersList: 'agent/providers/list',
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',

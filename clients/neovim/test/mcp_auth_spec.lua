@@ -1,0 +1,116 @@
+-- MCP sign-in end to end: this Neovim, the real agentd binary, the fake model
+-- and a fake OAuth authorization server with the MCP server it protects
+-- (mcp/mcpauth/oauthtest/fakeoauth, built by run.sh). The "browser" is curl
+-- following the authorization URL's redirect to agentd's loopback listener.
+local h = require("helpers")
+local cases = require("harness").cases()
+
+-- Starts fakeoauth; returns the protected MCP server's URL.
+local function fakeoauth()
+  local bin = h.need_bin("FAKEOAUTH_BIN", "the fake OAuth server")
+  local url
+  local job = vim.fn.jobstart({ bin }, {
+    on_stdout = function(_, data)
+      for _, l in ipairs(data) do
+        local ok, v = pcall(vim.json.decode, l)
+        if ok and type(v) == "table" and v.mcp then
+          url = v.mcp
+        end
+      end
+    end,
+  })
+  h.truthy(job > 0, "fakeoauth started")
+  h.on_cleanup(function()
+    vim.fn.jobstop(job)
+  end)
+  h.wait_for(function()
+    return url
+  end, "fakeoauth's URL", 10000)
+  return url
+end
+
+local function notes()
+  local got = {}
+  vim.notify = function(msg, level)
+    table.insert(got, { msg = msg, level = level })
+  end
+  return got
+end
+
+local function said(got, needle)
+  for _, n in ipairs(got) do
+    if n.msg:find(needle, 1, true) then
+      return n
+    end
+  end
+end
+
+cases.add("a server that needs sign-in is said, and :AgentdMcpSignIn signs in through the browser", function()
+  local dir = h.tmpdir()
+  local mcp = fakeoauth()
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "whoami", arguments = vim.empty_dict() } } },
+    { text = "Signed in and called." },
+  } })
+  local settings = h.fake_settings(fm.url)
+  settings.mcpServers = { { type = "http", name = "docs", url = mcp, headers = {} } }
+  local opened = {}
+  h.setup_agentd(fm.url, dir, {
+    settings = settings,
+    open_url = function(url)
+      table.insert(opened, url)
+      vim.fn.jobstart({ "curl", "-sfL", "-o", "/dev/null", url })
+      return true
+    end,
+  })
+  local got = notes()
+  local auth = require("agentd.mcp_auth")
+  require("agentd").with_session(function() end)
+  h.wait_for(function()
+    return auth.pending.docs ~= nil
+  end, "the sign-in notice", 20000, h.report)
+  h.truthy(said(got, "MCP server docs needs you to sign in: :AgentdMcpSignIn docs"), "the user is told how to sign in")
+  h.eq(0, #opened, "no browser before the user asks")
+  h.eq({ "docs" }, vim.fn.getcompletion("AgentdMcpSignIn ", "cmdline"), "the command completes the waiting server")
+
+  vim.cmd("AgentdMcpSignIn docs")
+  h.wait_for(function()
+    return said(got, "signed in to docs") or said(got, "sign-in to docs failed")
+  end, "the sign-in", 30000, h.report)
+  h.truthy(said(got, "signed in to docs"), "signed in: " .. vim.inspect(got))
+  h.eq(1, #opened, "the browser opened once")
+  h.truthy(opened[1]:find("/authorize?", 1, true) and opened[1]:find("code_challenge_method=S256", 1, true), "the authorization URL: " .. opened[1])
+  h.eq(nil, auth.pending.docs, "no longer waiting")
+
+  h.stub_select(function(items)
+    for _, it in ipairs(items) do
+      if it.option and it.option.optionId == "allow_once" then
+        return it
+      end
+    end
+  end)
+  vim.cmd("AgentdPrompt who am I")
+  h.wait_for(function()
+    return h.transcript_text():find("Signed in and called.", 1, true)
+  end, "the turn", 30000, h.report)
+  h.contains(vim.json.encode(fm.requests()[2].messages), "token access-", "the call reached the server with the token")
+end)
+
+cases.add("window/showDocument opens only an external http(s) page", function()
+  local auth = require("agentd.mcp_auth")
+  local opened = {}
+  require("agentd.config").options.open_url = function(url)
+    table.insert(opened, url)
+    return true
+  end
+  h.eq(false, auth.show_document({ uri = "file:///etc/passwd", external = true }).success, "a file URI")
+  h.eq(false, auth.show_document({ uri = "javascript:alert(1)", external = true }).success, "a script URI")
+  h.eq(false, auth.show_document({ uri = "https://as.example/authorize" }).success, "not external")
+  h.eq(0, #opened, "nothing was opened")
+  h.eq(true, auth.show_document({ uri = "https://as.example/authorize?x=1", external = true }).success, "an https page")
+  h.eq({ "https://as.example/authorize?x=1" }, opened, "it was opened")
+  local _, err = auth.show_document({ external = true })
+  h.truthy(err, "no uri is an error")
+end)
+
+return cases
