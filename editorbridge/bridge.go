@@ -273,10 +273,10 @@ func (c *Client) ShowDocument(ctx context.Context, uri string) (bool, error) {
 	}
 	var res protocol.ShowDocumentResult
 	if err := c.b.conn.Call(ctx, protocol.MethodShowDocument, protocol.ShowDocumentParams{URI: uri, External: true}, &res); err != nil {
-		return true, fmt.Errorf("asking the editor to open the sign-in page: %w", err)
+		return true, fmt.Errorf("asking the editor to open %s: %w", uri, err)
 	}
 	if !res.Success {
-		return true, fmt.Errorf("the editor could not open the sign-in page")
+		return true, fmt.Errorf("the editor could not open %s", uri)
 	}
 	return true, nil
 }

@@ -43,13 +43,11 @@ func (c *Client) Elicit(ctx context.Context, p protocol.ElicitationParams) (prot
 	if p.Mode != "url" || res.Action != "accept" || c.b.caps.ACP {
 		return res, nil
 	}
-	var shown struct {
-		Success bool `json:"success"`
+	served, err := c.ShowDocument(ctx, p.URL)
+	if err == nil && !served {
+		err = fmt.Errorf("it does not open links (window/showDocument)")
 	}
-	if err := c.b.conn.Call(ctx, "window/showDocument", map[string]any{"uri": p.URL, "external": true}, &shown); err != nil || !shown.Success {
-		if err == nil {
-			err = fmt.Errorf("it answered success: false")
-		}
+	if err != nil {
 		return cancel, fmt.Errorf("the editor could not open the link %s: %w", p.URL, err)
 	}
 	return res, nil

@@ -59,10 +59,8 @@ type Options struct {
 	// Unanswered lists methods the editor receives and never answers, like a client whose
 	// handler hangs: the request is recorded, then held until the test ends.
 	Unanswered []string
-	// Elicit answers agent/elicitation/create (advertise Agent.Elicitation too); ShowDocument
-	// answers window/showDocument (success), and its being set advertises it.
-	Elicit       func(protocol.ElicitationParams) protocol.ElicitationResult
-	ShowDocument func(uri string, external bool) bool
+	// Elicit answers agent/elicitation/create (advertise Agent.Elicitation too).
+	Elicit func(protocol.ElicitationParams) protocol.ElicitationResult
 }
 
 // Full returns options for an editor that serves everything in utf-16, like VS Code.
@@ -229,6 +227,7 @@ func (o Options) BridgeCaps() editorbridge.Capabilities {
 	return editorbridge.Capabilities{
 		Agent: o.Agent, ApplyEdit: o.ApplyEdit, DocumentChanges: o.DocumentChanges,
 		ResourceOps: o.ResourceOps, PositionEncoding: string(workspace.NegotiateEncoding(o.PositionEncodings)),
+		ShowDocument: o.ShowDocument != nil,
 	}
 }
 
@@ -826,15 +825,6 @@ func (e *Editor) serve(method string, params json.RawMessage) (any, error) {
 			return nil, err
 		}
 		return e.opts.Elicit(p), nil
-	case "window/showDocument":
-		p, err := decode[struct {
-			URI      string `json:"uri"`
-			External bool   `json:"external"`
-		}](params)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]bool{"success": e.opts.ShowDocument(p.URI, p.External)}, nil
 	case protocol.MethodEditorState:
 		if _, err := decode[protocol.EditorStateParams](params); err != nil {
 			return nil, err
