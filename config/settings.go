@@ -217,8 +217,15 @@ type Transcription struct {
 	Model    string `json:"model,omitempty"`
 }
 
-// Enabled says whether inline completions are configured.
+// Enabled says whether inline completions are configured (provider and model named). A
+// configured completion is served only when CompletionOn too.
 func (c Completion) Enabled() bool { return c.Provider != "" && c.Model != "" }
+
+// CompletionOn says whether inline completions are configured and their settings pass their
+// checks; a bad completion setting turns them off (SoftProblem says why), not the daemon.
+func (s Settings) CompletionOn() bool {
+	return s.Completion.Enabled() && SoftProblem(s, "completion.") == nil
+}
 
 // FirstByteWait is FirstByteTimeout as a duration (0 for the transport's default).
 func (p ProviderSettings) FirstByteWait() time.Duration {

@@ -142,6 +142,8 @@ type Server struct {
 	folders  []string
 	inflight map[jsonrpc.ID]*inflight
 	complete *completion.Engine // made at the first inline completion
+	// completionProblem is the completion settings' problem the user was last told of.
+	completionProblem string
 
 	exitOnce sync.Once
 	exitCh   chan int
