@@ -114,6 +114,14 @@ var settings = append([]setting{
 			}
 			return &KeyError{Key: "providers." + id + ".toolCalling", Msg: fmt.Sprintf("%q is not one of \"native\", \"text\", \"none\"", s.Providers[id].ToolCalling)}
 		}},
+	// What the server is sent, like its base URL, is the user's to say.
+	{path: "providers.*.outputSchema", class: UserOnly, check: func(s Settings, id string) error {
+		switch s.Providers[id].OutputSchema {
+		case "", "json_schema", "response_format", "off":
+			return nil
+		}
+		return &KeyError{Key: "providers." + id + ".outputSchema", Msg: fmt.Sprintf("%q is not one of \"json_schema\", \"response_format\", \"off\"", s.Providers[id].OutputSchema)}
+	}},
 	{path: "providers.*.capabilities", class: Describe, object: true},
 	{path: "providers.*.capabilities.tools", class: Tighten, stricter: func(v any, _ Settings) bool { return v == true }},
 	{path: "providers.*.capabilities.images", class: Describe},
