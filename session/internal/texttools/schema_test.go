@@ -253,7 +253,7 @@ func TestParseFailuresWithAndWithoutConstraint(t *testing.T) {
 	// The failing envelopes of the unconstrained streams are ones the grammar refuses.
 	for _, bad := range []string{
 		`{'name': 'read_file', 'arguments': {'path': 'README.md',},}`, // deepseek-coder: quotes, commas
-		`{"name": "get_diagnostics", "arguments": {"path": "main.go"`,   // never closed
+		`{"name": "get_diagnostics", "arguments": {"path": "main.go"`, // never closed
 	} {
 		if valid(schema, bad) {
 			t.Errorf("the constraint allows a failing envelope: %s", bad)
