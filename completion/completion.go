@@ -34,8 +34,9 @@ type Request struct {
 	Suffix   string // the text after it
 	// Others are other open files, most relevant first; they fill what is left of the budget.
 	Others []File
-	// LoadOthers, when set, reads Others: called only for a request that goes to the model, so
-	// one answered from the previous suggestion reads nothing more from the editor.
+	// LoadOthers, when set, reads Others: called only for a request that goes to the model in a
+	// dialect that sends other files (infill, chat), so one answered from the previous suggestion,
+	// or sent where only the prefix and suffix go, reads nothing more from the editor.
 	LoadOthers func() []File
 }
 
@@ -161,14 +162,10 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 			return "", nil
 		}
 	}
-	if req.LoadOthers != nil {
-		req.Others = append(req.Others, req.LoadOthers()...)
-	}
 	// Typing through compares the editor's next text with this one, whole: the cut text the
 	// model gets would never match it in a file larger than the budget.
 	shown := result{prefix: req.Prefix, suffix: req.Suffix}
-	req = fit(req, budget(set))
-	raw, err := e.call(ctx, set, req)
+	raw, req, err := e.call(ctx, set, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", nil // superseded or given up by the editor: not a failure

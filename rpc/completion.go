@@ -71,9 +71,9 @@ func (s *Server) inlineCompletion(ctx context.Context, p *inlineCompletionParams
 	if bridge == nil {
 		return none, nil // not reached: requests before initialize are refused by the server
 	}
-	// A newer request supersedes the older one now, not once it has read the document from the
-	// editor: the older answer may otherwise still go out for text the editor no longer has.
-	s.completions().Supersede(string(p.TextDocument.URI))
+	// The older request for the document was superseded when this one was read
+	// (supersedeCompletion): its answer may otherwise still go out for text the editor no longer
+	// has.
 	path := p.TextDocument.URI.FsPath()
 	roots, err := workspace.NewRoots(filepath.Dir(path))
 	if err != nil {
@@ -125,6 +125,25 @@ func (s *Server) completionSettingsChanged(ctx context.Context) bool {
 		s.showMessage(ctx, messageWarning, msg)
 	}
 	return st.Completion.Enabled() && msg == ""
+}
+
+// supersedeCompletion runs on the read goroutine for each textDocument/inlineCompletion: the
+// request in flight for the same document is cancelled and its answer dropped.
+func (s *Server) supersedeCompletion(params json.RawMessage) {
+	var p struct {
+		TextDocument struct {
+			URI uri.URI `json:"uri"`
+		} `json:"textDocument"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.TextDocument.URI == "" {
+		return // the handler answers the bad params
+	}
+	s.mu.Lock()
+	e := s.complete
+	s.mu.Unlock()
+	if e != nil { // no engine yet: nothing in flight
+		e.Supersede(string(p.TextDocument.URI))
+	}
 }
 
 // didClose drops what the completion engine holds for the closed document.

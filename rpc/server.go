@@ -399,6 +399,11 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 			f.session = p.SessionID
 		}
 	}
+	if method == MethodInlineCompletion {
+		// Superseded as the reader reads the newer request, not once its goroutine runs: on a
+		// busy machine that may be after the older answer was written.
+		s.supersedeCompletion(req.Params())
+	}
 	s.mu.Lock()
 	s.inflight[id] = f
 	s.mu.Unlock()

@@ -104,9 +104,11 @@ func TestInlineCompletionThroughTheBinary(t *testing.T) {
 		}
 		return n
 	}
+	// The completions dialect sends only the prefix and suffix: the other open files are not
+	// read (TestInlineCompletionInfillSendsOtherFiles is the dialect that sends them).
 	asked := stateAsks()
-	if asked == 0 {
-		t.Fatal("the other open files were not asked for")
+	if asked != 0 {
+		t.Fatalf("the editor's open files were asked for %d times for a dialect that does not send them", asked)
 	}
 	// Typing "a" is answered from the suggestion, without reading the other open files again.
 	e.ed.Open(path, "package add\n\nfunc Add(a, b int) int {\n\treturn a\n}\n")
@@ -132,6 +134,51 @@ func TestInlineCompletionThroughTheBinary(t *testing.T) {
 		if strings.Contains(m, `"notice"`) && strings.Contains(m, "model not loaded") {
 			t.Fatalf("a failed completion became a notice: %s", m)
 		}
+	}
+}
+
+// llama.cpp's /infill gets the other open files, as the editor has them (unsaved text), in
+// input_extra; the document itself is not among them.
+func TestInlineCompletionInfillSendsOtherFiles(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var body map[string]any
+	var path string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		json.Unmarshal(raw, &body)
+		path = r.URL.Path
+		mu.Unlock()
+		w.Write([]byte(`{"content":"a + Two"}`))
+	}))
+	defer srv.Close()
+	settings, _ := json.Marshal(map[string]any{
+		"providers":  map[string]any{"local": map[string]any{"apiType": "openai", "baseUrl": srv.URL + "/v1", "model": "coder"}},
+		"completion": map[string]any{"provider": "local", "model": "coder-fim", "endpoint": "infill"},
+	})
+	e := start(t, fakeeditor.Full(), settings)
+	doc := e.writeFile("add.go", "package add\n")
+	other := e.writeFile("util.go", "package add\n")
+	e.ed.Open(doc, "package add\n\nfunc Add(a int) int {\n\treturn \n}\n")
+	e.ed.Open(other, "package add\n\nconst Two = 2 // unsaved\n")
+	e.ed.SetEditorState(protocol.EditorStateResult{ActiveFile: doc, OpenFiles: []string{doc, other}})
+	var res struct {
+		Items []struct {
+			InsertText string `json:"insertText"`
+		} `json:"items"`
+	}
+	if err := e.ed.Call(ctxT(t), "textDocument/inlineCompletion", map[string]any{
+		"textDocument": map[string]any{"uri": "file://" + doc},
+		"position":     map[string]any{"line": 3, "character": 8},
+	}, &res); err != nil || len(res.Items) != 1 || res.Items[0].InsertText != "a + Two" {
+		t.Fatalf("inlineCompletion: %+v %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	extra, _ := json.Marshal(body["input_extra"])
+	if path != "/infill" || !strings.Contains(string(extra), "const Two = 2 // unsaved") || strings.Contains(string(extra), "func Add") {
+		t.Fatalf("POST %s input_extra %s", path, extra)
 	}
 }
 
