@@ -17,6 +17,7 @@ M.session_steer = "agent/x/session/steer"
 M.checkpoints_list = "agent/x/checkpoints/list"
 M.checkpoints_restore = "agent/x/checkpoints/restore"
 M.inline_completion = "textDocument/inlineCompletion"
+M.did_close = "textDocument/didClose"
 M.infer = "agent/x/infer"
 
 -- Neovim → agentd notifications.
