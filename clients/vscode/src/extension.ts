@@ -10,6 +10,8 @@ import { Keys, removeKey } from './keys';
 import { ContentBlock } from './pure/protocol';
 import { Review } from './review';
 import { registerInline } from './inline';
+import { registerExplain } from './explain';
+import { registerDictation } from './dictate';
 import { PermissionButton } from './pure/viewmodel';
 import { documentChip, selectionChip } from './context';
 import { configureHost } from './pure/l10n';
@@ -63,6 +65,8 @@ export async function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(chats);
   view = new ChatView(context.extensionUri, chats, diffs, review);
   registerInline(context, daemon);
+  registerExplain(context, daemon);
+  registerDictation(context, daemon);
   context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }));
   permissions = new Permissions(chats, (sessionId) => view!.shown(sessionId), (sessionId) => view!.revealSession(sessionId));
   view.permissions = permissions;
