@@ -34,8 +34,9 @@ type Request struct {
 	Suffix   string // the text after it
 	// Others are other open files, most relevant first; they fill what is left of the budget.
 	Others []File
-	// LoadOthers, when set, reads Others: called only for a request that goes to the model, so
-	// one answered from the previous suggestion reads nothing more from the editor.
+	// LoadOthers, when set, reads Others: called only for a request that goes to the model in a
+	// dialect that sends other files (infill, chat), so one answered from the previous suggestion,
+	// or sent where only the prefix and suffix go, reads nothing more from the editor.
 	LoadOthers func() []File
 }
 
@@ -65,6 +66,7 @@ type Engine struct {
 	// document has waited for them.
 	superseded map[string]*flight
 	last       map[string]result // the newest answer per document
+	clock      uint64            // counts answers, to find the least recently used document
 	stats      Stats
 }
 
@@ -82,10 +84,16 @@ type flight struct {
 	done   chan struct{} // closed when its model request has returned
 }
 
-// result is a suggestion as shown: the text before the cursor it was made for, and its text.
+// result is a suggestion as shown: the text around the cursor it was made for (as the editor
+// sent it, before the budget cut it), and its text.
 type result struct {
 	prefix, suffix, text string
+	used                 uint64 // the engine's clock when it was made or last typed through
 }
+
+// maxDocuments is how many documents' last suggestions the engine keeps. The editor says when
+// a document closes (Forget); this bounds one that never does, keeping the newest.
+const maxDocuments = 64
 
 // Stats returns a copy of the counters.
 func (e *Engine) Stats() Stats {
@@ -110,6 +118,9 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 	if prev, ok := e.last[req.Key]; ok {
 		if rest, ok := typedThrough(prev, req); ok {
 			e.stats.TypedThrough++
+			e.clock++
+			prev.used = e.clock
+			e.last[req.Key] = prev
 			e.mu.Unlock()
 			return rest, nil
 		}
@@ -151,11 +162,10 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 			return "", nil
 		}
 	}
-	if req.LoadOthers != nil {
-		req.Others = append(req.Others, req.LoadOthers()...)
-	}
-	req = fit(req, budget(set))
-	raw, err := e.call(ctx, set, req)
+	// Typing through compares the editor's next text with this one, whole: the cut text the
+	// model gets would never match it in a file larger than the budget.
+	shown := result{prefix: req.Prefix, suffix: req.Suffix}
+	raw, req, err := e.call(ctx, set, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", nil // superseded or given up by the editor: not a failure
@@ -177,8 +187,25 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 	if e.last == nil {
 		e.last = map[string]result{}
 	}
-	e.last[req.Key] = result{prefix: req.Prefix, suffix: req.Suffix, text: text}
+	if _, ok := e.last[req.Key]; !ok && len(e.last) >= maxDocuments {
+		e.evictOldest()
+	}
+	e.clock++
+	shown.text, shown.used = text, e.clock
+	e.last[req.Key] = shown
 	return text, nil
+}
+
+// evictOldest drops the least recently used document's suggestion. It walks the map (at most
+// maxDocuments entries), only when a new document would exceed the bound.
+func (e *Engine) evictOldest() {
+	oldest, at := "", uint64(0)
+	for k, r := range e.last {
+		if oldest == "" || r.used < at {
+			oldest, at = k, r.used
+		}
+	}
+	delete(e.last, oldest)
 }
 
 // Forget drops what the engine holds for a document (it was closed).
@@ -189,6 +216,7 @@ func (e *Engine) Forget(key string) {
 		f.cancel()
 		delete(e.inflight, key)
 	}
+	delete(e.superseded, key)
 	delete(e.last, key)
 }
 

@@ -44,17 +44,30 @@ func endpointOf(set config.Completion, cfg providers.Config) string {
 	return EndpointCompletions
 }
 
-// call makes the model request of req and returns the raw suggestion.
-func (e *Engine) call(ctx context.Context, set config.Completion, req Request) (string, error) {
+// call makes the model request of req, cut to the budget, and returns the raw suggestion and
+// the request as sent. Only the dialects that send other files (infill, chat) read them: the
+// others would pay a round trip to the editor per completion for nothing.
+func (e *Engine) call(ctx context.Context, set config.Completion, req Request) (string, Request, error) {
 	prov, cfg, err := e.Resolve(ctx, set.Provider)
 	if err != nil {
-		return "", err
+		return "", req, err
 	}
+	ep := endpointOf(set, cfg)
+	if (ep == EndpointInfill || ep == EndpointChat) && req.LoadOthers != nil {
+		req.Others = append(req.Others, req.LoadOthers()...)
+	}
+	req = fit(req, budget(set))
+	raw, err := e.send(ctx, ep, prov, cfg, set, req)
+	return raw, req, err
+}
+
+// send makes the model request of req in the dialect of endpoint ep.
+func (e *Engine) send(ctx context.Context, ep string, prov providers.Provider, cfg providers.Config, set config.Completion, req Request) (string, error) {
 	maxTokens := set.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokens
 	}
-	switch ep := endpointOf(set, cfg); ep {
+	switch ep {
 	case EndpointChat:
 		return chat(ctx, prov, set.Model, maxTokens, req)
 	case EndpointCompletions:

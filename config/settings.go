@@ -103,6 +103,11 @@ type ProviderSettings struct {
 	// means native unless the model's capabilities say it has no tools or its server refused
 	// them, and then text.
 	ToolCalling string `json:"toolCalling,omitempty"`
+	// OutputSchema is how the server takes a JSON Schema that constrains the model's reply under
+	// the text tool-call protocol: "json_schema" (llama-server), "response_format" (OpenAI's
+	// structured outputs, as Ollama's /v1 takes them), "off"; empty means the known server's
+	// own (Ollama and llama-server at their default addresses), else none.
+	OutputSchema string `json:"outputSchema,omitempty"`
 	// Capabilities overrides what the built-in table of model families says the provider's
 	// model can do; a field left out keeps the table's value.
 	Capabilities *Capabilities `json:"capabilities,omitempty"`
@@ -230,8 +235,15 @@ type Transcription struct {
 	Model    string `json:"model,omitempty"`
 }
 
-// Enabled says whether inline completions are configured.
+// Enabled says whether inline completions are configured (provider and model named). A
+// configured completion is served only when CompletionOn too.
 func (c Completion) Enabled() bool { return c.Provider != "" && c.Model != "" }
+
+// CompletionOn says whether inline completions are configured and their settings pass their
+// checks; a bad completion setting turns them off (SoftProblem says why), not the daemon.
+func (s Settings) CompletionOn() bool {
+	return s.Completion.Enabled() && SoftProblem(s, "completion.") == nil
+}
 
 // FirstByteWait is FirstByteTimeout as a duration (0 for the transport's default).
 func (p ProviderSettings) FirstByteWait() time.Duration {

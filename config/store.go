@@ -501,7 +501,7 @@ func validate(s Settings, d Dialects) error {
 		}
 	}
 	for _, row := range settings {
-		if row.check == nil {
+		if row.check == nil || row.soft {
 			continue
 		}
 		if strings.HasPrefix(row.path, "providers.*.") {
@@ -524,6 +524,20 @@ func validate(s Settings, d Dialects) error {
 					return &KeyError{Key: "providers." + id + "." + ke.Key, Msg: ke.Msg}
 				}
 				return &KeyError{Key: "providers." + id, Msg: err.Error()}
+			}
+		}
+	}
+	return nil
+}
+
+// SoftProblem returns the first failed soft check among the keys under prefix (for example
+// "completion."): the feature they configure is off until it is fixed, and the error, naming the
+// key, is the user's notice.
+func SoftProblem(s Settings, prefix string) error {
+	for _, row := range settings {
+		if row.soft && row.check != nil && strings.HasPrefix(row.path, prefix) {
+			if err := row.check(s, ""); err != nil {
+				return err
 			}
 		}
 	}

@@ -48,6 +48,10 @@ type setting struct {
 	check func(s Settings, id string) error
 	// object: the key holds an object whose keys are settings of their own (path + ".").
 	object bool
+	// soft: a failed check does not refuse the settings; it turns the feature the key belongs
+	// to off, and SoftProblem names it for a notice (a side feature such as inline completions
+	// must not keep the agent from starting).
+	soft bool
 }
 
 // builtinProviders are the providers every agentd knows. Where their requests go and which
@@ -110,6 +114,14 @@ var settings = append([]setting{
 			}
 			return &KeyError{Key: "providers." + id + ".toolCalling", Msg: fmt.Sprintf("%q is not one of \"native\", \"text\", \"none\"", s.Providers[id].ToolCalling)}
 		}},
+	// What the server is sent, like its base URL, is the user's to say.
+	{path: "providers.*.outputSchema", class: UserOnly, check: func(s Settings, id string) error {
+		switch s.Providers[id].OutputSchema {
+		case "", "json_schema", "response_format", "off":
+			return nil
+		}
+		return &KeyError{Key: "providers." + id + ".outputSchema", Msg: fmt.Sprintf("%q is not one of \"json_schema\", \"response_format\", \"off\"", s.Providers[id].OutputSchema)}
+	}},
 	{path: "providers.*.capabilities", class: Describe, object: true},
 	{path: "providers.*.capabilities.tools", class: Tighten, stricter: func(v any, _ Settings) bool { return v == true }},
 	{path: "providers.*.capabilities.images", class: Describe},
@@ -169,7 +181,7 @@ var settings = append([]setting{
 		return nil
 	}},
 	{path: "completion", class: UserOnly, def: func() map[string]any { return map[string]any{} }, object: true},
-	{path: "completion.provider", class: UserOnly, check: func(s Settings, _ string) error {
+	{path: "completion.provider", class: UserOnly, soft: true, check: func(s Settings, _ string) error {
 		if p := s.Completion.Provider; p != "" {
 			if _, ok := s.Providers[p]; !ok {
 				return &KeyError{Key: "completion.provider", Msg: fmt.Sprintf("%q is not one of providers (%s)", p, strings.Join(providerIDs(s), ", "))}
@@ -178,20 +190,20 @@ var settings = append([]setting{
 		return nil
 	}},
 	{path: "completion.model", class: UserOnly},
-	{path: "completion.endpoint", class: UserOnly, check: func(s Settings, _ string) error {
+	{path: "completion.endpoint", class: UserOnly, soft: true, check: func(s Settings, _ string) error {
 		switch s.Completion.Endpoint {
 		case "", "completions", "infill", "fim", "chat":
 			return nil
 		}
 		return &KeyError{Key: "completion.endpoint", Msg: fmt.Sprintf("%q is not one of completions, infill, fim, chat", s.Completion.Endpoint)}
 	}},
-	{path: "completion.maxTokens", class: UserOnly, check: func(s Settings, _ string) error {
+	{path: "completion.maxTokens", class: UserOnly, soft: true, check: func(s Settings, _ string) error {
 		if n := s.Completion.MaxTokens; n < 0 || n > 4096 {
 			return &KeyError{Key: "completion.maxTokens", Msg: "must be between 1 and 4096"}
 		}
 		return nil
 	}},
-	{path: "completion.contextChars", class: UserOnly, check: func(s Settings, _ string) error {
+	{path: "completion.contextChars", class: UserOnly, soft: true, check: func(s Settings, _ string) error {
 		if n := s.Completion.ContextChars; n < 0 || n > 1<<20 {
 			return &KeyError{Key: "completion.contextChars", Msg: "must be between 1 and 1048576"}
 		}

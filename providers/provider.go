@@ -95,6 +95,10 @@ type Request struct {
 	Thinking  Thinking
 	// Temperature is optional; reasoning models that refuse it get none.
 	Temperature *float64
+	// ResponseSchema, when set, is a JSON Schema the whole reply must match. A provider whose
+	// server can enforce one while sampling (OutputSchema) sends it; the others ignore it, so a
+	// caller reads the reply as if it might not match.
+	ResponseSchema json.RawMessage
 }
 
 // EventType discriminates an Event.
@@ -212,7 +216,23 @@ type Config struct {
 	// FirstByteTimeout is how long a request waits for the server to start answering; 0 means
 	// the transport's default.
 	FirstByteTimeout time.Duration
+	// OutputSchema is how the server takes Request.ResponseSchema (OutputSchemaJSONSchema,
+	// OutputSchemaResponseFormat), OutputSchemaOff for never, "" for the dialect's own choice
+	// (its preset's, for a server it knows).
+	OutputSchema string
 }
+
+// The ways a server takes a JSON Schema that constrains its output (Config.OutputSchema).
+const (
+	// OutputSchemaJSONSchema: llama.cpp's llama-server, a top-level "json_schema" field that
+	// its sampler turns into a grammar (tools/server/README.md, "json_schema").
+	OutputSchemaJSONSchema = "json_schema"
+	// OutputSchemaResponseFormat: OpenAI's structured outputs, response_format {type:
+	// "json_schema", json_schema: {name, schema}}, which Ollama's /v1 maps to its format field.
+	OutputSchemaResponseFormat = "response_format"
+	// OutputSchemaOff: never send one.
+	OutputSchemaOff = "off"
+)
 
 // ErrorKind classifies a provider failure so the loop and the user know what to do about it.
 type ErrorKind string

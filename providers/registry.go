@@ -46,6 +46,9 @@ type Preset struct {
 	// KeyEnv is the variable the server's key is read from, sent only to BaseURL's origin;
 	// "" for servers that need none.
 	KeyEnv string
+	// OutputSchema is how the server takes a JSON Schema constraining its output
+	// (Config.OutputSchema), "" when agentd does not know it to.
+	OutputSchema string
 }
 
 // Registry holds the dialects compiled in and the providers built from them: one provider per
@@ -108,7 +111,7 @@ func (r *Registry) New(cfg Config) (Provider, error) {
 // cacheKey identifies a resolved configuration. It holds the key, so it never leaves memory.
 func (c Config) cacheKey() string {
 	var b strings.Builder
-	for _, s := range []string{c.ID, c.APIType, c.BaseURL, c.Model, c.APIKey} {
+	for _, s := range []string{c.ID, c.APIType, c.BaseURL, c.Model, c.APIKey, c.OutputSchema} {
 		b.WriteString(s)
 		b.WriteByte(0)
 	}

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,11 @@ import (
 
 // MethodInlineCompletion is LSP 3.18's inline completion request.
 const MethodInlineCompletion = "textDocument/inlineCompletion"
+
+// MethodDidClose is LSP's textDocument/didClose. agentd syncs no text (it reads buffers when it
+// needs them), but a client sends it when a document closes so that what the completion engine
+// holds for the document goes with it.
+const MethodDidClose = "textDocument/didClose"
 
 // inlineCompletionParams is the part of LSP's InlineCompletionParams agentd reads.
 type inlineCompletionParams struct {
@@ -56,7 +62,7 @@ func validateInlineCompletion(p *inlineCompletionParams) error {
 // an empty list too (the engine logs it once): a typist never gets an error per keystroke.
 func (s *Server) inlineCompletion(ctx context.Context, p *inlineCompletionParams) (inlineCompletionList, error) {
 	none := inlineCompletionList{Items: []inlineCompletionItem{}}
-	if !s.settings.Get().Completion.Enabled() {
+	if !s.settings.Get().CompletionOn() {
 		return none, nil
 	}
 	s.mu.Lock()
@@ -65,9 +71,9 @@ func (s *Server) inlineCompletion(ctx context.Context, p *inlineCompletionParams
 	if bridge == nil {
 		return none, nil // not reached: requests before initialize are refused by the server
 	}
-	// A newer request supersedes the older one now, not once it has read the document from the
-	// editor: the older answer may otherwise still go out for text the editor no longer has.
-	s.completions().Supersede(string(p.TextDocument.URI))
+	// The older request for the document was superseded when this one was read
+	// (supersedeCompletion): its answer may otherwise still go out for text the editor no longer
+	// has.
 	path := p.TextDocument.URI.FsPath()
 	roots, err := workspace.NewRoots(filepath.Dir(path))
 	if err != nil {
@@ -96,6 +102,67 @@ func (s *Server) inlineCompletion(ctx context.Context, p *inlineCompletionParams
 		return none, nil
 	}
 	return inlineCompletionList{Items: []inlineCompletionItem{{InsertText: text}}}, nil
+}
+
+// completionSettingsChanged says whether inline completions are on with the current settings.
+// Completion settings that name them but fail their checks (a provider that is not defined, an
+// unknown endpoint) leave them off and the daemon otherwise working: the user is told once per
+// distinct problem with a window/showMessage warning, never per keystroke.
+func (s *Server) completionSettingsChanged(ctx context.Context) bool {
+	st := s.settings.Get()
+	msg := ""
+	if st.Completion.Enabled() {
+		if err := config.SoftProblem(st, "completion."); err != nil {
+			msg = "agentd inline completions are off: " + err.Error()
+		}
+	}
+	s.mu.Lock()
+	told := s.completionProblem == msg
+	s.completionProblem = msg
+	s.mu.Unlock()
+	if msg != "" && !told {
+		s.log.Warn("inline completions are off", zap.String("reason", msg))
+		s.showMessage(ctx, messageWarning, msg)
+	}
+	return st.Completion.Enabled() && msg == ""
+}
+
+// supersedeCompletion runs on the read goroutine for each textDocument/inlineCompletion: the
+// request in flight for the same document is cancelled and its answer dropped.
+func (s *Server) supersedeCompletion(params json.RawMessage) {
+	var p struct {
+		TextDocument struct {
+			URI uri.URI `json:"uri"`
+		} `json:"textDocument"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.TextDocument.URI == "" {
+		return // the handler answers the bad params
+	}
+	s.mu.Lock()
+	e := s.complete
+	s.mu.Unlock()
+	if e != nil { // no engine yet: nothing in flight
+		e.Supersede(string(p.TextDocument.URI))
+	}
+}
+
+// didClose drops what the completion engine holds for the closed document.
+func (s *Server) didClose(_ context.Context, raw json.RawMessage) error {
+	var p struct {
+		TextDocument struct {
+			URI uri.URI `json:"uri"` // as textDocument/inlineCompletion reads it: the same key
+		} `json:"textDocument"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	e := s.complete
+	s.mu.Unlock()
+	if e != nil && p.TextDocument.URI != "" {
+		e.Forget(string(p.TextDocument.URI))
+	}
+	return nil
 }
 
 // completions is the connection's completion engine, made at its first use.

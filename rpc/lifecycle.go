@@ -140,7 +140,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	res.ServerInfo.Name = "agentd"
 	res.ServerInfo.Version = s.opts.Version
 	res.Capabilities.PositionEncoding = caps.PositionEncoding
-	res.Capabilities.InlineCompletionProvider = s.settings.Get().Completion.Enabled()
+	res.Capabilities.InlineCompletionProvider = s.completionSettingsChanged(ctx)
 	res.Capabilities.Experimental.Agent = protocol.AgentServerCapabilities{
 		ProtocolVersion: version,
 		AgentCapabilities: protocol.AgentCapabilities{
@@ -325,6 +325,7 @@ func (s *Server) didChangeConfiguration(ctx context.Context, raw json.RawMessage
 		return err
 	}
 	s.log.Info("settings changed")
+	s.completionSettingsChanged(ctx)
 	return nil
 }
 

@@ -110,5 +110,6 @@ func (s *Server) notificationTable() map[string]func(ctx context.Context, params
 		"initialized":                      func(context.Context, json.RawMessage) error { return nil },
 		protocol.MethodSessionCancel:       s.sessionCancel,
 		"workspace/didChangeConfiguration": s.didChangeConfiguration,
+		MethodDidClose:                     s.didClose,
 	}
 }

@@ -150,6 +150,8 @@ type Server struct {
 	folders  []string
 	inflight map[jsonrpc.ID]*inflight
 	complete *completion.Engine // made at the first inline completion
+	// completionProblem is the completion settings' problem the user was last told of.
+	completionProblem string
 
 	exitOnce sync.Once
 	exitCh   chan int
@@ -404,6 +406,11 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		if json.Unmarshal(req.Params(), &p) == nil {
 			f.session = p.SessionID
 		}
+	}
+	if method == MethodInlineCompletion {
+		// Superseded as the reader reads the newer request, not once its goroutine runs: on a
+		// busy machine that may be after the older answer was written.
+		s.supersedeCompletion(req.Params())
 	}
 	s.mu.Lock()
 	s.inflight[id] = f

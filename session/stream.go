@@ -88,7 +88,10 @@ func (t *turn) stream(req *providers.Request) *step {
 	go func() {
 		defer close(done)
 		seq := t.prov.Stream(t.ctx, req)
-		if t.mode == config.ToolCallingText {
+		switch {
+		case t.mode == config.ToolCallingText && len(req.ResponseSchema) > 0:
+			seq = texttools.ReplyEvents(seq, "text_"+a.st.msgID, t.invalidCall)
+		case t.mode == config.ToolCallingText:
 			seq = texttools.Events(seq, "text_"+a.st.msgID, t.invalidCall)
 		}
 		var effects []effect

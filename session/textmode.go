@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -154,6 +155,29 @@ func (t *turn) textSystem() string {
 		t.textSys = t.s.childSystem + "\n\n" + t.textSys
 	}
 	return t.textSys
+}
+
+// outputConstrainer is a provider whose server constrains the reply to a JSON Schema while it
+// samples (providers/openai, for llama-server and Ollama).
+type outputConstrainer interface{ ConstrainsOutput() bool }
+
+// constrained says whether the turn's replies under the text protocol are constrained to one
+// envelope (texttools.EnvelopeSchema).
+func (t *turn) constrained() bool {
+	c, ok := t.prov.(outputConstrainer)
+	return ok && c.ConstrainsOutput()
+}
+
+// envelopeSchema is the output constraint for the turn's tools, respond among them (so a plain
+// answer stays possible), built again when the turn's tool set changes (an MCP server's tools
+// found or gone).
+func (t *turn) envelopeSchema() json.RawMessage {
+	if t.envSchema != nil && t.envReg == t.reg {
+		return t.envSchema
+	}
+	specs := append(slices.Clip(t.specs()), respondSpec(t.texts()))
+	t.envSchema, t.envReg = texttools.EnvelopeSchema(specs), t.reg
+	return t.envSchema
 }
 
 func toolEntry(sp providers.ToolSpec, effect string) map[string]any {

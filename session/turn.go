@@ -41,6 +41,10 @@ type turn struct {
 	caps    providers.Capabilities
 	mode    string
 	textSys string
+	// envSchema is the output constraint of envReg's tools (textmode.go), rebuilt when the
+	// turn's tool set changes.
+	envSchema json.RawMessage
+	envReg    *tools.Registry
 	// overflowed is set once a context_overflow made the turn compact and retry.
 	overflowed bool
 	// stopHooked is set once the stop hooks ran in this turn (session/hooks.go).
@@ -298,6 +302,9 @@ func (t *turn) request() *providers.Request {
 	case config.ToolCallingText:
 		req.System = t.textSystem()
 		msgs = texttools.Render(msgs, t.textResults)
+		if t.constrained() {
+			req.ResponseSchema = t.envelopeSchema()
+		}
 	case config.ToolCallingNone:
 		msgs = texttools.Render(respondAsText(msgs), t.textResults)
 	default:

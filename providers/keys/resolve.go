@@ -65,7 +65,7 @@ type Resolved struct {
 // client can answer). Settings errors are *config.KeyError naming providers.ID.KEY.
 func (r *Resolver) Resolve(ctx context.Context, id string, ps config.ProviderSettings, set *Headers, askClient bool) (Resolved, error) {
 	t, err := r.Registry.Target(id, ps)
-	out := Resolved{Config: providers.Config{ID: id, APIType: ps.APIType, BaseURL: t.BaseURL, Model: ps.Model, FirstByteTimeout: ps.FirstByteWait()}, Target: t}
+	out := Resolved{Config: providers.Config{ID: id, APIType: ps.APIType, BaseURL: t.BaseURL, Model: ps.Model, FirstByteTimeout: ps.FirstByteWait(), OutputSchema: ps.OutputSchema}, Target: t}
 	if err != nil {
 		if ke, ok := err.(*config.KeyError); ok {
 			return out, &config.KeyError{Key: "providers." + id + "." + ke.Key, Msg: ke.Msg}

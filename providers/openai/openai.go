@@ -43,9 +43,9 @@ var Dialect = providers.Dialect{
 // presets apart from Dialect, which refers to New, which reads them.
 var presets = []providers.Preset{
 	{ID: "openai", Name: "OpenAI", BaseURL: DefaultBaseURL, KeyEnv: "OPENAI_API_KEY"},
-	{ID: "ollama", Name: "Ollama", BaseURL: "http://127.0.0.1:11434/v1"},
+	{ID: "ollama", Name: "Ollama", BaseURL: "http://127.0.0.1:11434/v1", OutputSchema: providers.OutputSchemaResponseFormat},
 	{ID: "lmstudio", Name: "LM Studio", BaseURL: "http://127.0.0.1:1234/v1"},
-	{ID: "llamacpp", Name: "llama-server", BaseURL: "http://127.0.0.1:8080/v1"},
+	{ID: "llamacpp", Name: "llama-server", BaseURL: "http://127.0.0.1:8080/v1", OutputSchema: providers.OutputSchemaJSONSchema},
 	{ID: "openrouter", Name: "OpenRouter", BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY"},
 	{ID: "deepseek", Name: "DeepSeek", BaseURL: "https://api.deepseek.com/v1", KeyEnv: "DEEPSEEK_API_KEY"},
 }
@@ -68,6 +68,9 @@ type Provider struct {
 	memos sync.Map // model → *serverMemo
 	// tools is the encoded tools array of the last request.
 	tools providers.ToolsJSON
+	// outputSchema is how the server takes a JSON Schema for its output, "" when agentd does
+	// not know it to (Config.OutputSchema, else the preset's).
+	outputSchema string
 }
 
 // newClient is a provider's HTTP client: it refuses cross-origin redirects, so a key never follows
@@ -109,8 +112,32 @@ func newProvider(cfg providers.Config, tr *httpsse.Transport) (*Provider, error)
 	p := &Provider{cfg: cfg, base: base, ep: ep, tr: tr, official: ep.Origin == providers.Origin(DefaultBaseURL)}
 	p.who = displayName(cfg.ID, base, ep)
 	p.openRouter = strings.Contains(strings.ToLower(ep.Origin), "openrouter.ai")
+	p.outputSchema = outputSchemaOf(cfg, base)
 	return p, nil
 }
+
+// outputSchemaOf is how the server at base takes a JSON Schema for its output: the settings'
+// choice, else that of the preset whose origin base has (a provider named "ollama" pointed at
+// another server is not known to be Ollama).
+func outputSchemaOf(cfg providers.Config, base string) string {
+	switch cfg.OutputSchema {
+	case providers.OutputSchemaOff:
+		return ""
+	case providers.OutputSchemaJSONSchema, providers.OutputSchemaResponseFormat:
+		return cfg.OutputSchema
+	}
+	origin := providers.Origin(base)
+	for _, pr := range presets {
+		if providers.Origin(pr.BaseURL) == origin {
+			return pr.OutputSchema
+		}
+	}
+	return ""
+}
+
+// ConstrainsOutput reports whether requests carry Request.ResponseSchema to the server, which
+// enforces it while sampling.
+func (p *Provider) ConstrainsOutput() bool { return p.outputSchema != "" }
 
 // displayName names the server in user-facing messages: the preset whose URL or id it is, else
 // its host.
@@ -232,7 +259,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.Request) iter.Seq[
 			return
 		}
 		memo := p.memoFor(model)
-		opt := options{drop: memo.snapshot(), openRouter: p.openRouter, openAIHost: p.official}
+		opt := options{drop: memo.snapshot(), openRouter: p.openRouter, openAIHost: p.official, outputSchema: p.outputSchema}
 		var stream *httpsse.Stream
 		for {
 			body := buildRequest(req, model, opt)

@@ -22,6 +22,20 @@ type chatRequest struct {
 	Reasoning           *reasoningParam `json:"reasoning,omitempty"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
+	// ResponseFormat is OpenAI's structured outputs (Ollama's /v1 maps it to its format);
+	// JSONSchema is llama-server's own field. At most one is set (llama-server refuses both).
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	JSONSchema     json.RawMessage `json:"json_schema,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string         `json:"type"`
+	JSONSchema responseSchema `json:"json_schema"`
+}
+
+type responseSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 type streamOptions struct {
@@ -94,6 +108,8 @@ type options struct {
 	// openAIHost is OpenAI's own API, which produces no visible reasoning and accepts no
 	// reasoning fields in history.
 	openAIHost bool
+	// outputSchema is how the server takes Request.ResponseSchema ("" for not at all).
+	outputSchema string
 }
 
 // isReasoningModel reports whether model is an OpenAI reasoning model (o-series, gpt-5.x), which
@@ -143,6 +159,14 @@ func buildRequest(req *providers.Request, model string, opt options) chatRequest
 		}
 		body.Tools = append(body.Tools, chatTool{Type: "function", Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: schema}})
 	}
+	if len(req.ResponseSchema) > 0 {
+		switch opt.outputSchema {
+		case providers.OutputSchemaJSONSchema:
+			body.JSONSchema = req.ResponseSchema
+		case providers.OutputSchemaResponseFormat:
+			body.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: responseSchema{Name: "reply", Schema: req.ResponseSchema}}
+		}
+	}
 	body.Messages = buildMessages(req, opt)
 	applyDrops(&body, opt.drop)
 	return body
@@ -181,6 +205,12 @@ func applyDrops(body *chatRequest, drop map[string]bool) {
 	if drop["reasoning"] {
 		body.Reasoning = nil
 	}
+	if drop["response_format"] {
+		body.ResponseFormat = nil
+	}
+	if drop["json_schema"] {
+		body.JSONSchema = nil
+	}
 }
 
 // droppable lists the parameters agentd may send and can do without: a slice, which the
@@ -188,6 +218,7 @@ func applyDrops(body *chatRequest, drop map[string]bool) {
 var droppable = []string{
 	"max_tokens", "max_completion_tokens", "temperature",
 	"stream_options", "reasoning_effort", "reasoning", "reasoning_content",
+	"response_format", "json_schema",
 }
 
 // sent reports whether body carries the parameter name.
@@ -205,6 +236,10 @@ func sent(body *chatRequest, name string) bool {
 		return body.ReasoningEffort != ""
 	case "reasoning":
 		return body.Reasoning != nil
+	case "response_format":
+		return body.ResponseFormat != nil
+	case "json_schema":
+		return body.JSONSchema != nil
 	case "reasoning_content":
 		for _, m := range body.Messages {
 			if m.ReasoningContent != "" {

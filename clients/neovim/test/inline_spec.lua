@@ -196,6 +196,45 @@ cases.add("a newer keystroke cancels the older request and its answer is never s
   h.eq({}, h.errors(), "no errors")
 end)
 
+cases.add("wiping a buffer tells agentd it closed: its suggestion is forgotten", function()
+  local inline, fm = start(FIM, { inline = { debounce_ms = 20 } })
+  local function fim_calls()
+    local n = 0
+    for _, r in ipairs(fm.requests()) do
+      if r.suffix ~= nil then
+        n = n + 1
+      end
+    end
+    return n
+  end
+  enter("Aret", function(t)
+    t.wait(function()
+      return inline.shown
+    end, "a suggestion")
+  end)
+  h.eq(1, fim_calls(), "one model call for the suggestion")
+  vim.cmd("silent write")
+  local path = vim.api.nvim_buf_get_name(0)
+  local uri = vim.uri_from_bufnr(0)
+  local sent = {}
+  local raw_notify = require("agentd.client").raw_notify
+  require("agentd.client").raw_notify = function(c, method, params)
+    table.insert(sent, { method = method, params = params })
+    return raw_notify(c, method, params)
+  end
+  vim.cmd("bwipeout!")
+  require("agentd.client").raw_notify = raw_notify
+  h.eq({ { method = "textDocument/didClose", params = { textDocument = { uri = uri } } } }, sent, "didClose sent for the wiped buffer")
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  vim.api.nvim_win_set_cursor(0, { 4, 3 })
+  enter("au", function(t)
+    t.wait(function()
+      return fim_calls() == 2
+    end, "a model call for the reopened document (typing through what agentd forgot)")
+  end)
+  h.eq({}, h.errors(), "no errors")
+end)
+
 cases.add("no suggestion is asked for when agentd does not advertise them", function()
   local fm = h.fakemodel({ turns = {} })
   local dir = h.tmpdir()

@@ -14,6 +14,8 @@ import { manageGrants } from './grants';
 import { ContentBlock, ToDaemon } from './pure/protocol';
 import { Review } from './review';
 import { registerInline } from './inline';
+import { registerExplain } from './explain';
+import { registerDictation } from './dictate';
 import { PermissionButton } from './pure/viewmodel';
 import { documentChip, selectionChip } from './context';
 import { configureHost } from './pure/l10n';
@@ -72,6 +74,8 @@ export async function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(programs);
   view = new ChatView(context.extensionUri, chats, diffs, review, context.workspaceState);
   registerInline(context, daemon);
+  registerExplain(context, daemon);
+  registerDictation(context, daemon);
   context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }));
   // Editor-tab chats survive a window reload: VS Code gives their tabs back with the state their webview kept.
   context.subscriptions.push(vscode.window.registerWebviewPanelSerializer(ChatView.panelType, {

@@ -9,7 +9,7 @@
 // the provider is registered here, for file: documents only (agentd refuses other URIs).
 import * as vscode from 'vscode';
 import { Daemon } from './daemon';
-import { ToDaemon } from './pure/protocol';
+import { ToDaemon, ToDaemonNote } from './pure/protocol';
 import { inlineItems } from './pure/inline';
 
 export const SETTING = 'inlineSuggestions.enabled';
@@ -70,5 +70,9 @@ export function registerInline(context: vscode.ExtensionContext, daemon: Daemon)
     }),
     vscode.workspace.onDidChangeConfiguration((e) => { if (e.affectsConfiguration(`agentd.${SETTING}`) || e.affectsConfiguration('agentd.settings')) paint(); }),
     daemon.onDidChangeState(paint),
+    // agentd keeps a document's last suggestion (to answer typing through it) until it closes.
+    vscode.workspace.onDidCloseTextDocument((doc) => {
+      if (doc.uri.scheme === 'file' && advertised()) daemon.notify(ToDaemonNote.didClose, { textDocument: { uri: doc.uri.toString() } });
+    }),
   );
 }

@@ -25,6 +25,11 @@ var (
 	completionStorm   = flag.Duration("completion.storm", 2*time.Second, "how long TestInlineCompletionBenchmark types at 20 requests a second (the issue's figure: 10s)")
 )
 
+// completionLog is the daemon's log level in TestInlineCompletionBenchmark: a user's (info) by
+// default; the suite's other tests run at debug, whose per-request lines (written to stderr,
+// redacted first) are part of what the figure would otherwise measure.
+var completionLog = flag.String("completion.log", "info", "AGENTD_LOG of the daemon in TestInlineCompletionBenchmark")
+
 var completionLatency = flag.Duration("completion.latency", 40*time.Millisecond, "the fake FIM server's fixed latency in TestInlineCompletionBenchmark")
 
 // TestInlineCompletionBenchmark measures agentd's own time per completion (the editor's round
@@ -52,7 +57,7 @@ func TestInlineCompletionBenchmark(t *testing.T) {
 		"providers":  map[string]any{"local": map[string]any{"apiType": "openai", "baseUrl": url, "model": "coder"}},
 		"completion": map[string]any{"provider": "local", "model": "coder-fim", "endpoint": "completions"},
 	})
-	e := start(t, fakeeditor.Full(), settings)
+	e := startIn(t, fakeeditor.Full(), settings, "", realDir(t), "AGENTD_LOG="+*completionLog)
 	path := e.writeFile("add.go", "package add\n")
 	uri := "file://" + path
 	type list struct {
@@ -99,8 +104,8 @@ func TestInlineCompletionBenchmark(t *testing.T) {
 
 	// The anchor, from the same run: one cheap request's round trip over the same pipe
 	// (agent/providers/list, answered from memory) and one loopback HTTP request to the same
-	// server (GET /v1/models). A completion makes three pipe round trips (the request, reading
-	// the document, the editor's open files) and one HTTP request.
+	// server (GET /v1/models). A completion in the completions dialect makes two pipe round trips
+	// (the request, reading the document) and one HTTP request.
 	var pipe, loop []time.Duration
 	for range *completionSamples {
 		t0 := time.Now()
@@ -125,6 +130,7 @@ func TestInlineCompletionBenchmark(t *testing.T) {
 
 	// 2. A typing storm: a keystroke every 50 ms that does not follow the suggestion, each
 	// asking for a completion without waiting for the previous answer.
+	logFrom := len(e.ed.Messages())
 	before := fm.FIMStats()
 	var mu sync.Mutex
 	var sent, outdated, answered, empty int
@@ -165,23 +171,25 @@ func TestInlineCompletionBenchmark(t *testing.T) {
 	tick.Stop()
 	wg.Wait()
 	st := fm.FIMStats()
-	t.Logf("typing storm, 20 requests/s for %v: %d requests, %d answered (%d empty), %d model requests, at most %d in flight, %d answers for an outdated document",
-		*completionStorm, sent, answered, empty, st.Requests-before.Requests, st.MaxInFlight, outdated)
+	stale := staleAnswers(e.ed.Messages()[logFrom:])
+	t.Logf("typing storm, 20 requests/s for %v: %d requests, %d answered (%d empty), %d model requests, at most %d in flight, %d answers for an outdated document (%d of them written after agentd had read the newer request)",
+		*completionStorm, sent, answered, empty, st.Requests-before.Requests, st.MaxInFlight, outdated, stale)
 	if st.MaxInFlight > 1 {
 		t.Errorf("%d model requests in flight at once, want at most 1", st.MaxInFlight)
 	}
-	// agentd supersedes a request the moment a newer one for the document arrives
-	// (completion: TestSupersededAnswerIsNeverShown), so an outdated answer here is one agentd
-	// wrote before it had read the newer keystroke: the two crossed on the pipe, which a loaded
-	// machine makes possible and the editor's own check (Neovim's changedtick) drops. More than
-	// one in twenty would mean agentd answers stale text. How many cross depends on the
-	// machine's load (4 of 40 under CI's -race run on 2 busy cores), so the suite's short run
-	// only reports it; the benchmark run (-completion.storm given) holds it.
-	if outdated*20 > sent {
+	// An outdated answer is one that reaches the editor after it sent a newer keystroke. Most
+	// merely crossed that keystroke on the pipe: agentd wrote them before it could read it, and
+	// the editor drops them (Neovim's changedtick, VS Code's cancellation token); how many depends
+	// on the machine's load. agentd's own share, stale, is an answer written after it had read
+	// the newer request (it supersedes the older one as the request is read): the goal is none.
+	// One can still slip through the microseconds between the engine's last check and the
+	// answer's place on the writer, which a machine loaded far past its cores widens, so the
+	// suite's short run reports it and the benchmark run (-completion.storm given) holds it.
+	if stale > 0 {
 		if stormGiven() {
-			t.Errorf("%d of %d suggestions answered for an outdated document", outdated, sent)
+			t.Errorf("%d suggestions written after agentd had read a newer request for the document", stale)
 		} else {
-			t.Logf("%d of %d suggestions crossed a newer keystroke on the pipe (not checked in the short run)", outdated, sent)
+			t.Logf("%d suggestions written after agentd had read a newer request (not checked in the short run)", stale)
 		}
 	}
 
@@ -212,6 +220,40 @@ func TestInlineCompletionBenchmark(t *testing.T) {
 	if share < 0.9 {
 		t.Errorf("%.0f %% answered without a model call, want at least 90 %%", share*100)
 	}
+}
+
+// staleAnswers counts, in the editor's log of a storm, the non-empty completion answers agentd
+// wrote after it had read a newer completion request for the document: agentd's own share of
+// outdated answers, which must be none. The proof that it had read the newer request is on the
+// same ordered pipe: agentd wrote the agent/fs/read_text_file of that request (the k-th
+// completion's own read is its k-th; a (k+1)-th before its answer belongs to a newer one). An
+// answer that merely crossed the newer request on the pipe, written before agentd read it, is
+// the editor's to drop (Neovim's changedtick, VS Code's cancellation token).
+func staleAnswers(lines []string) int {
+	ordinal := map[string]int{} // request id → its place among the storm's completions
+	for _, f := range parseLog(lines, "editor → agentd ") {
+		if f.Method == "textDocument/inlineCompletion" {
+			ordinal[string(f.ID)] = len(ordinal)
+		}
+	}
+	reads, stale := 0, 0
+	for _, f := range parseLog(lines, "agentd → editor ") {
+		if f.Method == "agent/fs/read_text_file" {
+			reads++
+			continue
+		}
+		k, ok := ordinal[string(f.ID)]
+		if !ok || f.Method != "" || f.Result == nil {
+			continue
+		}
+		var r struct {
+			Items []any `json:"items"`
+		}
+		if json.Unmarshal(f.Result, &r) == nil && len(r.Items) > 0 && reads > k+1 {
+			stale++
+		}
+	}
+	return stale
 }
 
 // stormGiven reports whether -completion.storm was given on the command line: the benchmark run,

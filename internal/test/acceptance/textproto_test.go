@@ -199,3 +199,72 @@ func TestImageRefusedForModelWithoutVision(t *testing.T) {
 		t.Fatalf("%d requests reached the model", n)
 	}
 }
+
+// A text-protocol turn against a server that constrains its output (providers.<id>.outputSchema,
+// here llama-server's json_schema): every request carries the envelope schema of the turn's
+// tools with respond among them, so the model can still answer in text; the reply is one JSON
+// call, without tags, which runs, and respond's text is the answer. A provider that is not known
+// to constrain its output is sent no schema.
+func TestTextProtocolConstrainedOutput(t *testing.T) {
+	t.Parallel()
+	fm, url := fakeModel(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		{Text: `{"name": "read_file", "arguments": {"path": "f.txt"}}`, ChunkSize: 4},
+		{Text: ` {"name": "respond", "arguments": {"text": "It says hello."}}`, ChunkSize: 5},
+		{Text: `<tool_call>{"name": "respond", "arguments": {"text": "Unconstrained."}}</tool_call>`},
+	}, Routes: titleRoute})
+	e := start(t, fakeeditor.Full(), openaiSettings(url, map[string]any{
+		"providers": map[string]any{
+			"fm":    map[string]any{"apiType": "openai", "baseUrl": url, "model": fakemodel.ModelID, "toolCalling": "text", "outputSchema": "json_schema"},
+			"plain": map[string]any{"apiType": "openai", "baseUrl": url, "model": fakemodel.ModelID, "toolCalling": "text"},
+		},
+	}))
+	e.writeFile("f.txt", "hello\n")
+	sid := e.newSession()
+	if res := e.prompt(sid, "what does f.txt say?"); res.StopReason != "end_turn" || res.Meta != nil {
+		t.Fatalf("result %+v", res)
+	}
+	if got := agentText(e, sid); got != "It says hello." {
+		t.Errorf("agent text = %q (the JSON envelope must not be shown)", got)
+	}
+	calls := kinds(e.rawUpdates(sid), "tool_call")
+	if len(calls) != 1 || calls[0]["kind"] != "read" {
+		t.Fatalf("tool calls: %v", calls)
+	}
+	var schemas []string
+	for _, raw := range fm.Requests() {
+		if strings.Contains(string(raw), titleRoute[0].Match) {
+			continue
+		}
+		var b struct {
+			JSONSchema     json.RawMessage `json:"json_schema"`
+			ResponseFormat json.RawMessage `json:"response_format"`
+		}
+		json.Unmarshal(raw, &b)
+		if b.ResponseFormat != nil {
+			t.Errorf("llama-server's json_schema and response_format sent together (it refuses both)")
+		}
+		schemas = append(schemas, string(b.JSONSchema))
+	}
+	if len(schemas) != 2 {
+		t.Fatalf("%d chat requests, want 2", len(schemas))
+	}
+	for i, s := range schemas {
+		if !strings.Contains(s, `"name":{"const":"respond"}`) || !strings.Contains(s, `"name":{"const":"read_file"}`) || !strings.Contains(s, `"anyOf"`) {
+			t.Errorf("request %d's schema does not allow respond and read_file: %.400s", i, s)
+		}
+	}
+	// The same protocol with a server agentd does not know to constrain: no schema sent.
+	if err := e.ed.Call(ctxT(t), protocol.MethodSessionSetConfigOption, map[string]any{"sessionId": sid, "configId": "model", "value": "plain"}, nil); err != nil {
+		t.Fatalf("switching the session's provider: %v", err)
+	}
+	n := len(fm.Requests())
+	e.prompt(sid, "again")
+	if len(fm.Requests()) == n {
+		t.Fatal("the second prompt made no request")
+	}
+	for _, raw := range fm.Requests()[n:] {
+		if strings.Contains(string(raw), `"json_schema"`) || strings.Contains(string(raw), `"response_format"`) {
+			t.Errorf("a server not known to constrain its output was sent a schema: %.300s", raw)
+		}
+	}
+}

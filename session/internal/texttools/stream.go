@@ -23,59 +23,78 @@ const IndexBase = 1 << 20
 // the connection) and ends as a completed turn. Every other event passes through.
 func Events(seq iter.Seq[providers.Event], idPrefix string, invalid func(Call) string) iter.Seq[providers.Event] {
 	return func(yield func(providers.Event) bool) {
-		var x Extractor
-		var buf []Piece
-		n := 0
-		emit := func(pieces []Piece) bool {
-			for _, p := range pieces {
-				if p.Call == nil {
-					if !yield(providers.Event{Type: providers.EventTextDelta, Text: p.Prose}) {
-						return false
-					}
-					continue
-				}
-				c := p.Call
-				idx := IndexBase + n
-				id := idPrefix + "_" + strconv.Itoa(n)
-				n++
-				if !yield(providers.Event{Type: providers.EventToolCallStarted, Index: idx, ToolCallID: id, ToolName: c.Name}) {
-					return false
-				}
-				ev := providers.Event{Type: providers.EventToolCallCompleted, Index: idx, ToolCallID: id, ToolName: c.Name, Args: c.Args}
-				if c.Err != "" {
-					ev = providers.Event{Type: providers.EventNotice, Index: idx, ToolCallID: id, ToolName: c.Name, Text: invalid(*c)}
-				}
-				if !yield(ev) {
-					return false
-				}
-			}
-			return true
-		}
+		r := reader{idPrefix: idPrefix, invalid: invalid, yield: yield}
 		for ev := range seq {
-			switch ev.Type {
-			case providers.EventTextDelta:
-				buf = x.Feed(ev.Text, buf[:0])
-				if !emit(buf) {
-					return
-				}
-				if x.Cut() {
-					yield(providers.Event{Type: providers.EventCompleted, StopReason: providers.StopEndTurn})
-					return
-				}
-			case providers.EventCompleted, providers.EventFailed:
-				buf = x.Flush(buf[:0])
-				if !emit(buf) {
-					return
-				}
-				yield(ev)
+			if !r.event(ev) {
 				return
-			default:
-				if !yield(ev) {
-					return
-				}
 			}
 		}
 	}
+}
+
+// reader is Events' state: one reply's extractor and the calls it has numbered.
+type reader struct {
+	x        Extractor
+	buf      []Piece
+	n        int
+	idPrefix string
+	invalid  func(Call) string
+	yield    func(providers.Event) bool
+}
+
+// call yields one envelope as a started call and its completion, or its notice.
+func (r *reader) call(c *Call) bool {
+	idx := IndexBase + r.n
+	id := r.idPrefix + "_" + strconv.Itoa(r.n)
+	r.n++
+	if !r.yield(providers.Event{Type: providers.EventToolCallStarted, Index: idx, ToolCallID: id, ToolName: c.Name}) {
+		return false
+	}
+	ev := providers.Event{Type: providers.EventToolCallCompleted, Index: idx, ToolCallID: id, ToolName: c.Name, Args: c.Args}
+	if c.Err != "" {
+		ev = providers.Event{Type: providers.EventNotice, Index: idx, ToolCallID: id, ToolName: c.Name, Text: r.invalid(*c)}
+	}
+	return r.yield(ev)
+}
+
+func (r *reader) emit(pieces []Piece) bool {
+	for _, p := range pieces {
+		if p.Call == nil {
+			if !r.yield(providers.Event{Type: providers.EventTextDelta, Text: p.Prose}) {
+				return false
+			}
+			continue
+		}
+		if !r.call(p.Call) {
+			return false
+		}
+	}
+	return true
+}
+
+// event handles one event of the stream; false means the stream is over for the reader.
+func (r *reader) event(ev providers.Event) bool {
+	switch ev.Type {
+	case providers.EventTextDelta:
+		r.buf = r.x.Feed(ev.Text, r.buf[:0])
+		if !r.emit(r.buf) {
+			return false
+		}
+		if r.x.Cut() {
+			r.yield(providers.Event{Type: providers.EventCompleted, StopReason: providers.StopEndTurn})
+			return false
+		}
+	case providers.EventCompleted, providers.EventFailed:
+		r.buf = r.x.Flush(r.buf[:0])
+		if !r.emit(r.buf) {
+			return false
+		}
+		r.yield(ev)
+		return false
+	default:
+		return r.yield(ev)
+	}
+	return true
 }
 
 // Result is one tool result as the text protocol shows it.

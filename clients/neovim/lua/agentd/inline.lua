@@ -24,6 +24,8 @@ M.shown = nil
 -- The request in flight: { client, id, gen }.
 local pending = nil
 local gen = 0
+-- The buffers agentd was asked about, by number: their URI, for didClose.
+M.asked = {}
 local timer = nil
 
 --- Counters for tests: requests sent, answers shown, answers dropped because
@@ -153,6 +155,7 @@ function M.request()
   local row, col, pos = position(c, buf, win)
   local tick = vim.api.nvim_buf_get_changedtick(buf)
   local params = { textDocument = { uri = vim.uri_from_bufnr(buf) }, position = pos, context = { triggerKind = 2 } }
+  M.asked[buf] = params.textDocument.uri
   M.stats.requests = M.stats.requests + 1
   local ok, id = client.raw_request(c, methods.inline_completion, params, function(err, result)
     if pending and pending.gen == my then
@@ -284,6 +287,21 @@ function M.setup()
       end
     end
   end
+  -- agentd keeps a document's last suggestion (to answer typing through it)
+  -- until it hears the document closed.
+  vim.api.nvim_create_autocmd({ "BufDelete", "BufWipeout" }, { group = group, callback = function(ev)
+    local ok, e = pcall(function()
+      local uri = M.asked[ev.buf]
+      M.asked[ev.buf] = nil
+      local c = M.client()
+      if uri and c then
+        client.raw_notify(c, methods.did_close, { textDocument = { uri = uri } })
+      end
+    end)
+    if not ok then
+      log(tostring(e))
+    end
+  end })
   if M.native() then
     -- Neovim renders and accepts these itself; agentd only needs to be
     -- attached to the buffer for the native client to ask it.
@@ -293,6 +311,7 @@ function M.setup()
       if c and vim.api.nvim_buf_get_name(buf) ~= "" and vim.bo[buf].buftype == "" then
         vim.lsp.buf_attach_client(buf, c.id)
         vim.lsp.inline_completion.enable(true, { bufnr = buf })
+        M.asked[buf] = vim.uri_from_bufnr(buf)
       end
     end) })
     return

@@ -60,6 +60,9 @@ export interface ClientRequests {
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
+  // One-off inference outside any session (a selection's explanation) and speech to text.
+  'agent/x/infer': { params: { system?: string; prompt: string; model?: string }; result: { text: string } };
+  'agent/x/transcribe': { params: { audio: string; mimeType: string }; result: { text: string } };
   // LSP 3.18: agentd reads the document itself (agent/fs/read_text_file), so no text goes along.
   'textDocument/inlineCompletion': {
     params: { textDocument: { uri: string }; position: { line: number; character: number }; context: { triggerKind: 1 | 2 } };
@@ -80,6 +83,7 @@ export interface GrantWire {
 export interface ClientNotifications {
   'agent/session/cancel': SessionRef;
   'workspace/didChangeConfiguration': { settings: unknown };
+  'textDocument/didClose': { textDocument: { uri: string } };
 }
 
 /** agentd → client requests: method → {params, result}. */
@@ -124,12 +128,15 @@ export const ToDaemon = {
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',
   inlineCompletion: 'textDocument/inlineCompletion',
+  infer: 'agent/x/infer',
+  transcribe: 'agent/x/transcribe',
 } as const satisfies Record<string, keyof ClientRequests>;
 
 /** Client → agentd notification names. */
 export const ToDaemonNote = {
   sessionCancel: 'agent/session/cancel',
   didChangeConfiguration: 'workspace/didChangeConfiguration',
+  didClose: 'textDocument/didClose',
 } as const satisfies Record<string, keyof ClientNotifications>;
 
 /** agentd → client request names (workspace/applyEdit is served by the language client itself). */

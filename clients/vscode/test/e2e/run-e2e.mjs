@@ -105,6 +105,8 @@ for (const d of ['ud/User', 'ext', 'xdg', 'chrome', 'ws']) fs.mkdirSync(path.joi
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 fs.writeFileSync(A_TXT, A_TEXT);
 // Files of their own for the tests that must not depend on what earlier tests left in a.txt.
+fs.writeFileSync(path.join(WS, 'explain.py'), 'def add(a, b):\n    return a - b\n');
+fs.writeFileSync(path.join(WS, 'dictated.txt'), 'Note: \n');
 for (const f of ['fold.txt', 'code.txt', 'mention.txt', 'hidden.txt', 'typing.txt', 'fim.txt', 'bench.txt']) fs.writeFileSync(path.join(WS, f), f === 'mention.txt' ? 'the mentioned body 42\n' : 'hello world\nsecond line\n');
 fs.writeFileSync(path.join(WS, 'bad.json'), '{\n  "name": "demo",,\n  "version": \n}\n');
 // The review tests' files, there from the start so that quick open has indexed them.
@@ -147,6 +149,9 @@ const userSettings = {
       fim: { apiType: 'openai', baseUrl: `http://127.0.0.1:${FIM_PORT}/v1`, model: 'fim-model' },
     },
     completion: { provider: 'fim', model: 'fim-model', endpoint: 'completions' },
+    // agentd: Transcribe Audio File… sends the recording to the same loopback server's
+    // /v1/audio/transcriptions (fimServer below).
+    transcription: { provider: 'fim', model: 'whisper-test' },
     mode: 'ask',
     // The fake model's price (per million tokens): its turns' usage_update carries the cost.
     models: { 'fake-model': { price: { input: 1, output: 10, currency: 'EUR' } } },
@@ -193,11 +198,17 @@ const watchdog = setTimeout(async () => {
 const fimRequests = [];
 const fimServer = http.createServer((req, res) => {
   let body = '';
+  req.setEncoding('latin1'); // a recording's bytes, one character each
   req.on('data', (c) => { body += c; });
   req.on('end', () => {
     let j = {};
     try { j = JSON.parse(body); } catch { /* recorded as {} */ }
-    fimRequests.push({ url: req.url, body: j });
+    fimRequests.push({ url: req.url, body: j, raw: body, type: req.headers['content-type'] || '' });
+    if (req.method === 'POST' && req.url === '/v1/audio/transcriptions') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ text: ' hello from the recording \n' }));
+      return;
+    }
     if (req.method !== 'POST' || req.url !== '/v1/completions') { res.writeHead(404).end('{}'); return; }
     const text = typeof j.prompt === 'string' && j.prompt.endsWith('The answer is 4') ? '2, said the computer.' : '';
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -1364,6 +1375,48 @@ try {
     await page.keyboard.press('Control+A');
     await page.keyboard.press('Delete');
     await page.keyboard.press('Control+S');
+  });
+
+  await test('Explain Selection asks the model through agent/x/infer and shows the answer beside the code', async () => {
+    await startFake('explain', { turns: [{ text: 'It subtracts where its name says it adds: **a bug**.' }] });
+    await openFile('explain.py');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    await waitFor('the code selected', async () => /selected/.test(await page.locator('.statusbar').innerText().catch(() => '')), 10000);
+    await runCommand('agentd: Explain Selection');
+    await waitFor('the explanation beside the code', async () => /It subtracts where its name says it adds/.test(await editorText().catch(() => '')), 30000);
+    const asked = fakeRequests().find((b) => JSON.stringify(b.messages || []).includes('return a - b'));
+    if (!asked) throw new Error('the model was not sent the selection');
+    const sys = JSON.stringify(asked.messages[0] || {});
+    if (!/You explain code/.test(sys)) throw new Error(`no explanation instructions: ${sys.slice(0, 200)}`);
+    if (asked.tools) throw new Error('a one-off request declared tools');
+    await runCommand('View: Revert and Close Editor');
+  });
+
+  await test('Transcribe Audio File sends a recording through agent/x/transcribe and inserts the text', async () => {
+    const wav = path.join(WORK, 'dictation.wav');
+    fs.copyFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'fixtures', 'dictation.wav'), wav);
+    await openFile('dictated.txt');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('End');
+    const before = fimRequests.length;
+    await runCommand('agentd: Transcribe Audio File…');
+    // code-server's own open dialog: a quick input that takes a path.
+    const box = page.locator('.quick-input-widget input');
+    await box.waitFor({ timeout: 10000 });
+    // It fills in the current folder first: typing before that is overwritten.
+    await waitFor('the dialog\'s folder', async () => /\/$/.test(await box.inputValue().catch(() => '')), 10000);
+    await box.fill(wav);
+    await waitFor('the path typed', async () => (await box.inputValue().catch(() => '')) === wav, 5000);
+    // The dialog's own button: Enter may land on the folder list it is still updating.
+    await page.locator('.quick-input-widget .monaco-button', { hasText: 'Transcribe' }).first().click();
+    await waitFor('the transcript in the editor', async () => (await editorText()).includes('Note: hello from the recording'), 30000);
+    const r = fimRequests.slice(before).find((x) => x.url === '/v1/audio/transcriptions');
+    if (!r) throw new Error('no request reached /v1/audio/transcriptions');
+    const riff = fs.readFileSync(wav).toString('latin1');
+    if (!/multipart\/form-data/.test(r.type) || !r.raw.includes(riff) || !r.raw.includes('whisper-test')) throw new Error(`the recording did not go as sent: ${r.type} ${r.raw.length} bytes`);
+    await page.keyboard.press('Control+Z');
   });
 
   // The chat input has the keyboard: the element is focused and its frame has the focus.
