@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -96,26 +95,12 @@ func DiscoverAgents(dirs []SkillDir, known func(string) bool) ([]AgentDef, []Ski
 }
 
 func agentsIn(d SkillDir, known func(string) bool) ([]AgentDef, []SkillProblem) {
-	root, err := os.OpenRoot(d.Base)
-	if err != nil {
-		return nil, nil
+	root, entries, problems := openDir(d)
+	if root == nil {
+		return nil, problems
 	}
 	defer root.Close()
-	f, err := root.Open(d.Rel)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, []SkillProblem{{Path: filepath.Join(d.Base, filepath.FromSlash(d.Rel)), Reason: refusal(err, d.Base)}}
-		}
-		return nil, nil
-	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return nil, nil
-	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	var defs []AgentDef
-	var problems []SkillProblem
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".md")
 		if !ok || e.IsDir() {

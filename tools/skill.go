@@ -105,27 +105,40 @@ func DiscoverSkills(dirs []SkillDir) ([]Skill, []SkillProblem) {
 	return skills, problems
 }
 
-func discoverIn(d SkillDir) ([]Skill, []SkillProblem) {
+// openDir opens the folder d names through os.Root, so that nothing read under it can lead out
+// of d.Base, and lists it sorted by name. root is nil when there is nothing to read (no such
+// folder, or one that cannot be opened); a folder that is a link out of d.Base is a problem.
+// The caller closes root.
+func openDir(d SkillDir) (root *os.Root, entries []fs.DirEntry, problems []SkillProblem) {
 	root, err := os.OpenRoot(d.Base)
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	defer root.Close()
 	f, err := root.Open(d.Rel)
 	if err != nil {
+		root.Close()
 		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, []SkillProblem{{Path: filepath.Join(d.Base, filepath.FromSlash(d.Rel)), Reason: refusal(err, d.Base)}}
+			return nil, nil, []SkillProblem{{Path: filepath.Join(d.Base, filepath.FromSlash(d.Rel)), Reason: refusal(err, d.Base)}}
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
-	entries, err := f.ReadDir(-1)
+	entries, err = f.ReadDir(-1)
 	f.Close()
 	if err != nil {
-		return nil, nil
+		root.Close()
+		return nil, nil, nil
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return root, entries, nil
+}
+
+func discoverIn(d SkillDir) ([]Skill, []SkillProblem) {
+	root, entries, problems := openDir(d)
+	if root == nil {
+		return nil, problems
+	}
+	defer root.Close()
 	var skills []Skill
-	var problems []SkillProblem
 	for _, e := range entries {
 		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
 			continue
