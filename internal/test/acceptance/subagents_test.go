@@ -234,19 +234,7 @@ func TestTwoSubagentsRunAtOnce(t *testing.T) {
 // card nested under the agent call; the answer applies (allowed once, the edit is made).
 func TestSubagentEditAsksThroughTheParentsClient(t *testing.T) {
 	t.Parallel()
-	fm, url := fakeModel(t, fakemodel.Script{
-		Turns: []fakemodel.Turn{
-			{ToolCalls: []fakemodel.ToolCall{agentCall("pa_1", "writer", "fix f", "change a to b in f.txt")}},
-			{Text: "parent done"},
-		},
-		Routes: append([]fakemodel.Route{
-			{Match: `"cw_1"`, Turn: fakemodel.Turn{Text: "edited"}},
-			{Match: "WRITER-SYSTEM", Turn: fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "cw_1", Name: "edit_file", Arguments: json.RawMessage(`{"path":"f.txt","edits":[{"old_text":"a","new_text":"b"}]}`)}}}},
-		}, titleRoute...),
-	})
-	e := start(t, fakeeditor.Full(), openaiSettings(url, nil))
-	path := e.writeFile("f.txt", "a\n")
-	e.writeFile(".agentd/agents/writer.md", "---\nname: writer\ndescription: Edits.\ntools: [read_file, edit_file]\n---\nWRITER-SYSTEM\n")
+	fm, e, path := startWriterChild(t, "edited", "read_file, edit_file")
 	sid := e.newSession()
 	e.ed.AnswerPermissions(protocol.OptionAllowOnce)
 	res := e.prompt(sid, "fix it")
@@ -496,19 +484,7 @@ func TestLoadReplaysASubagentsCalls(t *testing.T) {
 // stays as it was.
 func TestSubagentInPlanModeCannotEdit(t *testing.T) {
 	t.Parallel()
-	fm, url := fakeModel(t, fakemodel.Script{
-		Turns: []fakemodel.Turn{
-			{ToolCalls: []fakemodel.ToolCall{agentCall("pa_1", "writer", "fix f", "change a to b in f.txt")}},
-			{Text: "parent done"},
-		},
-		Routes: append([]fakemodel.Route{
-			{Match: `"cw_1"`, Turn: fakemodel.Turn{Text: "could not edit"}},
-			{Match: "WRITER-SYSTEM", Turn: fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "cw_1", Name: "edit_file", Arguments: json.RawMessage(`{"path":"f.txt","edits":[{"old_text":"a","new_text":"b"}]}`)}}}},
-		}, titleRoute...),
-	})
-	e := start(t, fakeeditor.Full(), openaiSettings(url, nil))
-	path := e.writeFile("f.txt", "a\n")
-	e.writeFile(".agentd/agents/writer.md", "---\nname: writer\ndescription: Edits.\ntools: [edit_file]\n---\nWRITER-SYSTEM\n")
+	fm, e, path := startWriterChild(t, "could not edit", "edit_file")
 	sid := e.newSession()
 	e.setMode(sid, "plan")
 	if res := e.prompt(sid, "fix it"); res.StopReason != "end_turn" {
@@ -556,4 +532,25 @@ func TestSubagentStopsAtItsTokenBudget(t *testing.T) {
 	if got := toolResultText(t, fm.Server, "pa_1"); !strings.Contains(got, "still looking") || !strings.Contains(got, "budget of 5000 tokens") {
 		t.Errorf("the agent call's result = %q", got)
 	}
+}
+
+// startWriterChild starts agentd with the project agent "writer" (its tools given, as in its
+// front matter), whose child edits f.txt ("a" to "b") and then answers answer; the parent's
+// model calls it once (pa_1) and then says "parent done".
+func startWriterChild(t *testing.T, answer, tools string) (*fakemodel.Server, *env, string) {
+	t.Helper()
+	fm, url := fakeModel(t, fakemodel.Script{
+		Turns: []fakemodel.Turn{
+			{ToolCalls: []fakemodel.ToolCall{agentCall("pa_1", "writer", "fix f", "change a to b in f.txt")}},
+			{Text: "parent done"},
+		},
+		Routes: append([]fakemodel.Route{
+			{Match: `"cw_1"`, Turn: fakemodel.Turn{Text: answer}},
+			{Match: "WRITER-SYSTEM", Turn: fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "cw_1", Name: "edit_file", Arguments: json.RawMessage(`{"path":"f.txt","edits":[{"old_text":"a","new_text":"b"}]}`)}}}},
+		}, titleRoute...),
+	})
+	e := start(t, fakeeditor.Full(), openaiSettings(url, nil))
+	path := e.writeFile("f.txt", "a\n")
+	e.writeFile(".agentd/agents/writer.md", "---\nname: writer\ndescription: Edits.\ntools: ["+tools+"]\n---\nWRITER-SYSTEM\n")
+	return fm, e, path
 }
