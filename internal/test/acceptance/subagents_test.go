@@ -166,10 +166,17 @@ func TestSubagentFreshContextOwnToolsAndAnswer(t *testing.T) {
 	if len(uu) == 0 {
 		t.Fatal("no usage_update")
 	}
-	cost, _ := uu[len(uu)-1]["cost"].(map[string]any)
-	amount, _ := cost["amount"].(float64)
-	if want := (3300*0.25 + 140*2) / 1e6; math.Abs(amount-want) > 1e-12 {
-		t.Errorf("the session's cost = %v, want %v with the child's calls", cost, want)
+	// The turn's last update holds the parent's and the child's calls; the title's request, made
+	// after the turn answered, may add one more update after it.
+	want := (3300*0.25 + 140*2) / 1e6
+	var amounts []float64
+	for _, u := range uu {
+		cost, _ := u["cost"].(map[string]any)
+		amount, _ := cost["amount"].(float64)
+		amounts = append(amounts, amount)
+	}
+	if !slices.ContainsFunc(amounts, func(a float64) bool { return math.Abs(a-want) < 1e-12 }) {
+		t.Errorf("the session's costs = %v, want %v (the parent's and the child's calls) among them", amounts, want)
 	}
 }
 
