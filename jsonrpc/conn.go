@@ -111,6 +111,10 @@ type Conn struct {
 	closeDone    bool
 	closeErr     error
 	done         chan struct{} // closed once reading and every request have ended, and the stream is closed
+
+	// beforeAnswer, set only by tests, runs once a call's answer is encoded and before it is
+	// queued: the window Supersede closes.
+	beforeAnswer func(req *Request)
 }
 
 // answer is what a call waiting in pending receives.
@@ -274,6 +278,9 @@ func (c *Conn) reply(req *Request, res any, err error) {
 		c.log.Debug("answer not written", zap.String("method", req.method), zap.Error(shut))
 		return
 	}
+	if c.beforeAnswer != nil {
+		c.beforeAnswer(req)
+	}
 	c.wrote(c.stream.writeResponse(req.id, result, werr))
 }
 
@@ -376,6 +383,14 @@ func (c *Conn) Err() error {
 // AfterAnswer runs fn once the answer to the peer's request id is queued; see
 // Stream.AfterAnswer.
 func (c *Conn) AfterAnswer(id ID, fn func()) { c.stream.AfterAnswer(id, fn) }
+
+// Supersede makes the peer's request id the newest of key: the answer to the request of the same
+// key before it, when it is not queued yet, is instead (a JSON value; nil means null), however
+// late its handler returns. It is meant for the reading goroutine, as it reads id, so an answer
+// the older handler gives after that is never written; see Stream.Supersede.
+func (c *Conn) Supersede(key string, id ID, instead json.RawMessage) {
+	c.stream.Supersede(key, id, instead)
+}
 
 // Error is an error answer from the peer.
 type Error struct {

@@ -68,6 +68,10 @@ type Stream struct {
 	closed  bool
 	err     error           // the first write error; every later write returns it
 	after   map[ID][]func() // work waiting for the answer with that id (AfterAnswer)
+	// Supersedable answers (Supersede): the peer's requests whose answers are not queued yet,
+	// and per key the newest of them.
+	guards map[ID]guard
+	newest map[string]ID
 
 	// The last frame queued, while it is a text or thought chunk, is kept unencoded so the
 	// chunks behind it can join it (see coalesceBytes).
@@ -160,6 +164,9 @@ func (s *Stream) writeNotification(method string, params []byte) error {
 // lock, so what that work sends follows the answer on the wire.
 func (s *Stream) writeResponse(id ID, result []byte, rerr *WireError) error {
 	s.mu.Lock()
+	if len(s.guards) > 0 && id.IsValid() {
+		result = s.unguardLocked(id, result, rerr)
+	}
 	err := s.enqueueLocked(func(b []byte) []byte { return appendResponse(b, id, result, rerr) })
 	var after []func()
 	if err == nil && len(s.after) > 0 && id.IsValid() {
@@ -288,6 +295,51 @@ func (s *Stream) AfterAnswer(id ID, fn func()) {
 		s.after = map[ID][]func(){}
 	}
 	s.after[id] = append(s.after[id], fn)
+}
+
+// guard is one supersedable answer: its key, what it answers once superseded, and whether it is.
+type guard struct {
+	key        string
+	instead    []byte
+	superseded bool
+}
+
+// Supersede makes id the newest request of key. The answer to the request of the same key
+// before it, if it is not queued yet, goes out as instead: the check and the answer's place on
+// the queue are one step under the writer's lock, so an answer queued after this call returns
+// is never the superseded request's own. id's answer becomes supersedable in turn, by the next
+// request of key, until it is queued.
+func (s *Stream) Supersede(key string, id ID, instead []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.guards == nil {
+		s.guards, s.newest = map[ID]guard{}, map[string]ID{}
+	}
+	if old, ok := s.newest[key]; ok {
+		if g, ok := s.guards[old]; ok {
+			g.superseded = true
+			s.guards[old] = g
+		}
+	}
+	s.guards[id] = guard{key: key, instead: instead}
+	s.newest[key] = id
+}
+
+// unguardLocked forgets id's guard now that its answer is being queued, and returns the result
+// to queue: instead when the request was superseded (an error answer stays as it is).
+func (s *Stream) unguardLocked(id ID, result []byte, rerr *WireError) []byte {
+	g, ok := s.guards[id]
+	if !ok {
+		return result
+	}
+	delete(s.guards, id)
+	if s.newest[g.key] == id {
+		delete(s.newest, g.key)
+	}
+	if g.superseded && rerr == nil {
+		return g.instead
+	}
+	return result
 }
 
 // enqueueLocked encodes one body with appendBody and queues it as a frame. It waits while the

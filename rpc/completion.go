@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd-dev/agentd/completion"
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/jsonrpc"
 	"github.com/agentd-dev/agentd/workspace"
 )
 
@@ -101,6 +102,9 @@ func (s *Server) inlineCompletion(ctx context.Context, p *inlineCompletionParams
 	if err != nil || text == "" {
 		return none, nil
 	}
+	if s.afterComplete != nil {
+		s.afterComplete()
+	}
 	return inlineCompletionList{Items: []inlineCompletionItem{{InsertText: text}}}, nil
 }
 
@@ -127,9 +131,16 @@ func (s *Server) completionSettingsChanged(ctx context.Context) bool {
 	return st.Completion.Enabled() && msg == ""
 }
 
+// supersededAnswer is what a superseded textDocument/inlineCompletion answers: the empty list,
+// as the engine answers one superseded before it returns (LSP lets a cancelled request answer
+// null or RequestCancelled; the empty list needs nothing more of either client).
+var supersededAnswer = json.RawMessage(`{"items":[]}`)
+
 // supersedeCompletion runs on the read goroutine for each textDocument/inlineCompletion: the
-// request in flight for the same document is cancelled and its answer dropped.
-func (s *Server) supersedeCompletion(params json.RawMessage) {
+// request in flight for the same document is cancelled, and its answer, however late it comes,
+// is the empty list. The engine drops an answer superseded before its last check; the
+// connection's writer replaces one superseded between that check and its place on the queue.
+func (s *Server) supersedeCompletion(id jsonrpc.ID, params json.RawMessage) {
 	var p struct {
 		TextDocument struct {
 			URI uri.URI `json:"uri"`
@@ -138,6 +149,7 @@ func (s *Server) supersedeCompletion(params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil || p.TextDocument.URI == "" {
 		return // the handler answers the bad params
 	}
+	s.conn.Supersede(string(p.TextDocument.URI), id, supersededAnswer)
 	s.mu.Lock()
 	e := s.complete
 	s.mu.Unlock()

@@ -150,6 +150,9 @@ type Server struct {
 	folders  []string
 	inflight map[jsonrpc.ID]*inflight
 	complete *completion.Engine // made at the first inline completion
+	// afterComplete, set only by tests, runs once the engine has given a suggestion and before
+	// it is answered: the window a newer request's supersede must still close.
+	afterComplete func()
 	// completionProblem is the completion settings' problem the user was last told of.
 	completionProblem string
 
@@ -410,7 +413,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 	if method == MethodInlineCompletion {
 		// Superseded as the reader reads the newer request, not once its goroutine runs: on a
 		// busy machine that may be after the older answer was written.
-		s.supersedeCompletion(req.Params())
+		s.supersedeCompletion(id, req.Params())
 	}
 	s.mu.Lock()
 	s.inflight[id] = f
