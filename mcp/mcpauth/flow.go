@@ -123,10 +123,14 @@ func (e *NeedsSignIn) Error() string {
 
 // discovery is what the metadata says about one server.
 type discovery struct {
-	resource string
-	issuer   string
-	asm      *oauthex.AuthServerMeta
-	scopes   []string
+	resource string // the server's URL: the tokens are filed under it
+	// indicator is the resource parameter of the authorization and token requests (RFC 8707):
+	// the protected-resource metadata's resource exactly as published (the origin, for metadata
+	// at the root), else the server's URL.
+	indicator string
+	issuer    string
+	asm       *oauthex.AuthServerMeta
+	scopes    []string
 }
 
 func account(issuer, resource string) string { return issuer + " " + resource }
@@ -193,7 +197,11 @@ func (f *Flow) discover(ctx context.Context, name, resource string, chal []oauth
 	if slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
 		scopes = append(slices.Clip(scopes), "offline_access")
 	}
-	return &discovery{resource: resource, issuer: asm.Issuer, asm: asm, scopes: scopes}, nil
+	indicator := resource
+	if prm != nil {
+		indicator = prm.Resource
+	}
+	return &discovery{resource: resource, indicator: indicator, issuer: asm.Issuer, asm: asm, scopes: scopes}, nil
 }
 
 type prmCandidate struct{ url, resource string }
@@ -371,7 +379,7 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, open Opene
 	cfg.RedirectURL = redirect
 	state := rand.Text()
 	verifier := oauth2.GenerateVerifier()
-	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.resource))
+	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.indicator))
 
 	got := make(chan callback, 1)
 	srv := &http.Server{Handler: callbackHandler(state, got), ReadHeaderTimeout: 10 * time.Second}
@@ -403,7 +411,7 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, open Opene
 		return nil, fmt.Errorf("MCP server %s: the sign-in answer came from issuer %q, not %q: refused", name, cb.iss, d.asm.Issuer)
 	}
 	xctx := context.WithValue(ctx, oauth2.HTTPClient, hc)
-	tok, err := cfg.Exchange(xctx, cb.code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.resource))
+	tok, err := cfg.Exchange(xctx, cb.code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.indicator))
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: the token endpoint's answer was refused: %v", name, err)
 	}

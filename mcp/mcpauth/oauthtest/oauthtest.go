@@ -32,6 +32,9 @@ type Server struct {
 	PRM func(m map[string]any)
 	// Redirect changes the callback query the authorization endpoint redirects with.
 	Redirect func(q url.Values)
+	// RootPRM serves the protected-resource metadata only at the origin's root, naming the
+	// origin (pathless) as its resource, and the 401 challenge points nowhere.
+	RootPRM bool
 	// Token, when set, answers the token endpoint instead.
 	Token http.HandlerFunc
 
@@ -59,8 +62,12 @@ func New() *Server {
 		})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcpSrv }, nil)
 	s.RS = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
-			m := map[string]any{"resource": s.RS.URL + "/mcp", "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}}
+		if (!s.RootPRM && r.URL.Path == "/.well-known/oauth-protected-resource/mcp") || (s.RootPRM && r.URL.Path == "/.well-known/oauth-protected-resource") {
+			res := s.RS.URL + "/mcp"
+			if s.RootPRM {
+				res = s.RS.URL
+			}
+			m := map[string]any{"resource": res, "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}}
 			if s.PRM != nil {
 				s.PRM(m)
 			}
@@ -79,7 +86,11 @@ func New() *Server {
 		exp, ok := s.access[tok]
 		s.mu.Unlock()
 		if !ok || time.Now().After(exp) {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp", scope="mcp"`, s.RS.URL))
+			if s.RootPRM {
+				w.Header().Set("WWW-Authenticate", `Bearer scope="mcp"`)
+			} else {
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp", scope="mcp"`, s.RS.URL))
+			}
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
