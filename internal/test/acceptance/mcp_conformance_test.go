@@ -20,7 +20,6 @@ import (
 // out.
 var conformanceKnown = map[string]string{
 	// What agentd's OAuth flow (mcp/mcpauth) does not do yet.
-	"auth/metadata-var2":                  "the resource parameter is agentd's canonical server URL, not the protected-resource metadata's resource as published",
 	"auth/scope-step-up":                  "a 403 insufficient_scope mid-session resends the token it has: no new sign-in for the wider scope",
 	"auth/pre-registration":               "no pre-registered client ID and secret in an MCP server's settings: agentd registers dynamically or by metadata document",
 	"auth/authorization-server-migration": "a 401 mid-session whose metadata names a new authorization server asks for sign-in again instead of registering with it",
