@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -41,7 +40,7 @@ func runMCPProbe(args []string, stdout, stderr io.Writer) int {
 	pool := mcp.NewPool(zap.NewNop())
 	defer pool.Close()
 	pool.StartTimeout = 20 * time.Second
-	pool.OAuth = &mcpauth.Flow{Store: &probeTokens{}, ClientIDURL: mcpClientIDURL(), CallbackTimeout: 20 * time.Second}
+	pool.OAuth = &mcpauth.Flow{Store: &mcpauth.MemoryStore{}, ClientIDURL: mcpClientIDURL(), CallbackTimeout: 20 * time.Second}
 	var down []string
 	set := pool.Open([]mcp.Config{{Name: "probe", Type: "http", URL: args[0], Timeout: 20 * time.Second}}, tools.NewRegistry(),
 		func(sev, title, desc string) { down = append(down, title+": "+desc) })
@@ -178,36 +177,6 @@ func acceptWithDefaults(_ context.Context, q tools.Elicitation) (tools.ElicitAns
 }
 
 func probeLine(s string) string { return mcp.Clean(s, 300) }
-
-// probeTokens is the probe's token store: memory, gone when the run ends.
-type probeTokens struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *probeTokens) Get(account string) (string, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[account]
-	return v, ok, nil
-}
-
-func (s *probeTokens) Set(account, value string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]string{}
-	}
-	s.m[account] = value
-	return nil
-}
-
-func (s *probeTokens) Delete(account string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, account)
-	return nil
-}
 
 // probeBrowser is the user who approves: it visits the authorization URL and follows its
 // redirects to the flow's loopback listener. It visits only loopback hosts (the suite's servers

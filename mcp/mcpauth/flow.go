@@ -30,6 +30,36 @@ type Store interface {
 	Delete(account string) error
 }
 
+// MemoryStore is a Store in memory, gone with the process (`agentd mcp probe`, tests).
+type MemoryStore struct {
+	mu sync.Mutex
+	M  map[string]string
+}
+
+func (m *MemoryStore) Get(account string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.M[account]
+	return v, ok, nil
+}
+
+func (m *MemoryStore) Set(account, value string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.M == nil {
+		m.M = map[string]string{}
+	}
+	m.M[account] = value
+	return nil
+}
+
+func (m *MemoryStore) Delete(account string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.M, account)
+	return nil
+}
+
 // Opener shows the user the authorization URL: the editor opens it (window/showDocument,
 // external), the ACP door posts it in the session, `agentd mcp login` prints it.
 type Opener func(ctx context.Context, url string) error

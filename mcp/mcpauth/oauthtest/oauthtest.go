@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd-dev/agentd/mcp/mcpauth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -255,31 +256,4 @@ func Browser(ctx context.Context, authURL string) error {
 }
 
 // MemStore is a Store in memory.
-type MemStore struct {
-	mu sync.Mutex
-	M  map[string]string
-}
-
-func (m *MemStore) Get(k string) (string, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	v, ok := m.M[k]
-	return v, ok, nil
-}
-
-func (m *MemStore) Set(k, v string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.M == nil {
-		m.M = map[string]string{}
-	}
-	m.M[k] = v
-	return nil
-}
-
-func (m *MemStore) Delete(k string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.M, k)
-	return nil
-}
+type MemStore = mcpauth.MemoryStore
