@@ -3,14 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/agentd-dev/agentd/mcp"
+	"github.com/agentd-dev/agentd/mcp/mcpauth"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -20,8 +25,11 @@ import (
 // conversion), lists its tools, resources and prompts, and calls the tools as the model would:
 // the calls MCP_CONFORMANCE_CONTEXT's toolCalls name, or else each tool once with arguments made
 // from its schema's required properties. A server's question is accepted with the schema's
-// defaults (and true for a required boolean), as a user who agrees would. What it did is printed
-// on stdout; a failure to connect exits 1.
+// defaults (and true for a required boolean), as a user who agrees would. A server that asks for
+// authorization is signed in to through agentd's OAuth flow, its "browser" an HTTP client that
+// follows the authorization server's redirects (loopback only) back to the flow's listener, as a
+// user who approves would; the tokens stay in memory for the run, never in the user's keyring.
+// What it did is printed on stdout; a failure to connect exits 1.
 func runMCPProbe(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: agentd mcp probe URL")
@@ -32,12 +40,22 @@ func runMCPProbe(args []string, stdout, stderr io.Writer) int {
 	pool := mcp.NewPool(zap.NewNop())
 	defer pool.Close()
 	pool.StartTimeout = 20 * time.Second
+	pool.OAuth = &mcpauth.Flow{Store: &mcpauth.MemoryStore{}, ClientIDURL: mcpClientIDURL(), CallbackTimeout: 20 * time.Second}
 	var down []string
 	set := pool.Open([]mcp.Config{{Name: "probe", Type: "http", URL: args[0], Timeout: 20 * time.Second}}, tools.NewRegistry(),
 		func(sev, title, desc string) { down = append(down, title+": "+desc) })
 	defer set.Close()
 	reg := set.Snapshot(ctx)
 	st := set.Status()
+	if len(st) == 1 && st[0].NeedsSignIn {
+		if err := set.SignIn(ctx, "probe", probeBrowser); err != nil {
+			fmt.Fprintf(stderr, "agentd mcp probe: signing in failed: %v\n", err)
+			return exitFailed
+		}
+		fmt.Fprintln(stdout, "signed in")
+		reg = set.Snapshot(ctx)
+		st = set.Status()
+	}
 	if len(st) == 1 && st[0].State != mcp.StateReady {
 		fmt.Fprintf(stderr, "agentd mcp probe: the server is %s: %v\n", st[0].State, st[0].Err)
 		return exitFailed
@@ -159,3 +177,44 @@ func acceptWithDefaults(_ context.Context, q tools.Elicitation) (tools.ElicitAns
 }
 
 func probeLine(s string) string { return mcp.Clean(s, 300) }
+
+// probeBrowser is the user who approves: it visits the authorization URL and follows its
+// redirects to the flow's loopback listener. It visits only loopback hosts (the suite's servers
+// and the listener), so a server cannot steer it anywhere else.
+func probeBrowser(ctx context.Context, authURL string) error {
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return err
+	}
+	if err := probeLoopback(u); err != nil {
+		return err
+	}
+	hc := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("too many redirects")
+		}
+		return probeLoopback(req.URL)
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	return nil
+}
+
+// probeLoopback refuses a URL whose host is not a loopback address (or localhost).
+func probeLoopback(u *url.URL) error {
+	h := u.Hostname()
+	if ip := net.ParseIP(h); (ip != nil && ip.IsLoopback()) || h == "localhost" {
+		if u.Scheme == "http" || u.Scheme == "https" {
+			return nil
+		}
+	}
+	return fmt.Errorf("the probe's browser visits only loopback http(s) URLs, not %s", u.Redacted())
+}

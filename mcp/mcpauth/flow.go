@@ -30,6 +30,36 @@ type Store interface {
 	Delete(account string) error
 }
 
+// MemoryStore is a Store in memory, gone with the process (`agentd mcp probe`, tests).
+type MemoryStore struct {
+	mu sync.Mutex
+	M  map[string]string
+}
+
+func (m *MemoryStore) Get(account string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.M[account]
+	return v, ok, nil
+}
+
+func (m *MemoryStore) Set(account, value string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.M == nil {
+		m.M = map[string]string{}
+	}
+	m.M[account] = value
+	return nil
+}
+
+func (m *MemoryStore) Delete(account string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.M, account)
+	return nil
+}
+
 // Opener shows the user the authorization URL: the editor opens it (window/showDocument,
 // external), the ACP door posts it in the session, `agentd mcp login` prints it.
 type Opener func(ctx context.Context, url string) error
@@ -123,10 +153,14 @@ func (e *NeedsSignIn) Error() string {
 
 // discovery is what the metadata says about one server.
 type discovery struct {
-	resource string
-	issuer   string
-	asm      *oauthex.AuthServerMeta
-	scopes   []string
+	resource string // the server's URL: the tokens are filed under it
+	// indicator is the resource parameter of the authorization and token requests (RFC 8707):
+	// the protected-resource metadata's resource exactly as published (the origin, for metadata
+	// at the root), else the server's URL.
+	indicator string
+	issuer    string
+	asm       *oauthex.AuthServerMeta
+	scopes    []string
 }
 
 func account(issuer, resource string) string { return issuer + " " + resource }
@@ -193,7 +227,11 @@ func (f *Flow) discover(ctx context.Context, name, resource string, chal []oauth
 	if slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
 		scopes = append(slices.Clip(scopes), "offline_access")
 	}
-	return &discovery{resource: resource, issuer: asm.Issuer, asm: asm, scopes: scopes}, nil
+	indicator := resource
+	if prm != nil {
+		indicator = prm.Resource
+	}
+	return &discovery{resource: resource, indicator: indicator, issuer: asm.Issuer, asm: asm, scopes: scopes}, nil
 }
 
 type prmCandidate struct{ url, resource string }
@@ -371,7 +409,7 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, open Opene
 	cfg.RedirectURL = redirect
 	state := rand.Text()
 	verifier := oauth2.GenerateVerifier()
-	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.resource))
+	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.indicator))
 
 	got := make(chan callback, 1)
 	srv := &http.Server{Handler: callbackHandler(state, got), ReadHeaderTimeout: 10 * time.Second}
@@ -403,7 +441,7 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, open Opene
 		return nil, fmt.Errorf("MCP server %s: the sign-in answer came from issuer %q, not %q: refused", name, cb.iss, d.asm.Issuer)
 	}
 	xctx := context.WithValue(ctx, oauth2.HTTPClient, hc)
-	tok, err := cfg.Exchange(xctx, cb.code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.resource))
+	tok, err := cfg.Exchange(xctx, cb.code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.indicator))
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: the token endpoint's answer was refused: %v", name, err)
 	}

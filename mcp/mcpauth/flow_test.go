@@ -197,6 +197,25 @@ func TestSignInStoresByIssuerAndResource(t *testing.T) {
 	}
 }
 
+// Metadata found at the origin's root names the origin as the resource: that identifier, as
+// published, is what the authorization and token requests carry, while the tokens stay filed
+// under the server's URL (so signing out of it finds them).
+func TestRootMetadataResourceSentAsPublished(t *testing.T) {
+	s, f, st := setup(t)
+	s.RootPRM = true
+	var opened string
+	if err := signIn(t, f, s.URL(), func(ctx context.Context, u string) error { opened = u; return oauthtest.Browser(ctx, u) }); err != nil {
+		t.Fatal(err)
+	}
+	au, _ := url.Parse(opened)
+	if got := au.Query().Get("resource"); got != s.RS.URL {
+		t.Errorf("resource = %q; want %q as the metadata published it", got, s.RS.URL)
+	}
+	if _, ok := st.M[s.AS.URL+" "+s.URL()]; !ok {
+		t.Fatalf("nothing stored under issuer and server URL: %v", st.M)
+	}
+}
+
 func TestClientIDMetadataDocumentFirst(t *testing.T) {
 	s, f, _ := setup(t)
 	f.ClientIDURL = "https://agentd.example/oauth/client.json"

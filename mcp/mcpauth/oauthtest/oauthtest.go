@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd-dev/agentd/mcp/mcpauth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,6 +33,9 @@ type Server struct {
 	PRM func(m map[string]any)
 	// Redirect changes the callback query the authorization endpoint redirects with.
 	Redirect func(q url.Values)
+	// RootPRM serves the protected-resource metadata only at the origin's root, naming the
+	// origin (pathless) as its resource, and the 401 challenge points nowhere.
+	RootPRM bool
 	// Token, when set, answers the token endpoint instead.
 	Token http.HandlerFunc
 
@@ -59,8 +63,12 @@ func New() *Server {
 		})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcpSrv }, nil)
 	s.RS = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
-			m := map[string]any{"resource": s.RS.URL + "/mcp", "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}}
+		if (!s.RootPRM && r.URL.Path == "/.well-known/oauth-protected-resource/mcp") || (s.RootPRM && r.URL.Path == "/.well-known/oauth-protected-resource") {
+			res := s.RS.URL + "/mcp"
+			if s.RootPRM {
+				res = s.RS.URL
+			}
+			m := map[string]any{"resource": res, "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}}
 			if s.PRM != nil {
 				s.PRM(m)
 			}
@@ -79,7 +87,11 @@ func New() *Server {
 		exp, ok := s.access[tok]
 		s.mu.Unlock()
 		if !ok || time.Now().After(exp) {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp", scope="mcp"`, s.RS.URL))
+			if s.RootPRM {
+				w.Header().Set("WWW-Authenticate", `Bearer scope="mcp"`)
+			} else {
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp", scope="mcp"`, s.RS.URL))
+			}
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -244,31 +256,4 @@ func Browser(ctx context.Context, authURL string) error {
 }
 
 // MemStore is a Store in memory.
-type MemStore struct {
-	mu sync.Mutex
-	M  map[string]string
-}
-
-func (m *MemStore) Get(k string) (string, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	v, ok := m.M[k]
-	return v, ok, nil
-}
-
-func (m *MemStore) Set(k, v string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.M == nil {
-		m.M = map[string]string{}
-	}
-	m.M[k] = v
-	return nil
-}
-
-func (m *MemStore) Delete(k string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.M, k)
-	return nil
-}
+type MemStore = mcpauth.MemoryStore
