@@ -83,8 +83,7 @@ func TestWebSearchNeedsTheWebAndAProvider(t *testing.T) {
 	h.tools = tools.Default()
 	h.set.Mode = ModeAuto
 	h.set.Web.Enabled = true
-	h.m = NewManager(Deps{Client: h.client, Workspaces: func(string, *workspace.Roots) workspace.Workspace { return h.ws },
-		Providers: fakeSource{p: prov}, Tools: h.tools, Settings: func() config.Settings { return h.set }, StateDir: h.state})
+	h.m = searchingManager(h, prov)
 	h.newSession()
 	h.prompt("first")
 	h.set.WebSearch.Provider = "fake"
@@ -173,8 +172,7 @@ func TestWebSearchThroughTheFastModel(t *testing.T) {
 	h.set.Mode = ModeAuto
 	h.set.Providers = map[string]config.ProviderSettings{"quick": {APIType: "gemini"}}
 	h.set.Models = map[string]config.ModelSettings{config.FastModelKey: {Provider: "quick", Model: "gemini-flash-lite"}}
-	h.m = NewManager(Deps{Client: h.client, Workspaces: func(string, *workspace.Roots) workspace.Workspace { return h.ws },
-		Providers: fakeSource{p: prov}, Tools: h.tools, Settings: func() config.Settings { return h.set }, StateDir: h.state})
+	h.m = searchingManager(h, prov)
 	h.newSession()
 	h.prompt("first") // web.enabled off: models.fast does not turn web_search on
 	h.set.Web.Enabled = true
@@ -218,8 +216,7 @@ func TestWebSearchFastModelFailureAsksTheProvidersOwn(t *testing.T) {
 	h.set.Web.Enabled = true
 	h.set.WebSearch.Provider = "search"
 	h.set.Models = map[string]config.ModelSettings{config.FastModelKey: {Provider: "search", Model: "flash"}}
-	h.m = NewManager(Deps{Client: h.client, Workspaces: func(string, *workspace.Roots) workspace.Workspace { return h.ws },
-		Providers: fakeSource{p: prov}, Tools: h.tools, Settings: func() config.Settings { return h.set }, StateDir: h.state})
+	h.m = searchingManager(h, prov)
 	h.newSession()
 	h.prompt("search")
 	if len(prov.reqs) != 2 || prov.reqs[0].Model != "flash" || prov.reqs[1].Model != "" {
@@ -229,4 +226,10 @@ func TestWebSearchFastModelFailureAsksTheProvidersOwn(t *testing.T) {
 	if len(res) != 1 || res[0].IsError || !strings.Contains(res[0].Text, "Go 1.26 is current.") {
 		t.Fatalf("results %+v", res)
 	}
+}
+
+// searchingManager is h's manager with the default tools over prov, a provider that searches.
+func searchingManager(h *harness, prov providers.Provider) *Manager {
+	return NewManager(Deps{Client: h.client, Workspaces: func(string, *workspace.Roots) workspace.Workspace { return h.ws },
+		Providers: fakeSource{p: prov}, Tools: h.tools, Settings: func() config.Settings { return h.set }, StateDir: h.state})
 }
