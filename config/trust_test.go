@@ -277,3 +277,17 @@ func TestProjectCannotChooseTranscription(t *testing.T) {
 		t.Fatalf("unknown transcription provider: %v", err)
 	}
 }
+
+// TestProjectCannotPickTheFastModelForWebSearch: models.fast may take web_search to its provider
+// (with webSearch.provider unset), so a project's models.fast is ignored: with the user's web on
+// and a gemini provider defined, the project cannot make that provider the searcher.
+func TestProjectCannotPickTheFastModelForWebSearch(t *testing.T) {
+	s, _, err := projectStore(t, `{"web":{"enabled":true},"providers":{"g":{"apiType":"gemini","model":"gemini-2.5-pro"}}}`,
+		`{"models":{"fast":{"provider":"g","model":"gemini-flash-lite"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Get(); got.Fast() != (FastModel{}) || got.WebSearch.Provider != "" {
+		t.Fatalf("the project set models.fast %+v, webSearch %+v", got.Fast(), got.WebSearch)
+	}
+}

@@ -10,7 +10,7 @@ import (
 // Side requests (a session's title, a compaction summary, the answer review) go to settings
 // models.fast when it names one, and to the turn's model otherwise or when the fast one fails:
 // they are short, and the peers' "small model" does them at a fraction of the main model's
-// price and time.
+// price and time. web_search takes models.fast only on a search provider (webSearchModel).
 
 // sideModel is the provider and model side requests use: models.fast, falling back to the
 // turn's (prov, pcfg) when it names none or its provider cannot be had. fast reports whether

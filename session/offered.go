@@ -10,14 +10,15 @@ import (
 )
 
 // needsMet says which of the optional tools' needs the settings meet: the web tools need the
-// user's web.enabled (web_search also a search provider), semantic_search an embedding model.
+// user's web.enabled (web_search also a search provider: webSearch.provider or models.fast's), semantic_search an embedding model.
 func needsMet(set config.Settings) func(tools.Need) bool {
 	return func(n tools.Need) bool {
 		switch n {
 		case tools.NeedWeb:
 			return set.Web.Enabled
 		case tools.NeedWebSearch:
-			return set.WebSearch.Provider != ""
+			id, _ := webSearchModel(set, "")
+			return id != ""
 		case tools.NeedEmbeddings:
 			_, ok := set.EmbeddingProvider()
 			return ok

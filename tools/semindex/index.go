@@ -3,8 +3,10 @@
 // chunks of lines that overlap, each chunk embedded by the configured embedding model, the
 // vectors normalized at insert and searched by brute-force cosine (a dot product) over float32.
 // It is pure Go: no cgo, no vector database. The index is kept on disk under the state directory
-// (one file per root and model) and updated incrementally: a file whose content hash has not
-// changed keeps its vectors. It is built in the background and answers searches while partial.
+// (one file per root and model) and updated incrementally: a file whose size, modification time,
+// inode and change time are those the index stored is not read at all, and one whose stat
+// changed but whose content hash did not keeps its vectors. It is built in the background and
+// answers searches while partial.
 package semindex
 
 import (
@@ -42,7 +44,14 @@ const (
 	embedBatch = 64
 	// saveEvery is how many newly embedded files pass between saves of a partial index.
 	saveEvery = 200
+	// racyMargin: a file whose modification time is not older than a build's start less this
+	// margin may have changed again within the file system's time granularity (2 s on FAT, 1 s
+	// on some others) after it was read, so its stat is not trusted the next time ("racy git").
+	racyMargin = 2 * time.Second
 )
+
+// readFile reads a file of the root; tests count the reads through it.
+var readFile = workspace.ReadConfined
 
 // Progress is how far a build is: Done of Total files looked at (unchanged ones count at once).
 type Progress struct {
@@ -64,6 +73,7 @@ type Index struct {
 	files   map[string]*fileEntry // by path relative to root
 	pending int
 	dirty   bool
+	unsaved bool    // files or their stats changed since the last save
 	flat    *matrix // built from files on the first search after a change
 
 	build sync.Mutex // one build at a time
@@ -71,7 +81,20 @@ type Index struct {
 
 type fileEntry struct {
 	hash   [32]byte
+	stat   fileStat // the zero fileStat when not to be trusted: the file is read next time
 	chunks []chunk
+}
+
+// fileStat is what tells, without reading it, that a file has not changed since it was indexed.
+type fileStat struct {
+	size, mtime int64 // mtime in ns since the epoch
+	ino         uint64
+	ctime       int64
+}
+
+func statOf(info fs.FileInfo) fileStat {
+	ino, ctime := statIDs(info)
+	return fileStat{size: info.Size(), mtime: info.ModTime().UnixNano(), ino: ino, ctime: ctime}
 }
 
 type chunk struct {
@@ -89,6 +112,8 @@ func Open(root, file string, embed Embed) *Index {
 	}
 	if files, err := load(file); err == nil {
 		ix.files = files
+	} else {
+		ix.unsaved = true
 	}
 	return ix
 }
@@ -104,7 +129,9 @@ func (ix *Index) Stats() (files, chunks, pending int) {
 }
 
 // Build brings the index up to date with the files on disk: new and changed files are chunked
-// and embedded, deleted ones dropped, unchanged ones kept. progress, if not nil, is called as it
+// and embedded, deleted ones dropped, unchanged ones kept; a file whose stat is the one stored
+// is taken as unchanged without being read, and the index file is written only if something
+// changed. progress, if not nil, is called as it
 // goes (from Build's goroutine) and once at the end. An embedding failure ends the build with
 // what was done so far saved and the error reported.
 func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
@@ -115,11 +142,20 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 			progress(p)
 		}
 	}
+	// racy is the modification time from which a stat is not trusted next time: it is taken
+	// before any file is looked at, so a file changed after it was read has a later one.
+	racy := time.Now().Add(-racyMargin).UnixNano()
 	var paths []string
+	var stats []fileStat
 	err := tools.WalkProject(ctx, ix.root, func(abs string, d fs.DirEntry) error {
 		if info, err := d.Info(); err == nil && info.Size() <= MaxFileBytes && info.Size() > 0 {
 			if rel, err := filepath.Rel(ix.root, abs); err == nil {
 				paths = append(paths, filepath.ToSlash(rel))
+				st := statOf(info)
+				if st.mtime >= racy {
+					st = fileStat{}
+				}
+				stats = append(stats, st)
 			}
 		}
 		return nil
@@ -135,7 +171,7 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 	for p := range ix.files {
 		if !seen[p] {
 			delete(ix.files, p)
-			ix.dirty = true
+			ix.dirty, ix.unsaved = true, true
 		}
 	}
 	ix.pending = len(paths)
@@ -171,7 +207,7 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 			prog.Done++
 			prog.Embedded++
 		}
-		ix.dirty = true
+		ix.dirty, ix.unsaved = true, true
 		ix.mu.Unlock()
 		sinceSave += len(batchFiles)
 		batch, batchFiles = batch[:0], batchFiles[:0]
@@ -183,19 +219,30 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 		return nil
 	}
 	var buildErr error
-	for _, rel := range paths {
+	for i, rel := range paths {
 		if err := ctx.Err(); err != nil {
 			buildErr = err
 			break
 		}
+		st := stats[i]
+		ix.mu.RLock()
+		old := ix.files[rel]
+		ix.mu.RUnlock()
+		if old != nil && old.stat != (fileStat{}) && old.stat == st {
+			ix.mu.Lock()
+			ix.pending--
+			ix.mu.Unlock()
+			prog.Done++
+			continue
+		}
 		// Through an os.Root of the root: a file the walk saw that became a link out since is
 		// refused, so its target is never sent to the embedding model nor shown as a hit.
-		data, err := workspace.ReadConfined(ix.root, filepath.FromSlash(rel), 0)
+		data, err := readFile(ix.root, filepath.FromSlash(rel), 0)
 		if err != nil || !isText(data) {
 			ix.mu.Lock()
 			if _, ok := ix.files[rel]; ok {
 				delete(ix.files, rel)
-				ix.dirty = true
+				ix.dirty, ix.unsaved = true, true
 			}
 			ix.pending--
 			ix.mu.Unlock()
@@ -203,18 +250,21 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 			continue
 		}
 		sum := sha256.Sum256(data)
-		ix.mu.RLock()
-		old := ix.files[rel]
-		ix.mu.RUnlock()
 		if old != nil && old.hash == sum {
 			ix.mu.Lock()
+			if old.stat != st {
+				// The same content under a new stat (touched, copied back): keep the vectors,
+				// store the stat so the next build need not read it.
+				ix.files[rel] = &fileEntry{hash: old.hash, stat: st, chunks: old.chunks}
+				ix.unsaved = true
+			}
 			ix.pending--
 			ix.mu.Unlock()
 			prog.Done++
 			continue
 		}
 		spans := Chunks(string(data))
-		pf := pendingFile{rel: rel, entry: &fileEntry{hash: sum, chunks: make([]chunk, len(spans))}}
+		pf := pendingFile{rel: rel, entry: &fileEntry{hash: sum, stat: st, chunks: make([]chunk, len(spans))}}
 		for i, sp := range spans {
 			pf.entry.chunks[i] = chunk{start: sp.Start, end: sp.End}
 			batch = append(batch, pendingChunk{file: &pf, idx: i, text: "File: " + rel + "\n" + sp.Text})
@@ -232,8 +282,12 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 	}
 	ix.mu.Lock()
 	ix.pending = 0
+	unsaved := ix.unsaved
 	ix.mu.Unlock()
-	saveErr := ix.Save()
+	var saveErr error
+	if unsaved {
+		saveErr = ix.Save()
+	}
 	prog.Finished, prog.Err = true, buildErr
 	report(prog)
 	if buildErr != nil {
@@ -363,17 +417,28 @@ func (ix *Index) Save() error {
 	if ix.file == "" {
 		return nil
 	}
-	ix.mu.RLock()
+	ix.mu.Lock()
 	data := encode(ix.files)
-	ix.mu.RUnlock()
-	if err := os.MkdirAll(filepath.Dir(ix.file), 0o700); err != nil {
+	ix.unsaved = false
+	ix.mu.Unlock()
+	err := writeAtomic(ix.file, data)
+	if err != nil {
+		ix.mu.Lock()
+		ix.unsaved = true
+		ix.mu.Unlock()
+	}
+	return err
+}
+
+func writeAtomic(file string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return err
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", ix.file, time.Now().UnixNano())
+	tmp := fmt.Sprintf("%s.%d.tmp", file, time.Now().UnixNano())
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, ix.file); err != nil {
+	if err := os.Rename(tmp, file); err != nil {
 		os.Remove(tmp)
 		return err
 	}

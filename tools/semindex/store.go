@@ -8,11 +8,17 @@ import (
 	"os"
 )
 
-// The file format, little-endian: the magic "agentd-semindex\x01", the number of files, then per
-// file its path (uvarint length + bytes), its content hash (32 bytes), its number of chunks, and
-// per chunk its first and last line (uvarints), its dimension (uvarint) and its vector (float32
-// each). Vectors are stored normalized, as they are searched.
-var magic = []byte("agentd-semindex\x01")
+// The file format, little-endian: the magic "agentd-semindex\x02", the number of files, then per
+// file its path (uvarint length + bytes), its content hash (32 bytes), its stat (size uvarint,
+// modification time varint ns, inode uvarint, change time varint ns; all 0 when not to be
+// trusted), its number of chunks, and per chunk its first and last line (uvarints), its
+// dimension (uvarint) and its vector (float32 each). Vectors are stored normalized, as they are
+// searched. Version 1, without the stat, is still read: its files are read once more, their
+// vectors kept where the hash matches.
+var (
+	magic   = []byte("agentd-semindex\x02")
+	magicV1 = []byte("agentd-semindex\x01")
+)
 
 func encode(files map[string]*fileEntry) []byte {
 	var b bytes.Buffer
@@ -25,6 +31,10 @@ func encode(files map[string]*fileEntry) []byte {
 		uv(len(p))
 		b.WriteString(p)
 		b.Write(f.hash[:])
+		uv(int(f.stat.size))
+		b.Write(tmp[:binary.PutVarint(tmp[:], f.stat.mtime)])
+		b.Write(tmp[:binary.PutUvarint(tmp[:], f.stat.ino)])
+		b.Write(tmp[:binary.PutVarint(tmp[:], f.stat.ctime)])
 		uv(len(f.chunks))
 		for _, c := range f.chunks {
 			uv(c.start)
@@ -51,7 +61,8 @@ func load(file string) (map[string]*fileEntry, error) {
 }
 
 func decode(data []byte) (map[string]*fileEntry, error) {
-	if !bytes.HasPrefix(data, magic) {
+	withStat := bytes.HasPrefix(data, magic)
+	if !withStat && !bytes.HasPrefix(data, magicV1) {
 		return nil, errFormat
 	}
 	r := bytes.NewReader(data[len(magic):])
@@ -77,6 +88,16 @@ func decode(data []byte) (map[string]*fileEntry, error) {
 		f := &fileEntry{}
 		if _, err := r.Read(f.hash[:]); err != nil {
 			return nil, errFormat
+		}
+		if withStat {
+			size, e1 := binary.ReadUvarint(r)
+			mtime, e2 := binary.ReadVarint(r)
+			ino, e3 := binary.ReadUvarint(r)
+			ctime, e4 := binary.ReadVarint(r)
+			if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+				return nil, errFormat
+			}
+			f.stat = fileStat{size: int64(size), mtime: mtime, ino: ino, ctime: ctime}
 		}
 		nc, err := uv()
 		if err != nil {
