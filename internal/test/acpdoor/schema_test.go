@@ -92,6 +92,7 @@ var (
 		"terminal/kill":              "KillTerminalRequest",
 		"terminal/release":           "ReleaseTerminalRequest",
 		"$/cancel_request":           "CancelRequestNotification",
+		"elicitation/create":         "CreateElicitationRequest",
 	}
 	agentAnswers = map[string]string{
 		"initialize":                "InitializeResponse",
