@@ -284,6 +284,11 @@ func TestTestServerAsks(t *testing.T) {
 	if len(asked) != 2 || asked[0].Mode != "form" || strings.Contains(asked[0].Message, "\x1b") || asked[1].URL != "https://auth.example/connect?x=1" {
 		t.Fatalf("questions: %+v", asked)
 	}
+	// The field titles the client shows lose their escape sequences too; the enum values, which
+	// the answer must match, are kept.
+	if strings.Contains(string(asked[0].Schema), `\u001b`) || !strings.Contains(string(asked[0].Schema), `"title":"Environment"`) || !strings.Contains(string(asked[0].Schema), `"prod"`) {
+		t.Fatalf("the form's schema: %s", asked[0].Schema)
+	}
 	if r := ask.Run(context.Background(), &tools.Env{}, []byte(`{}`)); r.Output != "decline null" {
 		t.Fatalf("ask without a client that asks: %+v", r)
 	}
