@@ -187,7 +187,7 @@ func (sv *server) onElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.El
 	}
 	switch q.Mode {
 	case "form":
-		raw, err := json.Marshal(p.RequestedSchema)
+		raw, err := json.Marshal(cleanLabels(p.RequestedSchema))
 		if err != nil || len(raw) > maxSchema {
 			return decline, nil
 		}
@@ -219,6 +219,49 @@ func (sv *server) onElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.El
 		return &sdk.ElicitResult{Action: a.Action}, nil
 	}
 	return &sdk.ElicitResult{Action: "cancel"}, nil
+}
+
+// cleanLabels is a copy of a form's schema whose words shown to the user (every title and
+// description, enumNames) lose their control characters and escape sequences; values the answer
+// must match (enum, const, default) are kept as the server sent them.
+func cleanLabels(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			switch s, isString := e.(string); {
+			case isString && (k == "title" || k == "description"):
+				out[k] = cleanText(s)
+			case k == "enumNames":
+				out[k] = cleanStrings(e)
+			default:
+				out[k] = cleanLabels(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = cleanLabels(e)
+		}
+		return out
+	}
+	return v
+}
+
+func cleanStrings(v any) any {
+	a, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, len(a))
+	for i, e := range a {
+		if s, ok := e.(string); ok {
+			e = cleanText(s)
+		}
+		out[i] = e
+	}
+	return out
 }
 
 func clipRunes(s string, max int) string {

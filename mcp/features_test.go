@@ -255,3 +255,41 @@ func countRoots(r *sdk.ListRootsResult, err error) int {
 	}
 	return len(r.Roots)
 }
+
+// The stdio test server's ask and ask_link tools (the ones the editors' e2e tests call) put their
+// question through Env.Elicit with the escape sequences of the message stripped, and return the
+// answer; with no client that asks, the call gets a decline.
+func TestTestServerAsks(t *testing.T) {
+	set, _ := open(t, stdioConfig("hostile", "-many", "0"))
+	reg := set.Snapshot(context.Background())
+	var asked []tools.Elicitation
+	env := &tools.Env{Elicit: func(_ context.Context, q tools.Elicitation) (tools.ElicitAnswer, error) {
+		asked = append(asked, q)
+		if q.Mode == "url" {
+			return tools.ElicitAnswer{Action: "accept"}, nil
+		}
+		return tools.ElicitAnswer{Action: "accept", Content: map[string]any{"env": "prod", "note": "hi"}}, nil
+	}}
+	ask, ok := reg.Lookup("ask")
+	link, ok2 := reg.Lookup("ask_link")
+	if !ok || !ok2 {
+		t.Fatal("no ask or ask_link tool")
+	}
+	if r := ask.Run(context.Background(), env, []byte(`{}`)); r.Output != `accept {"env":"prod","note":"hi"}` {
+		t.Fatalf("ask: %+v", r)
+	}
+	if r := link.Run(context.Background(), env, []byte(`{}`)); r.Output != "accept null" {
+		t.Fatalf("ask_link: %+v", r)
+	}
+	if len(asked) != 2 || asked[0].Mode != "form" || strings.Contains(asked[0].Message, "\x1b") || asked[1].URL != "https://auth.example/connect?x=1" {
+		t.Fatalf("questions: %+v", asked)
+	}
+	// The field titles the client shows lose their escape sequences too; the enum values, which
+	// the answer must match, are kept.
+	if strings.Contains(string(asked[0].Schema), `\u001b`) || !strings.Contains(string(asked[0].Schema), `"title":"Environment"`) || !strings.Contains(string(asked[0].Schema), `"prod"`) {
+		t.Fatalf("the form's schema: %s", asked[0].Schema)
+	}
+	if r := ask.Run(context.Background(), &tools.Env{}, []byte(`{}`)); r.Output != "decline null" {
+		t.Fatalf("ask without a client that asks: %+v", r)
+	}
+}

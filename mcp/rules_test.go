@@ -104,13 +104,13 @@ func TestBudgetKeepsTheFirstTwelve(t *testing.T) {
 		t.Fatalf("%d contributed tools, want %d: %v", len(got), Budget, keys(got))
 	}
 	// The Go SDK lists a server's tools sorted by name, so the kept ones are the first twelve
-	// valid names in that order: big, echo, empty, exits, filler_00..filler_07.
-	for _, want := range []string{"big", "echo", "exits", "filler_00", "filler_07"} {
+	// valid names in that order: ask, ask_link, big, echo, empty, exits, filler_00..filler_05.
+	for _, want := range []string{"ask", "ask_link", "big", "echo", "exits", "filler_00", "filler_05"} {
 		if got[want] == nil {
 			t.Errorf("%s not kept: %v", want, keys(got))
 		}
 	}
-	for _, over := range []string{"filler_08", "throws", "sleep"} {
+	for _, over := range []string{"filler_06", "throws", "sleep"} {
 		if got[over] != nil {
 			t.Errorf("%s kept past the budget", over)
 		}

@@ -866,6 +866,57 @@ cases.add("an MCP tool's server is named in its question and its tool line", fun
   h.contains(tool_results(fm.requests()[2]), "echo", "the result reached the model")
 end)
 
+cases.add("an MCP server's form question is answered through vim.ui and reaches the tool result", function()
+  local dir = project()
+  local mcp = h.need_bin("MCPSERVER_BIN", "the MCP test server")
+  local fm = h.fakemodel({ turns = {
+    { toolCalls = { { name = "ask", arguments = vim.empty_dict() } } },
+    { text = "Deployed." },
+  } })
+  local settings = h.fake_settings(fm.url)
+  settings.mcpServers = { { name = "deploy", command = mcp, args = { "-many", "0" }, env = {} } }
+  h.setup_agentd(fm.url, dir, { settings = settings })
+  -- The permission for the call, then the question: answer it, pick prod.
+  local permission = pick_option("allow_once")
+  local picks = { "Answer", "prod" }
+  local asked = h.stub_select(function(items, labels, opts)
+    if opts and opts.kind ~= "agentd.elicit" and items[1] and items[1].option then
+      return permission(items)
+    end
+    local want = table.remove(picks, 1)
+    for i, l in ipairs(labels) do
+      if l == want then
+        return items[i]
+      end
+    end
+  end)
+  local inputs = {}
+  local inp = vim.ui.input
+  h.on_cleanup(function()
+    vim.ui.input = inp
+  end)
+  vim.ui.input = function(opts, cb)
+    inputs[#inputs + 1] = opts.prompt
+    cb("from nvim\27[2J")
+  end
+  vim.cmd("AgentdPrompt deploy it")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Deployed.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  local prompts = {}
+  for _, c in ipairs(asked) do
+    prompts[#prompts + 1] = tostring(c.prompt)
+  end
+  local all = table.concat(prompts, "\n") .. "\n" .. table.concat(inputs, "\n")
+  h.contains(all, "MCP server deploy asks: Deploy where?", "the question names its server")
+  h.contains(all, "Environment", "the enum field was asked")
+  h.contains(all, "Note", "the text field was asked")
+  h.truthy(not all:find("\27", 1, true), "no escape sequence of the server reaches a prompt:\n" .. all)
+  h.eq(0, #picks, "every elicitation step was asked")
+  local res = tool_results(fm.requests()[2])
+  h.contains(res, 'accept {"env":"prod","note":"from nvim', "the answer reached the tool's result")
+end)
+
 cases.add("a subagent's read shows nested under its agent call, its answer as the call's result", function()
   local dir = project()
   local fm = h.fakemodel({ turns = {

@@ -92,6 +92,7 @@ var (
 		"terminal/kill":              "KillTerminalRequest",
 		"terminal/release":           "ReleaseTerminalRequest",
 		"$/cancel_request":           "CancelRequestNotification",
+		"elicitation/create":         "CreateElicitationRequest",
 	}
 	agentAnswers = map[string]string{
 		"initialize":                "InitializeResponse",
@@ -587,6 +588,9 @@ func TestACPSchemaCatchesWrongShapes(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"m"}}`, true},
 		{`{"jsonrpc":"2.0","id":7,"error":{"code":-32000}}`, false},
 		{`{"jsonrpc":"2.0","id":8,"result":{}}`, false},
+		{`{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"sessionId":"s","mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"env":{"type":"string"}}}}}`, true},
+		{`{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"sessionId":"s","mode":"url","message":"m","url":"https://a.example/x"}}`, false},
+		{`{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"sessionId":"s","mode":"form","message":"m"}}`, false},
 	} {
 		err := schema.checkMessage([]byte(c.line), asked)
 		if (err == nil) != c.ok {

@@ -114,6 +114,31 @@ func main() {
 		}
 		return text("slept"), nil
 	})
+	// ask puts a form question to the user (an enum and a text field, its message and a title
+	// carrying escape sequences) and returns the answer as "<action> <content as JSON>"; ask_link
+	// asks the user to open a link. Either era's client gets the question (the SDK's server asks a
+	// 2025 client with elicitation/create, a 2026 one in the result).
+	ask := func(q *sdk.ElicitParams) sdk.ToolHandler {
+		return func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			resp, ok := r.Params.InputResponses["q"]
+			if !ok {
+				return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"q": q}}, nil
+			}
+			er, _ := resp.(*sdk.ElicitResult)
+			if er == nil {
+				return text("no answer"), nil
+			}
+			b, _ := json.Marshal(er.Content)
+			return text(er.Action + " " + string(b)), nil
+		}
+	}
+	add("ask", "asks the user where to deploy and returns the answer", ask(&sdk.ElicitParams{Mode: "form",
+		Message: "Deploy where?\x1b[2J", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"env":  map[string]any{"type": "string", "title": "Environment\x1b[31m", "enum": []any{"dev", "prod"}},
+			"note": map[string]any{"type": "string", "title": "Note"},
+		}, "required": []any{"env", "note"}}}))
+	add("ask_link", "asks the user to open a link and returns the answer", ask(&sdk.ElicitParams{Mode: "url",
+		Message: "Connect your account", URL: "https://auth.example/connect?x=1", ElicitationID: "link-1"}))
 	for i := range *many {
 		add(fmt.Sprintf("filler_%02d", i), strings.Repeat("long description ", 30), echo)
 	}

@@ -1296,6 +1296,35 @@ try {
     if (!toolMsg.includes('issue 42: the login button is broken')) throw new Error(`the MCP result did not reach the model: ${toolMsg.slice(0, 300)}`);
   });
 
+  await test('an MCP server\'s form question is answered in quick picks and reaches the tool result', async () => {
+    await startFake('mcp-ask', { turns: [
+      { toolCalls: [{ id: 'call_ask', name: 'ask', arguments: {} }], chunkDelayMs: 5 },
+      { text: 'Deployed to the answer.', chunkDelayMs: 5 },
+      { text: 'Deploy' },
+    ] });
+    await newChat();
+    await sendInChat('Deploy it');
+    const card = chat().locator('.permission:not(.done)');
+    await card.locator('.perm-server', { hasText: 'tracker' }).waitFor({ timeout: 60000 });
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    const title = page.locator('.quick-input-widget .quick-input-title');
+    // Answer or decline, then the enum field, then the text field.
+    await title.filter({ hasText: 'The MCP server tracker asks: Deploy where?' }).waitFor({ timeout: 30000 });
+    const titles = [await title.textContent()];
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Answer' }).first().click();
+    await title.filter({ hasText: 'Environment' }).waitFor({ timeout: 10000 });
+    titles.push(await title.textContent());
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'prod' }).first().click();
+    await title.filter({ hasText: 'Note' }).waitFor({ timeout: 10000 });
+    titles.push(await title.textContent());
+    await page.locator('.quick-input-widget input').fill('from vscode');
+    await page.keyboard.press('Enter');
+    if (titles.some((t) => /[\x00-\x1f]/.test(t ?? ''))) throw new Error(`a control character reached a title: ${JSON.stringify(titles)}`);
+    await chatSays('Deployed to the answer.', 30000);
+    const toolMsg = JSON.stringify((fakeRequests()[1]?.messages ?? []).filter((m) => m.role === 'tool'));
+    if (!toolMsg.includes('answer: accept {\\"env\\":\\"prod\\",\\"note\\":\\"from vscode\\"}')) throw new Error(`the answer did not reach the tool result: ${toolMsg.slice(0, 400)}`);
+  });
+
   await test('a subagent\'s tool calls show nested under its agent call', async () => {
     // The parent's agent call, the child's read and answer, the parent's answer, the title.
     await startFake('subagent', { turns: [
