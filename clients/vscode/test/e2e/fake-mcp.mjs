@@ -1,5 +1,5 @@
 // A minimal MCP server over stdio (newline-delimited JSON-RPC) for the e2e tests: one tool,
-// `lookup`, that answers with a fixed text. agentd starts it from the user settings' mcpServers.
+// `lookup`, that answers with a fixed text, and one resource, `tracker://issues/42`. agentd starts it from the user settings' mcpServers.
 import readline from 'node:readline';
 
 const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
@@ -9,13 +9,20 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
   if (m.id === undefined) return; // notifications
   switch (m.method) {
     case 'initialize':
-      send({ id: m.id, result: { protocolVersion: m.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'tracker', version: '1' } } });
+      send({ id: m.id, result: { protocolVersion: m.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'tracker', version: '1' } } });
       return;
     case 'tools/list':
       send({ id: m.id, result: { tools: [{ name: 'lookup', description: 'Look an issue up in the tracker', inputSchema: { type: 'object', properties: { id: { type: 'string' } } } }] } });
       return;
     case 'tools/call':
       send({ id: m.id, result: { content: [{ type: 'text', text: `issue ${m.params?.arguments?.id ?? '?'}: the login button is broken` }] } });
+      return;
+    case 'resources/list':
+      // A title a webview must show as text, not run.
+      send({ id: m.id, result: { resources: [{ uri: 'tracker://issues/42', name: 'issue-42', title: '<img src=x onerror="document.body.dataset.pwned=1">Issue 42', mimeType: 'text/plain' }] } });
+      return;
+    case 'resources/read':
+      send({ id: m.id, result: { contents: [{ uri: m.params?.uri, mimeType: 'text/plain', text: m.params?.uri === 'tracker://issues/42' ? 'issue 42 resource: the signup form times out' : 'no such issue' }] } });
       return;
     case 'ping':
       send({ id: m.id, result: {} });
