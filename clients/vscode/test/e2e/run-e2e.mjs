@@ -20,6 +20,7 @@ import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createRequire } from 'node:module';
+import { mcpSignInTest } from './mcp-signin.mjs';
 
 const env0 = process.env;
 const CS_ROOT = path.resolve(env0.CS_ROOT || '/tmp/agentd-vscode-e2e');
@@ -1957,6 +1958,8 @@ try {
     await setUserSettings({ ...userSettings, 'agentd.path': p }, (st) => st['agentd.path'] === p);
     log(`agentd.path set to ${p}`);
   };
+
+  await mcpSignInTest({ test, log, waitFor, startFake, newChat, sendInChat, chatSays, chat, fakeRequests, track, stopChild, runCommand, userSettings, settingsPath: path.join(WORK, 'ud/User/settings.json'), page: () => page, ctx: () => ctx });
 
   await test('a key saved for one origin is not sent to another', async () => {
     // The key test above saved a key for https://openrouter.ai. Now the same provider's base URL
