@@ -10,6 +10,7 @@ import { requestError, turnError } from './pure/errors';
 import { ChatState, Event, initialState, reduce, ConfigOption, turnBaselines } from './pure/viewmodel';
 import { Review } from './review';
 import { isBlank } from './pure/chatlist';
+import type { McpResourceList } from './pure/mentions';
 
 export class Chat implements vscode.Disposable {
   state: ChatState = initialState();
@@ -27,6 +28,9 @@ export class Chat implements vscode.Disposable {
   private pendingLoad: { sessionId: string; title?: string } | undefined;
 
   /** id: the chat's own name in the extension (it has no session yet at first); created: its place in the list. */
+  /** The last `agent/x/mcp/servers` listing, for `@server:uri` mentions: kept a few seconds. */
+  private mcpListing: { sessionId: string; at: number; servers: Promise<McpResourceList[] | undefined> } | undefined;
+
   constructor(private readonly daemon: Daemon, readonly id = 'chat', readonly created = 0) {
     this.state.daemon = { status: daemon.state.status, message: daemon.state.message };
     this.daemonSub = daemon.onDidChangeState((s) => this.dispatch({ type: 'daemon', status: s.status, message: s.message }));
@@ -95,6 +99,18 @@ export class Chat implements vscode.Disposable {
   }
 
   /** Sends a prompt; resolves when its turn ends (a queued prompt waits its turn in agentd). */
+  /** The session's MCP servers with their resources (none before the session exists). */
+  mcpResources(): Promise<McpResourceList[] | undefined> {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) return Promise.resolve(undefined);
+    const now = Date.now();
+    if (this.mcpListing?.sessionId !== sessionId || now - this.mcpListing.at > 5000) {
+      const servers = this.daemon.request(ToDaemon.mcpServers, { sessionId }).then((r: any) => (Array.isArray(r?.servers) ? r.servers : undefined), () => undefined);
+      this.mcpListing = { sessionId, at: now, servers };
+    }
+    return this.mcpListing.servers;
+  }
+
   async prompt(text: string, extra: ContentBlock[] = []): Promise<void> {
     let sessionId: string;
     try {
@@ -308,8 +324,12 @@ export class Chat implements vscode.Disposable {
 }
 
 function labelOf(block: any): string {
+  const server = block?._meta?.['agentd/mcpServer'];
+  if (typeof server === 'string') return `${server}:${String(block?.uri ?? '')}`.replace(/`/g, "'");
   const uri = String(block?.resource?.uri ?? block?.uri ?? '');
   const m = /([^/]+)$/.exec(uri.split('#')[0]);
   const frag = uri.includes('#') ? `#${uri.split('#')[1]}` : '';
-  return m ? `${decodeURIComponent(m[1])}${frag}` : 'attachment';
+  let name = m?.[1];
+  try { if (name) name = decodeURIComponent(name); } catch { /* a malformed escape: shown as it is */ }
+  return name ? `${name}${frag}` : 'attachment';
 }

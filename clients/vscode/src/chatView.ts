@@ -9,7 +9,7 @@ import { Chat } from './chat';
 import { Chats } from './chats';
 import { requestError } from './pure/errors';
 import { ComposerContext } from './context';
-import { Chip, fileChip } from './pure/mentions';
+import { Chip, fileChip, mcpMentions } from './pure/mentions';
 import { DROP_MAX, IMAGE_MAX, imageType, validImageBlock } from './pure/drop';
 import { ContentBlock } from './pure/protocol';
 import { DiffContent } from './diff';
@@ -208,7 +208,13 @@ class Surface implements vscode.Disposable {
         await this.drop(m.uris);
         return;
       case 'mentionQuery': {
-        const items = await this.context.mentions(String(m.query ?? ''), String(m.sigil ?? '@')).catch(() => []);
+        const query = String(m.query ?? ''), sigil = String(m.sigil ?? '@');
+        // `@` also offers the session's MCP resources (`@server:uri`), first when the query names a server.
+        const [files, resources] = await Promise.all([
+          this.context.mentions(query, sigil).catch(() => []),
+          sigil === '@' ? this.chat.mcpResources().then((s) => mcpMentions(s, query)).catch(() => []) : [],
+        ]);
+        const items = (query.includes(':') ? [...resources, ...files] : [...files, ...resources]).slice(0, 30);
         this.post({ type: 'mentions', token: m.token, items });
         return;
       }

@@ -41,7 +41,13 @@ if [ -z "${FAKEMODEL:-}" ]; then
   FAKEMODEL="$OUTD/bin/fakemodel"
 fi
 
-export CS_ROOT="$DEST" VSIX="$OUTD/agentd.vsix" AGENTD FAKEMODEL WORK="$OUTD/run"
+if [ -z "${FAKEOAUTH:-}" ]; then
+  (cd "$ROOT" && go build -o "$OUTD/bin/fakeoauth" ./mcp/mcpauth/oauthtest/fakeoauth) 2>"$OUTD/build-fakeoauth.log" ||
+    { tail -20 "$OUTD/build-fakeoauth.log"; fail "go build ./mcp/mcpauth/oauthtest/fakeoauth failed"; }
+  FAKEOAUTH="$OUTD/bin/fakeoauth"
+fi
+
+export CS_ROOT="$DEST" VSIX="$OUTD/agentd.vsix" AGENTD FAKEMODEL FAKEOAUTH WORK="$OUTD/run"
 export ARTIFACTS="${ARTIFACTS:-$EXT_DIR/test/e2e/artifacts}"
 rm -rf "$ARTIFACTS"
 OUT="$OUTD/e2e-output.log"

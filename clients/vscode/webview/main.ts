@@ -98,7 +98,7 @@ let editorCtx: { file: Chip | null; selection: Chip | null } = { file: null, sel
 const chipsEl = $('.chips');
 function chipHtml(c: Chip, on: boolean): string {
   // Plain text marks: the webview's fonts may have no emoji.
-  const icon = c.kind === 'symbol' ? '#' : c.kind === 'selection' ? '§' : c.kind === 'image' ? '▣' : '@';
+  const icon = c.kind === 'symbol' ? '#' : c.kind === 'selection' ? '§' : c.kind === 'image' ? '▣' : c.kind === 'mcp' ? '⧉' : '@';
   return on
     ? `<span class="chip on" data-kind="${c.kind}" title="${esc(c.id)}">${icon} ${esc(c.label)}<button class="chip-x" data-chip-remove="${esc(c.id)}" aria-label="${esc(l10n.t('Remove {0}', c.label))}">×</button></span>`
     : `<button class="chip off" data-kind="${c.kind}" data-chip-add="${esc(c.id)}" title="${esc(l10n.t('Add to the prompt: {0}', c.id))}">+ ${icon} ${esc(c.label)}</button>`;

@@ -10,7 +10,7 @@ import type { ProgramEntry } from './sandbox';
 /** A prompt's content (docs/protocol.md "ContentBlock"). */
 export type ContentBlock =
   | { type: 'text'; text: string }
-  | { type: 'resource_link'; uri: string; name: string; mimeType?: string }
+  | { type: 'resource_link'; uri: string; name: string; mimeType?: string; _meta?: Record<string, unknown> }
   | { type: 'resource'; resource: { uri: string; text: string; mimeType?: string } }
   | { type: 'image'; mimeType: string; data: string };
 

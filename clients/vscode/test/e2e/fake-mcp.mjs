@@ -1,7 +1,12 @@
+<<<<<<< HEAD
 // A minimal MCP server over stdio (newline-delimited JSON-RPC) for the e2e tests: `lookup`, that
 // answers with a fixed text, and `ask`, that asks the user a form question (elicitation/create,
 // its message and a field's title carrying escape sequences) and answers with what came back.
 // agentd starts it from the user settings' mcpServers.
+=======
+// A minimal MCP server over stdio (newline-delimited JSON-RPC) for the e2e tests: one tool,
+// `lookup`, that answers with a fixed text, and one resource, `tracker://issues/42`. agentd starts it from the user settings' mcpServers.
+>>>>>>> vsmcp
 import readline from 'node:readline';
 
 const asked = new Map(); // our elicitation/create id → the tools/call id it answers
@@ -18,7 +23,7 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
   }
   switch (m.method) {
     case 'initialize':
-      send({ id: m.id, result: { protocolVersion: m.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'tracker', version: '1' } } });
+      send({ id: m.id, result: { protocolVersion: m.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'tracker', version: '1' } } });
       return;
     case 'tools/list':
       send({ id: m.id, result: { tools: [
@@ -35,6 +40,13 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
         return;
       }
       send({ id: m.id, result: { content: [{ type: 'text', text: `issue ${m.params?.arguments?.id ?? '?'}: the login button is broken` }] } });
+      return;
+    case 'resources/list':
+      // A title a webview must show as text, not run.
+      send({ id: m.id, result: { resources: [{ uri: 'tracker://issues/42', name: 'issue-42', title: '<img src=x onerror="document.body.dataset.pwned=1">Issue 42', mimeType: 'text/plain' }] } });
+      return;
+    case 'resources/read':
+      send({ id: m.id, result: { contents: [{ uri: m.params?.uri, mimeType: 'text/plain', text: m.params?.uri === 'tracker://issues/42' ? 'issue 42 resource: the signup form times out' : 'no such issue' }] } });
       return;
     case 'ping':
       send({ id: m.id, result: {} });

@@ -20,6 +20,7 @@ import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createRequire } from 'node:module';
+import { mcpSignInTest } from './mcp-signin.mjs';
 
 const env0 = process.env;
 const CS_ROOT = path.resolve(env0.CS_ROOT || '/tmp/agentd-vscode-e2e');
@@ -1325,6 +1326,33 @@ try {
     if (!toolMsg.includes('answer: accept {\\"env\\":\\"prod\\",\\"note\\":\\"from vscode\\"}')) throw new Error(`the answer did not reach the tool result: ${toolMsg.slice(0, 400)}`);
   });
 
+  await test('an MCP resource is mentioned as @server:uri and read on its server', async () => {
+    await startFake('mcp-resource', { turns: [{ text: 'Hello back.', chunkDelayMs: 5 }, { text: 'Resource chat' }, { text: 'Read the resource.', chunkDelayMs: 5 }] });
+    await newChat();
+    // The session exists once a prompt ran: the mention list asks agentd for its servers.
+    await sendInChat('hello');
+    await chatSays('Hello back.', 30000);
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+    const box = chat().locator('textarea.input');
+    await box.click();
+    await box.pressSequentially('what does @tracker:tr');
+    const item = chat().locator('.mention-menu .mention-item', { hasText: 'tracker:tracker://issues/42' }).first();
+    await item.waitFor({ timeout: 15000 });
+    // The server's title is text in the list, not markup.
+    if (!(await item.textContent()).includes('<img src=x')) throw new Error(`the title was not shown as text: ${await item.innerHTML()}`);
+    if ((await chat().locator('.mention-menu img').count()) > 0 || (await chat().locator('body').getAttribute('data-pwned'))) throw new Error('the server\'s title became markup');
+    await box.press('Tab');
+    if ((await box.inputValue()) !== 'what does @tracker:tracker://issues/42 ') throw new Error(`Tab did not complete the mention: ${JSON.stringify(await box.inputValue())}`);
+    await chat().locator('.chips .chip.on[data-kind="mcp"]', { hasText: 'tracker:tracker://issues/42' }).waitFor({ timeout: 5000 });
+    await box.pressSequentially('say?');
+    await box.press('Enter');
+    await chatSays('Read the resource', 30000);
+    const seen = JSON.stringify(fakeRequests().at(-1)?.messages ?? []);
+    if (!seen.includes('issue 42 resource: the signup form times out')) throw new Error(`the resource's text did not reach the model: ${seen.slice(-600)}`);
+    if (!seen.includes('mcp_resource')) throw new Error('the resource was not quoted as the server\'s data');
+    await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
+  });
+
   await test('a subagent\'s tool calls show nested under its agent call', async () => {
     // The parent's agent call, the child's read and answer, the parent's answer, the title.
     await startFake('subagent', { turns: [
@@ -1964,6 +1992,8 @@ try {
     await setUserSettings({ ...userSettings, 'agentd.path': p }, (st) => st['agentd.path'] === p);
     log(`agentd.path set to ${p}`);
   };
+
+  await mcpSignInTest({ test, log, waitFor, startFake, newChat, sendInChat, chatSays, chat, fakeRequests, track, stopChild, runCommand, userSettings, settingsPath: path.join(WORK, 'ud/User/settings.json'), page: () => page, ctx: () => ctx });
 
   await test('a key saved for one origin is not sent to another', async () => {
     // The key test above saved a key for https://openrouter.ai. Now the same provider's base URL

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addChip, applyMention, blocksOf, fileChip, mentionAt, rangeChip } from '../../src/pure/mentions';
+import { addChip, applyMention, blocksOf, fileChip, mcpMentions, mcpResourceChip, mentionAt, rangeChip } from '../../src/pure/mentions';
 
 test('a mention is found only where a word starts with @ or #', () => {
   assert.deepEqual(mentionAt('look at @src/ma', 15), { start: 8, sigil: '@', query: 'src/ma' });
@@ -28,4 +28,28 @@ test('chips become the prompt blocks, once each', () => {
     { type: 'resource_link', uri: 'file:///w/a.txt', name: 'a.txt' },
   ]);
   assert.equal(rangeChip('symbol', 'file:///w/m.go', 'Parse', 3, 9, 'func Parse() {}').label, 'Parse');
+});
+
+test('an MCP resource is mentioned as @server:uri and goes as a resource_link naming its server', () => {
+  assert.deepEqual(mentionAt('see @notes:memo://a/b?x=1', 25), { start: 4, sigil: '@', query: 'notes:memo://a/b?x=1' });
+  const servers = [
+    { name: 'notes', resources: [{ uri: 'memo://plan', name: 'plan', title: 'The plan' }, { uri: 'memo://other', name: 'other' }] },
+    // A server's text is untrusted: a uri with a space or a control character cannot be one
+    // word, a name without a string is no server; neither is offered.
+    { name: 'evil', resources: [{ uri: 'memo://a b' }, { uri: 'memo://x\u202eexe' }, { uri: 42 as any }, { uri: 'memo://ok', title: '<img src=x onerror=alert(1)>\u202e' }] },
+    { name: 'sp ace', resources: [{ uri: 'memo://y' }] },
+    { name: undefined as any, resources: [{ uri: 'memo://z' }] },
+  ];
+  const all = mcpMentions(servers, '');
+  assert.deepEqual(all.map((x) => x.chip.label), ['notes:memo://plan', 'notes:memo://other', 'evil:memo://ok']);
+  assert.deepEqual(all[0].chip.block, { type: 'resource_link', uri: 'memo://plan', name: 'plan', _meta: { 'agentd/mcpServer': 'notes' } });
+  assert.equal(all[0].detail, 'The plan');
+  // The detail is shown escaped by the view; hiding characters are made visible here.
+  assert.equal(all[2].detail, '<img src=x onerror=alert(1)>\\u202e');
+  assert.deepEqual(mcpMentions(servers, 'notes:memo://p').map((x) => x.chip.label), ['notes:memo://plan']);
+  assert.deepEqual(mcpMentions(servers, 'OTHER').map((x) => x.chip.label), ['notes:memo://other']);
+  assert.deepEqual(mcpMentions(undefined, ''), []);
+  assert.equal(mcpMentions([{ name: 's', resources: Array.from({ length: 50 }, (_, k) => ({ uri: `m://${k}` })) }], '', 20).length, 20);
+  // Two servers' same uri are two chips.
+  assert.notEqual(mcpResourceChip('a', 'm://1').id, mcpResourceChip('b', 'm://1').id);
 });
