@@ -1,12 +1,7 @@
-<<<<<<< HEAD
 // A minimal MCP server over stdio (newline-delimited JSON-RPC) for the e2e tests: `lookup`, that
-// answers with a fixed text, and `ask`, that asks the user a form question (elicitation/create,
-// its message and a field's title carrying escape sequences) and answers with what came back.
-// agentd starts it from the user settings' mcpServers.
-=======
-// A minimal MCP server over stdio (newline-delimited JSON-RPC) for the e2e tests: one tool,
-// `lookup`, that answers with a fixed text, and one resource, `tracker://issues/42`. agentd starts it from the user settings' mcpServers.
->>>>>>> vsmcp
+// answers with a fixed text; `ask`, that asks the user a form question (elicitation/create, its
+// message and a field's title carrying escape sequences) and answers with what came back; and one
+// resource, `tracker://issues/42`. agentd starts it from the user settings' mcpServers.
 import readline from 'node:readline';
 
 const asked = new Map(); // our elicitation/create id → the tools/call id it answers
