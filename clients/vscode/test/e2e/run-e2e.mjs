@@ -1535,9 +1535,10 @@ try {
     const tab2 = await chatIn('editor');
     await tab2.locator('.msg.user', { hasText: 'Remember the walrus' }).waitFor({ timeout: 30000 });
     await tab2.locator('.messages', { hasText: 'Walrus noted.' }).waitFor({ timeout: 10000 });
-    // Close the editor tab's chat, so the next reload brings back the side bar's chat only (a
-    // second webview would make every later chat() ambiguous).
-    await runCommand('View: Close All Editors');
+    // Close the editor tab's chat (the active tab: the one clicked above), so the next reload
+    // brings back the side bar's chat only (a second webview would make every later chat()
+    // ambiguous). Not Close All Editors: an earlier test's unsaved buffer would ask to be saved.
+    await runCommand('View: Close Editor');
     await page.locator('.tab', { hasText: /Reload chat|Remember the walrus/ }).first().waitFor({ state: 'detached', timeout: 15000 });
   });
 
