@@ -13,7 +13,7 @@
 //   SHOT_CHATS  where to save the screenshot of two chats side by side (the side bar and an editor tab)
 //   RENDER_WAIT_S (180)  how long the 2,000-line bench waits for a reply; RENDER_LAG_MS (1000)  the
 //     most it may show after its last chunk; RENDER_PROFILE  log where the page's main thread spends 10 s of it
-//   PORT (18080), FAKE_PORT (18181), FIM_PORT (FAKE_PORT+1), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (600), ONLY (a regular expression test names must match)
+//   PORT (18080), FAKE_PORT (18181), FIM_PORT (FAKE_PORT+1), CHROMIUM (/usr/bin/chromium), TIMEOUT_S (1800), ONLY (a regular expression test names must match)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -35,7 +35,7 @@ const PORT = Number(env0.PORT || 18080);
 const FAKE_PORT = Number(env0.FAKE_PORT || 18181);
 const FIM_PORT = Number(env0.FIM_PORT || FAKE_PORT + 1);
 const CHROMIUM = env0.CHROMIUM || '/usr/bin/chromium';
-const TIMEOUT_S = Number(env0.TIMEOUT_S || 600);
+const TIMEOUT_S = Number(env0.TIMEOUT_S || 1800);
 const CS_BIN = path.join(CS_ROOT, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const URL_BASE = `http://127.0.0.1:${PORT}`;
 const WS = path.join(WORK, 'ws');
@@ -190,7 +190,10 @@ const watchdog = setTimeout(async () => {
   console.error(`watchdog: over ${TIMEOUT_S} s`);
   try { await page?.screenshot({ path: path.join(ARTIFACTS, 'watchdog.png') }); } catch {}
   await cleanup();
-  console.log('vscode-e2e: 0 passed, 1 failed');
+  // What ran before the watchdog fired still counts; the run itself is one more failure.
+  const passed = results.filter((r) => r.ok).length;
+  for (const r of results.filter((r) => !r.ok)) console.log(`failed: ${r.name}`);
+  console.log(`vscode-e2e: ${passed} passed, ${results.length - passed + 1} failed`);
   process.exit(2);
 }, TIMEOUT_S * 1000);
 
