@@ -286,7 +286,7 @@ func measureGemini(reqs []recorded) ([]figure, error) {
 			if err != nil {
 				return nil, err
 			}
-			caches[geminiCacheName] = text
+			caches[r.name] = text
 			pending += len(r.body)
 			continue
 		}

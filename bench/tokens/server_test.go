@@ -24,33 +24,58 @@ type recorded struct {
 	// step is the 1-based step a model request asked for; 0 for any other request (Gemini's
 	// cachedContents).
 	step int
+	// route is the session it belongs to, on a server of several.
+	route string
+	// name is the name the server gave what the request made (a cachedContents resource).
+	name string
 }
 
-// server answers one dialect's requests from the script and records each body.
+// server answers one dialect's requests from the script and records each body. It serves one
+// session, or several told apart by route (the session a body belongs to, "" for none), each
+// with its own count of steps.
 type server struct {
 	srv    *httptest.Server
-	steps  atomic.Int32
+	steps  atomic.Int32 // the one session's, without route
 	mu     sync.Mutex
 	bodies []recorded
+	route  func(body []byte) (string, error)
+	counts map[string]*atomic.Int32
+	names  atomic.Int32 // cachedContents made
 }
 
 func newServer(t testing.TB, d *dialect, script []step) *server {
-	s := &server{}
+	return newRoutedServer(t, d, script, nil)
+}
+
+// newRoutedServer is newServer for several sessions: route says whose a body is, and each gets
+// the step counter counter(route).
+func newRoutedServer(t testing.TB, d *dialect, script []step, route func(body []byte) (string, error)) *server {
+	s := &server{route: route, counts: map[string]*atomic.Int32{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if d.side != nil && d.side(w, r, body) {
-			s.mu.Lock()
-			s.bodies = append(s.bodies, recorded{path: r.URL.Path, body: body})
-			s.mu.Unlock()
-			return
+		key := ""
+		if s.route != nil {
+			if key, err = s.route(body); err != nil {
+				t.Errorf("%s %s: %v", r.Method, r.URL.Path, err)
+				http.Error(w, `{"error":{"message":"unroutable"}}`, http.StatusBadRequest)
+				return
+			}
 		}
-		n := int(s.steps.Add(1))
+		if d.side != nil {
+			if name, ok := d.side(w, r, s); ok {
+				s.mu.Lock()
+				s.bodies = append(s.bodies, recorded{path: r.URL.Path, body: body, route: key, name: name})
+				s.mu.Unlock()
+				return
+			}
+		}
+		n := int(s.counter(key).Add(1))
 		s.mu.Lock()
-		s.bodies = append(s.bodies, recorded{path: r.URL.Path, body: body, step: n})
+		s.bodies = append(s.bodies, recorded{path: r.URL.Path, body: body, step: n, route: key})
 		s.mu.Unlock()
 		if n > len(script) {
 			http.Error(w, `{"error":{"type":"invalid_request_error","message":"the script has no step `+fmt.Sprint(n)+`"}}`, http.StatusBadRequest)
@@ -61,6 +86,21 @@ func newServer(t testing.TB, d *dialect, script []step) *server {
 	}))
 	t.Cleanup(s.srv.Close)
 	return s
+}
+
+// counter is the step counter of the session route names.
+func (s *server) counter(route string) *atomic.Int32 {
+	if s.route == nil {
+		return &s.steps
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.counts[route]
+	if c == nil {
+		c = new(atomic.Int32)
+		s.counts[route] = c
+	}
+	return c
 }
 
 func (s *server) URL() string { return s.srv.URL }
@@ -78,8 +118,9 @@ type dialect struct {
 	provider func(t testing.TB, base string) (providers.Provider, providers.Config)
 	// reply is step s, the n-th, as the dialect's SSE stream.
 	reply func(n int, s step) string
-	// side answers a request that is not a model request (true when it did).
-	side func(w http.ResponseWriter, r *http.Request, body []byte) bool
+	// side answers a request that is not a model request (true when it did), with the name of
+	// what it made.
+	side func(w http.ResponseWriter, r *http.Request, s *server) (name string, ok bool)
 	// measure computes each step's figures from the recorded requests.
 	measure func(reqs []recorded) ([]figure, error)
 }
@@ -180,18 +221,16 @@ var geminiDialect = &dialect{
 		}
 		return sse("", obj{"candidates": []any{obj{"content": obj{"role": "model", "parts": parts}, "index": 0, "finishReason": "STOP"}}, "usageMetadata": obj{"promptTokenCount": 10, "candidatesTokenCount": 40, "totalTokenCount": 50}})
 	},
-	side: func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	side: func(w http.ResponseWriter, r *http.Request, s *server) (string, bool) {
 		if !strings.HasSuffix(r.URL.Path, "/cachedContents") {
-			return false
+			return "", false
 		}
+		name := fmt.Sprint("cachedContents/bench-", s.names.Add(1))
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"name":"`+geminiCacheName+`"}`)
-		return true
+		fmt.Fprintf(w, `{"name":%q}`, name)
+		return name, true
 	},
 	measure: measureGemini,
 }
-
-// geminiCacheName is the name the server gives the cachedContents resource it is asked for.
-const geminiCacheName = "cachedContents/bench-1"
 
 var dialects = []*dialect{anthropicDialect, openaiDialect, geminiDialect}

@@ -227,6 +227,50 @@ func (quietClient) RequestPermission(context.Context, protocol.RequestPermission
 }
 func (quietClient) CanAskPermission() bool { return false }
 
+// newManager is a session manager as the daemon makes one, in auto mode without the sandbox
+// (nobody to ask; the programs are grep), with agentd's own tools and prompts.
+func newManager(t testing.TB, src session.ProviderSource, ws session.WorkspaceFactory) *session.Manager {
+	set := config.Defaults()
+	set.Mode = config.ModeAuto
+	set.MaxIterations = 30
+	set.Sandbox = config.Sandbox{Mode: config.SandboxOff}
+	m := session.NewManager(session.Deps{
+		Client:       quietClient{},
+		Workspaces:   ws,
+		Providers:    src,
+		Tools:        tools.Default(),
+		Settings:     func() config.Settings { return set },
+		StateDir:     t.TempDir(),
+		StateKeyFile: filepath.Join(t.TempDir(), "state.key"),
+		NoTitles:     true,
+	})
+	t.Cleanup(func() { m.Shutdown(context.Background()) })
+	return m
+}
+
+// play runs the task's prompts in a new session on dir.
+func play(m *session.Manager, dir string) error {
+	ns, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: dir})
+	if err != nil {
+		return err
+	}
+	for i, p := range prompts {
+		res, err := m.Prompt(context.Background(), protocol.PromptParams{SessionID: ns.SessionID, Prompt: []protocol.ContentBlock{protocol.TextBlock(p)}})
+		if err != nil {
+			return fmt.Errorf("prompt %d: %v", i+1, err)
+		}
+		if res.StopReason != protocol.StopEndTurn || res.Meta["agentd/error"] != nil {
+			b, _ := json.Marshal(res)
+			return fmt.Errorf("prompt %d ended %s", i+1, b)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "store_test.go"))
+	if err != nil || !strings.Contains(string(b), "TestReadMissing") || strings.Contains(string(b), ".Load(") {
+		return fmt.Errorf("the task's edits did not all land:\n%s", b)
+	}
+	return nil
+}
+
 // runTask runs the scripted task through d against a fresh recording server, in a new session
 // on a fresh copy of the project, and returns what the server recorded. The script's steps must
 // all be used: a request more or fewer fails the test.
@@ -237,43 +281,12 @@ func runTask(t testing.TB, d *dialect) []recorded {
 	srv := newServer(t, d, script)
 	prov, cfg := d.provider(t, srv.URL())
 	ws := &editorWS{Disk: workspace.NewDisk(dir), dir: dir, step: &srv.steps}
-	set := config.Defaults()
-	set.Mode = config.ModeAuto
-	set.MaxIterations = 30
-	set.Sandbox = config.Sandbox{Mode: config.SandboxOff}
-	set.Provider = cfg.ID
-	state := t.TempDir()
-	m := session.NewManager(session.Deps{
-		Client:       quietClient{},
-		Workspaces:   func(string, *workspace.Roots) workspace.Workspace { return ws },
-		Providers:    source{prov, cfg},
-		Tools:        tools.Default(),
-		Settings:     func() config.Settings { return set },
-		StateDir:     state,
-		StateKeyFile: filepath.Join(t.TempDir(), "state.key"),
-		NoTitles:     true,
-	})
-	defer m.Shutdown(context.Background())
-	ns, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range prompts {
-		res, err := m.Prompt(context.Background(), protocol.PromptParams{SessionID: ns.SessionID, Prompt: []protocol.ContentBlock{protocol.TextBlock(p)}})
-		if err != nil {
-			t.Fatalf("prompt %d: %v", i+1, err)
-		}
-		if res.StopReason != protocol.StopEndTurn || res.Meta["agentd/error"] != nil {
-			b, _ := json.Marshal(res)
-			t.Fatalf("prompt %d ended %s", i+1, b)
-		}
+	m := newManager(t, source{prov, cfg}, func(string, *workspace.Roots) workspace.Workspace { return ws })
+	if err := play(m, dir); err != nil {
+		t.Fatalf("%s: %v", d.name, err)
 	}
 	if got, want := int(srv.steps.Load()), len(script); got != want {
 		t.Fatalf("%s: the task took %d model requests, the script has %d steps", d.name, got, want)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "store_test.go"))
-	if err != nil || !strings.Contains(string(b), "TestReadMissing") || strings.Contains(string(b), ".Load(") {
-		t.Fatalf("%s: the task's edits did not all land:\n%s", d.name, b)
 	}
 	return srv.recorded()
 }
