@@ -38,7 +38,7 @@ func TestNoRequestCarriesAnotherSessionsContent(t *testing.T) {
 				}
 				return whose[0], nil
 			}
-			srv := newRoutedServer(t, d, script, route)
+			srv := newRoutedServer(t, d, rename.script, route)
 			prov, cfg := d.provider(t, srv.URL())
 			wss := map[string]*editorWS{}
 			for k, secret := range secrets {
@@ -62,7 +62,7 @@ func TestNoRequestCarriesAnotherSessionsContent(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make(chan error, len(dirs))
 			for _, dir := range dirs {
-				wg.Go(func() { errs <- play(m, dir) })
+				wg.Go(func() { errs <- play(m, dir, rename) })
 			}
 			wg.Wait()
 			close(errs)
@@ -89,8 +89,8 @@ func TestNoRequestCarriesAnotherSessionsContent(t *testing.T) {
 				}
 			}
 			for k := range secrets {
-				if n := int(srv.counter(k).Load()); n != len(script) {
-					t.Errorf("session %s made %d model requests, want %d", k, n, len(script))
+				if n := int(srv.counter(k).Load()); n != len(rename.script) {
+					t.Errorf("session %s made %d model requests, want %d", k, n, len(rename.script))
 				}
 			}
 			if d.name == "gemini" && len(made) != 2 {

@@ -37,8 +37,50 @@ type step struct {
 	calls []call
 }
 
-// prompts are the user's two prompts; the first is answered by steps 1-16, the second by 17-24.
-var prompts = []string{
+// task is a scripted task: the user's prompts, the model's replies (each prompt's turn ends at
+// a reply without calls), the project it starts from, and a check of what it left there.
+type task struct {
+	name    string
+	prompts []string
+	script  []step
+	write   func(t testing.TB, dir string)
+	check   func(dir string) error
+}
+
+// rename is the task issue 34 item 5 asks for.
+var rename = task{name: "rename", prompts: renamePrompts, script: script, write: writeProject, check: func(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "store_test.go"))
+	if err != nil || !strings.Contains(string(b), "TestReadMissing") || strings.Contains(string(b), ".Load(") {
+		return fmt.Errorf("the task's edits did not all land:\n%s", b)
+	}
+	return nil
+}}
+
+// reads is a harder case for the cache: 24 steps that each read another 6 KB file (the shape of
+// session's compactionTask), so the elision boundary moves every third step.
+var reads = task{name: "reads", prompts: []string{"Read every file of the project and tell me what it holds."}, write: func(t testing.TB, dir string) {
+	t.Helper()
+	for i := range 23 {
+		var sb strings.Builder
+		for l := range 150 {
+			fmt.Fprintf(&sb, "func f%d_%d() int { return %d } // line of file %d\n", i, l, l, i)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", i)), []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}, check: func(string) error { return nil }}
+
+func init() {
+	for i := range 23 {
+		reads.script = append(reads.script, step{fmt.Sprintf("Next, file %d.", i), []call{{"read_file", fmt.Sprintf(`{"path":"f%02d.go"}`, i)}}})
+	}
+	reads.script = append(reads.script, step{"Every file holds 150 one-line functions that return their line number.", nil})
+}
+
+// renamePrompts are the user's two prompts; the first is answered by steps 1-16, the second by
+// 17-24.
+var renamePrompts = []string{
 	"Rename Store.Load to Store.Read across the project, fix every caller and the README, and check that nothing calls Load any more.",
 	"Thanks. Now give Read a proper doc comment and make sure the tests still refer to it correctly.",
 }
@@ -249,12 +291,12 @@ func newManager(t testing.TB, src session.ProviderSource, ws session.WorkspaceFa
 }
 
 // play runs the task's prompts in a new session on dir.
-func play(m *session.Manager, dir string) error {
+func play(m *session.Manager, dir string, tk task) error {
 	ns, err := m.New(context.Background(), protocol.SessionNewParams{Cwd: dir})
 	if err != nil {
 		return err
 	}
-	for i, p := range prompts {
+	for i, p := range tk.prompts {
 		res, err := m.Prompt(context.Background(), protocol.PromptParams{SessionID: ns.SessionID, Prompt: []protocol.ContentBlock{protocol.TextBlock(p)}})
 		if err != nil {
 			return fmt.Errorf("prompt %d: %v", i+1, err)
@@ -264,29 +306,25 @@ func play(m *session.Manager, dir string) error {
 			return fmt.Errorf("prompt %d ended %s", i+1, b)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "store_test.go"))
-	if err != nil || !strings.Contains(string(b), "TestReadMissing") || strings.Contains(string(b), ".Load(") {
-		return fmt.Errorf("the task's edits did not all land:\n%s", b)
-	}
-	return nil
+	return tk.check(dir)
 }
 
-// runTask runs the scripted task through d against a fresh recording server, in a new session
-// on a fresh copy of the project, and returns what the server recorded. The script's steps must
-// all be used: a request more or fewer fails the test.
-func runTask(t testing.TB, d *dialect) []recorded {
+// runTask runs tk through d against a fresh recording server, in a new session on a fresh copy
+// of its project, and returns what the server recorded. The script's steps must all be used: a
+// request more or fewer fails the test.
+func runTask(t testing.TB, d *dialect, tk task) []recorded {
 	t.Helper()
 	dir := t.TempDir()
-	writeProject(t, dir)
-	srv := newServer(t, d, script)
+	tk.write(t, dir)
+	srv := newServer(t, d, tk.script)
 	prov, cfg := d.provider(t, srv.URL())
 	ws := &editorWS{Disk: workspace.NewDisk(dir), dir: dir, step: &srv.steps}
 	m := newManager(t, source{prov, cfg}, func(string, *workspace.Roots) workspace.Workspace { return ws })
-	if err := play(m, dir); err != nil {
-		t.Fatalf("%s: %v", d.name, err)
+	if err := play(m, dir, tk); err != nil {
+		t.Fatalf("%s, %s: %v", tk.name, d.name, err)
 	}
-	if got, want := int(srv.steps.Load()), len(script); got != want {
-		t.Fatalf("%s: the task took %d model requests, the script has %d steps", d.name, got, want)
+	if got, want := int(srv.steps.Load()), len(tk.script); got != want {
+		t.Fatalf("%s, %s: the task took %d model requests, the script has %d steps", tk.name, d.name, got, want)
 	}
 	return srv.recorded()
 }
