@@ -88,8 +88,14 @@ type Request struct {
 	// cache breakpoint after it.
 	System string
 	// Context is the live part (roots, open files, diagnostics) sent after System.
-	Context   string
-	Messages  []Message
+	Context  string
+	Messages []Message
+	// Stable, when above 0, says that Messages[:Stable] will be sent unchanged in the session's
+	// next requests, whereas a later message may be rewritten (the engine shortens older tool
+	// results in blocks): a dialect with explicit cache breakpoints puts one on the last of
+	// them, so that the cache still serves that prefix after the rewrite. Advice only; a value
+	// past the messages means none.
+	Stable    int
 	Tools     []ToolSpec
 	MaxTokens int
 	Thinking  Thinking

@@ -28,22 +28,31 @@ const (
 	elideBlock = 3
 	// elideHead is how much of an older tool result is kept.
 	elideHead = 400
+	// elideMinSaving is the fewest bytes a move of the boundary must take off every later
+	// request. A move rewrites older messages, so the providers' prompt caches serve the next
+	// request only up to the first of them, and everything after it is paid for again (at the
+	// full price, or Anthropic's cache-write price); moving past a few short results (an edit's
+	// confirmation, a small search) saves less than that costs. So the boundary moves, at block
+	// points, only once the results it passes would shrink by this much together: 16 KB, about
+	// 4,000 tokens. Results of 6 KB move it every block, as before.
+	elideMinSaving = 16 << 10
 )
 
 // elideToolResults returns the history to send: tool results older than the most recent keep
 // are cut to a head excerpt and a marker asking the model to call the tool again. User and
 // assistant text are untouched, and so is the stored history (changed messages are copies).
 //
-// The boundary moves in steps of block results, counted from the start of the history: the
-// first block·⌊(n−keep)/block⌋ of the n results are elided, so between keep and keep+block−1
-// results are sent whole and the messages before the newest ones stay byte-identical from one
-// request to the next until the boundary jumps again. block 1 elides all but the last keep.
-func elideToolResults(hist []providers.Message, keep, head, block int) []providers.Message {
-	total := 0
+// The boundary moves in steps of block results, counted from the start of the history, and only
+// when the results it passes would shrink by minSaving bytes together (elideBoundary): between
+// moves, the messages before the newest ones stay byte-identical from one request to the next.
+// With minSaving 0 the first block·⌊(n−keep)/block⌋ of the n results are elided; block 1
+// elides all but the last keep.
+func elideToolResults(hist []providers.Message, keep, head, block, minSaving int) []providers.Message {
+	var saves []int
 	for _, m := range hist {
-		total += resultsIn(m)
+		saves = resultSavings(saves, m, head)
 	}
-	elide := elideBoundary(total, keep, block)
+	elide, _, _ := elideBoundary(saves, 0, 0, 0, keep, block, minSaving)
 	var out []providers.Message
 	k := 0 // the index of hist[i]'s first result among all of them
 	for i, m := range hist {
@@ -64,10 +73,42 @@ func elideToolResults(hist []providers.Message, keep, head, block int) []provide
 	return out
 }
 
-// elideBoundary is how many of total results, counted from the oldest, are elided.
-func elideBoundary(total, keep, block int) int {
+// elideBoundary is how many of the results whose savings are saves, counted from the oldest,
+// are elided: it moves from one block point to a later one when the results between them save
+// at least minSaving, and never past the newest keep. It goes on from a scan of the first
+// scanned results that left the boundary at bound with acc bytes saved since (0, 0, 0: from the
+// start) and returns the same three for the next call: the boundary depends only on the results
+// before it, so a history that grows continues the scan.
+func elideBoundary(saves []int, scanned, bound, acc, keep, block, minSaving int) (int, int, int) {
 	block = max(block, 1)
-	return max(total-keep, 0) / block * block
+	for ; scanned < len(saves)-keep; scanned++ {
+		acc += saves[scanned]
+		if (scanned+1)%block == 0 && acc >= minSaving {
+			bound, acc = scanned+1, 0
+		}
+	}
+	return bound, scanned, acc
+}
+
+// resultSavings appends to saves what eliding each of m's tool results would take off a request:
+// the text beyond the head of a long one, and the images that go with it.
+func resultSavings(saves []int, m providers.Message, head int) []int {
+	for _, p := range m.Parts {
+		if p.Type != providers.PartToolResult {
+			continue
+		}
+		n := 0
+		if len(p.Text) > head+200 {
+			n = len(p.Text) - head
+		}
+		for _, q := range m.Parts {
+			if q.Type == providers.PartImage && q.ToolCallID != "" && q.ToolCallID == p.ToolCallID {
+				n += len(q.Data)
+			}
+		}
+		saves = append(saves, n)
+	}
+	return saves
 }
 
 func resultsIn(m providers.Message) int {
@@ -152,14 +193,18 @@ func elideText(text, tool string, head int) string {
 // The slice get returns is read by that request alone; the next get may rewrite its elements
 // (one request of a session is built and sent at a time: the turn's loop).
 type elideCache struct {
-	mu                sync.Mutex
-	gen               uint64
-	keep, head, block int
-	base              *providers.Message  // the first element of the history's array last seen
-	hist              []providers.Message // the history as last elided (its own array)
-	out               []providers.Message // hist elided
-	first             []int               // first[i]: the results in hist[:i]; len(hist)+1 of them
-	elide             int                 // the results elided in out
+	mu                           sync.Mutex
+	gen                          uint64
+	keep, head, block, minSaving int
+	base                         *providers.Message  // the first element of the history's array last seen
+	hist                         []providers.Message // the history as last elided (its own array)
+	out                          []providers.Message // hist elided
+	first                        []int               // first[i]: the results in hist[:i]; len(hist)+1 of them
+	saves                        []int               // saves[k]: what eliding result k saves (resultSavings)
+	elide                        int                 // the results elided in out
+	// The boundary's scan (elideBoundary) so far: the results scanned, the boundary it reached
+	// and the bytes saved since.
+	scanned, bound, acc int
 }
 
 // sameMessage reports whether a and b are the same message (not merely equal): the same role
@@ -168,13 +213,16 @@ func sameMessage(a, b providers.Message) bool {
 	return a.Role == b.Role && len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
 }
 
-// get returns hist elided as elideToolResults would.
-func (c *elideCache) get(hist []providers.Message, gen uint64, keep, head, block int) []providers.Message {
+// get returns hist elided as elideToolResults would, and stable: how many of its first messages
+// a later request sends unchanged unless the history is rewritten (a compaction, a rewind, an
+// amend), the messages before the one holding the oldest result still sent whole.
+func (c *elideCache) get(hist []providers.Message, gen uint64, keep, head, block, minSaving int) (msgs []providers.Message, stable int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.first == nil || c.gen != gen || c.keep != keep || c.head != head || c.block != block {
-		c.gen, c.keep, c.head, c.block = gen, keep, head, block
-		c.base, c.hist, c.out, c.first, c.elide = nil, nil, nil, []int{0}, 0
+	if c.first == nil || c.gen != gen || c.keep != keep || c.head != head || c.block != block || c.minSaving != minSaving {
+		c.gen, c.keep, c.head, c.block, c.minSaving = gen, keep, head, block, minSaving
+		c.base, c.hist, c.out, c.first, c.saves, c.elide = nil, nil, nil, []int{0}, nil, 0
+		c.scanned, c.bound, c.acc = 0, 0, 0
 	}
 	// p: how many messages from the start the history still shares with the cache.
 	p, n0 := 0, len(c.hist)
@@ -193,12 +241,17 @@ func (c *elideCache) get(hist []providers.Message, gen uint64, keep, head, block
 		c.out = append(make([]providers.Message, 0, len(hist)+16), c.out[:p]...)
 		c.hist = c.hist[:p]
 		c.first = c.first[:p+1]
+		c.saves = c.saves[:c.first[p]]
 		c.elide = min(c.elide, c.first[p])
+		// The boundary may have counted results that are gone: scan the savings again (a
+		// walk of integers).
+		c.scanned, c.bound, c.acc = 0, 0, 0
 	}
 	for _, m := range hist[p:] {
 		c.out = append(c.out, m)
 		c.hist = append(c.hist, m)
 		c.first = append(c.first, c.first[len(c.first)-1]+resultsIn(m))
+		c.saves = resultSavings(c.saves, m, head)
 	}
 	c.base = nil
 	if len(hist) > 0 {
@@ -206,7 +259,8 @@ func (c *elideCache) get(hist []providers.Message, gen uint64, keep, head, block
 	}
 	// out[i] is hist[i] elided at c.elide; redo the messages whose results lie between the
 	// old boundary and the new.
-	e := elideBoundary(c.first[len(hist)], keep, block)
+	c.bound, c.scanned, c.acc = elideBoundary(c.saves, c.scanned, c.bound, c.acc, keep, block, minSaving)
+	e := c.bound
 	lo, hi := min(c.elide, e), max(c.elide, e)
 	if lo < hi {
 		// The first message with a result at lo or after: first[i+1] > lo.
@@ -216,7 +270,18 @@ func (c *elideCache) get(hist []providers.Message, gen uint64, keep, head, block
 		}
 	}
 	c.elide = e
-	return c.out[:len(c.out):len(c.out)]
+	return c.out[:len(c.out):len(c.out)], stableBefore(c.first, e)
+}
+
+// stableBefore is the index of the message holding result e, given first (first[i]: the results
+// before message i), or the number of messages when there is no such result.
+func stableBefore(first []int, e int) int {
+	if e >= first[len(first)-1] {
+		return len(first) - 1
+	}
+	// The first i with first[i] > e: message i-1 holds result e.
+	i, _ := slices.BinarySearch(first, e+1)
+	return i - 1
 }
 
 // withoutImages replaces every image of msgs by a note that it was left out, for a model that
@@ -306,7 +371,7 @@ const (
 // The stored history is not changed.
 func summaryInput(hist []providers.Message, budget int) []providers.Message {
 	out := make([]providers.Message, 0, len(hist))
-	for _, m := range elideToolResults(hist, 0, elideHead, 1) {
+	for _, m := range elideToolResults(hist, 0, elideHead, 1, 0) {
 		parts := make([]providers.Part, 0, len(m.Parts))
 		for _, p := range m.Parts {
 			switch p.Type {

@@ -28,6 +28,12 @@ func resultExchange(i int, size int, image bool) []providers.Message {
 // request's messages equal elideToolResults' over the same history, and the stored history is
 // never changed.
 func TestElideCacheSameAsWithout(t *testing.T) {
+	for _, minSaving := range []int{elideMinSaving, 600, 0} {
+		t.Run(fmt.Sprint("minSaving=", minSaving), func(t *testing.T) { elideCacheSameAsWithout(t, minSaving) })
+	}
+}
+
+func elideCacheSameAsWithout(t *testing.T, minSaving int) {
 	for seed := range uint64(8) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		var c elideCache
@@ -59,8 +65,11 @@ func TestElideCacheSameAsWithout(t *testing.T) {
 			}
 			before := fmt.Sprint(hist)
 			snap := hist[:len(hist):len(hist)]
-			got := c.get(snap, gen, keepToolResults, elideHead, elideBlock)
-			want := elideToolResults(snap, keepToolResults, elideHead, elideBlock)
+			got, stable := c.get(snap, gen, keepToolResults, elideHead, elideBlock, minSaving)
+			want := elideToolResults(snap, keepToolResults, elideHead, elideBlock, minSaving)
+			if w := statelessStable(snap, minSaving); stable != w {
+				t.Fatalf("seed %d step %d: stable %d, want %d", seed, step, stable, w)
+			}
 			if len(got) == 0 && len(want) == 0 {
 				continue
 			}
@@ -82,7 +91,7 @@ func TestElideCacheCutsOnce(t *testing.T) {
 	var prev []providers.Message
 	for i := range 40 {
 		hist = append(hist, resultExchange(i, 200, false)...)
-		got := c.get(hist[:len(hist):len(hist)], 0, keepToolResults, elideHead, elideBlock)
+		got, _ := c.get(hist[:len(hist):len(hist)], 0, keepToolResults, elideHead, elideBlock, 0)
 		for j := range prev {
 			a, b := prev[j].Parts[0].Text, got[j].Parts[0].Text
 			if prev[j].Parts[0].Type == providers.PartToolResult && len(a) < len(hist[j].Parts[0].Text) && unsafe.StringData(a) != unsafe.StringData(b) {
@@ -96,5 +105,75 @@ func TestElideCacheCutsOnce(t *testing.T) {
 	}
 	if !strings.HasSuffix(prev[len(prev)-1].Parts[0].Text, "result 39 ") {
 		t.Fatalf("the newest result was not sent whole")
+	}
+}
+
+// statelessStable is the cache's stable figure computed from scratch: the index of the message
+// holding the oldest result sent whole, or the number of messages.
+func statelessStable(hist []providers.Message, minSaving int) int {
+	var saves []int
+	for _, m := range hist {
+		saves = resultSavings(saves, m, elideHead)
+	}
+	e, _, _ := elideBoundary(saves, 0, 0, 0, keepToolResults, elideBlock, minSaving)
+	k := 0
+	for i, m := range hist {
+		if n := resultsIn(m); n > 0 && k+n > e {
+			return i
+		}
+		k += resultsIn(m)
+	}
+	return len(hist)
+}
+
+// TestElideStablePrefixHolds holds get's promise: over a history that only grows, with results
+// of every size, the first stable messages of a request are sent, unchanged, in every later
+// one; and the boundary moves only when it saves minSaving.
+func TestElideStablePrefixHolds(t *testing.T) {
+	for seed := range uint64(6) {
+		r := rand.New(rand.NewPCG(seed, 2))
+		var c elideCache
+		var hist []providers.Message
+		type sent struct {
+			msgs   []providers.Message
+			stable int
+		}
+		var reqs []sent
+		moves := 0
+		for i := range 200 {
+			size := 1 + r.IntN(40) // under the head: never elided
+			if r.IntN(3) == 0 {
+				size = 100 + r.IntN(1500) // 1-15 KB
+			}
+			hist = append(hist, resultExchange(i, size, false)...)
+			got, stable := c.get(hist[:len(hist):len(hist)], 0, keepToolResults, elideHead, elideBlock, elideMinSaving)
+			if stable > len(got) {
+				t.Fatalf("seed %d request %d: stable %d of %d messages", seed, i, stable, len(got))
+			}
+			// Checked against the request before, with stable never falling, the promise holds
+			// for every earlier request.
+			if n := len(reqs); n > 0 {
+				prev := reqs[n-1]
+				if stable < prev.stable || !reflect.DeepEqual(prev.msgs[:prev.stable], got[:prev.stable]) {
+					t.Fatalf("seed %d request %d: stable %d after %d, or a message of the stable prefix changed", seed, i, stable, prev.stable)
+				}
+				if !reflect.DeepEqual(prev.msgs, got[:len(prev.msgs)]) {
+					moves++
+				}
+			}
+			reqs = append(reqs, sent{append([]providers.Message(nil), got...), stable})
+		}
+		// Each move elided at least elideMinSaving bytes: the moves are at most the savings over it.
+		var saves []int
+		for _, m := range hist {
+			saves = resultSavings(saves, m, elideHead)
+		}
+		total := 0
+		for _, s := range saves {
+			total += s
+		}
+		if moves == 0 || moves > total/elideMinSaving {
+			t.Fatalf("seed %d: the boundary moved %d times over %d bytes of savings (at most %d)", seed, moves, total, total/elideMinSaving)
+		}
 	}
 }

@@ -126,7 +126,7 @@ func TestElisionKeepsRecentResultsAndText(t *testing.T) {
 			providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: string(rune('a' + i)), ToolName: "read_file", Text: big}}},
 		)
 	}
-	out := elideToolResults(hist, 4, 400, 1)
+	out := elideToolResults(hist, 4, 400, 1, 0)
 	for i, m := range out {
 		for _, p := range m.Parts {
 			switch {
@@ -155,7 +155,7 @@ func TestElisionTakesOlderResultsImages(t *testing.T) {
 		hist = append(hist, providers.Message{Role: providers.RoleUser, Parts: []providers.Part{
 			{Type: providers.PartToolResult, ToolCallID: id, ToolName: "screenshot", Text: "[image 1 of this result (image/png) follows]"}, img}})
 	}
-	out := elideToolResults(hist, 1, 400, 1)
+	out := elideToolResults(hist, 1, 400, 1, 0)
 	if p := out[0].Parts[1]; p.Type != providers.PartText || !strings.Contains(p.Text, "older tool result") {
 		t.Errorf("the older result's image = %+v, want a note that it was elided", p)
 	}
@@ -175,7 +175,7 @@ func TestElisionMovesInBlocks(t *testing.T) {
 	wants := []int{1, 2, 3, 4, 2, 3, 4, 2, 3} // results sent whole after the 1st..9th
 	for n := 1; n <= 9; n++ {
 		hist = append(hist, providers.Message{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: fmt.Sprint(n), ToolName: "read_file", Text: big}}})
-		out := elideToolResults(hist, 2, 400, 3)
+		out := elideToolResults(hist, 2, 400, 3, 0)
 		whole := 0
 		for i, m := range out {
 			if m.Parts[0].Text == big {

@@ -281,8 +281,9 @@ func (t *turn) request() *providers.Request {
 	s.mu.Lock()
 	msgs, gen := s.history[:len(s.history):len(s.history)], s.histGen
 	s.mu.Unlock()
+	stable := 0
 	if !s.noElide {
-		msgs = s.elided.get(msgs, gen, keepToolResults, elideHead, elideBlock)
+		msgs, stable = s.elided.get(msgs, gen, keepToolResults, elideHead, elideBlock, elideMinSaving)
 	}
 	if !t.caps.Thinking {
 		th = providers.Thinking{} // asked only of models that reason
@@ -310,6 +311,8 @@ func (t *turn) request() *providers.Request {
 	default:
 		msgs = respondAsText(msgs)
 		req.Tools = t.specs()
+		// The text protocols above render the history anew, message for message no longer.
+		req.Stable = stable
 	}
 	req.Messages = t.placeContext(msgs)
 	return req

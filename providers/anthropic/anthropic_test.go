@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -357,5 +358,84 @@ func TestRequestToolsFollowTheToolSet(t *testing.T) {
 	}
 	if string(again) != string(first) {
 		t.Fatalf("the first tool set again:\n got %s\nwant %s", again, first)
+	}
+}
+
+// breakpoints lists the blocks of a /v1/messages body that carry cache_control, as
+// "tools[i]", "system[i]" or "messages[i][j]".
+func breakpoints(t *testing.T, body []byte) []string {
+	t.Helper()
+	var r struct {
+		Tools, System []map[string]json.RawMessage
+		Messages      []struct{ Content []map[string]json.RawMessage }
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i, b := range r.Tools {
+		if b["cache_control"] != nil {
+			out = append(out, fmt.Sprintf("tools[%d]", i))
+		}
+	}
+	for i, b := range r.System {
+		if b["cache_control"] != nil {
+			out = append(out, fmt.Sprintf("system[%d]", i))
+		}
+	}
+	for i, m := range r.Messages {
+		for j, b := range m.Content {
+			if b["cache_control"] != nil {
+				out = append(out, fmt.Sprintf("messages[%d][%d]", i, j))
+			}
+		}
+	}
+	return out
+}
+
+// Request.Stable puts the fourth breakpoint at the end of the messages the next requests send
+// unchanged; a value the messages do not have, or one that adds nothing, adds no breakpoint,
+// and a request never carries more than the API's four.
+func TestStableBreakpoint(t *testing.T) {
+	text := func(s string) providers.Part { return providers.Part{Type: providers.PartText, Text: s} }
+	msgs := []providers.Message{
+		{Role: providers.RoleUser, Parts: []providers.Part{text("read a.go")}},
+		{Role: providers.RoleAssistant, Parts: []providers.Part{text("reading"), {Type: providers.PartToolCall, ToolCallID: "t1", ToolName: "read_file", Args: json.RawMessage(`{}`)}}},
+		{Role: providers.RoleUser, Parts: []providers.Part{{Type: providers.PartToolResult, ToolCallID: "t1", Text: "package a"}}},
+		// Encodes to nothing (empty text; unsigned thinking): skipped by the encoder.
+		{Role: providers.RoleAssistant, Parts: []providers.Part{text(""), {Type: providers.PartThinking, Text: "unsigned"}}},
+		{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartThinking, Text: "signed", Signature: "sig"}, text("done")}},
+		{Role: providers.RoleUser, Parts: []providers.Part{text("thanks")}},
+	}
+	base := []string{"tools[0]", "system[0]"}
+	for _, c := range []struct {
+		stable int
+		want   []string
+	}{
+		{0, []string{"messages[4][0]"}},
+		{-3, []string{"messages[4][0]"}},
+		{2, []string{"messages[1][1]", "messages[4][0]"}},
+		{3, []string{"messages[2][0]", "messages[4][0]"}},
+		// Message 3 encodes to nothing: the breakpoint goes on the message before it.
+		{4, []string{"messages[2][0]", "messages[4][0]"}},
+		// Message 4's last block is text after signed thinking.
+		{5, []string{"messages[3][1]", "messages[4][0]"}},
+		{6, []string{"messages[4][0]"}},
+		{7, []string{"messages[4][0]"}},
+		{1 << 40, []string{"messages[4][0]"}},
+	} {
+		req := &providers.Request{System: "sys", Context: "live", Messages: msgs, Stable: c.stable,
+			Tools: []providers.ToolSpec{{Name: "read_file", Schema: weatherSchema}}}
+		b, err := anthropic.BuildRequest(req, "claude-sonnet-4-5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := breakpoints(t, b)
+		if want := append(append([]string(nil), base...), c.want...); !slices.Equal(got, want) {
+			t.Errorf("Stable %d: breakpoints %q, want %q", c.stable, got, want)
+		}
+		if len(got) > 4 {
+			t.Errorf("Stable %d: %d breakpoints, the API takes 4", c.stable, len(got))
+		}
 	}
 }

@@ -88,9 +88,10 @@ type request struct {
 var emptyObject = json.RawMessage(`{}`)
 
 // BuildRequest encodes req as a /v1/messages body. Prompt-caching breakpoints go after the tool
-// block, after the stable system prompt and on the last cacheable block of the conversation, so
+// block, after the stable system prompt, on the last cacheable block of the conversation, so
 // each turn re-reads the previous turn's prefix from the cache (tools, then system, then
-// messages is the order Anthropic caches in). model is used when req.Model is empty.
+// messages is the order Anthropic caches in), and at the end of req.Stable's messages: four,
+// the most the API takes. model is used when req.Model is empty.
 func BuildRequest(req *providers.Request, model string) ([]byte, error) {
 	if req == nil {
 		return nil, errors.New("nil request")
@@ -135,18 +136,28 @@ func BuildRequest(req *providers.Request, model string) ([]byte, error) {
 		// Extended thinking refuses any temperature but the default.
 		r.Temperature = nil
 	}
-	for _, m := range req.Messages {
+	stable := 0 // the encoded messages that hold req.Messages[:req.Stable]
+	for i, m := range req.Messages {
 		blocks := convertParts(m)
-		if len(blocks) == 0 {
-			continue
+		if len(blocks) > 0 {
+			role := "user"
+			if m.Role == providers.RoleAssistant {
+				role = "assistant"
+			}
+			r.Messages = append(r.Messages, message{Role: role, Content: blocks})
 		}
-		role := "user"
-		if m.Role == providers.RoleAssistant {
-			role = "assistant"
+		if i+1 == req.Stable {
+			stable = len(r.Messages)
 		}
-		r.Messages = append(r.Messages, message{Role: role, Content: blocks})
 	}
 	markConversationPrefix(r.Messages)
+	// The fourth breakpoint: the end of what the next requests send unchanged, so that when
+	// the engine rewrites a later message (it shortens older tool results in blocks) the cache
+	// still serves everything before it. The last breakpoint alone would not: the server looks
+	// for an earlier cache entry only about 20 blocks back from a breakpoint.
+	if stable > 0 && req.Stable < len(req.Messages) {
+		markConversationPrefix(r.Messages[:stable])
+	}
 	if len(r.Tools) == 0 {
 		return json.Marshal(&r)
 	}
