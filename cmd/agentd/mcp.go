@@ -100,7 +100,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", mcp.Clean(st.Name, 64), st.Type, state, st.Listed, st.Offered, mcp.Clean(st.Target, 120))
 	}
 	for i, raw := range set.ProjectMCPServers {
-		c, err := mcp.Parse(fmt.Sprintf("project mcpServers[%d]", i), raw)
+		c, err := mcp.ParseProject(fmt.Sprintf("project mcpServers[%d]", i), raw)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 			continue

@@ -174,7 +174,9 @@ type Client struct {
 	// Issuer is the authorization server the client is registered with, as its metadata's
 	// issuer says (a trailing slash aside).
 	Issuer string
-	ID     string
+	// ID is the client ID; "" leaves the registration to a metadata document or dynamic
+	// registration (the other fields still apply).
+	ID string
 	// Secret is the client secret; "" for a public client.
 	Secret string
 	// Scopes are asked for instead of the server's scopes_supported (a challenge's scope is
@@ -190,9 +192,10 @@ func (c *Client) String() string {
 	return fmt.Sprintf("client %s at %s", c.ID, c.Issuer)
 }
 
-// at reports whether the client is registered with issuer.
+// at reports whether the client may be used at issuer: it is registered there, or it has no
+// ID (only scopes or a callback port, for whichever registration the server takes).
 func (c *Client) at(issuer string) bool {
-	return strings.TrimSuffix(c.Issuer, "/") == strings.TrimSuffix(issuer, "/")
+	return c.ID == "" || strings.TrimSuffix(c.Issuer, "/") == strings.TrimSuffix(issuer, "/")
 }
 
 // maxScopes bounds what a step-up may ask for: a server cannot grow the request without end.
@@ -471,7 +474,7 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, c *Client,
 	hc := f.client()
 	r := &record{Issuer: d.issuer, Resource: d.resource, AuthURL: d.asm.AuthorizationEndpoint, TokenURL: d.asm.TokenEndpoint, Scopes: d.scopes}
 	switch {
-	case c != nil:
+	case c != nil && c.ID != "":
 		r.ClientID, r.ClientSecret = c.ID, c.Secret
 		r.AuthStyle = int(oauth2.AuthStyleInParams)
 		if c.Secret != "" {
