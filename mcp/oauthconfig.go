@@ -140,6 +140,20 @@ func ParseProject(field string, raw json.RawMessage) (Config, error) {
 	return c, err
 }
 
+// SecretEnvNames are the variables the user's entries name as oauth.clientSecretEnv: like a
+// provider key's, they are hidden from every program agentd starts (a stdio server, a tool's
+// program, a hook), whose output could carry the secret into the transcript. Malformed entries
+// are skipped (their start reports them).
+func SecretEnvNames(entries []json.RawMessage) []string {
+	var out []string
+	for _, raw := range entries {
+		if c, err := Parse("", raw); err == nil && c.OAuth != nil && c.OAuth.ClientSecretEnv != "" && !slices.Contains(out, c.OAuth.ClientSecretEnv) {
+			out = append(out, c.OAuth.ClientSecretEnv)
+		}
+	}
+	return out
+}
+
 // oauthClient is the entry's client for mcpauth, its secret read from the environment when the
 // entry names a variable; nil when the entry has no oauth.
 func (c Config) oauthClient() (*mcpauth.Client, error) {

@@ -158,3 +158,18 @@ func TestStepUpFromTheSet(t *testing.T) {
 		t.Errorf("status after the step-up %+v", st)
 	}
 }
+
+// The variables the entries name as oauth.clientSecretEnv are hidden like provider keys; a
+// malformed entry or one without a secret variable adds none.
+func TestSecretEnvNames(t *testing.T) {
+	got := SecretEnvNames([]json.RawMessage{
+		json.RawMessage(`{"type":"http","name":"a","url":"https://a.example/mcp","oauth":{"clientId":"c","issuer":"https://i.example","clientSecretEnv":"A_SECRET"}}`),
+		json.RawMessage(`{"type":"http","name":"b","url":"https://b.example/mcp","oauth":{"clientId":"c","issuer":"https://i.example","clientSecretEnv":"A_SECRET"}}`),
+		json.RawMessage(`{"type":"http","name":"c","url":"https://c.example/mcp","oauth":{"clientId":"c","issuer":"https://i.example","clientSecret":"lit"}}`),
+		json.RawMessage(`{"type":"http","name":"d","url":"ftp://x","oauth":{"clientId":"c","issuer":"https://i.example","clientSecretEnv":"BROKEN"}}`),
+		json.RawMessage(`{"name":"e","command":"x"}`),
+	})
+	if len(got) != 1 || got[0] != "A_SECRET" {
+		t.Errorf("SecretEnvNames = %q; want [A_SECRET]", got)
+	}
+}

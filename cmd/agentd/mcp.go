@@ -81,7 +81,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	var notesMu sync.Mutex
 	var notes []string
 	pool := mcp.NewPool(nil)
-	pool.HideEnv = func() []string { return reg.KeyEnvNames(set) }
+	pool.HideEnv = func() []string { return append(reg.KeyEnvNames(set), mcp.SecretEnvNames(set.MCPServers)...) }
 	pool.OAuth = mcpFlow()
 	defer pool.Close()
 	s := pool.Open(cfgs, tools.Default(), func(_, title, desc string) {
