@@ -128,7 +128,7 @@ func TestStepUpFromTheSet(t *testing.T) {
 	if err := set.SignIn(ctx, "docs", oauthtest.Browser); err != nil {
 		t.Fatal(err)
 	}
-	s.CallScope = "write"
+	s.NeedScope("write")
 	reg := set.Snapshot(ctx)
 	tool, ok := reg.Lookup("whoami")
 	if !ok {

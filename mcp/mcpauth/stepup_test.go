@@ -60,7 +60,7 @@ func signInWith(t *testing.T, h *mcpauth.Handler, open mcpauth.Opener) error {
 // with gets one step-up sign-in, never a loop: the next refusal is an error, not another sign-in.
 func TestStepUpNeverLoops(t *testing.T) {
 	s, f, _ := setup(t)
-	s.CallScope = "write"
+	s.NeedScope("write")
 	s.Grant = func(asked []string) []string { // a stingy authorization server: never grants write
 		return slices.DeleteFunc(slices.Clone(asked), func(x string) bool { return x == "write" })
 	}
@@ -100,7 +100,7 @@ func TestStepUpScopesBounded(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprintf("s%d", i)
 	}
-	s.CallScope = strings.Join(many, " ")
+	s.NeedScope(strings.Join(many, " "))
 	cs, err := connect(t, s.URL(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestStepUpAsksForTheUnion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.CallScope = "write"
+	s.NeedScope("write")
 	_, err = call(cs)
 	var ns *mcpauth.NeedsSignIn
 	if !errors.As(err, &ns) || !slices.Contains(ns.Scopes, "mcp") || !slices.Contains(ns.Scopes, "write") || !strings.Contains(ns.Error(), "more access") {

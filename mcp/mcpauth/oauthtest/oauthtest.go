@@ -114,6 +114,7 @@ func New() *Server {
 			s.Seen = append(s.Seen, tok)
 		}
 		is, ok := s.access[tok]
+		need := s.CallScope
 		s.mu.Unlock()
 		if !ok || time.Now().After(is.expiry) || is.issuer != s.issuer() {
 			if s.RootPRM {
@@ -124,7 +125,7 @@ func New() *Server {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if s.CallScope != "" && !slices.Contains(is.scopes, s.CallScope) {
+		if need != "" && !slices.Contains(is.scopes, need) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			var msg struct {
@@ -132,7 +133,7 @@ func New() *Server {
 			}
 			_ = json.Unmarshal(body, &msg)
 			if msg.Method == "tools/call" {
-				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.CallScope, s.RS.URL))
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, need, s.RS.URL))
 				http.Error(w, "insufficient scope", http.StatusForbidden)
 				return
 			}
@@ -150,6 +151,13 @@ func (s *Server) issuer() string {
 		return s.AS2.URL
 	}
 	return s.AS.URL
+}
+
+// NeedScope sets CallScope while the servers run.
+func (s *Server) NeedScope(scope string) {
+	s.mu.Lock()
+	s.CallScope = scope
+	s.mu.Unlock()
 }
 
 // Migrate moves the resource to a second authorization server: its metadata names AS2 from now
