@@ -201,6 +201,21 @@ func (c *Client) at(issuer string) bool {
 // maxScopes bounds what a step-up may ask for: a server cannot grow the request without end.
 const maxScopes = 32
 
+// scopeToken reports whether s is a scope-token of RFC 6749 (3.3): printable ASCII but space,
+// '"' and '\', at most 256 bytes. A server's scope reaches the user's notice and the
+// authorization URL, so nothing else is taken.
+func scopeToken(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // union is a's scopes then those of b not in a.
 func union(a, b []string) []string {
 	out := slices.Clone(a)
@@ -276,6 +291,11 @@ func (f *Flow) discover(ctx context.Context, name, resource string, chal []oauth
 	challenged := strings.Fields(challengeParam(chal, "scope"))
 	if len(challenged) > maxScopes || len(supported) > maxScopes {
 		return nil, fmt.Errorf("MCP server %s asks for more than %d scopes: refused", name, maxScopes)
+	}
+	for _, sc := range slices.Concat(challenged, supported) {
+		if !scopeToken(sc) {
+			return nil, fmt.Errorf("MCP server %s names a scope that is not an OAuth scope token (%q): refused", name, clean(sc))
+		}
 	}
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
 	if err != nil {

@@ -413,3 +413,30 @@ func TestMigrationWithPreRegisteredClient(t *testing.T) {
 		}
 	}
 }
+
+// A scope is an RFC 6749 scope-token or nothing: one with an escape sequence (it would reach the
+// user's notice) or outside ASCII is refused, in the resource metadata and in a step-up's
+// challenge alike, and nothing is asked.
+func TestHostileScopesRefused(t *testing.T) {
+	s, f, st := setup(t)
+	s.PRM = func(m map[string]any) { m["scopes_supported"] = []string{"mcp", "\x1b[2Jred"} }
+	s.Redirect = nil
+	var opened atomic.Bool
+	refused(t, s, f, st, func(context.Context, string) error { opened.Store(true); return nil }, "not an OAuth scope token")
+	if opened.Load() {
+		t.Error("the browser was opened")
+	}
+	s.PRM = nil
+	h := f.Handler("docs", s.URL())
+	if err := signInWith(t, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := connect(t, s.URL(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.NeedScope("écrire")
+	if _, err := call(cs); err == nil || mcpauth.IsNeedsSignIn(err) || !strings.Contains(err.Error(), "not an OAuth scope token") {
+		t.Fatalf("a step-up for a non-ASCII scope: %v", err)
+	}
+}
