@@ -29,6 +29,10 @@ import (
 // authorization is signed in to through agentd's OAuth flow, its "browser" an HTTP client that
 // follows the authorization server's redirects (loopback only) back to the flow's listener, as a
 // user who approves would; the tokens stay in memory for the run, never in the user's keyring.
+// The user signs in when asked: again when the restarted server asks again (it moved to another
+// authorization server), and once more, retrying the call once, when a call finds the token
+// short (a step-up). A pre-registered client the scenario's context names (client_id,
+// client_secret, issuer) is the server's oauth, as the user would write it in the settings.
 // What it did is printed on stdout; a failure to connect exits 1.
 func runMCPProbe(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
