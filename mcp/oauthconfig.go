@@ -25,10 +25,14 @@ type OAuth struct {
 	// card. ClientSecretEnv names the environment variable that holds it instead, read at
 	// the server's start (never from a project file: the user's environment is not the
 	// project's to send to an issuer of its choosing).
-	ClientSecret    string   `json:"-"`
-	ClientSecretEnv string   `json:"clientSecretEnv,omitempty"`
-	Scopes          []string `json:"scopes,omitempty"`
-	CallbackPort    int      `json:"callbackPort,omitempty"`
+	ClientSecret    string `json:"-"`
+	ClientSecretEnv string `json:"clientSecretEnv,omitempty"`
+	// ClientSecretKeyring says agentd keeps the secret (`agentd mcp secret NAME`: the OS
+	// keyring, else the token file), filed by issuer and client ID; not from a project file
+	// either.
+	ClientSecretKeyring bool     `json:"clientSecretKeyring,omitempty"`
+	Scopes              []string `json:"scopes,omitempty"`
+	CallbackPort        int      `json:"callbackPort,omitempty"`
 }
 
 // String never shows the secret (a log line or an error that prints the entry).
@@ -39,20 +43,23 @@ func (o OAuth) String() string {
 		secret = " secret " + Redacted
 	case o.ClientSecretEnv != "":
 		secret = " secret from $" + o.ClientSecretEnv
+	case o.ClientSecretKeyring:
+		secret = " secret kept by agentd"
 	}
 	return fmt.Sprintf("oauth{client %q at %q%s scopes %q port %d}", o.ClientID, o.Issuer, secret, o.Scopes, o.CallbackPort)
 }
 
 type wireOAuth struct {
-	ClientID        *string  `json:"clientId"`
-	ClientSecret    *string  `json:"clientSecret"`
-	ClientSecretEnv *string  `json:"clientSecretEnv"`
-	Issuer          *string  `json:"issuer"`
-	Scopes          []string `json:"scopes"`
-	CallbackPort    *float64 `json:"callbackPort"`
+	ClientID            *string  `json:"clientId"`
+	ClientSecret        *string  `json:"clientSecret"`
+	ClientSecretEnv     *string  `json:"clientSecretEnv"`
+	ClientSecretKeyring *bool    `json:"clientSecretKeyring"`
+	Issuer              *string  `json:"issuer"`
+	Scopes              []string `json:"scopes"`
+	CallbackPort        *float64 `json:"callbackPort"`
 }
 
-var oauthKeys = []string{"clientId", "clientSecret", "clientSecretEnv", "issuer", "scopes", "callbackPort"}
+var oauthKeys = []string{"clientId", "clientSecret", "clientSecretEnv", "clientSecretKeyring", "issuer", "scopes", "callbackPort"}
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -68,7 +75,7 @@ func parseOAuth(raw json.RawMessage, bad func(sub, msg string) (Config, error)) 
 	}
 	for k := range keys {
 		if !slices.Contains(oauthKeys, k) {
-			return fail("."+k, "unknown key (oauth has clientId, clientSecret, clientSecretEnv, issuer, scopes, callbackPort)")
+			return fail("."+k, "unknown key (oauth has clientId, clientSecret, clientSecretEnv, clientSecretKeyring, issuer, scopes, callbackPort)")
 		}
 	}
 	var w wireOAuth
@@ -92,11 +99,12 @@ func parseOAuth(raw json.RawMessage, bad func(sub, msg string) (Config, error)) 
 			return fail("."+f.name, "must be one line of at most 2048 bytes")
 		}
 	}
-	if (o.ClientSecret != "" || o.ClientSecretEnv != "" || o.Issuer != "") && o.ClientID == "" {
-		return fail(".clientId", "required with clientSecret, clientSecretEnv or issuer")
+	o.ClientSecretKeyring = w.ClientSecretKeyring != nil && *w.ClientSecretKeyring
+	if (o.ClientSecret != "" || o.ClientSecretEnv != "" || o.ClientSecretKeyring || o.Issuer != "") && o.ClientID == "" {
+		return fail(".clientId", "required with clientSecret, clientSecretEnv, clientSecretKeyring or issuer")
 	}
-	if o.ClientSecret != "" && o.ClientSecretEnv != "" {
-		return fail(".clientSecret", "give clientSecret or clientSecretEnv, not both")
+	if n := btoi(o.ClientSecret != "") + btoi(o.ClientSecretEnv != "") + btoi(o.ClientSecretKeyring); n > 1 {
+		return fail(".clientSecret", "give one of clientSecret, clientSecretEnv, clientSecretKeyring")
 	}
 	if o.ClientSecretEnv != "" && !envName.MatchString(o.ClientSecretEnv) {
 		return fail(".clientSecretEnv", "must be an environment variable's name")
@@ -129,13 +137,25 @@ func parseOAuth(raw json.RawMessage, bad func(sub, msg string) (Config, error)) 
 	return o, nil
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // ParseProject parses an entry of a project file: as Parse, but an oauth client secret may not
-// come from the user's environment (clientSecretEnv), which a cloned repository could otherwise
-// send to an authorization server of its choosing.
+// come from the user's environment (clientSecretEnv) or agentd's keyring (clientSecretKeyring),
+// which a cloned repository could otherwise send to an authorization server of its choosing, or
+// use for a resource of its choosing.
 func ParseProject(field string, raw json.RawMessage) (Config, error) {
 	c, err := Parse(field, raw)
-	if err == nil && c.OAuth != nil && c.OAuth.ClientSecretEnv != "" {
+	switch {
+	case err != nil || c.OAuth == nil:
+	case c.OAuth.ClientSecretEnv != "":
 		return Config{}, &FieldError{Field: field + ".oauth.clientSecretEnv", Message: "a project file cannot read a secret from your environment; put this server in your user settings"}
+	case c.OAuth.ClientSecretKeyring:
+		return Config{}, &FieldError{Field: field + ".oauth.clientSecretKeyring", Message: "a project file cannot use a secret agentd keeps for you; put this server in your user settings"}
 	}
 	return c, err
 }
@@ -161,7 +181,7 @@ func (c Config) oauthClient() (*mcpauth.Client, error) {
 	if o == nil {
 		return nil, nil
 	}
-	out := &mcpauth.Client{Issuer: o.Issuer, ID: o.ClientID, Secret: o.ClientSecret, Scopes: o.Scopes, CallbackPort: o.CallbackPort}
+	out := &mcpauth.Client{Issuer: o.Issuer, ID: o.ClientID, Secret: o.ClientSecret, SecretStored: o.ClientSecretKeyring, Scopes: o.Scopes, CallbackPort: o.CallbackPort}
 	if o.ClientSecretEnv != "" {
 		v, ok := os.LookupEnv(o.ClientSecretEnv)
 		if !ok || v == "" {

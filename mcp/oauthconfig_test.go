@@ -34,6 +34,11 @@ func TestProjectCannotReadASecretFromTheEnvironment(t *testing.T) {
 	if err != nil || oc.Secret != "the-users-secret" || oc.Issuer != "https://attacker.example" {
 		t.Fatalf("user entry: %+v, %v", oc, err)
 	}
+	_, err = ParseProject("project mcpServers[0]", json.RawMessage(`{"type":"http","name":"docs","url":"https://docs.example/mcp",
+		"oauth":{"clientId":"agentd","clientSecretKeyring":true,"issuer":"https://auth.example"}}`))
+	if !asFieldError(err, &fe) || fe.Field != "project mcpServers[0].oauth.clientSecretKeyring" {
+		t.Fatalf("project entry with a kept secret: %v; want clientSecretKeyring refused", err)
+	}
 	// A literal secret in a project file is the project's own: taken.
 	if _, err := ParseProject("p", json.RawMessage(`{"type":"http","name":"d","url":"https://d.example/mcp","oauth":{"clientId":"c","clientSecret":"own","issuer":"https://d.example"}}`)); err != nil {
 		t.Errorf("project literal secret: %v", err)
@@ -64,6 +69,9 @@ func TestOAuthEntryRefusals(t *testing.T) {
 		{head + `{"scopes":"a"}}`, "m.oauth.scopes"},
 		{head + `{"callbackPort":70000}}`, "m.oauth.callbackPort"},
 		{head + `{"callbackPort":80.5}}`, "m.oauth.callbackPort"},
+		{head + `{"clientId":"x","issuer":"https://i.example","clientSecretEnv":"S","clientSecretKeyring":true}}`, "m.oauth.clientSecret"},
+		{head + `{"clientSecretKeyring":true}}`, "m.oauth.clientId"},
+		{head + `{"clientId":"x","issuer":"https://i.example","clientSecretKeyring":"yes"}}`, "m.oauth.clientSecretKeyring"},
 		{`{"name":"a","command":"x","oauth":{}}`, "m.oauth"},
 		{`{"type":"sse","name":"a","url":"https://a.example/sse","oauth":{}}`, "m.oauth"},
 		{`{"type":"http","name":"a","url":"https://a.example/mcp","headers":[{"name":"Authorization","value":"Bearer x"}],"oauth":{}}`, "m.oauth"},

@@ -179,6 +179,9 @@ type Client struct {
 	ID string
 	// Secret is the client secret; "" for a public client.
 	Secret string
+	// SecretStored says the secret is kept in the Flow's Store, under ClientSecretAccount of
+	// the issuer and ID (`agentd mcp secret NAME`), and read there at the sign-in.
+	SecretStored bool
 	// Scopes are asked for instead of the server's scopes_supported (a challenge's scope is
 	// still added).
 	Scopes []string
@@ -190,6 +193,27 @@ type Client struct {
 // String never shows the secret.
 func (c *Client) String() string {
 	return fmt.Sprintf("client %s at %s", c.ID, c.Issuer)
+}
+
+// ClientSecretAccount is where the Store keeps a pre-registered client's secret: by issuer and
+// client ID, so an entry that names another issuer finds nothing there.
+func ClientSecretAccount(issuer, clientID string) string {
+	return "client-secret " + strings.TrimSuffix(issuer, "/") + " " + clientID
+}
+
+// secret is the client's secret, read from the store when it is kept there.
+func (f *Flow) secret(name string, c *Client) (string, error) {
+	if !c.SecretStored {
+		return c.Secret, nil
+	}
+	v, ok, err := f.Store.Get(ClientSecretAccount(c.Issuer, c.ID))
+	if err != nil {
+		return "", fmt.Errorf("MCP server %s: reading its client secret failed: %v", name, err)
+	}
+	if !ok || v == "" {
+		return "", fmt.Errorf("MCP server %s: its oauth.clientSecretKeyring says agentd keeps the client secret, but none is kept for client %s at %s: run `agentd mcp secret %s`", name, c.ID, c.Issuer, name)
+	}
+	return v, nil
 }
 
 // at reports whether the client may be used at issuer: it is registered there, or it has no
@@ -495,9 +519,13 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, c *Client,
 	r := &record{Issuer: d.issuer, Resource: d.resource, AuthURL: d.asm.AuthorizationEndpoint, TokenURL: d.asm.TokenEndpoint, Scopes: d.scopes}
 	switch {
 	case c != nil && c.ID != "":
-		r.ClientID, r.ClientSecret = c.ID, c.Secret
+		secret, err := f.secret(name, c)
+		if err != nil {
+			return nil, err
+		}
+		r.ClientID, r.ClientSecret = c.ID, secret
 		r.AuthStyle = int(oauth2.AuthStyleInParams)
-		if c.Secret != "" {
+		if secret != "" {
 			style, err := secretStyle(d.asm)
 			if err != nil {
 				return nil, fmt.Errorf("MCP server %s: %v", name, err)

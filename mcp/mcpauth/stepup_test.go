@@ -440,3 +440,24 @@ func TestHostileScopesRefused(t *testing.T) {
 		t.Fatalf("a step-up for a non-ASCII scope: %v", err)
 	}
 }
+
+// A secret agentd keeps is filed by issuer and client ID: a client that names another issuer
+// (here the server's, while the secret was kept for a legitimate one) finds none and asks for
+// nothing; the client of the right issuer uses it.
+func TestStoredSecretFiledByIssuer(t *testing.T) {
+	s, f, st := setup(t)
+	const secret = "kept-secret"
+	s.NoRegistration = true
+	s.Clients = map[string]string{"pre": secret}
+	st.Set(mcpauth.ClientSecretAccount("https://legit.example", "pre"), secret)
+	var opened atomic.Bool
+	err := signInWith(t, f.HandlerWith("docs", s.URL(), &mcpauth.Client{Issuer: s.AS.URL, ID: "pre", SecretStored: true}),
+		func(context.Context, string) error { opened.Store(true); return nil })
+	if err == nil || !strings.Contains(err.Error(), "run `agentd mcp secret docs`") || strings.Contains(err.Error(), secret) || opened.Load() {
+		t.Fatalf("err = %v (browser opened: %v); want the missing secret said", err, opened.Load())
+	}
+	st.Set(mcpauth.ClientSecretAccount(s.AS.URL+"/", "pre"), secret) // a trailing slash is the same issuer
+	if err := signInWith(t, f.HandlerWith("docs", s.URL(), &mcpauth.Client{Issuer: s.AS.URL, ID: "pre", SecretStored: true}), nil); err != nil {
+		t.Fatal(err)
+	}
+}
