@@ -27,6 +27,8 @@ type Config struct {
 	SSE bool
 	// Timeout bounds one call on this server (entry key "timeout", in seconds).
 	Timeout time.Duration
+	// OAuth is an http entry's "oauth" (oauthconfig.go); nil without one.
+	OAuth *OAuth `json:",omitempty"`
 }
 
 // NameValue is an ACP EnvVariable or HttpHeader.
@@ -67,9 +69,10 @@ type wireConfig struct {
 	URL     *string         `json:"url"`
 	Headers json.RawMessage `json:"headers"`
 	Timeout *float64        `json:"timeout"`
+	OAuth   json.RawMessage `json:"oauth"`
 }
 
-var knownKeys = []string{"name", "type", "command", "args", "env", "url", "headers", "timeout", "_meta"}
+var knownKeys = []string{"name", "type", "command", "args", "env", "url", "headers", "timeout", "oauth", "_meta"}
 
 // ParseList parses a list of entries; field is the list's path (mcpServers). The first
 // malformed entry is the error.
@@ -99,7 +102,7 @@ func Parse(field string, raw json.RawMessage) (Config, error) {
 	}
 	for k := range keys {
 		if !slices.Contains(knownKeys, k) {
-			return bad(k, "unknown key (an MCP server has name, type, command, args, env, url, headers, timeout)")
+			return bad(k, "unknown key (an MCP server has name, type, command, args, env, url, headers, timeout, oauth)")
 		}
 	}
 	var w wireConfig
@@ -138,6 +141,9 @@ func Parse(field string, raw json.RawMessage) (Config, error) {
 		if w.URL != nil || w.Headers != nil {
 			return bad("url", "a stdio server has no url or headers (set type \"http\")")
 		}
+		if w.OAuth != nil {
+			return bad("oauth", "only an http server signs in")
+		}
 		c.Command, c.Args = *w.Command, w.Args
 		env, err := nameValues(w.Env)
 		if err != nil {
@@ -168,6 +174,19 @@ func Parse(field string, raw json.RawMessage) (Config, error) {
 			return bad("headers", err.Error())
 		}
 		c.Headers = h
+		if len(w.OAuth) > 0 && string(w.OAuth) != "null" {
+			if c.SSE {
+				return bad("oauth", "only a Streamable HTTP server (type \"http\") signs in")
+			}
+			if hasHeader(c.Headers, "Authorization") {
+				return bad("oauth", "this server sends its own Authorization header, so it does not sign in")
+			}
+			o, err := parseOAuth(w.OAuth, bad)
+			if err != nil {
+				return Config{}, err
+			}
+			c.OAuth = o
+		}
 	default:
 		return bad("type", fmt.Sprintf("%q is not one of stdio, http, sse", typ))
 	}

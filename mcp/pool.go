@@ -234,8 +234,13 @@ func (s *Set) Snapshot(ctx context.Context) *tools.Registry {
 		versions[i] = l.version
 	}
 	for _, l := range lists {
-		if l.err != nil {
+		switch {
+		case l.err != nil:
 			s.reportDown(l.sv, l.err)
+		case l.sv.auth != nil && l.sv.auth.NeedsSignIn() != nil:
+			// A call found the token short (a step-up, a new authorization server): the
+			// server stays up with what its token still allows, and the user is asked.
+			s.reportDown(l.sv, l.sv.auth.NeedsSignIn())
 		}
 	}
 	s.mu.Lock()
@@ -333,7 +338,7 @@ func (s *Set) Status() []Status {
 			typ = "sse"
 		}
 		out = append(out, Status{Name: sv.cfg.Name, Type: typ, Target: sv.cfg.Target(), State: sv.state, Err: sv.err,
-			Listed: len(sv.tools), Offered: offered[sv], NeedsSignIn: mcpauth.IsNeedsSignIn(sv.err)})
+			Listed: len(sv.tools), Offered: offered[sv], NeedsSignIn: mcpauth.IsNeedsSignIn(sv.err) || (sv.auth != nil && sv.auth.NeedsSignIn() != nil)})
 		sv.mu.Unlock()
 	}
 	return out

@@ -52,8 +52,10 @@ type server struct {
 	log  *zap.Logger
 	pool *Pool
 	// auth signs the server in (an HTTP server without a static Authorization header, when the
-	// pool has an OAuth flow); nil otherwise.
-	auth *mcpauth.Handler
+	// pool has an OAuth flow); nil otherwise. authErr is why an entry's oauth cannot be used
+	// (a secret variable that is not set); the server does not start then.
+	auth    *mcpauth.Handler
+	authErr error
 
 	mu       sync.Mutex
 	state    State
@@ -77,7 +79,8 @@ type server struct {
 func newServer(p *Pool, cfg Config) *server {
 	sv := &server{cfg: cfg, log: p.log.With(zap.String("mcpServer", cfg.Name)), pool: p, state: StateStarting, ready: make(chan struct{})}
 	if cfg.Type == "http" && !cfg.SSE && p.OAuth != nil && !hasHeader(cfg.Headers, "Authorization") {
-		sv.auth = p.OAuth.Handler(cfg.Name, cfg.URL)
+		c, err := cfg.oauthClient()
+		sv.auth, sv.authErr = p.OAuth.HandlerWith(cfg.Name, cfg.URL, c), err
 	}
 	go sv.start()
 	return sv
@@ -161,6 +164,9 @@ func list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, []*sdk.Promp
 
 func (sv *server) connect(ctx context.Context) (*sdk.ClientSession, func(), int, error) {
 	if sv.cfg.Type == "http" {
+		if sv.authErr != nil {
+			return nil, nil, 0, sv.authErr
+		}
 		cs, err := sv.newClient().Connect(ctx, sv.httpTransport(), nil)
 		if err != nil && sv.auth != nil {
 			if ns := sv.auth.NeedsSignIn(); ns != nil {
@@ -355,6 +361,9 @@ func (sv *server) signIn(ctx context.Context, open mcpauth.Opener) error {
 	if sv.auth == nil {
 		return signInRefusal(sv.cfg)
 	}
+	if sv.authErr != nil {
+		return fmt.Errorf("MCP server %s: %w", Clean(sv.cfg.Name, maxLabel), sv.authErr)
+	}
 	if err := sv.auth.SignIn(ctx, open, signInClient(sv.cfg)); err != nil {
 		return err
 	}
@@ -385,7 +394,11 @@ func SignIn(ctx context.Context, flow *mcpauth.Flow, cfg Config, open Opener) er
 	if flow == nil || cfg.Type != "http" || cfg.SSE || hasHeader(cfg.Headers, "Authorization") {
 		return signInRefusal(cfg)
 	}
-	return flow.Handler(cfg.Name, cfg.URL).SignIn(ctx, open, signInClient(cfg))
+	c, err := cfg.oauthClient()
+	if err != nil {
+		return fmt.Errorf("MCP server %s: %w", Clean(cfg.Name, maxLabel), err)
+	}
+	return flow.HandlerWith(cfg.Name, cfg.URL, c).SignIn(ctx, open, signInClient(cfg))
 }
 
 // restart starts the server again now (after a sign-in), whatever its state; the next snapshot

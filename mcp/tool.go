@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd-dev/agentd/internal/clip"
+	"github.com/agentd-dev/agentd/mcp/mcpauth"
 	"github.com/agentd-dev/agentd/tools"
 )
 
@@ -99,6 +100,10 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) to
 		return tools.Errorf("The call was cancelled; the MCP server %s was told to stop it.", server)
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return tools.Errorf("Error: the MCP server %s did not answer within %s, so the call was abandoned (it was told to stop).", server, t.sv.cfg.Timeout)
+	case err != nil && mcpauth.IsNeedsSignIn(err):
+		var ns *mcpauth.NeedsSignIn
+		errors.As(err, &ns)
+		return tools.Errorf("Error: the MCP server %s refused this call: %s. Tell the user; the call can be tried again once they have signed in.", server, Clean(ns.Error(), 500))
 	case err != nil:
 		return tools.Errorf("Error: the MCP server %s failed this call: %s. It is restarted at the next turn if it stopped.", server, Clean(err.Error(), 500))
 	}

@@ -122,6 +122,10 @@ func NewManager(d Deps) *Manager {
 	if d.KeyEnvNames == nil {
 		d.KeyEnvNames = providers.NewRegistry().KeyEnvNames
 	}
+	// An MCP server's oauth.clientSecretEnv holds a secret as a key variable does: no program a
+	// tool or hook starts, and no stdio server, sees it.
+	keyEnv := d.KeyEnvNames
+	d.KeyEnvNames = func(s config.Settings) []string { return append(keyEnv(s), mcp.SecretEnvNames(s.MCPServers)...) }
 	m := &Manager{d: d, log: d.Logger, sessions: map[string]*Session{}, now: time.Now, afterFunc: afterFunc}
 	if d.StateDir != "" {
 		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger, texts: m.texts}

@@ -189,7 +189,7 @@ func (s *Session) approveProjectMCP(set *mcp.Set, entries []json.RawMessage, tak
 	}()
 	cwd := s.roots.Cwd()
 	for i, raw := range entries {
-		c, err := mcp.Parse(fmt.Sprintf("project mcpServers[%d]", i), raw)
+		c, err := mcp.ParseProject(fmt.Sprintf("project mcpServers[%d]", i), raw)
 		if err != nil {
 			s.notice(protocol.SeverityWarning, "An MCP server in the project settings is malformed", err.Error())
 			continue

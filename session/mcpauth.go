@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentd-dev/agentd/mcp"
@@ -55,9 +56,13 @@ func (s *Session) mcpSignInNeeded(server string, err error) {
 		}()
 		return
 	}
+	then := "; its tools are skipped until then."
+	if ns := (*mcpauth.NeedsSignIn)(nil); errors.As(err, &ns) && ns.Scopes != nil {
+		then = "; until then its calls that need it fail." // a step-up: the server is up, its token short for some calls
+	}
 	s.update(protocol.SessionUpdate{SessionUpdate: protocol.UpdateNotice, Severity: protocol.SeverityWarning,
 		NoticeTitle: fmt.Sprintf("MCP server %s needs you to sign in", mcp.Clean(server, 64)),
-		Description: err.Error() + "; its tools are skipped until then.",
+		Description: err.Error() + then,
 		Meta:        protocol.Meta{protocol.MetaMCPSignIn: map[string]any{"server": server}}})
 }
 

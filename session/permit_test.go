@@ -281,14 +281,14 @@ func TestTheSaveNoteReachesTheModelOnce(t *testing.T) {
 	}
 }
 
-// A program the model runs sees no provider key: not the vendors' conventional variables and not
-// a variable a user's provider names in apiKeyEnv. The list is the providers registry's
+// A program the model runs sees no provider key: not the vendors' conventional variables, not
+// a variable a user's provider names in apiKeyEnv, not an MCP server's oauth.clientSecretEnv. The list is the providers registry's
 // (Deps.KeyEnvNames), the one home of which variables hold keys.
 func TestProgramsSeeNoProviderKeys(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh on this machine")
 	}
-	vars := []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY", "HF_TOKEN", "MY_LAN_KEY"}
+	vars := []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY", "HF_TOKEN", "MY_LAN_KEY", "MY_MCP_CLIENT_SECRET"}
 	script := "echo plain=$AGENTD_TEST_PLAIN"
 	for _, v := range vars {
 		t.Setenv(v, "sk-secret-"+v)
@@ -304,6 +304,9 @@ func TestProgramsSeeNoProviderKeys(t *testing.T) {
 	h.m = h.manager()
 	h.set.Mode = ModeAuto
 	h.set.Providers["lan"] = config.ProviderSettings{APIType: "openai", BaseURL: "http://127.0.0.1:1/v1", APIKeyEnv: "MY_LAN_KEY"}
+	// An MCP server's pre-registered client secret, read from the environment, is a key too.
+	h.set.MCPServers = []json.RawMessage{json.RawMessage(`{"type":"http","name":"tracker","url":"http://127.0.0.1:1/mcp",
+		"oauth":{"clientId":"c","issuer":"http://127.0.0.1:1","clientSecretEnv":"MY_MCP_CLIENT_SECRET"}}`)}
 	h.newSession()
 	h.prompt("show the environment")
 	trs := toolResults(h.prov.requests()[1].Messages)

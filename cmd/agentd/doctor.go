@@ -219,8 +219,12 @@ func mcpLines(user, project []json.RawMessage, dir string) []doctorLine {
 	}
 	var out []doctorLine
 	add := func(label string, raws []json.RawMessage, state, note string) {
+		parse := mcp.Parse
+		if strings.HasPrefix(label, "project") {
+			parse = mcp.ParseProject
+		}
 		for i, raw := range raws {
-			c, err := mcp.Parse(fmt.Sprintf("%s[%d]", label, i), raw)
+			c, err := parse(fmt.Sprintf("%s[%d]", label, i), raw)
 			if err != nil {
 				out = append(out, doctorLine{"fail", "mcp", oneLine(err.Error()) + ": fix it in the settings"})
 				continue

@@ -85,8 +85,13 @@ func runKey(args []string, stdin io.Reader, stdout, stderr io.Writer, store keys
 // readKey asks for the key on a terminal without echoing it, or reads one line from stdin when
 // it is not a terminal (a pipe from a password manager).
 func readKey(stdin io.Reader, stderr io.Writer, origin string) (string, error) {
+	return readSecret(stdin, stderr, "API key for "+origin)
+}
+
+// readSecret asks for what (a key, a client secret) as readKey does.
+func readSecret(stdin io.Reader, stderr io.Writer, what string) (string, error) {
 	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprintf(stderr, "API key for %s (not shown): ", origin)
+		fmt.Fprintf(stderr, "%s (not shown): ", what)
 		b, err := term.ReadPassword(int(f.Fd()))
 		fmt.Fprintln(stderr)
 		return strings.TrimSpace(string(b)), err

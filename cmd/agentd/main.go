@@ -52,6 +52,7 @@ usage:
   agentd prompts export|check DIR   write or check a prompt config (agentd prompts -h)
   agentd mcp list [-C DIR]    start your MCP servers and print their state and tools
   agentd mcp login|logout NAME   sign in to an HTTP MCP server (OAuth), or forget its tokens
+  agentd mcp secret NAME      keep the client secret of a server's pre-registered OAuth client
   agentd doctor [-C DIR]      print what works here (sandbox, keyring, providers, MCP) and what to do
   agentd version              print the version
 

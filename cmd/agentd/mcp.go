@@ -21,6 +21,9 @@ const mcpUsage = `usage:
   agentd mcp login NAME      sign in to the HTTP server NAME of your settings (OAuth): prints the
                              link to open, waits for the browser, keeps the token in the OS keyring
   agentd mcp logout NAME     forget NAME's tokens
+  agentd mcp secret NAME     keep the client secret of NAME's oauth client (its settings name
+                             oauth.clientId, issuer and clientSecretKeyring: true), read without
+                             echo or from stdin, in the OS keyring, filed by issuer and client ID
 
 Servers a project file (DIR/.agentd/config.json) asks for are listed but not started: they start
 only once you approve them in a session.
@@ -35,7 +38,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "probe" { // hidden: the conformance suite's client (mcp_probe.go)
 		return runMCPProbe(args[1:], stdout, stderr)
 	}
-	if len(args) == 0 || (args[0] != "list" && args[0] != "login" && args[0] != "logout") {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "login" && args[0] != "logout" && args[0] != "secret") {
 		fl.Usage()
 		return exitUsage
 	}
@@ -81,7 +84,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	var notesMu sync.Mutex
 	var notes []string
 	pool := mcp.NewPool(nil)
-	pool.HideEnv = func() []string { return reg.KeyEnvNames(set) }
+	pool.HideEnv = func() []string { return append(reg.KeyEnvNames(set), mcp.SecretEnvNames(set.MCPServers)...) }
 	pool.OAuth = mcpFlow()
 	defer pool.Close()
 	s := pool.Open(cfgs, tools.Default(), func(_, title, desc string) {
@@ -100,7 +103,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", mcp.Clean(st.Name, 64), st.Type, state, st.Listed, st.Offered, mcp.Clean(st.Target, 120))
 	}
 	for i, raw := range set.ProjectMCPServers {
-		c, err := mcp.Parse(fmt.Sprintf("project mcpServers[%d]", i), raw)
+		c, err := mcp.ParseProject(fmt.Sprintf("project mcpServers[%d]", i), raw)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 			continue

@@ -29,6 +29,10 @@ import (
 // authorization is signed in to through agentd's OAuth flow, its "browser" an HTTP client that
 // follows the authorization server's redirects (loopback only) back to the flow's listener, as a
 // user who approves would; the tokens stay in memory for the run, never in the user's keyring.
+// The user signs in when asked: again when the restarted server asks again (it moved to another
+// authorization server), and once more, retrying the call once, when a call finds the token
+// short (a step-up). A pre-registered client the scenario's context names (client_id,
+// client_secret, issuer) is the server's oauth, as the user would write it in the settings.
 // What it did is printed on stdout; a failure to connect exits 1.
 func runMCPProbe(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
@@ -42,12 +46,18 @@ func runMCPProbe(args []string, stdout, stderr io.Writer) int {
 	pool.StartTimeout = 20 * time.Second
 	pool.OAuth = &mcpauth.Flow{Store: &mcpauth.MemoryStore{}, ClientIDURL: mcpClientIDURL(), CallbackTimeout: 20 * time.Second}
 	var down []string
-	set := pool.Open([]mcp.Config{{Name: "probe", Type: "http", URL: args[0], Timeout: 20 * time.Second}}, tools.NewRegistry(),
+	cfg := mcp.Config{Name: "probe", Type: "http", URL: args[0], Timeout: 20 * time.Second, OAuth: contextClient()}
+	set := pool.Open([]mcp.Config{cfg}, tools.NewRegistry(),
 		func(sev, title, desc string) { down = append(down, title+": "+desc) })
 	defer set.Close()
 	reg := set.Snapshot(ctx)
 	st := set.Status()
-	if len(st) == 1 && st[0].NeedsSignIn {
+	// A user signs in when asked, and again when the restarted server asks again (it moved to
+	// another authorization server): twice at most.
+	for range 2 {
+		if len(st) != 1 || !st[0].NeedsSignIn {
+			break
+		}
 		if err := set.SignIn(ctx, "probe", probeBrowser); err != nil {
 			fmt.Fprintf(stderr, "agentd mcp probe: signing in failed: %v\n", err)
 			return exitFailed
@@ -72,6 +82,20 @@ func runMCPProbe(args []string, stdout, stderr io.Writer) int {
 	callTool := func(t *mcp.Tool, a map[string]any) {
 		raw, _ := json.Marshal(a)
 		res := t.Run(ctx, env, raw)
+		if st := set.Status(); res.IsError && len(st) == 1 && st[0].NeedsSignIn {
+			// The call found the token short (more scope, a new authorization server): the
+			// user signs in again, as the session's sign-in action would have them, and the
+			// call is tried once more.
+			fmt.Fprintf(stdout, "call %s %s: %s\n", t.RemoteName(), raw, probeLine(res.Output))
+			if err := set.SignIn(ctx, "probe", probeBrowser); err != nil {
+				fmt.Fprintf(stdout, "signing in again failed: %s\n", probeLine(err.Error()))
+				return
+			}
+			fmt.Fprintln(stdout, "signed in again")
+			if again, ok := set.Snapshot(ctx).Lookup(t.Name()); ok {
+				res = again.Run(ctx, env, raw)
+			}
+		}
 		fmt.Fprintf(stdout, "call %s %s: error=%v %s\n", t.RemoteName(), raw, res.IsError, probeLine(res.Output))
 	}
 	fmt.Fprintf(stdout, "tools: %d\n", len(order))
@@ -108,6 +132,20 @@ func runMCPProbe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "notice: "+probeLine(d))
 	}
 	return 0
+}
+
+// contextClient is the pre-registered client MCP_CONFORMANCE_CONTEXT names (client_id,
+// client_secret, issuer), as a user would write it in the server's settings; nil for none.
+func contextClient() *mcp.OAuth {
+	var c struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		Issuer       string `json:"issuer"`
+	}
+	if json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c) != nil || c.ClientID == "" {
+		return nil
+	}
+	return &mcp.OAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Issuer: c.Issuer}
 }
 
 type probeCall struct {

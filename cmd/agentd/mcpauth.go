@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/mcp/mcpauth"
@@ -25,8 +26,37 @@ func mcpFlow() *mcpauth.Flow {
 	return &mcpauth.Flow{Store: mcpTokens(), ClientIDURL: mcpClientIDURL()}
 }
 
-// mcpAuth is `agentd mcp login NAME` and `agentd mcp logout NAME`, for the user settings'
-// servers (a project's server signs in from a session, once approved there).
+// mcpStdin is where `agentd mcp secret` reads the secret.
+var mcpStdin io.Reader = os.Stdin
+
+// mcpSecret is `agentd mcp secret NAME`: it keeps the secret of the server's pre-registered
+// client in the token store, filed by the client's issuer and ID (mcpauth.ClientSecretAccount),
+// so it is sent only to that issuer. The secret is never printed.
+func mcpSecret(flow *mcpauth.Flow, cfg mcp.Config, stdout, stderr io.Writer) int {
+	name := mcp.Clean(cfg.Name, 64)
+	if cfg.OAuth == nil || cfg.OAuth.ClientID == "" || !cfg.OAuth.ClientSecretKeyring {
+		fmt.Fprintf(stderr, "agentd mcp secret: %s's settings name no oauth client kept by agentd (oauth: {clientId, issuer, clientSecretKeyring: true})\n", name)
+		return exitFailed
+	}
+	secret, err := readSecret(mcpStdin, stderr, fmt.Sprintf("Client secret of %s at %s", mcp.Clean(cfg.OAuth.ClientID, 100), mcp.Clean(cfg.OAuth.Issuer, 200)))
+	if err != nil {
+		printErr(stderr, "agentd mcp secret", err)
+		return exitFailed
+	}
+	if secret == "" || strings.ContainsAny(secret, "\r\n\x00") {
+		fmt.Fprintln(stderr, "agentd mcp secret: no secret given (one line)")
+		return exitFailed
+	}
+	if err := flow.Store.Set(mcpauth.ClientSecretAccount(cfg.OAuth.Issuer, cfg.OAuth.ClientID), secret); err != nil {
+		printErr(stderr, "agentd mcp secret", err)
+		return exitFailed
+	}
+	fmt.Fprintf(stdout, "kept the client secret of %s (client %s at %s) in %s\n", name, mcp.Clean(cfg.OAuth.ClientID, 100), mcp.Clean(cfg.OAuth.Issuer, 200), flow.Store.(*keys.Named).Where())
+	return 0
+}
+
+// mcpAuth is `agentd mcp login NAME`, `agentd mcp logout NAME` and `agentd mcp secret NAME`, for
+// the user settings' servers (a project's server signs in from a session, once approved there).
 func mcpAuth(sub, name string, user, project []json.RawMessage, stdout, stderr io.Writer) int {
 	prefix := "agentd mcp " + sub
 	var cfg *mcp.Config
@@ -47,6 +77,9 @@ func mcpAuth(sub, name string, user, project []json.RawMessage, stdout, stderr i
 		return exitFailed
 	}
 	flow := mcpFlow()
+	if sub == "secret" {
+		return mcpSecret(flow, *cfg, stdout, stderr)
+	}
 	if sub == "logout" {
 		if cfg.Type != "http" {
 			fmt.Fprintf(stderr, "%s: %s is not an HTTP server; it has no sign-in\n", prefix, mcp.Clean(name, 64))

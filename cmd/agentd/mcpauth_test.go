@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,5 +96,55 @@ func TestMCPLoginLogout(t *testing.T) {
 	}
 	if code := runMCP([]string{"login"}, &lo, &errb); code != exitUsage {
 		t.Errorf("login without a name: %d", code)
+	}
+}
+
+// agentd mcp secret keeps a pre-registered client's secret by issuer and client ID without
+// printing it; login then signs in with it (HTTP Basic at a server without dynamic
+// registration). An entry that does not say agentd keeps its secret is refused.
+func TestMCPSecret(t *testing.T) {
+	s := oauthtest.New()
+	defer s.Close()
+	const secret = "cli-kept-secret"
+	s.NoRegistration = true
+	s.Clients = map[string]string{"pre": secret}
+	cfgHome := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfgHome)
+	t.Setenv("AGENTD_SECRET_STORE", "file")
+	b, _ := json.Marshal(map[string]any{"mcpServers": []any{
+		map[string]any{"type": "http", "name": "tracker", "url": s.URL(), "oauth": map[string]any{"clientId": "pre", "issuer": s.AS.URL, "clientSecretKeyring": true}},
+		map[string]any{"type": "http", "name": "plain", "url": s.URL()},
+	}})
+	os.MkdirAll(filepath.Join(cfgHome, "agentd"), 0o700)
+	os.WriteFile(filepath.Join(cfgHome, "agentd", "config.json"), b, 0o600)
+	defer func(r io.Reader) { mcpStdin = r }(mcpStdin)
+
+	var out, errb bytes.Buffer
+	mcpStdin = strings.NewReader("")
+	if code := runMCP([]string{"secret", "tracker"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "no secret given") {
+		t.Fatalf("an empty secret: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	mcpStdin = strings.NewReader(secret + "\n")
+	if code := runMCP([]string{"secret", "plain"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "clientSecretKeyring: true") {
+		t.Fatalf("a server without a kept client: exit %d: %s", code, errb.String())
+	}
+	mcpStdin = strings.NewReader(secret + "\n")
+	if code := runMCP([]string{"secret", "tracker"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "kept the client secret of tracker (client pre at "+s.AS.URL+")") {
+		t.Fatalf("secret: exit %d: %s %s", code, out.String(), errb.String())
+	}
+	if strings.Contains(out.String()+errb.String(), secret) {
+		t.Error("the secret was printed")
+	}
+	login := &browserWriter{}
+	if code := runMCP([]string{"login", "tracker"}, login, &errb); code != 0 {
+		t.Fatalf("login with the kept secret: exit %d: %s %s", code, login, errb.String())
+	}
+	var basic bool
+	for _, r := range s.AuthRequests(s.AS.URL) {
+		basic = basic || (strings.Contains(r, " /token ") && strings.Contains(r, "client=pre ") && strings.Contains(r, "basic=true"))
+	}
+	if !basic {
+		t.Errorf("no token request authenticated as the pre-registered client: %q", s.AuthRequests(s.AS.URL))
 	}
 }

@@ -142,13 +142,113 @@ func originOf(u *url.URL) string {
 }
 
 // NeedsSignIn is the error of a server that asked for authorization when no one can be asked
-// (a server's start): the user signs in with the client's "Sign in" action or `agentd mcp login`.
+// (a server's start, a call): the user signs in with the client's "Sign in" action or `agentd mcp
+// login`.
 type NeedsSignIn struct {
 	Server, Issuer string
+	// Scopes, for a step-up, are the scopes the next sign-in asks for: those of the token held
+	// and those the server's 403 asked for.
+	Scopes []string
+	// Was is the authorization server the tokens held are of, when the server's metadata now
+	// names another (Issuer).
+	Was string
 }
 
 func (e *NeedsSignIn) Error() string {
-	return fmt.Sprintf("it needs you to sign in (at %s): use Sign in, or run `agentd mcp login %s`", e.Issuer, e.Server)
+	why := ""
+	switch {
+	case e.Was != "":
+		why = fmt.Sprintf("its authorization server is now %s (it was %s), so ", e.Issuer, e.Was)
+	case len(e.Scopes) > 0:
+		why = fmt.Sprintf("it asks for more access (scope %s), so ", strings.Join(e.Scopes, " "))
+	}
+	return fmt.Sprintf("%sit needs you to sign in (at %s): use Sign in, or run `agentd mcp login %s`", why, e.Issuer, e.Server)
+}
+
+// Client is a client registered beforehand with an authorization server (a server's settings:
+// oauth {clientId, clientSecret or clientSecretEnv, issuer, scopes, callbackPort}). It is used
+// instead of a Client ID Metadata Document or dynamic registration, and only at its issuer: a
+// server whose metadata names another authorization server is refused, so its ID and secret go
+// nowhere else.
+type Client struct {
+	// Issuer is the authorization server the client is registered with, as its metadata's
+	// issuer says (a trailing slash aside).
+	Issuer string
+	// ID is the client ID; "" leaves the registration to a metadata document or dynamic
+	// registration (the other fields still apply).
+	ID string
+	// Secret is the client secret; "" for a public client.
+	Secret string
+	// SecretStored says the secret is kept in the Flow's Store, under ClientSecretAccount of
+	// the issuer and ID (`agentd mcp secret NAME`), and read there at the sign-in.
+	SecretStored bool
+	// Scopes are asked for instead of the server's scopes_supported (a challenge's scope is
+	// still added).
+	Scopes []string
+	// CallbackPort is the loopback listener's port (the redirect URI registered with the
+	// client); 0 picks a free one.
+	CallbackPort int
+}
+
+// String never shows the secret.
+func (c *Client) String() string {
+	return fmt.Sprintf("client %s at %s", c.ID, c.Issuer)
+}
+
+// ClientSecretAccount is where the Store keeps a pre-registered client's secret: by issuer and
+// client ID, so an entry that names another issuer finds nothing there.
+func ClientSecretAccount(issuer, clientID string) string {
+	return "client-secret " + strings.TrimSuffix(issuer, "/") + " " + clientID
+}
+
+// secret is the client's secret, read from the store when it is kept there.
+func (f *Flow) secret(name string, c *Client) (string, error) {
+	if !c.SecretStored {
+		return c.Secret, nil
+	}
+	v, ok, err := f.Store.Get(ClientSecretAccount(c.Issuer, c.ID))
+	if err != nil {
+		return "", fmt.Errorf("MCP server %s: reading its client secret failed: %v", name, err)
+	}
+	if !ok || v == "" {
+		return "", fmt.Errorf("MCP server %s: its oauth.clientSecretKeyring says agentd keeps the client secret, but none is kept for client %s at %s: run `agentd mcp secret %s`", name, c.ID, c.Issuer, name)
+	}
+	return v, nil
+}
+
+// at reports whether the client may be used at issuer: it is registered there, or it has no
+// ID (only scopes or a callback port, for whichever registration the server takes).
+func (c *Client) at(issuer string) bool {
+	return c.ID == "" || strings.TrimSuffix(c.Issuer, "/") == strings.TrimSuffix(issuer, "/")
+}
+
+// maxScopes bounds what a step-up may ask for: a server cannot grow the request without end.
+const maxScopes = 32
+
+// scopeToken reports whether s is a scope-token of RFC 6749 (3.3): printable ASCII but space,
+// '"' and '\', at most 256 bytes. A server's scope reaches the user's notice and the
+// authorization URL, so nothing else is taken.
+func scopeToken(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// union is a's scopes then those of b not in a.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // discovery is what the metadata says about one server.
@@ -160,7 +260,9 @@ type discovery struct {
 	indicator string
 	issuer    string
 	asm       *oauthex.AuthServerMeta
-	scopes    []string
+	// challenged are the scopes of the challenge, supported the resource metadata's
+	// scopes_supported; scopes is what a sign-in asks for.
+	challenged, supported, scopes []string
 }
 
 func account(issuer, resource string) string { return issuer + " " + resource }
@@ -198,20 +300,26 @@ func (f *Flow) discover(ctx context.Context, name, resource string, chal []oauth
 		}
 	}
 	issuer := ""
-	var scopes []string
+	var supported []string
 	if prm != nil {
 		if len(prm.AuthorizationServers) == 0 {
 			return nil, fmt.Errorf("MCP server %s: its protected-resource metadata names no authorization server", name)
 		}
-		issuer, scopes = prm.AuthorizationServers[0], prm.ScopesSupported
+		issuer, supported = prm.AuthorizationServers[0], prm.ScopesSupported
 	} else {
 		// A server of the 2025-03-26 revision, without resource metadata: it is its own
 		// authorization server.
 		u, _ := url.Parse(resource)
 		issuer = u.Scheme + "://" + u.Host
 	}
-	if s := challengeParam(chal, "scope"); s != "" {
-		scopes = strings.Fields(s)
+	challenged := strings.Fields(challengeParam(chal, "scope"))
+	if len(challenged) > maxScopes || len(supported) > maxScopes {
+		return nil, fmt.Errorf("MCP server %s asks for more than %d scopes: refused", name, maxScopes)
+	}
+	for _, sc := range slices.Concat(challenged, supported) {
+		if !scopeToken(sc) {
+			return nil, fmt.Errorf("MCP server %s names a scope that is not an OAuth scope token (%q): refused", name, clean(sc))
+		}
 	}
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
 	if err != nil {
@@ -224,14 +332,31 @@ func (f *Flow) discover(ctx context.Context, name, resource string, chal []oauth
 	if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
 		return nil, fmt.Errorf("MCP server %s: its authorization server %s does not offer PKCE with S256", name, issuer)
 	}
-	if slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
-		scopes = append(slices.Clip(scopes), "offline_access")
-	}
 	indicator := resource
 	if prm != nil {
 		indicator = prm.Resource
 	}
-	return &discovery{resource: resource, indicator: indicator, issuer: asm.Issuer, asm: asm, scopes: scopes}, nil
+	return &discovery{resource: resource, indicator: indicator, issuer: asm.Issuer, asm: asm, challenged: challenged, supported: supported}, nil
+}
+
+// ask sets what a sign-in asks for: the challenge's scopes, else the client's (when it names
+// some), else the resource's scopes_supported; then the client's, then more, then offline_access
+// when the authorization server offers it.
+func (d *discovery) ask(c *Client, more []string) {
+	base := d.challenged
+	switch {
+	case len(base) == 0 && c != nil && len(c.Scopes) > 0:
+		base = c.Scopes
+	case len(base) == 0:
+		base = d.supported
+	}
+	if c != nil {
+		base = union(base, c.Scopes)
+	}
+	d.scopes = union(base, more)
+	if slices.Contains(d.asm.ScopesSupported, "offline_access") && !slices.Contains(d.scopes, "offline_access") {
+		d.scopes = append(d.scopes, "offline_access")
+	}
 }
 
 type prmCandidate struct{ url, resource string }
@@ -376,8 +501,15 @@ func (f *Flow) installLocked(acct string, r *record) *source {
 }
 
 // signIn runs the authorization code grant for d, with the user through open.
-func (f *Flow) signIn(ctx context.Context, name string, d *discovery, open Opener) (*record, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func (f *Flow) signIn(ctx context.Context, name string, d *discovery, c *Client, open Opener) (*record, error) {
+	if c != nil && !c.at(d.issuer) {
+		return nil, misplacedClient(name, d.issuer, c)
+	}
+	port := 0
+	if c != nil {
+		port = c.CallbackPort
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: opening the sign-in listener failed: %v", name, err)
 	}
@@ -386,6 +518,20 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, open Opene
 	hc := f.client()
 	r := &record{Issuer: d.issuer, Resource: d.resource, AuthURL: d.asm.AuthorizationEndpoint, TokenURL: d.asm.TokenEndpoint, Scopes: d.scopes}
 	switch {
+	case c != nil && c.ID != "":
+		secret, err := f.secret(name, c)
+		if err != nil {
+			return nil, err
+		}
+		r.ClientID, r.ClientSecret = c.ID, secret
+		r.AuthStyle = int(oauth2.AuthStyleInParams)
+		if secret != "" {
+			style, err := secretStyle(d.asm)
+			if err != nil {
+				return nil, fmt.Errorf("MCP server %s: %v", name, err)
+			}
+			r.AuthStyle = int(style)
+		}
 	case f.ClientIDURL != "" && d.asm.ClientIDMetadataDocumentSupported:
 		r.ClientID, r.AuthStyle = f.ClientIDURL, int(oauth2.AuthStyleInParams)
 	case d.asm.RegistrationEndpoint != "":
@@ -454,6 +600,26 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, open Opene
 	}
 	f.log().Info("MCP sign-in done", zap.String("mcpServer", name), zap.String("issuer", d.issuer), zap.Time("expiry", tok.Expiry))
 	return r, nil
+}
+
+// misplacedClient is the refusal of a client registered with another authorization server
+// than the one the server's metadata names.
+func misplacedClient(name, issuer string, c *Client) error {
+	return fmt.Errorf("MCP server %s: its metadata names the authorization server %s, but the client in its settings (oauth.clientId) is registered with %s; "+
+		"agentd sends that client's ID and secret only there, so the sign-in is refused (if the server moved, change oauth.issuer in your settings)", name, issuer, c.Issuer)
+}
+
+// secretStyle is how a client secret goes to the token endpoint: HTTP Basic, the default of
+// RFC 8414 when the metadata names no method, else in the form when only that is offered.
+func secretStyle(asm *oauthex.AuthServerMeta) (oauth2.AuthStyle, error) {
+	methods := asm.TokenEndpointAuthMethodsSupported
+	switch {
+	case len(methods) == 0 || slices.Contains(methods, "client_secret_basic"):
+		return oauth2.AuthStyleInHeader, nil
+	case slices.Contains(methods, "client_secret_post"):
+		return oauth2.AuthStyleInParams, nil
+	}
+	return 0, fmt.Errorf("its authorization server %s takes a client secret neither by client_secret_basic nor client_secret_post (it offers %s)", asm.Issuer, clean(strings.Join(methods, ", ")))
 }
 
 // checkToken refuses a token agentd would not know how to send.

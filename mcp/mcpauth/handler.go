@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,26 @@ func (s *source) Token() (*oauth2.Token, error) {
 		return &c, nil
 	}
 	return s.refreshLocked(context.Background())
+}
+
+// issuer is the authorization server of the token.
+func (s *source) issuer() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec == nil {
+		return ""
+	}
+	return s.rec.Issuer
+}
+
+// scopes are those the token was asked with.
+func (s *source) scopes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec == nil {
+		return nil
+	}
+	return slices.Clone(s.rec.Scopes)
 }
 
 // current is the access token now held, without a refresh.
@@ -136,18 +157,27 @@ type Handler struct {
 	f        *Flow
 	name     string
 	resource string
+	client   *Client // registered beforehand, nil for none
 
-	mu       sync.Mutex
-	src      *source
-	needs    *NeedsSignIn // the last Authorize found no token and no one to ask
-	signedIn bool
+	mu    sync.Mutex
+	src   *source
+	needs *NeedsSignIn // the last Authorize found no token and no one to ask
+	// wanted are the scopes a step-up asked for: every later sign-in of this handler asks for
+	// them too.
+	wanted []string
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
 
 // Handler returns the handler of server name at resource (its URL).
 func (f *Flow) Handler(name, resource string) *Handler {
-	return &Handler{f: f, name: name, resource: resource}
+	return f.HandlerWith(name, resource, nil)
+}
+
+// HandlerWith is Handler with a client registered beforehand (nil for none), which then takes
+// precedence over a Client ID Metadata Document and dynamic registration.
+func (f *Flow) HandlerWith(name, resource string, c *Client) *Handler {
+	return &Handler{f: f, name: name, resource: resource, client: c}
 }
 
 // TokenSource is the shared source once known, else nil (the request goes without a token).
@@ -175,7 +205,10 @@ func (h *Handler) attach(s *source) {
 
 // Authorize answers a 401: with the stored token of the server's issuer and resource when there
 // is one (refreshed when the server refused the one sent), else with a *NeedsSignIn error: a
-// server's start asks nobody; SignIn does.
+// server's start asks nobody; SignIn does. It answers a 403 insufficient_scope (step-up) with a
+// newer token when there is one, else with a *NeedsSignIn whose sign-in asks for the scopes held
+// and those the server named; a 403 asking only for scopes the token was already asked with is
+// refused, so a server that keeps refusing cannot make agentd sign in again and again.
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	return h.authorize(ctx, req, resp, nil)
 }
@@ -187,12 +220,59 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 	if err != nil {
 		return fmt.Errorf("MCP server %s sent a malformed WWW-Authenticate header: %v", h.name, err)
 	}
-	if resp.StatusCode == http.StatusForbidden && challengeParam(chal, "error") != "insufficient_scope" {
+	stepUp := resp.StatusCode == http.StatusForbidden
+	if stepUp && challengeParam(chal, "error") != "insufficient_scope" {
 		return fmt.Errorf("MCP server %s refused the request (HTTP 403)", h.name)
 	}
 	d, err := h.f.discover(ctx, h.name, h.resource, chal)
 	if err != nil {
 		return err
+	}
+	if h.client != nil && !h.client.at(d.issuer) {
+		h.detach(nil)
+		return misplacedClient(h.name, d.issuer, h.client)
+	}
+	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+	h.mu.Lock()
+	held, wanted := h.src, h.wanted
+	h.mu.Unlock()
+	if held != nil && held.issuer() != d.issuer {
+		// The resource moved to another authorization server: the old one's token is not sent
+		// again, and its client is not presented to the new one (the sign-in registers anew).
+		h.detach(&NeedsSignIn{Server: h.name, Issuer: d.issuer, Was: held.issuer()})
+		held = nil
+		stepUp = false
+	}
+	if stepUp {
+		if len(d.challenged) == 0 {
+			return fmt.Errorf("MCP server %s refused the request for want of scope (HTTP 403 insufficient_scope) without saying which", h.name)
+		}
+		var had []string
+		if held != nil {
+			if cur := held.current(); cur != "" && cur != sent {
+				return nil // a newer token (another connection's sign-in): the request is retried with it
+			}
+			had = held.scopes()
+		}
+		if len(had) > 0 && len(union(had, d.challenged)) == len(had) {
+			return fmt.Errorf("MCP server %s refused the request for want of scope %s, which its token was already asked with; agentd does not sign in again for it",
+				h.name, strings.Join(d.challenged, " "))
+		}
+		all := union(union(had, wanted), d.challenged)
+		if len(all) > maxScopes {
+			return fmt.Errorf("MCP server %s asks for more than %d scopes: refused", h.name, maxScopes)
+		}
+		wanted = union(wanted, all)
+		h.mu.Lock()
+		h.wanted = wanted
+		h.mu.Unlock()
+		if open == nil {
+			ns := &NeedsSignIn{Server: h.name, Issuer: d.issuer, Scopes: all}
+			h.mu.Lock()
+			h.needs = ns // the token held still serves what it was granted for
+			h.mu.Unlock()
+			return ns
+		}
 	}
 	acct := account(d.issuer, d.resource)
 	if open == nil {
@@ -201,8 +281,7 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 			return fmt.Errorf("MCP server %s: reading its stored token failed: %v", h.name, err)
 		}
 		if src != nil {
-			sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
-			if sent == "" || sent != src.current() || resp.StatusCode == http.StatusForbidden {
+			if sent == "" || sent != src.current() {
 				h.attach(src)
 				return nil
 			}
@@ -211,18 +290,29 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 				return nil
 			}
 		}
-		ns := &NeedsSignIn{Server: h.name, Issuer: d.issuer}
 		h.mu.Lock()
+		ns := h.needs
+		if ns == nil || ns.Issuer != d.issuer || ns.Scopes != nil {
+			ns = &NeedsSignIn{Server: h.name, Issuer: d.issuer}
+		}
 		h.src, h.needs = nil, ns
 		h.mu.Unlock()
 		return ns
 	}
-	r, err := h.f.signIn(ctx, h.name, d, open)
+	d.ask(h.client, wanted)
+	r, err := h.f.signIn(ctx, h.name, d, h.client, open)
 	if err != nil {
 		return err
 	}
 	h.attach(h.f.install(r))
 	return nil
+}
+
+// detach drops the token held (nil: no sign-in is pending either).
+func (h *Handler) detach(ns *NeedsSignIn) {
+	h.mu.Lock()
+	h.src, h.needs = nil, ns
+	h.mu.Unlock()
 }
 
 // SignIn runs the sign-in with the user through open: it asks the server without a token, and

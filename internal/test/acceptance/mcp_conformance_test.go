@@ -19,10 +19,6 @@ import (
 // scenario must pass, and a scenario here that starts passing fails the test until it is taken
 // out.
 var conformanceKnown = map[string]string{
-	// What agentd's OAuth flow (mcp/mcpauth) does not do yet.
-	"auth/scope-step-up":                  "a 403 insufficient_scope mid-session resends the token it has: no new sign-in for the wider scope",
-	"auth/pre-registration":               "no pre-registered client ID and secret in an MCP server's settings: agentd registers dynamically or by metadata document",
-	"auth/authorization-server-migration": "a 401 mid-session whose metadata names a new authorization server asks for sign-in again instead of registering with it",
 	// Extensions the SDK's own client does not implement either (its conformance/baseline.yml).
 	"auth/client-credentials-jwt":           "OAuth client credentials (extension): not in the Go SDK",
 	"auth/client-credentials-basic":         "OAuth client credentials (extension): not in the Go SDK",

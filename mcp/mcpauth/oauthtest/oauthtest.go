@@ -5,14 +5,17 @@
 package oauthtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,23 +41,49 @@ type Server struct {
 	RootPRM bool
 	// Token, when set, answers the token endpoint instead.
 	Token http.HandlerFunc
+	// CallScope, when set, is the scope a tools/call needs: a token granted without it is
+	// answered 403 insufficient_scope naming it (step-up authorization).
+	CallScope string
+	// Clients are clients registered beforehand (ID to secret): a token request of one must
+	// authenticate with HTTP Basic.
+	Clients map[string]string
+	// Grant, when set, says which of the scopes asked for a token is granted (all of them
+	// otherwise).
+	Grant func(asked []string) []string
+	// NoRegistration takes dynamic registration away (no registration_endpoint, /register 404).
+	NoRegistration bool
+
+	// AS2 is the authorization server the resource moved to (Migrate), nil before.
+	AS2 *httptest.Server
 
 	mu            sync.Mutex
 	codes         map[string]grant
-	access        map[string]time.Time // valid access tokens and their expiry
-	refresh       map[string]bool
+	access        map[string]issued // valid access tokens
+	refresh       map[string]issued // valid refresh tokens (no expiry)
+	registered    map[string]string // dynamically registered client IDs and their issuer
 	n             int
 	Registrations int
 	Refreshes     int
 	Seen          []string // the bearer tokens the MCP server was sent, in order
+	// Requests are the authorization server requests, "ISSUER PATH client=ID scope=S basic=B refresh=R".
+	Requests []string
+	// Misdirected counts requests at one authorization server carrying another's client ID or
+	// refresh token.
+	Misdirected int
 }
 
-type grant struct{ challenge, redirect, client, resource string }
+type grant struct{ challenge, redirect, client, resource, scope, issuer string }
+
+type issued struct {
+	expiry time.Time
+	scopes []string
+	issuer string
+}
 
 // New starts both servers; Close stops them.
 func New() *Server {
-	s := &Server{codes: map[string]grant{}, access: map[string]time.Time{}, refresh: map[string]bool{}}
-	s.AS = httptest.NewServer(http.HandlerFunc(s.serveAS))
+	s := &Server{codes: map[string]grant{}, access: map[string]issued{}, refresh: map[string]issued{}, registered: map[string]string{}}
+	s.AS = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveAS(s.AS.URL, w, r) }))
 	mcpSrv := sdk.NewServer(&sdk.Implementation{Name: "protected", Version: "1"}, nil)
 	mcpSrv.AddTool(&sdk.Tool{Name: "whoami", Description: "says the token it was called with", InputSchema: map[string]any{"type": "object"}},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -68,7 +97,7 @@ func New() *Server {
 			if s.RootPRM {
 				res = s.RS.URL
 			}
-			m := map[string]any{"resource": res, "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}}
+			m := map[string]any{"resource": res, "authorization_servers": []string{s.issuer()}, "scopes_supported": []string{"mcp"}}
 			if s.PRM != nil {
 				s.PRM(m)
 			}
@@ -84,9 +113,10 @@ func New() *Server {
 		if tok != "" {
 			s.Seen = append(s.Seen, tok)
 		}
-		exp, ok := s.access[tok]
+		is, ok := s.access[tok]
+		need := s.CallScope
 		s.mu.Unlock()
-		if !ok || time.Now().After(exp) {
+		if !ok || time.Now().After(is.expiry) || is.issuer != s.issuer() {
 			if s.RootPRM {
 				w.Header().Set("WWW-Authenticate", `Bearer scope="mcp"`)
 			} else {
@@ -95,9 +125,70 @@ func New() *Server {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		if need != "" && !slices.Contains(is.scopes, need) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				Method string `json:"method"`
+			}
+			_ = json.Unmarshal(body, &msg)
+			if msg.Method == "tools/call" {
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, need, s.RS.URL))
+				http.Error(w, "insufficient scope", http.StatusForbidden)
+				return
+			}
+		}
 		h.ServeHTTP(w, r)
 	}))
 	return s
+}
+
+// issuer is the authorization server the resource's metadata names now.
+func (s *Server) issuer() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.AS2 != nil {
+		return s.AS2.URL
+	}
+	return s.AS.URL
+}
+
+// NeedScope sets CallScope while the servers run.
+func (s *Server) NeedScope(scope string) {
+	s.mu.Lock()
+	s.CallScope = scope
+	s.mu.Unlock()
+}
+
+// Migrate moves the resource to a second authorization server: its metadata names AS2 from now
+// on, and the tokens of the first are refused (401).
+func (s *Server) Migrate() {
+	as2 := httptest.NewUnstartedServer(nil)
+	as2.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveAS(as2.URL, w, r) })
+	as2.Start()
+	s.mu.Lock()
+	s.AS2 = as2
+	s.mu.Unlock()
+}
+
+// MisdirectedCount is Misdirected.
+func (s *Server) MisdirectedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Misdirected
+}
+
+// AuthRequests are the Requests made at the authorization server of issuer.
+func (s *Server) AuthRequests(issuer string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, r := range s.Requests {
+		if strings.HasPrefix(r, issuer+" ") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // URL is the MCP server's endpoint.
@@ -110,12 +201,16 @@ func (s *Server) Close() {
 	s.AS.CloseClientConnections()
 	s.RS.Close()
 	s.AS.Close()
+	if s.AS2 != nil {
+		s.AS2.CloseClientConnections()
+		s.AS2.Close()
+	}
 }
 
 // Revoke makes every access token invalid (as if they expired).
 func (s *Server) Revoke() {
 	s.mu.Lock()
-	s.access = map[string]time.Time{}
+	s.access = map[string]issued{}
 	s.mu.Unlock()
 }
 
@@ -138,21 +233,29 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveAS(base string, w http.ResponseWriter, r *http.Request) {
+	s.note(base, r)
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server":
 		m := map[string]any{
-			"issuer": s.AS.URL, "authorization_endpoint": s.AS.URL + "/authorize", "token_endpoint": s.AS.URL + "/token",
-			"registration_endpoint": s.AS.URL + "/register", "response_types_supported": []string{"code"},
+			"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
+			"registration_endpoint": base + "/register", "response_types_supported": []string{"code"},
 			"code_challenge_methods_supported": []string{"S256"}, "authorization_response_iss_parameter_supported": true,
 			"scopes_supported": []string{"mcp", "offline_access"}, "grant_types_supported": []string{"authorization_code", "refresh_token"},
 			"client_id_metadata_document_supported": true,
+		}
+		if s.NoRegistration {
+			delete(m, "registration_endpoint")
 		}
 		if s.Meta != nil {
 			s.Meta(m)
 		}
 		writeJSON(w, m)
 	case "/register":
+		if s.NoRegistration {
+			http.NotFound(w, r)
+			return
+		}
 		var meta struct {
 			RedirectURIs []string `json:"redirect_uris"`
 		}
@@ -164,6 +267,7 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		s.Registrations++
 		s.n++
 		id := fmt.Sprintf("client-%d", s.n)
+		s.registered[id] = base
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusCreated)
 		writeJSON(w, map[string]any{"client_id": id, "redirect_uris": meta.RedirectURIs, "token_endpoint_auth_method": "none"})
@@ -176,9 +280,10 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.n++
 		code := fmt.Sprintf("code-%d", s.n)
-		s.codes[code] = grant{challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), client: q.Get("client_id"), resource: q.Get("resource")}
+		s.codes[code] = grant{challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), client: q.Get("client_id"), resource: q.Get("resource"),
+			scope: q.Get("scope"), issuer: base}
 		s.mu.Unlock()
-		back := url.Values{"code": {code}, "state": {q.Get("state")}, "iss": {s.AS.URL}}
+		back := url.Values{"code": {code}, "state": {q.Get("state")}, "iss": {base}}
 		if s.Redirect != nil {
 			s.Redirect(back)
 		}
@@ -188,13 +293,33 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 			s.Token(w, r)
 			return
 		}
-		s.token(w, r)
+		s.token(base, w, r)
 	default:
 		http.NotFound(w, r)
 	}
 }
 
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+// note records a request at the authorization server of base, and counts it as misdirected
+// when it carries a client ID or refresh token of another.
+func (s *Server) note(base string, r *http.Request) {
+	_ = r.ParseForm()
+	client := r.Form.Get("client_id")
+	id, _, basic := r.BasicAuth()
+	if basic {
+		client = id
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if iss, ok := s.registered[client]; ok && iss != base {
+		s.Misdirected++
+	}
+	if rt, ok := s.refresh[r.Form.Get("refresh_token")]; ok && rt.issuer != base {
+		s.Misdirected++
+	}
+	s.Requests = append(s.Requests, fmt.Sprintf("%s %s client=%s scope=%s basic=%v refresh=%v", base, r.URL.Path, client, r.Form.Get("scope"), basic, r.Form.Get("refresh_token") != ""))
+}
+
+func (s *Server) token(base string, w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil || r.Method != http.MethodPost {
 		http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
 		return
@@ -206,23 +331,45 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	client := r.Form.Get("client_id")
+	if id, secret, ok := r.BasicAuth(); ok {
+		client = id
+		if want, known := s.Clients[id]; !known || want != secret {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":"invalid_client"}`)
+			return
+		}
+	} else if _, known := s.Clients[client]; known {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"error":"invalid_client"}`)
+		return
+	}
+	var scope string
 	switch r.Form.Get("grant_type") {
 	case "authorization_code":
 		g, ok := s.codes[r.Form.Get("code")]
 		delete(s.codes, r.Form.Get("code"))
 		sum := sha256.Sum256([]byte(r.Form.Get("code_verifier")))
 		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge || r.Form.Get("redirect_uri") != g.redirect ||
-			r.Form.Get("client_id") != g.client || r.Form.Get("resource") != g.resource {
+			client != g.client || r.Form.Get("resource") != g.resource || g.issuer != base {
 			fail("invalid_grant")
 			return
 		}
+		scope = g.scope
+		if s.Grant != nil {
+			scope = strings.Join(s.Grant(strings.Fields(scope)), " ")
+		}
 	case "refresh_token":
-		if !s.refresh[r.Form.Get("refresh_token")] {
+		rt, ok := s.refresh[r.Form.Get("refresh_token")]
+		if !ok || rt.issuer != base {
 			fail("invalid_grant")
 			return
 		}
 		delete(s.refresh, r.Form.Get("refresh_token"))
 		s.Refreshes++
+		scope = strings.Join(rt.scopes, " ")
 	default:
 		fail("unsupported_grant_type")
 		return
@@ -233,8 +380,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.n++
 	at, rt := fmt.Sprintf("access-%d", s.n), fmt.Sprintf("refresh-%d", s.n)
-	s.access[at] = time.Now().Add(time.Duration(exp) * time.Second)
-	s.refresh[rt] = true
+	s.access[at] = issued{expiry: time.Now().Add(time.Duration(exp) * time.Second), scopes: strings.Fields(scope), issuer: base}
+	s.refresh[rt] = issued{scopes: strings.Fields(scope), issuer: base}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": exp, "refresh_token": rt})
