@@ -6,10 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/agentd-dev/agentd/prompts"
-	"github.com/agentd-dev/agentd/providers"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,7 +20,9 @@ import (
 	"github.com/agentd-dev/agentd/config"
 	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/mcp/mcpauth"
+	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/protocol"
+	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/tools"
 	"github.com/agentd-dev/agentd/workspace"
 )
@@ -125,7 +126,9 @@ func NewManager(d Deps) *Manager {
 	// An MCP server's oauth.clientSecretEnv holds a secret as a key variable does: no program a
 	// tool or hook starts, and no stdio server, sees it.
 	keyEnv := d.KeyEnvNames
-	d.KeyEnvNames = func(s config.Settings) []string { return append(keyEnv(s), mcp.SecretEnvNames(s.MCPServers)...) }
+	d.KeyEnvNames = func(s config.Settings) []string {
+		return append(slices.Clip(keyEnv(s)), mcp.SecretEnvNames(s.MCPServers)...) // never into keyEnv's array
+	}
 	m := &Manager{d: d, log: d.Logger, sessions: map[string]*Session{}, now: time.Now, afterFunc: afterFunc}
 	if d.StateDir != "" {
 		m.store = &store{dir: filepath.Join(d.StateDir, "sessions"), log: d.Logger, texts: m.texts}
