@@ -126,6 +126,13 @@ func TestInlineCompletionBenchmark(t *testing.T) {
 		}
 	}
 	load1 := loadAverage()
+	// The pairs (each agentd sample less the anchor's beside it): a load spike that hits only
+	// one of the two shows in this tail, where the difference of the p99s can even go negative.
+	paired := make([]time.Duration, len(own))
+	for i := range own {
+		paired[i] = own[i] - floor[i]
+	}
+	slices.Sort(paired)
 	slices.Sort(own)
 	slices.Sort(floor)
 	slices.Sort(overshoot)
@@ -135,8 +142,8 @@ func TestInlineCompletionBenchmark(t *testing.T) {
 		load0, load1, runtime.NumCPU(), len(own), fimLatency, r(pct(overshoot, 50)), r(pct(overshoot, 99)))
 	t.Logf("round trip less the server's time: agentd p50 %v, p99 %v, max %v; anchor p50 %v, p99 %v, max %v",
 		r(pct(own, 50)), r(pct(own, 99)), r(own[len(own)-1]), r(pct(floor, 50)), r(pct(floor, 99)), r(floor[len(floor)-1]))
-	t.Logf("agentd's own time per completion (agentd less the anchor): p50 %v, p99 %v (goal ≤ 1ms, ≤ 3ms)",
-		r(pct(own, 50)-pct(floor, 50)), r(pct(own, 99)-pct(floor, 99)))
+	t.Logf("agentd's own time per completion (agentd less the anchor): p50 %v, p99 %v (goal ≤ 1ms, ≤ 3ms); pairwise p50 %v, p90 %v, p99 %v",
+		r(pct(own, 50)-pct(floor, 50)), r(pct(own, 99)-pct(floor, 99)), r(pct(paired, 50)), r(pct(paired, 90)), r(pct(paired, 99)))
 
 	// More anchors, from the same run: one cheap request's round trip over agentd's pipe
 	// (agent/providers/list, answered from memory) and one loopback HTTP request to the same
