@@ -34,8 +34,9 @@ var completionLog = flag.String("completion.log", "info", "AGENTD_LOG of the dae
 
 var completionLatency = flag.Duration("completion.latency", 40*time.Millisecond, "the fake FIM server's fixed latency in TestInlineCompletionBenchmark")
 
-// TestInlineCompletionBenchmark measures agentd's own time per completion (the editor's round
-// trip less the model's fixed 40 ms), and checks what a typist needs: typing at 20 requests a
+// TestInlineCompletionBenchmark measures agentd's own time per completion (its round trip beyond
+// that of an anchor doing the same HTTP request over the same kind of pipe, in the same run, both
+// less the server's own time), and checks what a typist needs: typing at 20 requests a
 // second keeps at most one model request in flight and never answers with a suggestion for a
 // document the editor has changed since; typing through a suggestion is answered without a
 // model call at least 90 % of the time. It logs the figures; docs/benchmarks.md has the command.
