@@ -8,7 +8,8 @@
 // An Engine serves one editor. A newer request for a document cancels the older one (its HTTP
 // request too); typing through a suggestion is answered from the previous result without a
 // model call; a provider error is one log line and an empty result, never a notice per
-// keystroke.
+// keystroke. The provider and its key are resolved once and reused while the settings stay the
+// same (see Engine.Revision), not asked of the editor at every keystroke.
 package completion
 
 import (
@@ -16,6 +17,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -56,6 +58,11 @@ type Engine struct {
 	Settings func() config.Completion
 	// Resolve finds the provider the settings name.
 	Resolve Resolve
+	// Revision, when set, changes whenever what Resolve reads may have (the settings, headers
+	// set for a provider): the engine reuses a resolved provider while it stays the same (see
+	// resolve). Now is the clock, time.Now when nil.
+	Revision func() uint64
+	Now      func() time.Time
 	// Doer sends the HTTP requests of the FIM dialects; nil means providers' transport.
 	Doer Doer
 	Log  *zap.Logger
@@ -68,6 +75,7 @@ type Engine struct {
 	last       map[string]result // the newest answer per document
 	clock      uint64            // counts answers, to find the least recently used document
 	stats      Stats
+	resolved   *resolution // the provider resolved last, while Revision keeps it valid
 }
 
 // Stats counts what the engine did, for benchmarks and tests.
@@ -173,6 +181,8 @@ func (e *Engine) Complete(ctx context.Context, req Request) (string, error) {
 		e.mu.Lock()
 		e.stats.Failed++
 		e.mu.Unlock()
+		// A refused key or a server gone: the next keystroke looks again.
+		e.dropResolved()
 		e.log().Info("inline completion failed", zap.String("provider", set.Provider), zap.String("endpoint", endpointOf(set, providers.Config{})), zap.Error(err))
 		return "", nil
 	}

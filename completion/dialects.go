@@ -48,7 +48,7 @@ func endpointOf(set config.Completion, cfg providers.Config) string {
 // the request as sent. Only the dialects that send other files (infill, chat) read them: the
 // others would pay a round trip to the editor per completion for nothing.
 func (e *Engine) call(ctx context.Context, set config.Completion, req Request) (string, Request, error) {
-	prov, cfg, err := e.Resolve(ctx, set.Provider)
+	prov, cfg, err := e.resolve(ctx, set.Provider)
 	if err != nil {
 		return "", req, err
 	}

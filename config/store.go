@@ -143,6 +143,14 @@ func (s *Store) UseDialects(d Dialects) error {
 	return nil
 }
 
+// Generation counts the changes of the settings: what a caller computed from them (the
+// completion engine's resolved provider) is stale once it moves.
+func (s *Store) Generation() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.gen
+}
+
 // Get returns the merged settings (a copy the caller may keep).
 func (s *Store) Get() Settings {
 	s.mu.RLock()

@@ -628,6 +628,7 @@ func (s *Server) acpLogout(ctx context.Context, _ *struct{}) (empty, error) {
 		if err := s.opts.Secrets.Delete(r.Target.BaseURL); err != nil {
 			return empty{}, jsonrpc.NewError(jsonrpc.InternalError, "logout: the key could not be removed from "+s.opts.Secrets.Where()+": "+err.Error())
 		}
+		s.provs.changed()
 	}
 	if after, err := s.provs.resolve(ctx, "", false); err == nil && keyStatus(after.Status) == protocol.KeySet {
 		return empty{}, jsonrpc.NewError(jsonrpc.InternalError, fmt.Sprintf(

@@ -185,6 +185,7 @@ func (s *Server) completions() *completion.Engine {
 		s.complete = &completion.Engine{
 			Settings: func() config.Completion { return s.settings.Get().Completion },
 			Resolve:  s.provs.Provider,
+			Revision: s.provs.Revision,
 			Log:      s.log.Named("completion"),
 		}
 	}

@@ -38,6 +38,30 @@ type ProviderSource struct {
 	mu      sync.Mutex
 	headers map[string]keys.Headers
 	set     map[string]map[string]any // providers/set entries, the LayerSet of the settings
+	// changes counts what changes a resolution besides the settings: headers set, a key
+	// forgotten (see Revision).
+	changes uint64
+}
+
+// Revision moves whenever a provider may resolve differently because of something agentd
+// did: the settings changed (their Generation), headers were set, a key it keeps was forgotten.
+// A key changed outside the daemon (the editor's secret store, `agentd key set`) does not move
+// it: the completion engine, which keeps a resolution while Revision stays, bounds that by time.
+func (p *ProviderSource) Revision() uint64 {
+	p.mu.Lock()
+	n := p.changes
+	p.mu.Unlock()
+	if p.Settings == nil {
+		return n
+	}
+	return p.Settings.Generation() + n // both only grow, so the sum moves when either does
+}
+
+// changed moves Revision for a change outside the settings.
+func (p *ProviderSource) changed() {
+	p.mu.Lock()
+	p.changes++
+	p.mu.Unlock()
 }
 
 func (p *ProviderSource) log() *zap.Logger {
@@ -230,6 +254,7 @@ func (p *ProviderSource) Set(params protocol.ProvidersSetParams) error {
 	} else {
 		delete(p.headers, params.ProviderID)
 	}
+	p.changes++
 	p.log().Info("provider set", zap.String("provider", params.ProviderID), zap.String("apiType", params.APIType),
 		zap.String("origin", origin), zap.Int("headers", len(params.Headers))) // names and values stay out
 	return nil

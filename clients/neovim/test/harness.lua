@@ -32,7 +32,12 @@ function M.list(spec, out)
   vim.cmd("qall!")
 end
 
---- Runs one case and exits Neovim with 0 (pass) or 1 (fail).
+--- Ends the running case as skipped, saying why (run.sh prints the reason).
+function M.skip(reason)
+  error("AGENTD_SKIP: " .. reason, 0)
+end
+
+--- Runs one case and exits Neovim with 0 (pass or skip) or 1 (fail).
 function M.run()
   local spec, name, result = vim.env.AGENTD_TEST_SPEC, vim.env.AGENTD_TEST_CASE, vim.env.AGENTD_TEST_RESULT
   local h = require("helpers")
@@ -46,7 +51,11 @@ function M.run()
   end, debug.traceback)
   local cleanup_ok, cleanup_err = pcall(h.cleanup)
   local f = io.open(result, "w")
-  if ok then
+  local skip = not ok and type(err) == "string" and err:match("^AGENTD_SKIP: ([^\n]*)")
+  if skip then
+    f:write("skip\n", skip, "\n")
+    ok = true
+  elseif ok then
     f:write("ok\n")
   else
     f:write("FAIL: ", tostring(err), "\n")

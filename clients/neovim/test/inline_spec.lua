@@ -9,13 +9,16 @@ end
 
 -- Starts agentd with completions pointed at the fake model, opens a Go file
 -- with the cursor at the end of its empty function body line, and waits until
--- the daemon is up and advertises inline completions.
+-- the daemon is up and advertises inline completions. The plugin renders the
+-- suggestions itself (inline.native = false) unless extra says otherwise, so
+-- these cases test its renderer on every Neovim, 0.12's included.
 local function start(fim, extra)
   local fm = h.fakemodel({ turns = {}, fim = fim })
   local dir = h.tmpdir()
   local settings = h.fake_settings(fm.url)
   settings.completion = { provider = "fake", model = "fake-fim", endpoint = "completions" }
-  h.setup_agentd(fm.url, dir, vim.tbl_deep_extend("force", { settings = settings }, extra or {}))
+  local opts = { settings = settings, inline = { native = false } }
+  h.setup_agentd(fm.url, dir, vim.tbl_deep_extend("force", opts, extra or {}))
   local started
   require("agentd").with_client(function(err)
     started = err or true
@@ -273,6 +276,44 @@ cases.add("setup names bad inline options", function()
     h.contains(h.notes[1].msg, c[2], "message names the option")
   end
   h.eq(true, agentd.setup({ inline = { accept = false, debounce_ms = 0 } }), "good inline options")
+end)
+
+-- Neovim 0.12's own vim.lsp.inline_completion (inline.native, the default):
+-- the plugin only attaches agentd to the buffer as insert mode starts, and
+-- Neovim asks, shows and accepts. Neovim older than 0.12 skips this case;
+-- nvim-sid.sh unpacks a 0.12 to run it with (AGENTD_NVIM).
+cases.add("on Neovim 0.12+, vim.lsp.inline_completion shows agentd's suggestion and accepts it", function()
+  if type(vim.lsp.inline_completion) ~= "table" then
+    local v = vim.version()
+    require("harness").skip(string.format("needs Neovim 0.12+ (vim.lsp.inline_completion); this is %d.%d.%d", v.major, v.minor, v.patch))
+  end
+  local inline = start(FIM, { inline = { native = true } })
+  h.truthy(inline.native(), "the plugin leaves rendering to Neovim")
+  local ns = vim.api.nvim_create_namespace("nvim.lsp.inline_completion")
+  local function native_text()
+    local out = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true })) do
+      for _, chunk in ipairs(m[4].virt_text or {}) do
+        table.insert(out, chunk[1])
+      end
+    end
+    return table.concat(out)
+  end
+  enter("Aret", function(t)
+    t.wait(function()
+      return native_text() ~= ""
+    end, "Neovim's inline completion to show agentd's suggestion")
+    h.eq("urn a + b", native_text(), "Neovim shows the suggestion at the cursor")
+    h.eq("", shown_text(inline), "the plugin's own renderer stays out")
+    h.eq(0, inline.stats.requests, "the plugin sent no request of its own")
+    h.truthy(vim.lsp.inline_completion.is_enabled({ bufnr = 0 }), "enabled for the buffer")
+    h.truthy(vim.lsp.inline_completion.get(), "a suggestion to accept")
+    t.wait(function()
+      return vim.api.nvim_buf_get_lines(0, 3, 4, false)[1] == "\treturn a + b"
+    end, "the suggestion accepted into the buffer")
+    h.eq("", native_text(), "nothing shown after accepting")
+  end)
+  h.eq({}, h.errors(), "no errors")
 end)
 
 return cases

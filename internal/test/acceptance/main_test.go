@@ -30,6 +30,9 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	if base := os.Getenv(fimAnchorEnv); base != "" {
+		os.Exit(runFIMAnchor(base)) // this process is TestInlineCompletionBenchmark's anchor
+	}
 	// AGENTD_ACCEPTANCE_BIN holds another build (a release, a cross-check) to the contract.
 	if bin := os.Getenv("AGENTD_ACCEPTANCE_BIN"); bin != "" {
 		binPath = bin

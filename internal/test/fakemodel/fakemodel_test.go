@@ -585,3 +585,61 @@ func TestFIMCompletions(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// A client that cancels its request (closing the connection) and at once sends the next has one
+// request in flight, however late the server's handler notices the close; two requests left
+// open are two.
+func TestFIMInFlightCountsWhatTheClientStillWaitsFor(t *testing.T) {
+	srv := New(Script{FIM: &FIMScript{Default: "x", DelayMs: 2000}})
+	base, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	body := `{"model":"m","prompt":"a","suffix":"","max_tokens":8,"stream":false}`
+	// Each request on its own client, so none reuses another's connection.
+	send := func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/completions", strings.NewReader(body))
+		c := &http.Client{Transport: &http.Transport{}}
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	waitRequests := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for srv.FIMStats().Requests < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("the server saw %d requests, want %d", srv.FIMStats().Requests, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for i := range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- send(ctx) }()
+		waitRequests(i + 1)
+		cancel()
+		<-done // the transport has closed the connection
+	}
+	if st := srv.FIMStats(); st.MaxInFlight != 1 {
+		t.Errorf("cancel-then-send: %d in flight at most, want 1 (%+v)", st.MaxInFlight, st)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { errs <- send(ctx) }()
+	waitRequests(21)
+	go func() { errs <- send(ctx) }()
+	waitRequests(22)
+	if st := srv.FIMStats(); st.MaxInFlight != 2 {
+		t.Errorf("two requests left open: %d in flight at most, want 2", st.MaxInFlight)
+	}
+	cancel()
+	<-errs
+	<-errs
+}

@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -30,9 +31,14 @@ type FIMRule struct {
 
 // FIMStats counts what /v1/completions saw.
 type FIMStats struct {
-	Requests    int // requests received
-	Completed   int // answered in full (not dropped by the client mid-delay)
-	MaxInFlight int // the most requests being answered at once
+	Requests  int // requests received
+	Completed int // answered in full (not dropped by the client mid-delay)
+	// MaxInFlight is the most requests being answered at once. A request whose client has
+	// closed its connection (how an HTTP/1.1 client cancels) is not counted from the moment the
+	// close reaches this machine, even before its handler has run to notice: a client that
+	// cancels one request and then sends the next never has two in flight, however slowly the
+	// server's goroutines are scheduled.
+	MaxInFlight int
 	// Busy is the time the handler spent on the answered requests, from reading the body to
 	// writing the answer (the scripted delay and the timer's overshoot included), so a benchmark
 	// can subtract the server's own time from a round trip.
@@ -40,9 +46,22 @@ type FIMStats struct {
 }
 
 type fimState struct {
-	mu       sync.Mutex
-	inflight int
-	stats    FIMStats
+	mu    sync.Mutex
+	live  map[*http.Request]struct{} // requests being answered
+	stats FIMStats
+}
+
+// connKey holds the request's connection in its context (Server.Start's ConnContext).
+type connKey struct{}
+
+// stillWanted reports whether the client of r may still want its answer: its context is not
+// done, and its connection, when the server knows it, has not been closed by the client.
+func stillWanted(r *http.Request) bool {
+	if r.Context().Err() != nil {
+		return false
+	}
+	c, _ := r.Context().Value(connKey{}).(net.Conn)
+	return c == nil || !peerClosed(c)
 }
 
 // FIMStats returns a copy of the /v1/completions counters.
@@ -80,12 +99,21 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	st := &s.fim
 	st.mu.Lock()
 	st.stats.Requests++
-	st.inflight++
-	st.stats.MaxInFlight = max(st.stats.MaxInFlight, st.inflight)
+	wanted := 1
+	for other := range st.live {
+		if stillWanted(other) {
+			wanted++
+		}
+	}
+	if st.live == nil {
+		st.live = map[*http.Request]struct{}{}
+	}
+	st.live[r] = struct{}{}
+	st.stats.MaxInFlight = max(st.stats.MaxInFlight, wanted)
 	st.mu.Unlock()
 	defer func() {
 		st.mu.Lock()
-		st.inflight--
+		delete(st.live, r)
 		st.mu.Unlock()
 	}()
 	if sc.DelayMs > 0 {
