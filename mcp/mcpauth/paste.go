@@ -31,7 +31,7 @@ type pending struct {
 // await files p as waiting for its callback on got: deliver hands the first callback over (from
 // the listener or a paste) and reports whether it was the first; stop ends the wait. Once a
 // callback is delivered, p is no longer waiting, so an address is used once.
-func (f *Flow) await(p *pending, got chan<- callback) (deliver func(callback) bool, stop func()) {
+func (f *Flow) await(p *pending, got chan callback) (deliver func(callback) bool, stop func()) {
 	done := false
 	p.deliver = func(c callback) bool {
 		f.mu.Lock()
@@ -57,6 +57,13 @@ func (f *Flow) await(p *pending, got chan<- callback) (deliver func(callback) bo
 			delete(f.waiting, p.state)
 		}
 		f.mu.Unlock()
+		// A paste delivered as the wait ended (its time-out, its cancel) hears so rather than
+		// waiting for nothing.
+		select {
+		case c := <-got:
+			c.answer(errors.New("the sign-in ended (it was given up or cancelled) before this answer was read: start it again"))
+		default:
+		}
 	}
 }
 

@@ -238,3 +238,16 @@ func TestPastedErrorSaid(t *testing.T) {
 		t.Errorf("stored %v", st.M)
 	}
 }
+
+// TestPastedAddressAfterTheTimeOut: once the sign-in gave up waiting, its address is refused.
+func TestPastedAddressAfterTheTimeOut(t *testing.T) {
+	s, f, st := setup(t)
+	f.CallbackTimeout = 200 * time.Millisecond
+	h := f.Handler("docs", s.URL())
+	address, result := remoteSignIn(t, h)
+	wantErr(t, "the sign-in", <-result, "no answer came back from the browser")
+	wantErr(t, "a paste after the time-out", complete(t, h, address), "no sign-in of it is waiting")
+	if len(st.M) != 0 {
+		t.Errorf("stored %v", st.M)
+	}
+}
