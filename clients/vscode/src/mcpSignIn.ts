@@ -13,10 +13,12 @@ import { browserMayBeElsewhere, isWebURL, loopbackOrigin, pageBehindProxy, paste
 
 /**
  * Opens a web page in the user's browser as it is. The URL goes to openExternal as a string, so
- * the host opens those exact characters (a Uri would be re-encoded). A loopback page in a
- * browser-served workbench would be turned into the host's port proxy without its path and
- * query (code-server): there it is opened at the proxy address of its origin, with its path and
- * query put back. asExternalUri is asked only about a loopback origin: it is for addresses the
+ * the host opens those exact characters (a Uri would be re-encoded). In a window whose browser
+ * may be elsewhere, the host maps a loopback page to an address that browser reaches when it
+ * opens it: a port forward keeps its path and query (VS Code Remote), a port proxy drops them
+ * (code-server turns http://127.0.0.1:PORT/authorize?… into http://HOST/proxy/PORT/). Where they
+ * would be dropped, the page is opened at the proxy address of its origin with its path and
+ * query put back. asExternalUri is asked only about a loopback page: it is for addresses the
  * browser must reach on agentd's machine, never for an authorization server elsewhere.
  */
 export async function openPage(uri: string): Promise<boolean> {
@@ -25,8 +27,11 @@ export async function openPage(uri: string): Promise<boolean> {
   const origin = loopbackOrigin(uri);
   if (origin && browserMayBeElsewhere(vscode.env.remoteName, vscode.env.uiKind === vscode.UIKind.Web)) {
     try {
-      const resolved = (await vscode.env.asExternalUri(vscode.Uri.parse(origin))).toString(true);
-      target = pageBehindProxy(uri, origin, resolved);
+      const page = vscode.Uri.parse(uri);
+      const mapped = await vscode.env.asExternalUri(page);
+      if (mapped.path !== page.path || mapped.query !== page.query) {
+        target = pageBehindProxy(uri, origin, (await vscode.env.asExternalUri(vscode.Uri.parse(origin))).toString(true));
+      }
     } catch {
       // The host cannot resolve it: open it as it is.
     }

@@ -18,8 +18,25 @@ export async function mcpSignInTest(h) {
   // Shared by the two tests: the fake's child and whether the settings were changed, undone
   // after the second.
   const st = { child: undefined, changed: false };
-  // A toast is purged some seconds after it shows: the wait for one starts before what makes it.
-  const toastSoon = (hasText, timeout = 60000) => h.page().locator('.notifications-toasts .notification-toast', { hasText }).first().waitFor({ timeout });
+  // A notification the extension shows: its toast is watched for from before what shows it (a
+  // toast is purged some seconds after it shows, and at times never shows while a popup had the
+  // focus); without one within 15 s of the await, the notification center is looked in.
+  const notification = (hasText) => {
+    const page = h.page();
+    let seen = false;
+    const early = page.locator('.notifications-toasts .notification-toast', { hasText }).first().waitFor({ timeout: 90000 }).then(() => { seen = true; }, () => {});
+    return async () => {
+      await Promise.race([early, new Promise((r) => setTimeout(r, 15000))]);
+      if (seen) return;
+      log(`no toast "${hasText}": looking in the notification center`);
+      await h.runCommand('Notifications: Show Notifications');
+      try {
+        await page.locator('.notifications-center .notification-list-item', { hasText }).first().waitFor({ timeout: 30000 });
+      } finally {
+        await h.runCommand('Notifications: Hide Notifications').catch(() => {});
+      }
+    };
+  };
   // VS Code asks before it opens an external link, or does not (a link to its own origin): the
   // popup or the dialog, whichever comes first.
   const openedTab = async (popup) => {
@@ -114,7 +131,7 @@ export async function mcpSignInTest(h) {
       const seen = (r) => { if (/\/authorize\?/.test(r.url())) authorize.push(r.url()); };
       ctx.on('request', seen);
       const popup = ctx.waitForEvent('page', { timeout: 60000 });
-      const signedIn = toastSoon('signed in to docs');
+      const signedIn = notification('signed in to docs');
       await toast.locator('.monaco-button', { hasText: 'Sign in' }).click();
       const tab = await openedTab(popup);
       log(`sign-in tab opened at ${tab.url().replace(/code_challenge=[^&]+/, 'code_challenge=…')}`);
@@ -123,7 +140,7 @@ export async function mcpSignInTest(h) {
         .catch(async (e) => { log(`sign-in tab: ${tab.url().slice(0, 200)}: ${(await tab.locator('body').innerText().catch(() => '?')).slice(0, 300)}`); throw e; });
       log(`sign-in tab: ${tab.url().replace(/code=[^&]+/, 'code=…')}`);
       await tab.close();
-      await signedIn;
+      await signedIn();
       ctx.off('request', seen);
       log(`the browser asked ${authorize.map((u) => u.replace(/\?.*/, '?…')).join(', ')}`);
       if (!authorize.some((u) => u.includes('code_challenge_method=S256'))) throw new Error(`the authorization page was not asked with its query: ${authorize}`);
@@ -157,9 +174,9 @@ export async function mcpSignInTest(h) {
     await item.hover();
     await item.click();
     if (await item.isVisible().catch(() => false)) await page.keyboard.press('Enter');
-    const signedOut = toastSoon('signed out of docs');
+    const signedOut = notification('signed out of docs');
     await page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Sign out$/ }).click();
-    await signedOut;
+    await signedOut();
     await rowSays('the docs server listed as needing sign-in', /needs you to sign in/);
 
     // The browser is on another machine now: the authorization page's redirect to agentd's
@@ -188,15 +205,15 @@ export async function mcpSignInTest(h) {
       await notificationButton('paste that page', 'Paste the address your browser ended on');
       await page.locator('.quick-input-widget', { hasText: 'finish signing in to docs' }).waitFor({ timeout: 10000 });
       await box.fill(ended.replace(/state=[^&]+/, 'state=forged'));
-      const refused = toastSoon('state agentd did not send');
+      const refused = notification('state agentd did not send');
       await page.keyboard.press('Enter');
-      await refused;
+      await refused();
       await notificationButton('paste that page', 'Paste the address your browser ended on');
       await page.locator('.quick-input-widget', { hasText: 'finish signing in to docs' }).waitFor({ timeout: 10000 });
       await box.fill(ended);
-      const signedIn = toastSoon('signed in to docs');
+      const signedIn = notification('signed in to docs');
       await page.keyboard.press('Enter');
-      await signedIn;
+      await signedIn();
     } finally {
       await ctx.unroute(authorizePage, refuse);
     }
