@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"fmt"
+
+	"github.com/agentd-dev/agentd/mcp/mcpauth"
 )
 
 // ServerInfo is one server of a set as the clients list it: its state, its tools (and whether
@@ -12,9 +14,17 @@ type ServerInfo struct {
 	Name, Type, Target string
 	State              State
 	Error              string
-	Tools              []ToolInfo
-	Resources          []Resource
+	// Auth is AuthNeeded or AuthSignedIn for a server that signs in (OAuth), "" otherwise.
+	Auth      string
+	Tools     []ToolInfo
+	Resources []Resource
 }
+
+// A server's Auth.
+const (
+	AuthNeeded   = "needed"   // it asked for authorization and has no token: offer "Sign in"
+	AuthSignedIn = "signedIn" // it holds a token of a sign-in: offer "Sign out"
+)
 
 // ToolInfo is one tool a server lists.
 type ToolInfo struct {
@@ -50,6 +60,13 @@ func (s *Set) Servers(ctx context.Context) []ServerInfo {
 		info := ServerInfo{Name: Clean(sv.cfg.Name, maxLabel), Type: typ, Target: Clean(sv.cfg.Target(), maxURI), State: sv.state}
 		if sv.err != nil {
 			info.Error = Clean(fmt.Sprint(sv.err), 500)
+		}
+		switch {
+		case sv.auth == nil:
+		case mcpauth.IsNeedsSignIn(sv.err):
+			info.Auth = AuthNeeded
+		case sv.auth.SignedIn():
+			info.Auth = AuthSignedIn
 		}
 		for _, t := range sv.tools {
 			desc := t.Description

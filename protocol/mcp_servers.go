@@ -12,11 +12,13 @@ type MCPServersResult struct {
 // MCPServerInfo is one server: its state (starting, ready, failed, down), the error that keeps it
 // down, its tools and its resources.
 type MCPServerInfo struct {
-	Name      string            `json:"name"`
-	Type      string            `json:"type"` // stdio, http, sse
-	Target    string            `json:"target"`
-	State     string            `json:"state"`
-	Error     string            `json:"error,omitempty"`
+	Name   string `json:"name"`
+	Type   string `json:"type"` // stdio, http, sse
+	Target string `json:"target"`
+	State  string `json:"state"`
+	Error  string `json:"error,omitempty"`
+	// Auth is "needed" (offer Sign in) or "signedIn" (offer Sign out) for a server that signs in.
+	Auth      string            `json:"auth,omitempty"`
 	Tools     []MCPToolInfo     `json:"tools"`
 	Resources []MCPResourceInfo `json:"resources"`
 }

@@ -83,6 +83,8 @@ func (s *Server) table() map[string]method {
 		protocol.MethodGrantsList:             handler(nil, viaManager(Sessions.Grants)),
 		protocol.MethodGrantsRevoke:           handler(nil, viaManager(Sessions.RevokeGrant)),
 		protocol.MethodMCPSignIn:              handler(nil, viaManager(mcpSignIn)),
+		protocol.MethodMCPCompleteSignIn:      handler(nil, viaManager(mcpCompleteSignIn)),
+		protocol.MethodMCPSignOut:             handler(nil, viaManager(mcpSignOut)),
 
 		protocol.MethodSessionPrompt: handler(nil, viaManager(prompt)),
 		MethodSessionSteer:           handler(nil, (*Server).steer),

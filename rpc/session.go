@@ -77,3 +77,28 @@ func mcpSignIn(m Sessions, ctx context.Context, p protocol.MCPSignInParams) (pro
 	}
 	return ms.MCPSignIn(ctx, p)
 }
+
+// mcpCompleter and mcpSignerOut are the manager's pasted sign-in answer and sign-out.
+type mcpCompleter interface {
+	MCPCompleteSignIn(ctx context.Context, p protocol.MCPCompleteSignInParams) (protocol.MCPSignInResult, error)
+}
+
+type mcpSignerOut interface {
+	MCPSignOut(ctx context.Context, p protocol.MCPSignOutParams) (protocol.MCPSignOutResult, error)
+}
+
+func mcpCompleteSignIn(m Sessions, ctx context.Context, p protocol.MCPCompleteSignInParams) (protocol.MCPSignInResult, error) {
+	mc, ok := m.(mcpCompleter)
+	if !ok {
+		return protocol.MCPSignInResult{}, errors.New("MCP sign-in is not served by this engine")
+	}
+	return mc.MCPCompleteSignIn(ctx, p)
+}
+
+func mcpSignOut(m Sessions, ctx context.Context, p protocol.MCPSignOutParams) (protocol.MCPSignOutResult, error) {
+	mo, ok := m.(mcpSignerOut)
+	if !ok {
+		return protocol.MCPSignOutResult{}, errors.New("MCP sign-out is not served by this engine")
+	}
+	return mo.MCPSignOut(ctx, p)
+}

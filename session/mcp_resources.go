@@ -65,7 +65,7 @@ func (m *Manager) MCPServers(ctx context.Context, p protocol.SessionIDParams) (p
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for _, sv := range set.Servers(lctx) {
-		info := protocol.MCPServerInfo{Name: sv.Name, Type: sv.Type, Target: sv.Target, State: string(sv.State), Error: sv.Error,
+		info := protocol.MCPServerInfo{Name: sv.Name, Type: sv.Type, Target: sv.Target, State: string(sv.State), Error: sv.Error, Auth: sv.Auth,
 			Tools: []protocol.MCPToolInfo{}, Resources: []protocol.MCPResourceInfo{}}
 		for _, t := range sv.Tools {
 			info.Tools = append(info.Tools, protocol.MCPToolInfo{Name: t.Name, Description: t.Description, Offered: t.Offered})

@@ -95,24 +95,69 @@ func (s *Session) opener(server string) mcp.Opener {
 // browser opened by the editor, and answers once the server has its token (or the sign-in
 // failed, saying why).
 func (m *Manager) MCPSignIn(ctx context.Context, p protocol.MCPSignInParams) (protocol.MCPSignInResult, error) {
-	if err := checkRequired("sessionId", p.SessionID); err != nil {
-		return protocol.MCPSignInResult{}, err
-	}
-	if err := checkRequired("server", p.Server); err != nil {
+	set, err := m.mcpSet(p.SessionID, p.Server)
+	if err != nil {
 		return protocol.MCPSignInResult{}, err
 	}
 	s, err := m.get(p.SessionID)
 	if err != nil {
 		return protocol.MCPSignInResult{}, err
 	}
-	s.mu.Lock()
-	set := s.mcp
-	s.mu.Unlock()
-	if set == nil {
-		return protocol.MCPSignInResult{}, &ParamError{Field: "server", Message: "this session has no MCP servers"}
-	}
 	if err := set.SignIn(ctx, p.Server, s.opener(p.Server)); err != nil {
 		return protocol.MCPSignInResult{}, err
 	}
 	return protocol.MCPSignInResult{Server: p.Server}, nil
+}
+
+// mcpSet is the MCP server set of session id, or a ParamError when it has none.
+func (m *Manager) mcpSet(sessionID, server string) (*mcp.Set, error) {
+	if err := checkRequired("sessionId", sessionID); err != nil {
+		return nil, err
+	}
+	if err := checkRequired("server", server); err != nil {
+		return nil, err
+	}
+	s, err := m.get(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	set := s.mcp
+	s.mu.Unlock()
+	if set == nil {
+		return nil, &ParamError{Field: "server", Message: "this session has no MCP servers"}
+	}
+	return set, nil
+}
+
+// MCPCompleteSignIn is agent/x/mcp/completeSignIn: the address the user's browser ended on,
+// pasted where the browser could not reach agentd's loopback callback, completes the server's
+// sign-in under way (agent/mcp/signIn, still waiting); it answers once that sign-in ended. An
+// address that is not its answer is refused, saying why, and the sign-in keeps waiting.
+func (m *Manager) MCPCompleteSignIn(ctx context.Context, p protocol.MCPCompleteSignInParams) (protocol.MCPSignInResult, error) {
+	if err := checkRequired("callbackUrl", p.CallbackURL); err != nil {
+		return protocol.MCPSignInResult{}, err
+	}
+	set, err := m.mcpSet(p.SessionID, p.Server)
+	if err != nil {
+		return protocol.MCPSignInResult{}, err
+	}
+	if err := set.CompleteSignIn(ctx, p.Server, p.CallbackURL); err != nil {
+		return protocol.MCPSignInResult{}, err
+	}
+	return protocol.MCPSignInResult{Server: p.Server}, nil
+}
+
+// MCPSignOut is agent/x/mcp/signOut: it forgets the server's tokens (`agentd mcp logout`) and
+// starts it again, so that it says it needs sign-in.
+func (m *Manager) MCPSignOut(ctx context.Context, p protocol.MCPSignOutParams) (protocol.MCPSignOutResult, error) {
+	set, err := m.mcpSet(p.SessionID, p.Server)
+	if err != nil {
+		return protocol.MCPSignOutResult{}, err
+	}
+	had, err := set.SignOut(p.Server)
+	if err != nil {
+		return protocol.MCPSignOutResult{}, err
+	}
+	return protocol.MCPSignOutResult{Server: p.Server, HadTokens: had}, nil
 }

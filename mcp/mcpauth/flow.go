@@ -85,7 +85,8 @@ type Flow struct {
 	Log          *zap.Logger
 
 	mu      sync.Mutex
-	sources map[string]*source // by account
+	sources map[string]*source  // by account
+	waiting map[string]*pending // the sign-ins waiting for their callback, by state (paste.go)
 }
 
 func (f *Flow) callbackTimeout() time.Duration {
@@ -500,8 +501,9 @@ func (f *Flow) installLocked(acct string, r *record) *source {
 	return s
 }
 
-// signIn runs the authorization code grant for d, with the user through open.
-func (f *Flow) signIn(ctx context.Context, name string, d *discovery, c *Client, open Opener) (*record, error) {
+// signIn runs the authorization code grant for d, with the user through open. The callback
+// comes to the loopback listener or, pasted by the user, through Handler.Complete.
+func (f *Flow) signIn(ctx context.Context, name string, d *discovery, c *Client, open Opener) (_ *record, err error) {
 	if c != nil && !c.at(d.issuer) {
 		return nil, misplacedClient(name, d.issuer, c)
 	}
@@ -558,7 +560,9 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, c *Client,
 	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.indicator))
 
 	got := make(chan callback, 1)
-	srv := &http.Server{Handler: callbackHandler(state, got), ReadHeaderTimeout: 10 * time.Second}
+	deliver, stopWaiting := f.await(&pending{name: name, resource: d.resource, state: state, redirect: redirect}, got)
+	defer stopWaiting()
+	srv := &http.Server{Handler: callbackHandler(state, deliver), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	if err := open(ctx, authURL); err != nil {
@@ -568,6 +572,7 @@ func (f *Flow) signIn(ctx context.Context, name string, d *discovery, c *Client,
 	timer := time.NewTimer(f.callbackTimeout())
 	defer timer.Stop()
 	var cb callback
+	defer func() { cb.answer(err) }() // a pasted callback hears how the sign-in ended
 	select {
 	case cb = <-got:
 	case <-timer.C:
@@ -635,14 +640,20 @@ func checkToken(tok *oauth2.Token) error {
 
 type callback struct {
 	code, iss, err string
+	// reply, for a pasted callback, hears how the sign-in ended (nil: nobody waits).
+	reply chan<- error
+}
+
+func (c callback) answer(err error) {
+	if c.reply != nil {
+		c.reply <- err
+	}
 }
 
 // callbackHandler answers the browser's redirect to the loopback listener: the first callback
 // with the right state carries the code; one with another state, or an error, ends the sign-in
 // with the reason. Other paths are not found.
-func callbackHandler(state string, got chan<- callback) http.Handler {
-	var once sync.Once
-	deliver := func(c callback) { once.Do(func() { got <- c }) }
+func callbackHandler(state string, deliver func(callback) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != CallbackPath || r.Method != http.MethodGet {
 			http.NotFound(w, r)
@@ -655,22 +666,35 @@ func callbackHandler(state string, got chan<- callback) http.Handler {
 			w.WriteHeader(code)
 			fmt.Fprintf(w, "<!doctype html><title>agentd</title><p>%s</p>", html.EscapeString(msg))
 		}
-		switch {
-		case q.Get("state") != state:
+		if q.Get("state") != state {
 			deliver(callback{err: "the sign-in answer carried a state agentd did not send (another page may have tried to sign you in): refused"})
 			page(http.StatusBadRequest, "agentd refused this sign-in: its state does not match. Start the sign-in again from your editor.")
+			return
+		}
+		cb := readCallback(q)
+		deliver(cb)
+		switch {
 		case q.Get("error") != "":
-			msg := fmt.Sprintf("the authorization server refused the sign-in: %s %s", clean(q.Get("error")), clean(q.Get("error_description")))
-			deliver(callback{err: strings.TrimSpace(msg)})
 			page(http.StatusOK, "The sign-in did not complete: "+clean(q.Get("error"))+". You can close this tab.")
-		case q.Get("code") == "":
-			deliver(callback{err: "the sign-in answer carried no code: refused"})
+		case cb.err != "":
 			page(http.StatusBadRequest, "agentd refused this sign-in: no code.")
 		default:
-			deliver(callback{code: q.Get("code"), iss: q.Get("iss")})
 			page(http.StatusOK, "Signed in. You can close this tab and return to your editor.")
 		}
 	})
+}
+
+// readCallback is what a callback with the right state says, wherever it came from (the
+// loopback listener, a pasted address): the code and issuer, or why there is none.
+func readCallback(q url.Values) callback {
+	switch {
+	case q.Get("error") != "":
+		msg := fmt.Sprintf("the authorization server refused the sign-in: %s %s", clean(q.Get("error")), clean(q.Get("error_description")))
+		return callback{err: strings.TrimSpace(msg)}
+	case q.Get("code") == "":
+		return callback{err: "the sign-in answer carried no code: refused"}
+	}
+	return callback{code: q.Get("code"), iss: q.Get("iss")}
 }
 
 // clean cuts a server-supplied string to one short printable line.

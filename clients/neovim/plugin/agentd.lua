@@ -41,13 +41,16 @@ vim.api.nvim_create_user_command("AgentdMcp", function()
   agentd().mcp()
 end, { desc = "agentd: list the session's MCP servers, their state and tools" })
 vim.api.nvim_create_user_command("AgentdMcpSignIn", function(o)
-  require("agentd.mcp_auth").sign_in(o.args)
+  require("agentd.mcp_auth").command(o.fargs)
 end, {
-  nargs = "?",
-  complete = function()
+  nargs = "*",
+  complete = function(_, line)
+    if line:match("^%S+%s+%S+%s") then
+      return {}
+    end
     return require("agentd.mcp_auth").names()
   end,
-  desc = "agentd: sign in to an MCP server that asks for it (opens the browser)",
+  desc = "agentd: sign in to an MCP server that asks for it (opens the browser); NAME ADDRESS finishes it with the address the browser ended on",
 })
 
 vim.api.nvim_create_user_command("AgentdNew", function()

@@ -96,6 +96,59 @@ cases.add("a server that needs sign-in is said, and :AgentdMcpSignIn signs in th
   h.contains(vim.json.encode(fm.requests()[2].messages), "token access-", "the call reached the server with the token")
 end)
 
+cases.add("with the browser elsewhere, :AgentdMcpSignIn NAME ADDRESS finishes the sign-in", function()
+  local dir = h.tmpdir()
+  local mcp = fakeoauth()
+  local fm = h.fakemodel({ turns = { { text = "unused" } } })
+  local settings = h.fake_settings(fm.url)
+  settings.mcpServers = { { type = "http", name = "docs", url = mcp, headers = {} } }
+  -- A browser on another machine: it is sent to agentd's callback but never gets there.
+  local ended
+  h.setup_agentd(fm.url, dir, {
+    settings = settings,
+    open_url = function(url)
+      vim.fn.jobstart({ "curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", url }, {
+        stdout_buffered = true,
+        on_stdout = function(_, data)
+          ended = table.concat(data, "")
+        end,
+      })
+      return true
+    end,
+  })
+  local got = notes()
+  local auth = require("agentd.mcp_auth")
+  require("agentd").with_session(function() end)
+  h.wait_for(function()
+    return auth.pending.docs ~= nil
+  end, "the sign-in notice", 20000, h.report)
+
+  vim.cmd("AgentdMcpSignIn docs http://127.0.0.1:1/oauth/callback?code=c&state=s")
+  h.wait_for(function()
+    return said(got, "no sign-in to docs is under way")
+  end, "a paste with no sign-in refused", 5000, h.report)
+
+  vim.cmd("AgentdMcpSignIn docs")
+  h.wait_for(function()
+    return ended and ended:find("/oauth/callback?", 1, true)
+  end, "the browser's last address", 20000, h.report)
+  h.truthy(said(got, ":AgentdMcpSignIn docs ADDRESS"), "the user is told how to paste it")
+
+  vim.cmd("AgentdMcpSignIn docs " .. ended:gsub("state=[^&]+", "state=forged"))
+  h.wait_for(function()
+    return said(got, "did not complete the sign-in to docs")
+  end, "a forged state refused", 10000, h.report)
+  h.truthy(said(got, "state agentd did not send"), "why: " .. vim.inspect(got))
+  h.eq(nil, said(got, "sign-in to docs failed"), "the sign-in still waits")
+
+  vim.cmd("AgentdMcpSignIn docs " .. ended)
+  h.wait_for(function()
+    return said(got, "signed in to docs") or said(got, "sign-in to docs failed")
+  end, "the sign-in", 20000, h.report)
+  h.truthy(said(got, "signed in to docs"), "signed in: " .. vim.inspect(got))
+  h.eq(nil, auth.running.docs, "no sign-in under way any more")
+end)
+
 cases.add("window/showDocument opens only an external http(s) page", function()
   local auth = require("agentd.mcp_auth")
   local opened = {}

@@ -19,9 +19,13 @@ import {
   FromDaemon, FromDaemonNote, ToDaemonNote,
 } from './pure/protocol';
 
-/** Passes on a showDocument that opens a web page in the browser; refuses any other. */
-async function showSignInPage(params: { uri: string; external?: boolean }, next: (p: any, token: any) => Promise<{ success: boolean }>, token?: any): Promise<{ success: boolean }> {
+/**
+ * Passes on a showDocument that opens a web page in the browser (to the hooks' openPage when
+ * there is one, which opens it as it is); refuses any other.
+ */
+async function showSignInPage(params: { uri: string; external?: boolean }, next: (p: any, token: any) => Promise<{ success: boolean }>, open?: (uri: string) => Promise<boolean>, token?: any): Promise<{ success: boolean }> {
   if (!params.external || !isWebURL(params.uri)) return { success: false };
+  if (open) return { success: await open(params.uri) };
   return next(params, token);
 }
 
@@ -67,6 +71,8 @@ export interface DaemonHooks {
   onUpdate(params: SessionUpdateParams): void;
   onPermission(params: PermissionParams, token: vscode.CancellationToken): Promise<PermissionResult>;
   onReady(restarted: boolean): void;
+  /** Opens a web page agentd's window/showDocument names (an MCP server's sign-in page). */
+  onOpenPage?(uri: string): Promise<boolean>;
 }
 
 /**
@@ -216,7 +222,7 @@ export class Daemon implements vscode.Disposable {
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
       // agentd's window/showDocument opens an MCP server's sign-in page: only a web page, only
       // in the browser (src/mcpSignIn.ts).
-      middleware: { window: { showDocument: (params, next) => showSignInPage(params, next as any) } },
+      middleware: { window: { showDocument: (params, next) => showSignInPage(params, next as any, this.hooks.onOpenPage?.bind(this.hooks)) } },
       initializationOptions: () => initializationOptions(this.settings(), { name: 'agentd-vscode', title: 'agentd for VS Code', version: `${ext.version} (VS Code ${vscode.version})` }),
       initializationFailedHandler: (err) => {
         const msg = vscode.l10n.t('agentd failed to initialize: {0}', String(err?.message ?? err));

@@ -2,7 +2,8 @@
 // requests from the editor's state, and shows the conversations in a chat view and editor tabs.
 import * as vscode from 'vscode';
 import { McpView } from './mcpView';
-import { McpSignIn } from './mcpSignIn';
+import type { McpNode } from './pure/mcplist';
+import { McpSignIn, openPage } from './mcpSignIn';
 import { Chats } from './chats';
 import { ChatView } from './chatView';
 import { clientBundleLoad, Daemon, loadClientBundle } from './daemon';
@@ -52,9 +53,11 @@ export async function activate(context: vscode.ExtensionContext) {
     onUpdate: (p) => { mcpSignIn?.onUpdate(p); chats?.route(p); programs?.onUpdate(p); },
     onPermission: (p, token) => permissions!.ask(p, token),
     onReady: (restarted) => void chats?.onDaemonReady(restarted, (c) => !!view?.onScreen(c)),
+    onOpenPage: (uri) => mcpSignIn ? mcpSignIn.openPage(uri) : openPage(uri),
   }, keys);
   context.subscriptions.push(daemon);
   mcpSignIn = new McpSignIn(daemon);
+  context.subscriptions.push(mcpSignIn);
   // What activation leaves for later (docs/benchmarks.md): loading the language client's bundle
   // once activate() has returned, and agentd answering initialize.
   const firstReady = daemon.onDidChangeState((s) => {
@@ -172,6 +175,14 @@ export async function activate(context: vscode.ExtensionContext) {
   });
   context.subscriptions.push(mcpView, vscode.window.registerTreeDataProvider('agentd.mcp', mcpView));
   reg('agentd.mcp.refresh', () => mcpView.refresh());
+  context.subscriptions.push(mcpSignIn!.onDidChange(() => void mcpView.refresh()));
+  // The MCP view's "Sign in" and "Sign out" on a server's node (src/pure/mcplist.ts says which).
+  const viewServer = (node?: unknown) => {
+    const server = (node as McpNode | undefined)?.server, sessionId = chat().state.sessionId;
+    return typeof server === 'string' && server !== '' && sessionId ? { server, sessionId } : undefined;
+  };
+  reg('agentd.mcp.signIn', (node?: unknown) => { const n = viewServer(node); return n ? mcpSignIn!.signIn(n.server, n.sessionId) : mcpSignIn!.signIn(); });
+  reg('agentd.mcp.signOut', (node?: unknown) => { const n = viewServer(node); if (n) return mcpSignIn!.signOut(n.server, n.sessionId); });
   reg('agentd.restoreCheckpoint', (id?: unknown) => chat().restoreCheckpoint(typeof id === 'string' ? id : undefined));
   reg('agentd.newSession', async () => { await view!.newChat(); await view!.revealChat(chat(), true); });
   reg('agentd.setMode', async (arg?: unknown) => {

@@ -1,7 +1,7 @@
 // The MCP view: the session's servers, their state and tools (src/pure/mcplist.ts builds the
 // nodes from agentd's `agent/x/mcp/servers`), refreshed by its title button.
 import * as vscode from 'vscode';
-import { mcpNodes, type McpNode, type McpServerWire } from './pure/mcplist';
+import { mcpContextValue, mcpNodes, type McpNode, type McpServerWire } from './pure/mcplist';
 
 export class McpView implements vscode.TreeDataProvider<McpNode> {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -24,7 +24,7 @@ export class McpView implements vscode.TreeDataProvider<McpNode> {
     item.description = n.description;
     item.tooltip = n.tooltip;
     item.iconPath = new vscode.ThemeIcon(n.icon);
-    item.contextValue = n.tool ? 'agentd.mcpTool' : n.server ? 'agentd.mcpServer' : undefined;
+    item.contextValue = mcpContextValue(n);
     return item;
   }
 

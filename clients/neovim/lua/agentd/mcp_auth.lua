@@ -4,7 +4,12 @@
 -- vim.notify. :AgentdMcpSignIn [NAME] asks agentd to run the sign-in
 -- (agent/mcp/signIn); agentd then sends window/showDocument {external =
 -- true}, which opens the authorization page in the browser (only http(s)
--- URLs; options.open_url replaces the opener).
+-- URLs; options.open_url replaces the opener). When the browser is on another
+-- machine than agentd (Neovim over SSH, in a container), its redirect to
+-- agentd's loopback callback goes nowhere: :AgentdMcpSignIn NAME ADDRESS hands
+-- the address it ended on to that sign-in (agent/x/mcp/completeSignIn), which
+-- agentd checks as its listener would (docs/protocol.md "Signing in from a
+-- remote editor").
 local client = require("agentd.client")
 local config = require("agentd.config")
 local methods = require("agentd.methods")
@@ -13,6 +18,8 @@ local M = {}
 
 -- Servers waiting for a sign-in: name -> session id.
 M.pending = {}
+-- Sign-ins under way: name -> session id.
+M.running = {}
 
 local META = "agentd/mcpSignIn"
 
@@ -104,8 +111,15 @@ function M.sign_in(name)
     if err then
       return notify("agentd: " .. tostring(err), vim.log.levels.ERROR)
     end
-    notify(string.format("agentd: signing in to %s: finish in your browser", name))
+    if M.running[name] then
+      return notify(string.format("agentd: a sign-in to %s is already under way; finish it in your browser, or :AgentdMcpSignIn %s ADDRESS", name, name))
+    end
+    M.running[name] = sid
+    notify(string.format(
+      "agentd: signing in to %s: finish in your browser. If it is not on this machine, its last page does not load: :AgentdMcpSignIn %s ADDRESS, with that page's address",
+      name, name))
     client.raw_request(c, methods.mcp_sign_in, { sessionId = sid, server = name }, function(e)
+      M.running[name] = nil
       if e then
         return notify(string.format("agentd: sign-in to %s failed: %s", name, tostring(e.message or e)), vim.log.levels.ERROR)
       end
@@ -113,6 +127,38 @@ function M.sign_in(name)
       notify(string.format("agentd: signed in to %s; its tools join the next turn", name))
     end)
   end)
+end
+
+--- Hands address (where the browser ended after the user approved) to the
+--- sign-in of server name under way.
+function M.complete(name, address)
+  local sid = M.running[name]
+  if not sid then
+    return notify(string.format("agentd: no sign-in to %s is under way: :AgentdMcpSignIn %s starts one", name, name), vim.log.levels.ERROR)
+  end
+  address = vim.trim(address or "")
+  if not address:match("^https?://") then
+    return notify("agentd: paste the whole address from the browser's address bar (it starts with http://)", vim.log.levels.ERROR)
+  end
+  require("agentd").with_client(function(err, c)
+    if err then
+      return notify("agentd: " .. tostring(err), vim.log.levels.ERROR)
+    end
+    client.raw_request(c, methods.mcp_complete_sign_in, { sessionId = sid, server = name, callbackUrl = address }, function(e)
+      if e then
+        notify(string.format("agentd: that address did not complete the sign-in to %s: %s", name, tostring(e.message or e)), vim.log.levels.ERROR)
+      end
+      -- Success is said by the sign-in's own answer.
+    end)
+  end)
+end
+
+--- :AgentdMcpSignIn [NAME [ADDRESS]]
+function M.command(fargs)
+  if fargs[2] then
+    return M.complete(fargs[1], table.concat(fargs, " ", 2))
+  end
+  return M.sign_in(fargs[1])
 end
 
 return M

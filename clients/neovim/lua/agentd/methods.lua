@@ -25,6 +25,7 @@ M.did_close = "textDocument/didClose"
 M.infer = "agent/x/infer"
 M.mcp_servers = "agent/x/mcp/servers"
 M.mcp_sign_in = "agent/mcp/signIn"
+M.mcp_complete_sign_in = "agent/x/mcp/completeSignIn"
 
 -- Neovim → agentd notifications.
 M.session_cancel = "agent/session/cancel"

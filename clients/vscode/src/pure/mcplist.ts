@@ -6,6 +6,8 @@ import { visible } from './viewmodel';
 
 export interface McpServerWire {
   name: string; type?: string; target?: string; state?: string; error?: string;
+  /** A server that signs in: needed (offer Sign in) or signedIn (offer Sign out). */
+  auth?: string;
   tools?: Array<{ name: string; description?: string; offered?: boolean }>;
   resources?: Array<{ uri: string; name?: string; title?: string; description?: string; mimeType?: string }>;
 }
@@ -18,7 +20,19 @@ export interface McpNode {
   icon: string;
   server: string;
   tool?: string;
+  /** On a server's node: it needs the user to sign in, or holds a sign-in's token. */
+  auth?: 'needed' | 'signedIn';
   children: McpNode[];
+}
+
+/**
+ * The node's contextValue, which the view's menus (package.json) match: a server that needs
+ * sign-in gets "Sign in", one signed in "Sign out".
+ */
+export function mcpContextValue(n: McpNode): string | undefined {
+  if (n.tool) return 'agentd.mcpTool';
+  if (!n.server) return undefined;
+  return n.auth ? `agentd.mcpServer.${n.auth}` : 'agentd.mcpServer';
 }
 
 const stateIcon: Record<string, string> = { ready: 'pass', starting: 'loading~spin', failed: 'error', down: 'warning' };
@@ -36,9 +50,11 @@ export function mcpNodes(servers: McpServerWire[] | undefined): McpNode[] {
     const n = s.resources?.length ?? 0;
     if (n > 0) tools.push({ label: l10n.t('{0} resources', n), description: l10n.t('mention one as @{0}:URI', visible(s.name)), icon: 'file', server: s.name, children: [] });
     const state = visible(s.state ?? '');
+    const auth = s.auth === 'needed' || s.auth === 'signedIn' ? s.auth : undefined;
+    const description = s.error ? `${state}: ${visible(s.error)}` : auth === 'signedIn' ? l10n.t('{0}, signed in', state) : state;
     return {
-      label: visible(s.name), description: s.error ? `${state}: ${visible(s.error)}` : state,
-      tooltip: `${visible(s.type ?? '')} ${visible(s.target ?? '')}`.trim(), icon: stateIcon[s.state ?? ''] ?? 'circle-outline', server: s.name, children: tools,
+      label: visible(s.name), description,
+      tooltip: `${visible(s.type ?? '')} ${visible(s.target ?? '')}`.trim(), icon: auth === 'needed' ? 'account' : stateIcon[s.state ?? ''] ?? 'circle-outline', server: s.name, auth, children: tools,
     };
   });
 }

@@ -57,6 +57,8 @@ export interface ClientRequests {
   'agent/x/programs/stop': { params: SessionRef & { programId: string }; result: ProgramEntry };
   'agent/x/mcp/servers': { params: SessionRef; result: { servers: import('./mcplist').McpServerWire[] } };
   'agent/mcp/signIn': { params: SessionRef & { server: string }; result: { server: string } };
+  'agent/x/mcp/completeSignIn': { params: SessionRef & { server: string; callbackUrl: string }; result: { server: string } };
+  'agent/x/mcp/signOut': { params: SessionRef & { server: string }; result: { server: string; hadTokens: boolean } };
   'agent/providers/list': { params: Record<string, never>; result: { providers: Array<{ providerId: string; apiType: string; baseUrl: string; model: string; keyStatus: string }> } };
   'agent/providers/set': { params: { providerId: string; apiType: string; baseUrl?: string; model?: string; headers?: Record<string, string> }; result: Record<string, never> };
   'agent/providers/test': { params: { providerId: string }; result: { ok: boolean; models: Array<string | { id?: string; name?: string }>; message: string } };
@@ -124,6 +126,8 @@ export const ToDaemon = {
   programsStop: 'agent/x/programs/stop',
   mcpServers: 'agent/x/mcp/servers',
   mcpSignIn: 'agent/mcp/signIn',
+  mcpCompleteSignIn: 'agent/x/mcp/completeSignIn',
+  mcpSignOut: 'agent/x/mcp/signOut',
   providersList: 'agent/providers/list',
   providersSet: 'agent/providers/set',
   providersTest: 'agent/providers/test',

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mcpNodes } from '../../src/pure/mcplist';
+import { mcpContextValue, mcpNodes } from '../../src/pure/mcplist';
 
 test('the MCP view lists each server with its state and why it is down, its tools and resources', () => {
   const nodes = mcpNodes([
@@ -18,4 +18,18 @@ test('the MCP view lists each server with its state and why it is down, its tool
   assert.equal(nodes[1].server, 'gone\u001b[31m', 'the node keeps the server it is about, for actions on it');
   assert.equal(mcpNodes([]).length, 1);
   assert.equal(mcpNodes([])[0].server, '');
+});
+
+test('a server that signs in offers Sign in or Sign out on its node, nothing else does', () => {
+  const nodes = mcpNodes([
+    { name: 'docs', state: 'failed', error: 'it needs you to sign in', auth: 'needed', tools: [] },
+    { name: 'wiki', state: 'ready', auth: 'signedIn', tools: [{ name: 'find', offered: true }], resources: [{ uri: 'w://a' }] },
+    { name: 'local', state: 'ready', tools: [] },
+    { name: 'odd', state: 'ready', auth: 'sure\u001b', tools: [] },
+  ]);
+  assert.deepEqual(nodes.map(mcpContextValue), ['agentd.mcpServer.needed', 'agentd.mcpServer.signedIn', 'agentd.mcpServer', 'agentd.mcpServer']);
+  assert.equal(nodes[0].icon, 'account');
+  assert.equal(nodes[1].description, 'ready, signed in');
+  assert.deepEqual(nodes[1].children.map(mcpContextValue), ['agentd.mcpTool', 'agentd.mcpServer'], 'a tool or the resources node is no server to sign out of');
+  assert.equal(mcpContextValue(mcpNodes([])[0]), undefined);
 });
