@@ -2160,7 +2160,18 @@ try {
     fs.writeFileSync(held, `#!/bin/sh\ntouch '${heldStarted}'\ni=0\nwhile [ ! -e '${go}' ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done\nexec '${AGENTD}' "$@"\n`);
     fs.chmodSync(held, 0o755);
     try {
-      await startFake('held', { turns: [{ text: 'Answered once agentd was up.', chunkDelayMs: 15 }, { text: 'Held start' }] });
+      await startFake('held', { routes: [
+        { match: 'Name this request:\\n\\nRemember the okapi', turn: { text: 'Okapi chat' } },
+        { match: 'Are you there?', turn: { text: 'Answered once agentd was up.', chunkDelayMs: 15 } },
+        { match: 'Remember the okapi', turn: { text: 'Okapi noted.', chunkDelayMs: 5 } },
+      ], turns: [] });
+      // The side bar's chat has a conversation: the reloaded window gives it back, loading it
+      // once agentd is up, and the prompt sent meanwhile must go on in it (sent before agentd had
+      // loaded it, agentd refused it as an unknown session: the answer never came).
+      await newChat();
+      await sendInChat('Remember the okapi');
+      await chatSays('Okapi noted.', 30000);
+      await waitFor('the okapi chat named', async () => (await chat().locator('.state-text').innerText()).includes('Okapi chat'), 15000);
       await setAgentdPath(held);
       // The running window restarts agentd on the new path: once it has, the configuration the
       // reloaded window reads has it too. A reload before that could start the old path (seen
@@ -2185,6 +2196,15 @@ try {
       await chat().locator('.msg.user', { hasText: 'Are you there?' }).first().waitFor({ timeout: 5000 });
       const errors = await chat().locator('.notice.error').count();
       if (errors) throw new Error(`the chat shows ${errors} error notice(s): ${await chat().locator('.notice.error').first().innerText()}`);
+      // It went on in the chat given back: its transcript is there, and the model saw it.
+      await chat().locator('.msg.user', { hasText: 'Remember the okapi' }).first().waitFor({ timeout: 5000 })
+        .catch((e) => { throw new Error(`the prompt did not go on in the side bar's chat given back by the reload: ${e.message}`); });
+      const asked = fakeRequests().map((r) => JSON.stringify(r.messages ?? [])).find((m) => m.includes('Are you there?'));
+      if (!asked?.includes('Okapi noted.')) throw new Error(`the prompt was not sent in the reloaded chat's session: ${String(asked).slice(0, 400)}`);
+      // ...and only once agentd had loaded that session.
+      const trace = agentdLog();
+      const loaded = trace.search(/Received response 'agent\/session\/load/), prompted = trace.search(/Sending request 'agent\/session\/prompt/);
+      if (loaded < 0 || prompted < 0 || prompted < loaded) throw new Error(`the prompt was sent before agentd had loaded the chat (load answered at ${loaded}, prompt sent at ${prompted} in the trace)`);
     } finally {
       fs.writeFileSync(go, '');
     }
