@@ -316,10 +316,14 @@ async function sendIn(frame, text) {
   await frame.locator('.msg.user', { hasText: text }).first().waitFor({ timeout: 10000 });
 }
 
-// The extension host's output channel: agentd's stderr and the JSON-RPC trace.
+// The extension host's output channel: agentd's stderr and the JSON-RPC trace. Each window
+// (re)load starts an extension host with a log folder of its own: the current window's log is
+// the one written last (find lists the folders in no useful order, and the first one found was
+// often a window closed long before: the tests reading the trace after a reload then failed).
 function agentdLog() {
   try {
-    const f = execFileSync('find', [path.join(WORK, 'ud', 'logs'), '-name', '*-agentd.log'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean)[0];
+    const files = execFileSync('find', [path.join(WORK, 'ud', 'logs'), '-name', '*-agentd.log'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    const f = files.map((f) => ({ f, t: fs.statSync(f).mtimeMs })).sort((a, b) => b.t - a.t)[0]?.f;
     return f ? fs.readFileSync(f, 'utf8') : '';
   } catch { return ''; }
 }
