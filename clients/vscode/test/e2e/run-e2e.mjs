@@ -292,6 +292,18 @@ async function sendInChat(text) {
 async function chatSays(text, ms = 30000) {
   await chat().locator('.messages', { hasText: text }).waitFor({ timeout: ms });
 }
+// A window reload as VS Code's own command does it (Developer: Reload Window): it waits for the
+// workbench's storage to be written before the page goes. A browser reload (page.reload) only
+// starts that write as the page unloads (code-server's lifecycle service does not wait for it),
+// and on a loaded machine the editor tabs and the extensions' workspace state of the last
+// seconds were then lost: the editor tab's chat did not come back.
+async function reloadWindow() {
+  const loaded = page.waitForEvent('domcontentloaded', { timeout: 120000 });
+  await runCommand('Developer: Reload Window');
+  await loaded;
+  await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+  await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+}
 // The visible chat webview in the side bar ('side') or in an editor tab ('editor'): webview
 // iframes float above the workbench, so they are told apart by where they are.
 async function chatIn(where) {
@@ -1528,10 +1540,7 @@ try {
     const side = await chatIn('side');
     await sendIn(side, 'Remember the narwhal');
     await side.locator('.messages', { hasText: 'Narwhal noted.' }).waitFor({ timeout: 30000 });
-    await sleep(1500); // the webviews' kept state reaches the workbench's storage
-    await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
-    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+    await reloadWindow();
     await runCommand('agentd: Open Chat');
     const side2 = await chatIn('side');
     await side2.locator('.msg.user', { hasText: 'Remember the narwhal' }).waitFor({ timeout: 30000 })
@@ -1553,9 +1562,7 @@ try {
     // Issue 33 item 6: the command created the view and asked its input to take the focus before
     // the webview had loaded, and the request was dropped.
     await runCommand('View: Show Explorer');
-    await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
-    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+    await reloadWindow();
     const before = await page.locator('iframe.webview').count();
     if (before) log(`${before} webview(s) already loaded after the reload`);
     await page.locator('.part.editor').click({ position: { x: 300, y: 300 } });
@@ -2182,9 +2189,7 @@ try {
       // once on a slow machine: the prompt was answered before the test let agentd go).
       await waitFor('the held agentd started by the path change', async () => fs.existsSync(heldStarted), 60000);
       fs.rmSync(heldStarted);
-      await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
-      await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-      await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+      await reloadWindow();
       await waitFor('the reloaded window starting the held agentd', async () => fs.existsSync(heldStarted), 60000);
       log('window reloaded');
       await sendPromptFromPalette('Are you there?');
