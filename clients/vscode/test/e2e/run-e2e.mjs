@@ -1483,10 +1483,16 @@ try {
     // code-server's own open dialog: a quick input that takes a path.
     const box = page.locator('.quick-input-widget input');
     await box.waitFor({ timeout: 10000 });
-    // It fills in the current folder first: typing before that is overwritten.
+    // It fills in the current folder first, and reads that folder's listing afterwards: a path
+    // typed before it has done so is overwritten by the folder again (seen on a loaded machine:
+    // the box said ws/ over the listing of the folder typed). So type the path until it stays,
+    // with the dialog showing the recording in its folder's listing.
     await waitFor('the dialog\'s folder', async () => /\/$/.test(await box.inputValue().catch(() => '')), 10000);
-    await box.fill(wav);
-    await waitFor('the path typed', async () => (await box.inputValue().catch(() => '')) === wav, 5000);
+    const listed = page.locator('.quick-input-list .monaco-list-row', { hasText: 'dictation.wav' });
+    await waitFor('the path typed and kept', async () => {
+      if ((await box.inputValue().catch(() => '')) !== wav) { await box.fill(wav); return false; }
+      return (await listed.count()) > 0 && (await box.inputValue().catch(() => '')) === wav;
+    }, 15000, 300);
     // The dialog's own button: Enter may land on the folder list it is still updating.
     await page.locator('.quick-input-widget .monaco-button', { hasText: 'Transcribe' }).first().click();
     await waitFor('the transcript in the editor', async () => (await editorText()).includes('Note: hello from the recording'), 30000);
