@@ -357,6 +357,27 @@ async function test(name, fn) {
     const shot = path.join(ARTIFACTS, `${name.replace(/[^a-z0-9]+/gi, '-')}.png`);
     try { await page.screenshot({ path: shot }); log(`screenshot: ${shot}`); } catch {}
   }
+  await settle();
+}
+// Between tests: what a test left on screen (the quick input or dialog a failed test stopped in,
+// notification toasts) must not stand in the next one's way: a toast over the quick input, a
+// stale toast matched for a new one, an open dialog taking the keys. Editors stay open: the
+// tests after the first read a.txt's buffer as the earlier ones left it.
+async function settle() {
+  if (!page) return;
+  try {
+    const covering = page.locator('.quick-input-widget:visible, .monaco-dialog-box:visible, .context-view .monaco-menu:visible');
+    for (let i = 0; i < 3 && (await covering.count()); i++) {
+      await page.keyboard.press('Escape');
+      await covering.first().waitFor({ state: 'hidden', timeout: 2000 }).catch(() => {});
+    }
+    if (await page.locator('.notifications-toasts .notification-toast').count()) {
+      await runCommand('Notifications: Clear All Notifications');
+      await waitFor('no toast left', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 5000);
+    }
+    const views = await page.locator('iframe.webview').count();
+    if (views > 1) log(`note: ${views} webviews are open after the test`);
+  } catch (e) { log(`settle after the test: ${String(e.message || e).split('\n')[0]}`); }
 }
 
 function readScript(unsaved) {
