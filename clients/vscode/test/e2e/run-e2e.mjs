@@ -1171,7 +1171,8 @@ try {
     await sendInChat('Edit granted.txt');
     const forSession = chat().locator('.permission:not(.done) button', { hasText: 'Allow for session' });
     await forSession.waitFor({ timeout: 60000 });
-    await sleep(700); // the card's buttons arm after a moment (issue 33 item 1)
+    // The card's buttons arm after a moment (issue 33 item 1).
+    await waitFor('the card armed', async () => (await chat().locator('.permission button[data-arming]').count()) === 0, 5000);
     await forSession.click();
     await chatSays('Granted turn done.', 30000);
     await runCommand('agentd: Remembered Permissions');
@@ -1184,7 +1185,7 @@ try {
     await sendInChat('Edit it again');
     const deny = chat().locator('.permission:not(.done) button', { hasText: /^Deny$/ });
     await deny.waitFor({ timeout: 60000 }); // asked again: the grant is gone
-    await sleep(700);
+    await waitFor('the card armed', async () => (await chat().locator('.permission button[data-arming]').count()) === 0, 5000);
     await deny.click();
     await chatSays('Revoked turn done.', 30000);
     await chat().locator('.tool.status-failed').first().waitFor({ timeout: 15000 });
@@ -1285,7 +1286,7 @@ try {
     await item.hover({ timeout: 10000 });
     await item.click({ timeout: 10000 });
     // A click that lands while the menu is still opening is lost; the item is then highlighted.
-    await sleep(500);
+    await item.waitFor({ state: 'detached', timeout: 500 }).catch(() => {});
     if (await page.locator('.context-view .action-label', { hasText: 'agentd: Ask about Selection' }).count()) await page.keyboard.press('Enter');
     await chat().locator('.chips .chip.on', { hasText: 'mention.txt:1' }).waitFor({ timeout: 10000 });
     await waitFor('input focused', () => box.evaluate((b) => document.activeElement === b), 5000);
