@@ -340,6 +340,9 @@ export class Chat implements vscode.Disposable {
     } catch (e: any) {
       const u = requestError(e, 'load the chat');
       this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
+      // agentd does not have that session (its transcript is gone): the chat goes on in a new
+      // one, so that a prompt sent meanwhile, or the next, is answered instead of refused.
+      if (this.state.sessionId === sessionId) this.dispatch({ type: 'session', sessionId: undefined });
     }
   }
 

@@ -2247,6 +2247,33 @@ try {
     }
   });
 
+  await test('a reloaded chat whose saved session is gone goes on in a new one: a prompt sent meanwhile is answered', async () => {
+    await startFake('gone', { routes: [
+      { match: 'Name this request:\\n\\nRemember the quokka', turn: { text: 'Quokka chat' } },
+      { match: 'Still there?', turn: { text: 'Answered in a new session.', chunkDelayMs: 5 } },
+      { match: 'Remember the quokka', turn: { text: 'Quokka noted.', chunkDelayMs: 5 } },
+    ], turns: [] });
+    await newChat();
+    await sendInChat('Remember the quokka');
+    await chatSays('Quokka noted.', 30000);
+    await waitFor('the quokka chat named', async () => (await chat().locator('.state-text').innerText()).includes('Quokka chat'), 15000);
+    // The side bar's chat is given back by the reload, but agentd has lost its transcript.
+    const sessions = path.join(WORK, 'xdg', 'agentd', 'sessions');
+    const transcript = fs.readdirSync(sessions).filter((f) => f.endsWith('.jsonl')).find((f) => fs.readFileSync(path.join(sessions, f), 'utf8').includes('Remember the quokka'));
+    if (!transcript) throw new Error(`no transcript in ${sessions} holds the quokka chat`);
+    const sid = transcript.replace(/\.jsonl$/, '');
+    for (const f of fs.readdirSync(sessions)) if (f.startsWith(`${sid}.`)) fs.rmSync(path.join(sessions, f));
+    await reloadWindow();
+    await sendPromptFromPalette('Still there?');
+    await chatSays('Answered in a new session.', 60000);
+    await chat().locator('.msg.user', { hasText: 'Still there?' }).first().waitFor({ timeout: 5000 });
+    if (!agentdLog().includes(`"sessionId": "${sid}"`) || !/Sending request 'agent\/session\/load/.test(agentdLog())) throw new Error(`the reloaded window did not try to load ${sid}: the test proves nothing`);
+    const asked = fakeRequests().map((r) => JSON.stringify(r.messages ?? [])).find((m) => m.includes('Still there?'));
+    if (asked?.includes('Quokka noted.')) throw new Error('the prompt went on in the lost session\'s history');
+    // The chat says the old one could not be loaded.
+    await chat().locator('.notice.error', { hasText: 'load the chat' }).first().waitFor({ timeout: 5000 });
+  });
+
   await test('a missing agentd gives one clear message and a working editor', async () => {
     await setAgentdPath(path.join(WORK, 'no-such-dir', 'agentd'));
     await page.locator('.notifications-toasts', { hasText: 'does not exist or is not executable' }).waitFor({ timeout: 30000 });
