@@ -26,6 +26,8 @@ export class Chat implements vscode.Disposable {
   private readonly daemonSub: vscode.Disposable;
   /** A saved chat to load once agentd is up: the chat a window reload gives back. */
   private pendingLoad: { sessionId: string; title?: string } | undefined;
+  /** The load of a saved chat under way (agentd does not know the session until it has answered). */
+  private loading: Promise<void> | undefined;
 
   /** id: the chat's own name in the extension (it has no session yet at first); created: its place in the list. */
   /** The last `agent/x/mcp/servers` listing, for `@server:uri` mentions: kept a few seconds. */
@@ -83,6 +85,19 @@ export class Chat implements vscode.Disposable {
   }
 
   async ensureSession(reset = false): Promise<string> {
+    // A saved chat given back after a window reload is this chat's session: a prompt sent before
+    // agentd is up, or while that chat loads, goes on in it once agentd has loaded it. Sent at
+    // once it would reach agentd before the load and be refused as an unknown session.
+    if (this.pendingLoad) {
+      await this.daemon.whenReady();
+      // onDaemonReady starts the load as agentd becomes ready; should it not have yet, start it here.
+      if (this.pendingLoad) {
+        const p = this.pendingLoad;
+        this.pendingLoad = undefined;
+        void this.loadSession(p.sessionId, p.title);
+      }
+    }
+    if (this.loading) await this.loading;
     if (this.state.sessionId) return this.state.sessionId;
     if (!this.creating) {
       this.creating = (async () => {
@@ -306,7 +321,15 @@ export class Chat implements vscode.Disposable {
     await this.daemon.request(ToDaemon.sessionDelete, { sessionId });
   }
 
-  async loadSession(sessionId: string, title?: string) {
+  /** Shows a saved chat: agentd replays it into this chat, which goes on in its session. */
+  loadSession(sessionId: string, title?: string): Promise<void> {
+    const run = this.load(sessionId, title);
+    this.loading = run;
+    void run.finally(() => { if (this.loading === run) this.loading = undefined; });
+    return run;
+  }
+
+  private async load(sessionId: string, title?: string) {
     if (this.state.running) this.cancel();
     if (this.state.sessionId !== sessionId) this.close(this.state.sessionId);
     this.dispatch({ type: 'reset', sessionId, title });
@@ -317,6 +340,9 @@ export class Chat implements vscode.Disposable {
     } catch (e: any) {
       const u = requestError(e, 'load the chat');
       this.dispatch({ type: 'notice', severity: 'error', title: u.title, description: u.detail });
+      // agentd does not have that session (its transcript is gone): the chat goes on in a new
+      // one, so that a prompt sent meanwhile, or the next, is answered instead of refused.
+      if (this.state.sessionId === sessionId) this.dispatch({ type: 'session', sessionId: undefined });
     }
   }
 

@@ -326,6 +326,11 @@ export class Daemon implements vscode.Disposable {
     }
   }
 
+  /** Resolves once agentd is ready (at once when it is); rejects with the reason when it stops or cannot start. */
+  whenReady(token?: vscode.CancellationToken): Promise<void> {
+    return this.gate.wait(token);
+  }
+
   /** A request to agentd (before it is first ready: once it is); rejects with a readable message when it is not running. */
   async request<M extends ClientRequest>(method: M, params: ClientRequests[M]['params'], token?: vscode.CancellationToken): Promise<ClientRequests[M]['result']> {
     if (!this.everReady) await this.gate.wait(token);

@@ -292,6 +292,18 @@ async function sendInChat(text) {
 async function chatSays(text, ms = 30000) {
   await chat().locator('.messages', { hasText: text }).waitFor({ timeout: ms });
 }
+// A window reload as VS Code's own command does it (Developer: Reload Window): it waits for the
+// workbench's storage to be written before the page goes. A browser reload (page.reload) only
+// starts that write as the page unloads (code-server's lifecycle service does not wait for it),
+// and on a loaded machine the editor tabs and the extensions' workspace state of the last
+// seconds were then lost: the editor tab's chat did not come back.
+async function reloadWindow() {
+  const loaded = page.waitForEvent('domcontentloaded', { timeout: 120000 });
+  await runCommand('Developer: Reload Window');
+  await loaded;
+  await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+  await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+}
 // The visible chat webview in the side bar ('side') or in an editor tab ('editor'): webview
 // iframes float above the workbench, so they are told apart by where they are.
 async function chatIn(where) {
@@ -316,10 +328,14 @@ async function sendIn(frame, text) {
   await frame.locator('.msg.user', { hasText: text }).first().waitFor({ timeout: 10000 });
 }
 
-// The extension host's output channel: agentd's stderr and the JSON-RPC trace.
+// The extension host's output channel: agentd's stderr and the JSON-RPC trace. Each window
+// (re)load starts an extension host with a log folder of its own: the current window's log is
+// the one written last (find lists the folders in no useful order, and the first one found was
+// often a window closed long before: the tests reading the trace after a reload then failed).
 function agentdLog() {
   try {
-    const f = execFileSync('find', [path.join(WORK, 'ud', 'logs'), '-name', '*-agentd.log'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean)[0];
+    const files = execFileSync('find', [path.join(WORK, 'ud', 'logs'), '-name', '*-agentd.log'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    const f = files.map((f) => ({ f, t: fs.statSync(f).mtimeMs })).sort((a, b) => b.t - a.t)[0]?.f;
     return f ? fs.readFileSync(f, 'utf8') : '';
   } catch { return ''; }
 }
@@ -341,6 +357,27 @@ async function test(name, fn) {
     const shot = path.join(ARTIFACTS, `${name.replace(/[^a-z0-9]+/gi, '-')}.png`);
     try { await page.screenshot({ path: shot }); log(`screenshot: ${shot}`); } catch {}
   }
+  await settle();
+}
+// Between tests: what a test left on screen (the quick input or dialog a failed test stopped in,
+// notification toasts) must not stand in the next one's way: a toast over the quick input, a
+// stale toast matched for a new one, an open dialog taking the keys. Editors stay open: the
+// tests after the first read a.txt's buffer as the earlier ones left it.
+async function settle() {
+  if (!page) return;
+  try {
+    const covering = page.locator('.quick-input-widget:visible, .monaco-dialog-box:visible, .context-view .monaco-menu:visible');
+    for (let i = 0; i < 3 && (await covering.count()); i++) {
+      await page.keyboard.press('Escape');
+      await covering.first().waitFor({ state: 'hidden', timeout: 2000 }).catch(() => {});
+    }
+    if (await page.locator('.notifications-toasts .notification-toast').count()) {
+      await runCommand('Notifications: Clear All Notifications');
+      await waitFor('no toast left', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 5000);
+    }
+    const views = await page.locator('iframe.webview').count();
+    if (views > 1) log(`note: ${views} webviews are open after the test`);
+  } catch (e) { log(`settle after the test: ${String(e.message || e).split('\n')[0]}`); }
 }
 
 function readScript(unsaved) {
@@ -1134,7 +1171,8 @@ try {
     await sendInChat('Edit granted.txt');
     const forSession = chat().locator('.permission:not(.done) button', { hasText: 'Allow for session' });
     await forSession.waitFor({ timeout: 60000 });
-    await sleep(700); // the card's buttons arm after a moment (issue 33 item 1)
+    // The card's buttons arm after a moment (issue 33 item 1).
+    await waitFor('the card armed', async () => (await chat().locator('.permission button[data-arming]').count()) === 0, 5000);
     await forSession.click();
     await chatSays('Granted turn done.', 30000);
     await runCommand('agentd: Remembered Permissions');
@@ -1147,7 +1185,7 @@ try {
     await sendInChat('Edit it again');
     const deny = chat().locator('.permission:not(.done) button', { hasText: /^Deny$/ });
     await deny.waitFor({ timeout: 60000 }); // asked again: the grant is gone
-    await sleep(700);
+    await waitFor('the card armed', async () => (await chat().locator('.permission button[data-arming]').count()) === 0, 5000);
     await deny.click();
     await chatSays('Revoked turn done.', 30000);
     await chat().locator('.tool.status-failed').first().waitFor({ timeout: 15000 });
@@ -1248,7 +1286,7 @@ try {
     await item.hover({ timeout: 10000 });
     await item.click({ timeout: 10000 });
     // A click that lands while the menu is still opening is lost; the item is then highlighted.
-    await sleep(500);
+    await item.waitFor({ state: 'detached', timeout: 500 }).catch(() => {});
     if (await page.locator('.context-view .action-label', { hasText: 'agentd: Ask about Selection' }).count()) await page.keyboard.press('Enter');
     await chat().locator('.chips .chip.on', { hasText: 'mention.txt:1' }).waitFor({ timeout: 10000 });
     await waitFor('input focused', () => box.evaluate((b) => document.activeElement === b), 5000);
@@ -1467,10 +1505,16 @@ try {
     // code-server's own open dialog: a quick input that takes a path.
     const box = page.locator('.quick-input-widget input');
     await box.waitFor({ timeout: 10000 });
-    // It fills in the current folder first: typing before that is overwritten.
+    // It fills in the current folder first, and reads that folder's listing afterwards: a path
+    // typed before it has done so is overwritten by the folder again (seen on a loaded machine:
+    // the box said ws/ over the listing of the folder typed). So type the path until it stays,
+    // with the dialog showing the recording in its folder's listing.
     await waitFor('the dialog\'s folder', async () => /\/$/.test(await box.inputValue().catch(() => '')), 10000);
-    await box.fill(wav);
-    await waitFor('the path typed', async () => (await box.inputValue().catch(() => '')) === wav, 5000);
+    const listed = page.locator('.quick-input-list .monaco-list-row', { hasText: 'dictation.wav' });
+    await waitFor('the path typed and kept', async () => {
+      if ((await box.inputValue().catch(() => '')) !== wav) { await box.fill(wav); return false; }
+      return (await listed.count()) > 0 && (await box.inputValue().catch(() => '')) === wav;
+    }, 15000, 300);
     // The dialog's own button: Enter may land on the folder list it is still updating.
     await page.locator('.quick-input-widget .monaco-button', { hasText: 'Transcribe' }).first().click();
     await waitFor('the transcript in the editor', async () => (await editorText()).includes('Note: hello from the recording'), 30000);
@@ -1524,10 +1568,7 @@ try {
     const side = await chatIn('side');
     await sendIn(side, 'Remember the narwhal');
     await side.locator('.messages', { hasText: 'Narwhal noted.' }).waitFor({ timeout: 30000 });
-    await sleep(1500); // the webviews' kept state reaches the workbench's storage
-    await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
-    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+    await reloadWindow();
     await runCommand('agentd: Open Chat');
     const side2 = await chatIn('side');
     await side2.locator('.msg.user', { hasText: 'Remember the narwhal' }).waitFor({ timeout: 30000 })
@@ -1549,9 +1590,7 @@ try {
     // Issue 33 item 6: the command created the view and asked its input to take the focus before
     // the webview had loaded, and the request was dropped.
     await runCommand('View: Show Explorer');
-    await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
-    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-    await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+    await reloadWindow();
     const before = await page.locator('iframe.webview').count();
     if (before) log(`${before} webview(s) already loaded after the reload`);
     await page.locator('.part.editor').click({ position: { x: 300, y: 300 } });
@@ -2160,16 +2199,25 @@ try {
     fs.writeFileSync(held, `#!/bin/sh\ntouch '${heldStarted}'\ni=0\nwhile [ ! -e '${go}' ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done\nexec '${AGENTD}' "$@"\n`);
     fs.chmodSync(held, 0o755);
     try {
-      await startFake('held', { turns: [{ text: 'Answered once agentd was up.', chunkDelayMs: 15 }, { text: 'Held start' }] });
+      await startFake('held', { routes: [
+        { match: 'Name this request:\\n\\nRemember the okapi', turn: { text: 'Okapi chat' } },
+        { match: 'Are you there?', turn: { text: 'Answered once agentd was up.', chunkDelayMs: 15 } },
+        { match: 'Remember the okapi', turn: { text: 'Okapi noted.', chunkDelayMs: 5 } },
+      ], turns: [] });
+      // The side bar's chat has a conversation: the reloaded window gives it back, loading it
+      // once agentd is up, and the prompt sent meanwhile must go on in it (sent before agentd had
+      // loaded it, agentd refused it as an unknown session: the answer never came).
+      await newChat();
+      await sendInChat('Remember the okapi');
+      await chatSays('Okapi noted.', 30000);
+      await waitFor('the okapi chat named', async () => (await chat().locator('.state-text').innerText()).includes('Okapi chat'), 15000);
       await setAgentdPath(held);
       // The running window restarts agentd on the new path: once it has, the configuration the
       // reloaded window reads has it too. A reload before that could start the old path (seen
       // once on a slow machine: the prompt was answered before the test let agentd go).
       await waitFor('the held agentd started by the path change', async () => fs.existsSync(heldStarted), 60000);
       fs.rmSync(heldStarted);
-      await page.reload({ waitUntil: 'domcontentloaded', timeout: 120000 });
-      await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-      await page.locator('.statusbar-item', { hasText: 'agentd' }).first().waitFor({ timeout: 90000 });
+      await reloadWindow();
       await waitFor('the reloaded window starting the held agentd', async () => fs.existsSync(heldStarted), 60000);
       log('window reloaded');
       await sendPromptFromPalette('Are you there?');
@@ -2185,9 +2233,45 @@ try {
       await chat().locator('.msg.user', { hasText: 'Are you there?' }).first().waitFor({ timeout: 5000 });
       const errors = await chat().locator('.notice.error').count();
       if (errors) throw new Error(`the chat shows ${errors} error notice(s): ${await chat().locator('.notice.error').first().innerText()}`);
+      // It went on in the chat given back: its transcript is there, and the model saw it.
+      await chat().locator('.msg.user', { hasText: 'Remember the okapi' }).first().waitFor({ timeout: 5000 })
+        .catch((e) => { throw new Error(`the prompt did not go on in the side bar's chat given back by the reload: ${e.message}`); });
+      const asked = fakeRequests().map((r) => JSON.stringify(r.messages ?? [])).find((m) => m.includes('Are you there?'));
+      if (!asked?.includes('Okapi noted.')) throw new Error(`the prompt was not sent in the reloaded chat's session: ${String(asked).slice(0, 400)}`);
+      // ...and only once agentd had loaded that session.
+      const trace = agentdLog();
+      const loaded = trace.search(/Received response 'agent\/session\/load/), prompted = trace.search(/Sending request 'agent\/session\/prompt/);
+      if (loaded < 0 || prompted < 0 || prompted < loaded) throw new Error(`the prompt was sent before agentd had loaded the chat (load answered at ${loaded}, prompt sent at ${prompted} in the trace)`);
     } finally {
       fs.writeFileSync(go, '');
     }
+  });
+
+  await test('a reloaded chat whose saved session is gone goes on in a new one: a prompt sent meanwhile is answered', async () => {
+    await startFake('gone', { routes: [
+      { match: 'Name this request:\\n\\nRemember the quokka', turn: { text: 'Quokka chat' } },
+      { match: 'Still there?', turn: { text: 'Answered in a new session.', chunkDelayMs: 5 } },
+      { match: 'Remember the quokka', turn: { text: 'Quokka noted.', chunkDelayMs: 5 } },
+    ], turns: [] });
+    await newChat();
+    await sendInChat('Remember the quokka');
+    await chatSays('Quokka noted.', 30000);
+    await waitFor('the quokka chat named', async () => (await chat().locator('.state-text').innerText()).includes('Quokka chat'), 15000);
+    // The side bar's chat is given back by the reload, but agentd has lost its transcript.
+    const sessions = path.join(WORK, 'xdg', 'agentd', 'sessions');
+    const transcript = fs.readdirSync(sessions).filter((f) => f.endsWith('.jsonl')).find((f) => fs.readFileSync(path.join(sessions, f), 'utf8').includes('Remember the quokka'));
+    if (!transcript) throw new Error(`no transcript in ${sessions} holds the quokka chat`);
+    const sid = transcript.replace(/\.jsonl$/, '');
+    for (const f of fs.readdirSync(sessions)) if (f.startsWith(`${sid}.`)) fs.rmSync(path.join(sessions, f));
+    await reloadWindow();
+    await sendPromptFromPalette('Still there?');
+    await chatSays('Answered in a new session.', 60000);
+    await chat().locator('.msg.user', { hasText: 'Still there?' }).first().waitFor({ timeout: 5000 });
+    if (!agentdLog().includes(`"sessionId": "${sid}"`) || !/Sending request 'agent\/session\/load/.test(agentdLog())) throw new Error(`the reloaded window did not try to load ${sid}: the test proves nothing`);
+    const asked = fakeRequests().map((r) => JSON.stringify(r.messages ?? [])).find((m) => m.includes('Still there?'));
+    if (asked?.includes('Quokka noted.')) throw new Error('the prompt went on in the lost session\'s history');
+    // The chat says the old one could not be loaded.
+    await chat().locator('.notice.error', { hasText: 'load the chat' }).first().waitFor({ timeout: 5000 });
   });
 
   await test('a missing agentd gives one clear message and a working editor', async () => {
