@@ -65,6 +65,8 @@ export function requestError(e: unknown, doing: Doing): UserError {
   const raw = String(err?.message ?? e ?? '').trim();
   const detail = raw.replace(WRAPPED, '').trim() || undefined;
   const what = doingText(doing);
+  // A reloaded chat whose session is gone goes on in a new one by itself (chat.ts), so it asks for nothing.
+  if (code === -32002 && doing === 'load the chat') return { title: l10n.t('Could not load the earlier conversation: agentd no longer has it. The chat goes on in a new session.'), detail };
   if (code === -32002) return { title: l10n.t('Could not {0}: agentd no longer has this chat. Start a new chat.', what), detail };
   if (code === -32800) return { title: l10n.t('Cancelled.') };
   if (/connection (?:got disposed|is closed|is disposed)|pending response rejected|client is not running|not running/i.test(raw)) {

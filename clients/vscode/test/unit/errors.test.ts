@@ -19,7 +19,8 @@ test('the language client wrapping never reaches the headline', () => {
 });
 
 test('known failures get their own sentence', () => {
-  assert.match(requestError({ code: -32002, message: 'unknown session x' }, 'load the chat').title, /no longer has this chat/);
+  assert.match(requestError({ code: -32002, message: 'unknown session x' }, 'load the chat').title, /no longer has it\. The chat goes on in a new session/);
+  assert.match(requestError({ code: -32002, message: 'unknown session x' }, 'delete the chat').title, /no longer has this chat\. Start a new chat/);
   assert.match(requestError(new Error('Pending response rejected since connection got disposed'), 'send the prompt').title, /agentd is not running/);
   assert.equal(requestError({ code: -32800, message: 'cancelled' }, 'load the chat').title, 'Cancelled.');
 });
