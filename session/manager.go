@@ -401,9 +401,18 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		}
 	}
 	if replay && st != nil {
-		for _, u := range st.replay {
+		su, stored := m.d.Client.(storedUpdater)
+		for _, e := range st.replay {
 			if ctx.Err() != nil {
 				break
+			}
+			if e.raw != nil && stored {
+				su.UpdateStored(s.id, e.kind, e.raw)
+				continue
+			}
+			u, ok := decodeStored(e)
+			if !ok {
+				continue
 			}
 			if u.MessageID == "" && u.Content != nil {
 				// Transcripts written before user chunks carried one.

@@ -209,7 +209,10 @@ func (sf *sessionFile) close() {
 type loaded struct {
 	header  header
 	history []providers.Message
-	replay  []protocol.SessionUpdate
+	replay  []replayed
+	// arena holds the replay's raw updates (keep); lastAt is the time of the last one, when no
+	// decoded record followed it (settleAt).
+	arena, lastAt []byte
 	// usage is the last recUsage's update as it was sent (nil: none), cost its sum.
 	usage    *protocol.SessionUpdate
 	cost     *protocol.Cost
@@ -276,10 +279,11 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 				continue // torn
 			}
 			if end := bytes.IndexByte(at, '"'); end > 0 {
-				if t, err := time.Parse(time.RFC3339Nano, string(at[:end])); err == nil && !t.IsZero() {
-					l.updated = t
-				}
+				l.lastAt = append(l.lastAt[:0], at[:end]...)
 			}
+			continue
+		}
+		if replay && bytes.HasPrefix(line, updatePrefix) && l.storedUpdate(line) != storedDecode {
 			continue
 		}
 		var r record
@@ -287,12 +291,12 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 			continue // a torn line from a kill mid-write
 		}
 		if !r.At.IsZero() {
-			l.updated = r.At
+			l.updated, l.lastAt = r.At, l.lastAt[:0]
 		}
 		if r.Parent != "" {
 			// A subagent's: only what the client was shown is replayed.
 			if full && r.T == recUpdate && r.Update != nil {
-				l.replay = append(l.replay, *r.Update)
+				l.addUpdate(*r.Update)
 			}
 			continue
 		}
@@ -329,7 +333,7 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 			}
 		case recUpdate:
 			if full && r.Update != nil {
-				l.replay = append(l.replay, *r.Update)
+				l.addUpdate(*r.Update)
 			}
 		case recUsage:
 			if full && r.Update != nil && r.Update.SessionUpdate == protocol.UpdateUsageUpdate {
@@ -361,6 +365,7 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 		return nil, errors.New("transcript has no header")
 	}
 	l.streamed(nil)
+	l.settleAt()
 	l.history = repairHistory(l.history, l.texts)
 	return l, nil
 }
@@ -376,8 +381,8 @@ func (l *loaded) truncate(keep int, msgID string) {
 	if msgID == "" {
 		return
 	}
-	for i, u := range l.replay {
-		if u.SessionUpdate == protocol.UpdateUserMessageChunk && u.MessageID == msgID {
+	for i, e := range l.replay {
+		if e.kind == protocol.UpdateUserMessageChunk && e.msgID == msgID {
 			l.replay = l.replay[:i:i]
 			return
 		}
