@@ -287,8 +287,10 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 			continue
 		}
 		var r record
-		if err := json.Unmarshal(line, &r); err != nil {
-			continue // a torn line from a kill mid-write
+		if !(full && bytes.HasPrefix(line, messagePrefix) && decodeMessageRecord(line, &r)) {
+			if err := json.Unmarshal(line, &r); err != nil {
+				continue // a torn line from a kill mid-write
+			}
 		}
 		if !r.At.IsZero() {
 			l.updated, l.lastAt = r.At, l.lastAt[:0]
