@@ -172,6 +172,123 @@ func decodePart(d []byte, p *providers.Part, buf *[]byte) bool {
 	return err == nil && ok
 }
 
+// streamingPrefix starts every recStreaming line: a reply's checkpoints, a third of a
+// transcript's records, decoded the same way as messages.
+var streamingPrefix = []byte(`{"t":"streaming",`)
+
+// decodeStreamingRecord decodes a recStreaming line into r, as decodeMessageRecord does.
+func decodeStreamingRecord(line []byte, r *record) bool {
+	if jscan.ValidValueEnd(line, 0) != len(line) || !utf8.Valid(line) {
+		return false
+	}
+	var out record
+	var sr streamRecord
+	var buf []byte
+	ok := true
+	var seen keys
+	_, err := jscan.EachMember(line, func(key, val []byte, kind byte) bool {
+		k := jscan.Canonical(key, "t", "at", "streaming", "parentToolCallId")
+		if !seen.first(k) {
+			ok = false
+			return false
+		}
+		switch k {
+		case "t":
+			ok = unquoteTo(val, kind, &out.T, &buf)
+		case "at":
+			ok = kind == jscan.KindString && out.At.UnmarshalJSON(val) == nil
+		case "parentToolCallId":
+			ok = unquoteTo(val, kind, &out.Parent, &buf)
+		case "streaming":
+			ok = kind == jscan.KindObject && decodeStreaming(val, &sr, &buf)
+			out.Streaming = &sr
+		default:
+			ok = false
+		}
+		return ok
+	})
+	if err != nil || !ok || out.T != recStreaming {
+		return false
+	}
+	*r = out
+	return true
+}
+
+func decodeStreaming(d []byte, sr *streamRecord, buf *[]byte) bool {
+	ok := true
+	var seen keys
+	_, err := jscan.EachMember(d, func(key, val []byte, kind byte) bool {
+		k := jscan.Canonical(key, "messageId", "text", "thought", "calls", "done")
+		if !seen.first(k) {
+			ok = false
+			return false
+		}
+		switch k {
+		case "messageId":
+			ok = unquoteTo(val, kind, &sr.MessageID, buf)
+		case "text":
+			ok = unquoteTo(val, kind, &sr.Text, buf)
+		case "thought":
+			ok = unquoteTo(val, kind, &sr.Thought, buf)
+		case "done":
+			ok = kind == jscan.KindTrue || kind == jscan.KindFalse
+			sr.Done = kind == jscan.KindTrue
+		case "calls":
+			if ok = kind == jscan.KindArray; !ok {
+				break
+			}
+			sr.Calls = []announcedCall{}
+			err := jscan.EachElement(val, func(cv []byte, ck byte) bool {
+				var c announcedCall
+				ok = ck == jscan.KindObject && decodeCall(cv, &c, buf)
+				sr.Calls = append(sr.Calls, c)
+				return ok
+			})
+			ok = ok && err == nil
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return err == nil && ok
+}
+
+func decodeCall(d []byte, c *announcedCall, buf *[]byte) bool {
+	ok := true
+	var seen keys
+	_, err := jscan.EachMember(d, func(key, val []byte, kind byte) bool {
+		k := jscan.Canonical(key, "id", "name", "title", "kind")
+		if !seen.first(k) {
+			ok = false
+			return false
+		}
+		switch k {
+		case "id":
+			ok = unquoteTo(val, kind, &c.ID, buf)
+		case "name":
+			ok = unquoteTo(val, kind, &c.Name, buf)
+		case "title":
+			ok = unquoteTo(val, kind, &c.Title, buf)
+		case "kind":
+			ok = unquoteTo(val, kind, &c.Kind, buf)
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return err == nil && ok
+}
+
+// unquoteTo decodes a JSON string into dst; false for any other kind (a null included).
+func unquoteTo(val []byte, kind byte, dst *string, buf *[]byte) bool {
+	if kind != jscan.KindString {
+		return false
+	}
+	s, ok := jscan.Unquote(val, buf)
+	*dst = s
+	return ok
+}
+
 // keys are the keys of one object seen so far: a key twice (which encoding/json merges into
 // what the first one decoded) is for encoding/json.
 type keys struct {

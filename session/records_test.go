@@ -106,13 +106,52 @@ func TestMessageRecordsDecodeAsEncodingJSONDoes(t *testing.T) {
 	}
 }
 
+// The same for a streaming reply's checkpoints.
+func TestStreamingRecordsDecodeAsEncodingJSONDoes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		sr := streamRecord{MessageID: randText(r), Text: randText(r), Thought: randText(r), Done: r.IntN(3) == 0}
+		for range r.IntN(3) {
+			sr.Calls = append(sr.Calls, announcedCall{ID: randText(r), Name: "edit_file", Title: randText(r), Kind: "edit"})
+		}
+		line, err := json.Marshal(record{T: recStreaming, At: time.Date(2026, 12, 2, 10, 0, 0, r.IntN(1e9), time.UTC), Streaming: &sr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fastR, stdR record
+		if !decodeStreamingRecord(line, &fastR) || json.Unmarshal(line, &stdR) != nil || !reflect.DeepEqual(fastR, stdR) {
+			t.Fatalf("%s\nfast: %+v\nstd:  %+v", line, fastR.Streaming, stdR.Streaming)
+		}
+	}
+	for _, line := range []string{
+		`{"t":"streaming","at":"2026-12-02T10:00:00Z","streaming":{"messageId":"m","calls":[]}}`,
+		`{"t":"streaming","at":"2026-12-02T10:00:00Z","streaming":{"messageId":"m","calls":null}}`,
+		`{"t":"streaming","at":"2026-12-02T10:00:00Z","streaming":{"messageId":"m","done":1}}`,
+		`{"t":"streaming","at":"2026-12-02T10:00:00Z","streaming":{"messageId":"m","text":"a","text":"b"}}`,
+		`{"t":"streaming","at":"2026-12-02T10:00:00Z","streaming":{"MessageID":"m","Done":true}}`,
+		`{"t":"streaming","at":"2026-12-02T10:00:00Z","streaming":{"messageId":"m","calls":[{"id":"c","extra":1}]}}`,
+	} {
+		var fastR, stdR record
+		fast := decodeStreamingRecord([]byte(line), &fastR)
+		stdErr := json.Unmarshal([]byte(line), &stdR)
+		if fast && (stdErr != nil || !reflect.DeepEqual(fastR, stdR)) {
+			t.Errorf("%s\nfast: %+v\nstd (%v): %+v", line, fastR.Streaming, stdErr, stdR.Streaming)
+		}
+	}
+}
+
 func FuzzMessageRecordDecodesAsEncodingJSONDoes(f *testing.F) {
 	f.Add([]byte(`{"t":"message","at":"2026-12-02T10:00:00Z","message":{"role":"user","parts":[{"type":"text","text":"a\nb"}]}}`))
+	f.Add([]byte(`{"t":"streaming","at":"2026-12-02T10:00:00Z","streaming":{"messageId":"m","text":"a","calls":[{"id":"c","name":"n"}],"done":true}}`))
 	f.Add([]byte(`{"t":"message","at":"2026-12-02T10:00:00Z","message":{"role":"assistant","parts":[{"type":"tool_call","toolCallId":"c","toolName":"t","args":{"a":1}}]},"parentToolCallId":"p"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		fastR, stdR, fast, stdErr := decodeBoth(line)
 		if fast && (stdErr != nil || !reflect.DeepEqual(fastR, stdR)) {
 			t.Fatalf("%q\nfast: %+v\nstd (%v): %+v", line, fastR, stdErr, stdR)
+		}
+		var fs record
+		if decodeStreamingRecord(line, &fs) && (stdErr != nil || !reflect.DeepEqual(fs, stdR)) {
+			t.Fatalf("%q\nfast streaming: %+v\nstd (%v): %+v", line, fs, stdErr, stdR)
 		}
 	})
 }

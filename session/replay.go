@@ -245,3 +245,37 @@ func decodeStored(e replayed) (protocol.SessionUpdate, bool) {
 	}
 	return u, true
 }
+
+// usagePrefix starts every recUsage line ("t" is marshalled first, "at" second).
+var usagePrefix = []byte(`{"t":"usage","at":"`)
+
+// lastUsageLine keeps a usage record's line instead of decoding it: a load takes only the last
+// one (usage is never cut by a truncation), and a transcript has one per model call. Only a
+// line that is valid JSON and no subagent's is kept; any other goes the decoding path.
+func (l *loaded) lastUsageLine(line []byte) bool {
+	if !bytes.HasPrefix(line, usagePrefix) || bytes.Contains(line, []byte(`"parentToolCallId"`)) ||
+		jscan.ValidValueEnd(line, 0) != len(line) {
+		return false
+	}
+	at := line[len(usagePrefix):]
+	end := bytes.IndexByte(at, '"')
+	if end <= 0 {
+		return false
+	}
+	l.usageLine = append(l.usageLine[:0], line...)
+	l.lastAt = append(l.lastAt[:0], at[:end]...)
+	return true
+}
+
+// settleUsage decodes the last usage record kept by lastUsageLine.
+func (l *loaded) settleUsage() {
+	if len(l.usageLine) == 0 {
+		return
+	}
+	var r record
+	if json.Unmarshal(l.usageLine, &r) == nil && r.Update != nil && r.Update.SessionUpdate == protocol.UpdateUsageUpdate {
+		u := *r.Update
+		l.usage, l.cost = &u, r.Cost
+	}
+	l.usageLine = nil
+}

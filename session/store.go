@@ -213,6 +213,9 @@ type loaded struct {
 	// arena holds the replay's raw updates (keep); lastAt is the time of the last one, when no
 	// decoded record followed it (settleAt).
 	arena, lastAt []byte
+	// usageLine is the last usage record's line, decoded once the whole file is read
+	// (lastUsageLine).
+	usageLine []byte
 	// usage is the last recUsage's update as it was sent (nil: none), cost its sum.
 	usage    *protocol.SessionUpdate
 	cost     *protocol.Cost
@@ -286,8 +289,12 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 		if replay && bytes.HasPrefix(line, updatePrefix) && l.storedUpdate(line) != storedDecode {
 			continue
 		}
+		if full && l.lastUsageLine(line) {
+			continue
+		}
 		var r record
-		if !(full && bytes.HasPrefix(line, messagePrefix) && decodeMessageRecord(line, &r)) {
+		if !(full && bytes.HasPrefix(line, messagePrefix) && decodeMessageRecord(line, &r)) &&
+			!(full && bytes.HasPrefix(line, streamingPrefix) && decodeStreamingRecord(line, &r)) {
 			if err := json.Unmarshal(line, &r); err != nil {
 				continue // a torn line from a kill mid-write
 			}
@@ -367,6 +374,7 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 		return nil, errors.New("transcript has no header")
 	}
 	l.streamed(nil)
+	l.settleUsage()
 	l.settleAt()
 	l.history = repairHistory(l.history, l.texts)
 	return l, nil
