@@ -23,7 +23,7 @@ import (
 var messagePrefix = []byte(`{"t":"message",`)
 
 // decodeMessageRecord decodes a recMessage line into r; false (r untouched) when the line is
-// for encoding/json.
+// for encoding/json. Each level is walked once, in place (jscan.Members and Elements).
 func decodeMessageRecord(line []byte, r *record) bool {
 	if jscan.ValidValueEnd(line, 0) != len(line) || !utf8.Valid(line) {
 		return false
@@ -31,145 +31,139 @@ func decodeMessageRecord(line []byte, r *record) bool {
 	var out record
 	var msg providers.Message
 	var buf []byte
-	str := func(val []byte, kind byte, dst *string) bool {
-		if kind != jscan.KindString {
-			return false
-		}
-		s, ok := jscan.Unquote(val, &buf)
-		*dst = s
-		return ok
-	}
-	ok := true
 	var seen keys
-	_, err := jscan.EachMember(line, func(key, val []byte, kind byte) bool {
+	end := jscan.Members(line, 0, func(key []byte, vi int) int {
 		k := jscan.Canonical(key, "t", "at", "message", "parentToolCallId")
 		if !seen.first(k) {
-			ok = false
-			return false
+			return -1
 		}
 		switch k {
 		case "t":
-			ok = str(val, kind, &out.T)
-		case "at":
-			ok = kind == jscan.KindString && out.At.UnmarshalJSON(val) == nil
+			return stringAt(line, vi, &out.T, &buf)
 		case "parentToolCallId":
-			ok = str(val, kind, &out.Parent)
+			return stringAt(line, vi, &out.Parent, &buf)
+		case "at":
+			e := jscan.StringEnd(line, vi)
+			if line[vi] != '"' || e < 0 || out.At.UnmarshalJSON(line[vi:e]) != nil {
+				return -1
+			}
+			return e
 		case "message":
-			ok = kind == jscan.KindObject && decodeMessage(val, &msg, &buf)
 			out.Message = &msg
-		default:
-			ok = false
+			return messageAt(line, vi, &msg, &buf)
 		}
-		return ok
+		return -1
 	})
-	if err != nil || !ok || out.T != recMessage {
+	if end != len(line) || out.T != recMessage {
 		return false
 	}
 	*r = out
 	return true
 }
 
-func decodeMessage(d []byte, m *providers.Message, buf *[]byte) bool {
-	ok := true
+// stringAt decodes the JSON string at d[i] into dst and returns the index past it; -1 for any
+// other value (a null included).
+func stringAt(d []byte, i int, dst *string, buf *[]byte) int {
+	if d[i] != '"' {
+		return -1
+	}
+	e := jscan.StringEnd(d, i)
+	if e < 0 {
+		return -1
+	}
+	s, ok := jscan.Unquote(d[i:e], buf)
+	if !ok {
+		return -1
+	}
+	*dst = s
+	return e
+}
+
+func messageAt(d []byte, i int, m *providers.Message, buf *[]byte) int {
 	var seen keys
-	_, err := jscan.EachMember(d, func(key, val []byte, kind byte) bool {
+	return jscan.Members(d, i, func(key []byte, vi int) int {
 		k := jscan.Canonical(key, "role", "parts")
 		if !seen.first(k) {
-			ok = false
-			return false
+			return -1
 		}
 		switch k {
 		case "role":
 			var s string
-			if kind != jscan.KindString {
-				ok = false
-				break
-			}
-			s, ok = jscan.Unquote(val, buf)
+			e := stringAt(d, vi, &s, buf)
 			m.Role = providers.Role(s)
+			return e
 		case "parts":
-			if kind == jscan.KindNull { // a message without parts, as encoding/json writes it
+			if d[vi] == 'n' { // a message without parts, as encoding/json writes it
 				m.Parts = nil
-				break
-			}
-			if kind != jscan.KindArray {
-				ok = false
-				break
+				e, kind := jscan.ValueEnd(d, vi)
+				if kind != jscan.KindNull {
+					return -1
+				}
+				return e
 			}
 			m.Parts = []providers.Part{} // an empty array decodes to an empty slice, not nil
-			err := jscan.EachElement(val, func(pv []byte, pk byte) bool {
-				var p providers.Part
-				ok = pk == jscan.KindObject && decodePart(pv, &p, buf)
-				m.Parts = append(m.Parts, p)
-				return ok
+			return jscan.Elements(d, vi, func(pi int) int {
+				m.Parts = append(m.Parts, providers.Part{})
+				return partAt(d, pi, &m.Parts[len(m.Parts)-1], buf)
 			})
-			ok = ok && err == nil
-		default:
-			ok = false
 		}
-		return ok
+		return -1
 	})
-	return err == nil && ok
 }
 
-func decodePart(d []byte, p *providers.Part, buf *[]byte) bool {
-	ok := true
+func partAt(d []byte, i int, p *providers.Part, buf *[]byte) int {
 	var seen keys
-	_, err := jscan.EachMember(d, func(key, val []byte, kind byte) bool {
-		var dst *string
+	return jscan.Members(d, i, func(key []byte, vi int) int {
 		k := jscan.Canonical(key, "type", "text", "signature", "redacted", "mimeType", "data", "toolCallId", "toolName", "args", "isError")
 		if !seen.first(k) {
-			ok = false
-			return false
+			return -1
 		}
 		switch k {
 		case "type":
 			var s string
-			if ok = kind == jscan.KindString; ok {
-				s, ok = jscan.Unquote(val, buf)
-			}
+			e := stringAt(d, vi, &s, buf)
 			p.Type = providers.PartType(s)
-			return ok
+			return e
 		case "text":
-			dst = &p.Text
+			return stringAt(d, vi, &p.Text, buf)
 		case "signature":
-			dst = &p.Signature
+			return stringAt(d, vi, &p.Signature, buf)
 		case "redacted":
-			dst = &p.Redacted
+			return stringAt(d, vi, &p.Redacted, buf)
 		case "mimeType":
-			dst = &p.MimeType
+			return stringAt(d, vi, &p.MimeType, buf)
 		case "toolCallId":
-			dst = &p.ToolCallID
+			return stringAt(d, vi, &p.ToolCallID, buf)
 		case "toolName":
-			dst = &p.ToolName
+			return stringAt(d, vi, &p.ToolName, buf)
 		case "data":
 			var s string
-			if ok = kind == jscan.KindString; ok {
-				s, ok = jscan.Unquote(val, buf)
+			e := stringAt(d, vi, &s, buf)
+			if e < 0 {
+				return -1
 			}
-			if ok {
-				var err error
-				p.Data, err = base64.StdEncoding.DecodeString(s)
-				ok = err == nil
+			var err error
+			if p.Data, err = base64.StdEncoding.DecodeString(s); err != nil {
+				return -1
 			}
-			return ok
+			return e
 		case "args":
-			p.Args = json.RawMessage(bytes.Clone(val))
-			return true
+			e, _ := jscan.ValueEnd(d, vi)
+			if e < 0 {
+				return -1
+			}
+			p.Args = json.RawMessage(bytes.Clone(d[vi:e]))
+			return e
 		case "isError":
-			ok = kind == jscan.KindTrue || kind == jscan.KindFalse
+			e, kind := jscan.ValueEnd(d, vi)
+			if kind != jscan.KindTrue && kind != jscan.KindFalse {
+				return -1
+			}
 			p.IsError = kind == jscan.KindTrue
-			return ok
-		default:
-			ok = false
-			return false
+			return e
 		}
-		if ok = kind == jscan.KindString; ok {
-			*dst, ok = jscan.Unquote(val, buf)
-		}
-		return ok
+		return -1
 	})
-	return err == nil && ok
 }
 
 // streamingPrefix starts every recStreaming line: a reply's checkpoints, a third of a
