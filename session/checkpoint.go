@@ -171,5 +171,6 @@ func (l *loaded) endCut() {
 	if c.text.Len() > 0 {
 		text = c.text.String() + "\n\n" + note
 	}
+	l.flushMessages()
 	l.history = append(l.history, providers.Message{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartText, Text: text}}})
 }

@@ -303,3 +303,80 @@ func (ks *keys) first(k string) bool {
 	ks.n++
 	return true
 }
+
+// A compaction keeps only the last messages of the history, so the messages before it need
+// not be decoded at all: a message line is kept as it is (deferMessage) and decoded only when
+// something needs the history whole (a truncation, an amend, an interrupted reply, the end of
+// the file) or, at a compaction, only if it is one of the messages the compaction keeps. A
+// resume of a long session then decodes little more than the history since its last compaction.
+
+// messageAtPrefix starts every recMessage line ("t" is marshalled first, "at" second).
+var messageAtPrefix = []byte(`{"t":"message","at":"`)
+
+// deferMessage keeps a message line undecoded, when it is valid JSON in UTF-8 (as decoding it
+// would require), no subagent's and no streaming reply is open (which a message closes or
+// ends, depending on its role).
+func (l *loaded) deferMessage(line []byte) bool {
+	if l.eager || l.cut != nil || !bytes.HasPrefix(line, messageAtPrefix) ||
+		bytes.Contains(line, []byte(`"parentToolCallId"`)) {
+		return false
+	}
+	at := line[len(messageAtPrefix):]
+	end := bytes.IndexByte(at, '"')
+	if end <= 0 || jscan.ValidValueEnd(line, 0) != len(line) || !utf8.Valid(line) {
+		return false
+	}
+	l.pending = append(l.pending, l.keep(line))
+	l.lastAt = append(l.lastAt[:0], at[:end]...)
+	return true
+}
+
+// flushMessages decodes the pending message lines onto the history.
+func (l *loaded) flushMessages() {
+	for _, line := range l.pending {
+		if m, ok := decodePending(line); ok {
+			l.history = append(l.history, m)
+		}
+	}
+	l.pending = l.pending[:0]
+}
+
+// flushLast is flushMessages for a compaction that keeps the last keep messages: the pending
+// lines before those are dropped undecoded when the pending lines alone hold them. (A line
+// that does not decode is one message fewer, so the count is taken over decoded messages.)
+func (l *loaded) flushLast(keep int) {
+	var tail []providers.Message
+	i := len(l.pending) - 1
+	for ; i >= 0 && len(tail) < keep; i-- {
+		if m, ok := decodePending(l.pending[i]); ok {
+			tail = append(tail, m)
+		}
+	}
+	if len(tail) < keep {
+		// The history before the pending lines holds some of the kept messages.
+		l.history = append(l.history, reversed(tail)...)
+		l.pending = l.pending[:0]
+		return
+	}
+	l.history = append(l.history[:0:0], reversed(tail)...)
+	l.pending = l.pending[:0]
+}
+
+func reversed(ms []providers.Message) []providers.Message {
+	for i, j := 0, len(ms)-1; i < j; i, j = i+1, j-1 {
+		ms[i], ms[j] = ms[j], ms[i]
+	}
+	return ms
+}
+
+// decodePending decodes a message line as the reader would have.
+func decodePending(line []byte) (providers.Message, bool) {
+	var r record
+	if !decodeMessageRecord(line, &r) && json.Unmarshal(line, &r) != nil {
+		return providers.Message{}, false
+	}
+	if r.Message == nil {
+		return providers.Message{}, false
+	}
+	return *r.Message, true
+}

@@ -2,12 +2,16 @@ package session
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
 )
 
@@ -154,4 +158,84 @@ func FuzzMessageRecordDecodesAsEncodingJSONDoes(f *testing.F) {
 			t.Fatalf("%q\nfast streaming: %+v\nstd (%v): %+v", line, fs, stdErr, stdR)
 		}
 	})
+}
+
+// Decoding a message only when the history needs it (deferMessage) reads every transcript as
+// decoding each one at once does: 300 random transcripts of messages, compactions (keeping 0
+// to 6 messages), truncations, amends, interrupted and finished streaming replies, subagents'
+// messages, usage, updates and torn lines.
+func TestDeferredMessagesReadAsEagerOnes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	dir := t.TempDir()
+	at := func(i int) time.Time { return time.Date(2026, 12, 2, 10, 0, 0, i*1000, time.UTC) }
+	for n := range 300 {
+		var data []byte
+		add := func(rec record) {
+			b, err := json.Marshal(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(append(data, b...), '\n')
+		}
+		add(record{T: recHeader, At: at(0), Header: &header{ID: "s1", Cwd: "/p"}})
+		for i := 1; i < 60; i++ {
+			switch k := r.IntN(20); {
+			case k < 9:
+				m := randMessage(r)
+				rec := record{T: recMessage, At: at(i), Message: &m}
+				if r.IntN(10) == 0 {
+					rec.Parent = "agent_1"
+				}
+				add(rec)
+			case k < 11:
+				add(record{T: recCompact, At: at(i), Summary: randText(r), Keep: r.IntN(7)})
+			case k < 12:
+				add(record{T: recTruncate, At: at(i), Keep: r.IntN(8), MessageID: "u1"})
+			case k < 13:
+				m := randMessage(r)
+				add(record{T: recAmend, At: at(i), Message: &m})
+			case k < 16:
+				add(record{T: recStreaming, At: at(i), Streaming: &streamRecord{MessageID: []string{"m1", "m2"}[r.IntN(2)], Text: randText(r), Done: r.IntN(3) == 0}})
+			case k < 17:
+				used := i
+				add(record{T: recUsage, At: at(i), Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateUsageUpdate, Used: &used}})
+			case k < 19:
+				add(record{T: recUpdate, At: at(i), Update: &protocol.SessionUpdate{SessionUpdate: protocol.UpdateUserMessageChunk, MessageID: "u1", Content: &protocol.ContentBlock{Type: "text", Text: "x"}}})
+			default:
+				data = append(data, `{"t":"message","at":"2026-12-02T10:00:00Z","message":{"role":"user","parts":[{"type":"te`+"\n"...)
+			}
+		}
+		path := filepath.Join(dir, fmt.Sprintf("t%d.jsonl", n))
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		read := func(eager bool) *loaded {
+			eagerMessages = eager
+			defer func() { eagerMessages = false }()
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			l, err := readTranscriptFor(f, true, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.arena, l.pending, l.eager = nil, nil, false
+			return l
+		}
+		eager, deferred := read(true), read(false)
+		if !reflect.DeepEqual(eager, deferred) {
+			for _, c := range []struct {
+				what string
+				eq   bool
+			}{{"history", reflect.DeepEqual(eager.history, deferred.history)}, {"replay", reflect.DeepEqual(eager.replay, deferred.replay)},
+				{"updated", eager.updated.Equal(deferred.updated)}, {"rewinds", reflect.DeepEqual(eager.rewinds, deferred.rewinds)}, {"usage", reflect.DeepEqual(eager.usage, deferred.usage)}} {
+				if !c.eq {
+					t.Errorf("transcript %d: the %s differs", n, c.what)
+				}
+			}
+			t.Fatalf("transcript %d: deferred read %d messages, eager %d\n%+v\n%+v", n, len(deferred.history), len(eager.history), deferred.lastAt, eager.lastAt)
+		}
+	}
 }

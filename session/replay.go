@@ -226,6 +226,7 @@ func internKind(b []byte) string {
 // after it, into the session's updated time: one time.Parse per load instead of one per update.
 func (l *loaded) settleAt() {
 	if len(l.lastAt) == 0 {
+		l.lastAt = nil
 		return
 	}
 	if t, err := time.Parse(time.RFC3339Nano, string(l.lastAt)); err == nil && !t.IsZero() {

@@ -213,6 +213,10 @@ type loaded struct {
 	// arena holds the replay's raw updates (keep); lastAt is the time of the last one, when no
 	// decoded record followed it (settleAt).
 	arena, lastAt []byte
+	// pending are message lines read but not decoded yet, which follow history
+	// (deferMessage); eager decodes every message as it is read (for the tests).
+	pending [][]byte
+	eager   bool
 	// usageLine is the last usage record's line, decoded once the whole file is read
 	// (lastUsageLine).
 	usageLine []byte
@@ -257,13 +261,17 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 	return readTranscriptFor(f, full, full, texts)
 }
 
+// eagerMessages makes the reader decode every message as it is read (deferMessage), for the
+// test that holds the two ways equal.
+var eagerMessages = false
+
 // updatePrefix starts every recUpdate line ("t" is marshalled first, "at" second).
 var updatePrefix = []byte(`{"t":"update","at":"`)
 
 // readTranscriptFor is readTranscript; without replay an update record is not decoded, only
 // its time read (it matters to nothing else: the replay is all it feeds).
 func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*loaded, error) {
-	l := &loaded{texts: texts}
+	l := &loaded{texts: texts, eager: eagerMessages}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
 	haveHeader := false
@@ -289,7 +297,7 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 		if replay && bytes.HasPrefix(line, updatePrefix) && l.storedUpdate(line) != storedDecode {
 			continue
 		}
-		if full && l.lastUsageLine(line) {
+		if full && (l.lastUsageLine(line) || l.deferMessage(line)) {
 			continue
 		}
 		var r record
@@ -334,10 +342,11 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 			}
 		case recMessage:
 			if full && r.Message != nil {
+				l.flushMessages()
 				l.history = append(l.history, *r.Message)
 			}
 		case recAmend:
-			if full && r.Message != nil && len(l.history) > 0 {
+			if l.flushMessages(); full && r.Message != nil && len(l.history) > 0 {
 				l.history[len(l.history)-1] = *r.Message
 			}
 		case recUpdate:
@@ -351,6 +360,9 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 			}
 		case recCompact:
 			if full {
+				// Only the last Keep messages survive: of the messages not decoded yet, only
+				// those are.
+				l.flushLast(max(r.Keep, 0))
 				keep := min(max(r.Keep, 0), len(l.history))
 				rest := l.history[len(l.history)-keep:]
 				l.history = append(summaryMessages(texts, r.Summary), rest...)
@@ -374,6 +386,11 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 		return nil, errors.New("transcript has no header")
 	}
 	l.streamed(nil)
+	l.flushMessages()
+	l.pending = nil
+	if !replay {
+		l.arena = nil // only the replay's raw updates keep it
+	}
 	l.settleUsage()
 	l.settleAt()
 	l.history = repairHistory(l.history, l.texts)
@@ -384,6 +401,7 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 // (which had the history repaired when it was loaded), and the replay from the first chunk of
 // user message msgID on.
 func (l *loaded) truncate(keep int, msgID string) {
+	l.flushMessages()
 	l.history = repairHistory(l.history, l.texts)
 	if keep >= 0 && keep < len(l.history) {
 		l.history = l.history[:keep:keep]
