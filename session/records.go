@@ -326,15 +326,15 @@ func (l *loaded) deferMessage(line []byte) bool {
 	if end <= 0 || jscan.ValidValueEnd(line, 0) != len(line) || !utf8.Valid(line) {
 		return false
 	}
-	l.pending = append(l.pending, l.keep(line))
+	l.pending = append(l.pending, pendingMessage{line: l.keep(line)})
 	l.lastAt = append(l.lastAt[:0], at[:end]...)
 	return true
 }
 
 // flushMessages decodes the pending message lines onto the history.
 func (l *loaded) flushMessages() {
-	for _, line := range l.pending {
-		if m, ok := decodePending(line); ok {
+	for _, e := range l.pending {
+		if m, ok := decodePending(e); ok {
 			l.history = append(l.history, m)
 		}
 	}
@@ -369,10 +369,19 @@ func reversed(ms []providers.Message) []providers.Message {
 	return ms
 }
 
-// decodePending decodes a message line as the reader would have.
-func decodePending(line []byte) (providers.Message, bool) {
+// pendingMessage is a message read but not on the history yet: its line, or decoded (m).
+type pendingMessage struct {
+	line []byte
+	m    *providers.Message
+}
+
+// decodePending decodes a pending message as the reader would have.
+func decodePending(e pendingMessage) (providers.Message, bool) {
+	if e.m != nil {
+		return *e.m, true
+	}
 	var r record
-	if !decodeMessageRecord(line, &r) && json.Unmarshal(line, &r) != nil {
+	if line := e.line; !decodeMessageRecord(line, &r) && json.Unmarshal(line, &r) != nil {
 		return providers.Message{}, false
 	}
 	if r.Message == nil {

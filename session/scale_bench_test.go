@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"os"
@@ -177,9 +178,32 @@ func BenchmarkLoad100MB(b *testing.B) {
 		b.Fatal(err)
 	}
 	f.Close()
+	// The same turns as a session that compacted after every 300 turns (3.7 MB of transcript,
+	// about 1 MB of history), keeping its last 4 messages: a real session of this length has
+	// compacted many times, since a model's context holds far less than its history.
+	cid := id + "c"
+	cpath := filepath.Join(stateDir, "sessions", cid+".jsonl")
+	cf, err := os.Create(cpath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cw := bufio.NewWriterSize(cf, 1<<20)
+	cw.Write(bytes.Replace(head, []byte(`"id":"`+id+`"`), []byte(`"id":"`+cid+`"`), 1))
+	compact, err := json.Marshal(record{T: recCompact, At: time.Now().UTC(), Summary: "The user asked for one line of a.txt to be edited at each turn; each was.", Keep: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for csize := len(head); csize < 100<<20; csize += len(body) + len(compact) + 1 {
+		cw.Write(body)
+		cw.Write(append(compact, '\n'))
+	}
+	if err := cw.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	cf.Close()
 	os.Remove(filepath.Join(stateDir, "sessions", indexFile))
 	var wc *wireClient
-	open := func(b *testing.B, replay bool) {
+	open := func(b *testing.B, id string, replay bool) {
 		wc = &wireClient{}
 		m := NewManager(Deps{
 			Client:     wc,
@@ -203,22 +227,27 @@ func BenchmarkLoad100MB(b *testing.B) {
 	}
 	// The CPU of each open beside its wall time: on a loaded machine the wall time is mostly
 	// waiting for a core.
-	b.Run("load", func(b *testing.B) {
-		c0 := cpuTime()
-		for b.Loop() {
-			open(b, true)
-		}
-		b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
-		b.ReportMetric(float64(size)/(1<<20), "transcript-MiB")
-		b.ReportMetric(float64(wc.bytes)/(1<<20), "wire-MiB")
-	})
-	b.Run("resume", func(b *testing.B) {
-		c0 := cpuTime()
-		for b.Loop() {
-			open(b, false)
-		}
-		b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
-	})
+	for _, c := range []struct {
+		name string
+		id   string
+	}{{"", id}, {"-compacted", cid}} {
+		b.Run("load"+c.name, func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				open(b, c.id, true)
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(size)/(1<<20), "transcript-MiB")
+			b.ReportMetric(float64(wc.bytes)/(1<<20), "wire-MiB")
+		})
+		b.Run("resume"+c.name, func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				open(b, c.id, false)
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+		})
+	}
 }
 
 // barrierProvider streams deltas text deltas of 5 bytes, holding every stream after the first

@@ -215,7 +215,7 @@ type loaded struct {
 	arena, lastAt []byte
 	// pending are message lines read but not decoded yet, which follow history
 	// (deferMessage); eager decodes every message as it is read (for the tests).
-	pending [][]byte
+	pending []pendingMessage
 	eager   bool
 	// usageLine is the last usage record's line, decoded once the whole file is read
 	// (lastUsageLine).
@@ -342,8 +342,8 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 			}
 		case recMessage:
 			if full && r.Message != nil {
-				l.flushMessages()
-				l.history = append(l.history, *r.Message)
+				// Behind the lines not decoded yet (deferMessage), in order.
+				l.pending = append(l.pending, pendingMessage{m: r.Message})
 			}
 		case recAmend:
 			if l.flushMessages(); full && r.Message != nil && len(l.history) > 0 {
