@@ -401,6 +401,10 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		}
 	}
 	if replay && st != nil {
+		if st.dropped > 0 {
+			m.log.Warn("session load: update records not replayed (too long, or naming a JSON-RPC envelope key or another session)",
+				zap.String("session", p.SessionID), zap.Int("records", st.dropped))
+		}
 		su, stored := m.d.Client.(storedUpdater)
 		for _, e := range st.replay {
 			if ctx.Err() != nil {

@@ -104,6 +104,7 @@ const (
 // without decoding its update; see the comment at the top of this file for what it keeps.
 func (l *loaded) storedUpdate(line []byte) int {
 	if len(line) > maxStoredUpdate {
+		l.dropped++
 		return storedDropped
 	}
 	var at, upd []byte
@@ -127,6 +128,7 @@ func (l *loaded) storedUpdate(line []byte) int {
 	case err != nil:
 		return storedDecode // not JSON: the decoding path skips it as a torn line
 	case dropped:
+		l.dropped++
 		return storedDropped
 	case odd || upd == nil:
 		return storedDecode
@@ -183,6 +185,7 @@ func (l *loaded) storedUpdate(line []byte) int {
 	})
 	switch {
 	case dropped:
+		l.dropped++
 		return storedDropped
 	case odd || end != len(upd) || e.kind == "":
 		return storedDecode

@@ -116,6 +116,17 @@ func TestLoadForwardsOnlyWhatAgentdWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The dropped ones are counted (the load logs them); the two that are not JSON are skipped.
+	f, err := os.Open(filepath.Join(dir, "s1.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := readTranscriptFor(f, true, true, nil)
+	f.Close()
+	if err != nil || l.dropped != len(hostile)-2 {
+		t.Fatalf("dropped %d update records (%v), want %d", l.dropped, err, len(hostile)-2)
+	}
+
 	sc := &storingClient{}
 	loadWith(t, state, "s1", sc)
 	dc := &decodingClient{}

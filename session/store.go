@@ -213,6 +213,8 @@ type loaded struct {
 	// arena holds the replay's raw updates (keep); lastAt is the time of the last one, when no
 	// decoded record followed it (settleAt).
 	arena, lastAt []byte
+	// dropped counts the update records not replayed (storedDropped), which the load logs.
+	dropped int
 	// pending are message lines read but not decoded yet, which follow history
 	// (deferMessage); eager decodes every message as it is read (for the tests).
 	pending []pendingMessage
