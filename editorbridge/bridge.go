@@ -9,6 +9,8 @@ package editorbridge
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -119,6 +121,38 @@ func (b *Bridge) Update(sessionID string, u protocol.SessionUpdate) {
 	if u.SessionUpdate == protocol.UpdateNotice && !b.caps.Agent.Notices && !b.caps.ACP {
 		b.showNotice(u)
 	}
+}
+
+// UpdateStored hands over one update a transcript stored, as the JSON it was stored as
+// (session/load's replay): the connection checks that it is one valid JSON object and writes it
+// without decoding and encoding it again. One the connection refuses is decoded and sent as
+// Update sends it, when it decodes at all; a notice to a client that does not show notices
+// takes Update's path, which also shows it as window/showMessage.
+func (b *Bridge) UpdateStored(sessionID, kind string, update []byte) {
+	if kind == protocol.UpdateNotice && !b.caps.Agent.Notices && !b.caps.ACP {
+		b.updateDecoded(sessionID, update)
+		return
+	}
+	n := protocol.StoredSessionNotification{SessionID: sessionID, Update: update}
+	err := b.conn.Notify(context.Background(), protocol.MethodSessionUpdate, &n)
+	if errors.Is(err, jsonrpc.ErrStoredUpdate) {
+		b.updateDecoded(sessionID, update)
+		return
+	}
+	if err != nil {
+		b.log.Warn("session update not delivered", zap.String("session", sessionID),
+			zap.String("kind", kind), zap.Error(err))
+	}
+}
+
+// updateDecoded decodes a stored update and sends it as Update does.
+func (b *Bridge) updateDecoded(sessionID string, update []byte) {
+	var u protocol.SessionUpdate
+	if err := json.Unmarshal(update, &u); err != nil {
+		b.log.Warn("stored session update not replayed: it is not JSON", zap.String("session", sessionID), zap.Error(err))
+		return
+	}
+	b.Update(sessionID, u)
 }
 
 // showNotice tells an LSP client that did not say it shows notice updates
@@ -234,6 +268,11 @@ type Client struct{ b *Bridge }
 
 // Update queues one agent/session/update; see Bridge.Update.
 func (c *Client) Update(sessionID string, u protocol.SessionUpdate) { c.b.Update(sessionID, u) }
+
+// UpdateStored queues one update as a transcript stored it; see Bridge.UpdateStored.
+func (c *Client) UpdateStored(sessionID, kind string, update []byte) {
+	c.b.UpdateStored(sessionID, kind, update)
+}
 
 // UpdateChunk queues one streamed text or thought chunk; see Bridge.UpdateChunk.
 func (c *Client) UpdateChunk(sessionID, kind, messageID, text string) {

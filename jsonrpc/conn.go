@@ -484,7 +484,8 @@ type cancelParams struct {
 }
 
 // Notify queues a notification behind every frame handed over before it; it does not wait for
-// the write. agent/session/update params take the append encoder.
+// the write. agent/session/update params take the append encoder; a stored update's
+// (protocol.StoredSessionNotification) is written as it is, once checked (Stream.WriteStoredUpdate).
 func (c *Conn) Notify(_ context.Context, method string, params any) error {
 	if method == protocol.MethodSessionUpdate {
 		switch n := params.(type) {
@@ -492,6 +493,10 @@ func (c *Conn) Notify(_ context.Context, method string, params any) error {
 			return c.stream.WriteSessionUpdate(n)
 		case protocol.SessionNotification:
 			return c.stream.WriteSessionUpdate(&n)
+		case *protocol.StoredSessionNotification:
+			return c.stream.WriteStoredUpdate(n)
+		case protocol.StoredSessionNotification:
+			return c.stream.WriteStoredUpdate(&n)
 		}
 	}
 	return c.notify(method, params)

@@ -2,13 +2,16 @@ package jsonrpc
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
+	"github.com/agentd-dev/agentd/internal/jscan"
 	"github.com/agentd-dev/agentd/protocol"
 )
 
@@ -214,6 +217,29 @@ func (s *Stream) WriteSessionUpdate(n *protocol.SessionNotification) error {
 		}
 	}
 	return nil
+}
+
+// ErrStoredUpdate refuses a stored session update that is not one valid JSON object in UTF-8.
+var ErrStoredUpdate = errors.New("jsonrpc: a stored session update that is not one valid JSON object")
+
+// WriteStoredUpdate queues an agent/session/update whose update is JSON already (one a
+// transcript stored, replayed by session/load) with the update's bytes as they are: no decoding
+// and no encoding again. The bytes come from a file an attacker may have planted, so they are
+// refused (ErrStoredUpdate) unless they are one valid JSON object, in valid UTF-8 (the strict walk, as
+// every incoming frame is read): then they are one value in the frame and cannot add a member
+// (a method, an id, another session) to the message around them. It never joins a held chunk.
+func (s *Stream) WriteStoredUpdate(n *protocol.StoredSessionNotification) error {
+	u := n.Update
+	if len(u) < 2 || u[0] != '{' || jscan.ValidValueEnd(u, 0) != len(u) || !utf8.Valid(u) {
+		return ErrStoredUpdate
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.enqueueLocked(func(b []byte) []byte {
+		b = append(b, `{"jsonrpc":"2.0","method":"`+protocol.MethodSessionUpdate+`","params":`...)
+		b = protocol.AppendStoredSessionNotification(b, n)
+		return append(b, '}')
+	})
 }
 
 // holdLocked says how long the held chunk must still wait for its pace (chunkPace): zero when

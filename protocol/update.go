@@ -47,6 +47,17 @@ type SessionNotification struct {
 	Update    SessionUpdate `json:"update"`
 }
 
+// StoredSessionNotification is the params of an agent/session/update whose update is JSON
+// already: one a transcript stored, which session/load replays as it was written instead of
+// decoding it and encoding it again. The bytes come from a file on disk, which may have been
+// planted: the connection writes Update into the frame only once it has checked that it is one
+// valid JSON object (jsonrpc's Stream.WriteStoredUpdate), so it cannot add members to the message
+// around it.
+type StoredSessionNotification struct {
+	SessionID string          `json:"sessionId"`
+	Update    json.RawMessage `json:"update"`
+}
+
 // SessionUpdate is the union of all update kinds, flattened: SessionUpdate names the kind and
 // only that kind's fields are set. Fields whose JSON shape differs between kinds (content) are
 // split: Content is the single block of message and thought chunks, ToolContent the list of a

@@ -21,6 +21,16 @@ func AppendSessionNotification(dst []byte, n *SessionNotification) []byte {
 	return append(dst, '}')
 }
 
+// AppendStoredSessionNotification appends the JSON of n: its update as it is, so the caller
+// must have checked that it is one valid JSON object.
+func AppendStoredSessionNotification(dst []byte, n *StoredSessionNotification) []byte {
+	dst = append(dst, `{"sessionId":`...)
+	dst = appendString(dst, n.SessionID)
+	dst = append(dst, `,"update":`...)
+	dst = append(dst, n.Update...)
+	return append(dst, '}')
+}
+
 // AppendSessionUpdate appends the JSON of u, as SessionUpdate.MarshalJSON writes it.
 func AppendSessionUpdate(dst []byte, u *SessionUpdate) []byte {
 	dst = append(dst, `{"sessionUpdate":`...)

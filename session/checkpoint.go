@@ -151,17 +151,17 @@ func (l *loaded) endCut() {
 	l.cut = nil
 	meta := protocol.Meta{metaInterrupted: true}
 	if c.thought.Len() > 0 {
-		l.replay = append(l.replay, protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentThoughtChunk, MessageID: c.msgID, Content: &protocol.ContentBlock{Type: "text", Text: c.thought.String()}, Meta: meta})
+		l.addUpdate(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentThoughtChunk, MessageID: c.msgID, Content: &protocol.ContentBlock{Type: "text", Text: c.thought.String()}, Meta: meta})
 	}
 	if c.text.Len() > 0 {
-		l.replay = append(l.replay, protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: c.msgID, Content: &protocol.ContentBlock{Type: "text", Text: c.text.String()}, Meta: meta})
+		l.addUpdate(protocol.SessionUpdate{SessionUpdate: protocol.UpdateAgentMessageChunk, MessageID: c.msgID, Content: &protocol.ContentBlock{Type: "text", Text: c.text.String()}, Meta: meta})
 	}
 	var names []string
 	for _, call := range c.calls {
-		l.replay = append(l.replay, protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCall, ToolCallID: call.ID, Title: call.Title, Kind: call.Kind, Status: protocol.StatusFailed, Meta: meta})
+		l.addUpdate(protocol.SessionUpdate{SessionUpdate: protocol.UpdateToolCall, ToolCallID: call.ID, Title: call.Title, Kind: call.Kind, Status: protocol.StatusFailed, Meta: meta})
 		names = append(names, call.Name)
 	}
-	l.replay = append(l.replay, protocol.SessionUpdate{SessionUpdate: protocol.UpdateNotice, Severity: protocol.SeverityWarning, NoticeTitle: "This reply was cut off: agentd stopped while it was streaming", Meta: meta})
+	l.addUpdate(protocol.SessionUpdate{SessionUpdate: protocol.UpdateNotice, Severity: protocol.SeverityWarning, NoticeTitle: "This reply was cut off: agentd stopped while it was streaming", Meta: meta})
 	note := "[agentd stopped while this reply was streaming: it was cut off here"
 	if len(names) > 0 {
 		note += ", and the tool calls it had started (" + strings.Join(names, ", ") + ") never ran"
@@ -171,5 +171,6 @@ func (l *loaded) endCut() {
 	if c.text.Len() > 0 {
 		text = c.text.String() + "\n\n" + note
 	}
+	l.flushMessages()
 	l.history = append(l.history, providers.Message{Role: providers.RoleAssistant, Parts: []providers.Part{{Type: providers.PartText, Text: text}}})
 }

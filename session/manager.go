@@ -408,9 +408,22 @@ func (m *Manager) open(ctx context.Context, p protocol.SessionLoadParams, replay
 		}
 	}
 	if replay && st != nil {
-		for _, u := range st.replay {
+		if st.dropped > 0 {
+			m.log.Warn("session load: update records not replayed (too long, or naming a JSON-RPC envelope key or another session)",
+				zap.String("session", p.SessionID), zap.Int("records", st.dropped))
+		}
+		su, stored := m.d.Client.(storedUpdater)
+		for _, e := range st.replay {
 			if ctx.Err() != nil {
 				break
+			}
+			if e.raw != nil && stored {
+				su.UpdateStored(s.id, e.kind, e.raw)
+				continue
+			}
+			u, ok := decodeStored(e)
+			if !ok {
+				continue
 			}
 			if u.MessageID == "" && u.Content != nil {
 				// Transcripts written before user chunks carried one.

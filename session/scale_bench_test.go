@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"os"
@@ -17,8 +18,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentd-dev/agentd/config"
+	"github.com/agentd-dev/agentd/internal/jscan"
 	"github.com/agentd-dev/agentd/protocol"
 	"github.com/agentd-dev/agentd/providers"
 	"github.com/agentd-dev/agentd/tools"
@@ -120,9 +123,36 @@ func BenchmarkLongSession(b *testing.B) {
 	}
 }
 
+// wireClient does with each update what the connection does before the write (the bytes are
+// then dropped): a decoded update is encoded as jsonrpc's append encoder encodes it; a stored
+// one (UpdateStored) is checked as jsonrpc's Stream.WriteStoredUpdate checks it and copied into
+// its envelope.
+type wireClient struct {
+	nopClient
+	buf   []byte
+	bytes int
+}
+
+func (c *wireClient) Update(sessionID string, u protocol.SessionUpdate) {
+	c.buf = append(c.buf[:0], `{"jsonrpc":"2.0","method":"agent/session/update","params":`...)
+	c.buf = protocol.AppendSessionNotification(c.buf, &protocol.SessionNotification{SessionID: sessionID, Update: u})
+	c.bytes += len(c.buf) + 1
+}
+
+func (c *wireClient) UpdateStored(sessionID, _ string, update []byte) {
+	if jscan.ValidValueEnd(update, 0) != len(update) || !utf8.Valid(update) {
+		panic("a stored update that is not one JSON object")
+	}
+	c.buf = append(c.buf[:0], `{"jsonrpc":"2.0","method":"agent/session/update","params":{"sessionId":`...)
+	c.buf = strconv.AppendQuote(c.buf, sessionID)
+	c.buf = append(c.buf, `,"update":`...)
+	c.buf = append(c.buf, update...)
+	c.bytes += len(c.buf) + 2
+}
+
 // BenchmarkLoad100MB grows a real transcript (a 300-turn scripted session) to 100 MB by
 // repeating its turns' records, then opens it in a fresh Manager with session/load (replayed to
-// a client that drops the updates) and with resume, and lists the sessions.
+// a client that encodes each update as the connection would, wireClient) and with resume.
 func BenchmarkLoad100MB(b *testing.B) {
 	_, _, stateDir, id := longSession(b, 300)
 	path := filepath.Join(stateDir, "sessions", id+".jsonl")
@@ -148,10 +178,35 @@ func BenchmarkLoad100MB(b *testing.B) {
 		b.Fatal(err)
 	}
 	f.Close()
+	// The same turns as a session that compacted after every 300 turns (3.7 MB of transcript,
+	// about 1 MB of history), keeping its last 4 messages: a real session of this length has
+	// compacted many times, since a model's context holds far less than its history.
+	cid := id + "c"
+	cpath := filepath.Join(stateDir, "sessions", cid+".jsonl")
+	cf, err := os.Create(cpath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cw := bufio.NewWriterSize(cf, 1<<20)
+	cw.Write(bytes.Replace(head, []byte(`"id":"`+id+`"`), []byte(`"id":"`+cid+`"`), 1))
+	compact, err := json.Marshal(record{T: recCompact, At: time.Now().UTC(), Summary: "The user asked for one line of a.txt to be edited at each turn; each was.", Keep: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for csize := len(head); csize < 100<<20; csize += len(body) + len(compact) + 1 {
+		cw.Write(body)
+		cw.Write(append(compact, '\n'))
+	}
+	if err := cw.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	cf.Close()
 	os.Remove(filepath.Join(stateDir, "sessions", indexFile))
-	open := func(b *testing.B, replay bool) {
+	var wc *wireClient
+	open := func(b *testing.B, id string, replay bool) {
+		wc = &wireClient{}
 		m := NewManager(Deps{
-			Client:     nopClient{},
+			Client:     wc,
 			Workspaces: func(string, *workspace.Roots) workspace.Workspace { return &fakeWS{files: map[string]string{}} },
 			Providers:  fakeSource{p: &loopProvider{reply: func(int) []providers.Event { return textReply("x") }}},
 			Tools:      tools.NewRegistry(readTool{}, editTool{}),
@@ -172,21 +227,27 @@ func BenchmarkLoad100MB(b *testing.B) {
 	}
 	// The CPU of each open beside its wall time: on a loaded machine the wall time is mostly
 	// waiting for a core.
-	b.Run("load", func(b *testing.B) {
-		c0 := cpuTime()
-		for b.Loop() {
-			open(b, true)
-		}
-		b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
-		b.ReportMetric(float64(size)/(1<<20), "transcript-MiB")
-	})
-	b.Run("resume", func(b *testing.B) {
-		c0 := cpuTime()
-		for b.Loop() {
-			open(b, false)
-		}
-		b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
-	})
+	for _, c := range []struct {
+		name string
+		id   string
+	}{{"", id}, {"-compacted", cid}} {
+		b.Run("load"+c.name, func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				open(b, c.id, true)
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(size)/(1<<20), "transcript-MiB")
+			b.ReportMetric(float64(wc.bytes)/(1<<20), "wire-MiB")
+		})
+		b.Run("resume"+c.name, func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				open(b, c.id, false)
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+		})
+	}
 }
 
 // barrierProvider streams deltas text deltas of 5 bytes, holding every stream after the first

@@ -209,7 +209,19 @@ func (sf *sessionFile) close() {
 type loaded struct {
 	header  header
 	history []providers.Message
-	replay  []protocol.SessionUpdate
+	replay  []replayed
+	// arena holds the replay's raw updates (keep); lastAt is the time of the last one, when no
+	// decoded record followed it (settleAt).
+	arena, lastAt []byte
+	// dropped counts the update records not replayed (storedDropped), which the load logs.
+	dropped int
+	// pending are message lines read but not decoded yet, which follow history
+	// (deferMessage); eager decodes every message as it is read (for the tests).
+	pending []pendingMessage
+	eager   bool
+	// usageLine is the last usage record's line, decoded once the whole file is read
+	// (lastUsageLine).
+	usageLine []byte
 	// usage is the last recUsage's update as it was sent (nil: none), cost its sum.
 	usage    *protocol.SessionUpdate
 	cost     *protocol.Cost
@@ -251,13 +263,17 @@ func readTranscript(f *os.File, full bool, texts *prompts.Set) (*loaded, error) 
 	return readTranscriptFor(f, full, full, texts)
 }
 
+// eagerMessages makes the reader decode every message as it is read (deferMessage), for the
+// test that holds the two ways equal.
+var eagerMessages = false
+
 // updatePrefix starts every recUpdate line ("t" is marshalled first, "at" second).
 var updatePrefix = []byte(`{"t":"update","at":"`)
 
 // readTranscriptFor is readTranscript; without replay an update record is not decoded, only
 // its time read (it matters to nothing else: the replay is all it feeds).
 func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*loaded, error) {
-	l := &loaded{texts: texts}
+	l := &loaded{texts: texts, eager: eagerMessages}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
 	haveHeader := false
@@ -276,23 +292,30 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 				continue // torn
 			}
 			if end := bytes.IndexByte(at, '"'); end > 0 {
-				if t, err := time.Parse(time.RFC3339Nano, string(at[:end])); err == nil && !t.IsZero() {
-					l.updated = t
-				}
+				l.lastAt = append(l.lastAt[:0], at[:end]...)
 			}
 			continue
 		}
+		if replay && bytes.HasPrefix(line, updatePrefix) && l.storedUpdate(line) != storedDecode {
+			continue
+		}
+		if full && (l.lastUsageLine(line) || l.deferMessage(line)) {
+			continue
+		}
 		var r record
-		if err := json.Unmarshal(line, &r); err != nil {
-			continue // a torn line from a kill mid-write
+		if !(full && bytes.HasPrefix(line, messagePrefix) && decodeMessageRecord(line, &r)) &&
+			!(full && bytes.HasPrefix(line, streamingPrefix) && decodeStreamingRecord(line, &r)) {
+			if err := json.Unmarshal(line, &r); err != nil {
+				continue // a torn line from a kill mid-write
+			}
 		}
 		if !r.At.IsZero() {
-			l.updated = r.At
+			l.updated, l.lastAt = r.At, l.lastAt[:0]
 		}
 		if r.Parent != "" {
 			// A subagent's: only what the client was shown is replayed.
 			if full && r.T == recUpdate && r.Update != nil {
-				l.replay = append(l.replay, *r.Update)
+				l.addUpdate(*r.Update)
 			}
 			continue
 		}
@@ -321,15 +344,16 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 			}
 		case recMessage:
 			if full && r.Message != nil {
-				l.history = append(l.history, *r.Message)
+				// Behind the lines not decoded yet (deferMessage), in order.
+				l.pending = append(l.pending, pendingMessage{m: r.Message})
 			}
 		case recAmend:
-			if full && r.Message != nil && len(l.history) > 0 {
+			if l.flushMessages(); full && r.Message != nil && len(l.history) > 0 {
 				l.history[len(l.history)-1] = *r.Message
 			}
 		case recUpdate:
 			if full && r.Update != nil {
-				l.replay = append(l.replay, *r.Update)
+				l.addUpdate(*r.Update)
 			}
 		case recUsage:
 			if full && r.Update != nil && r.Update.SessionUpdate == protocol.UpdateUsageUpdate {
@@ -338,6 +362,9 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 			}
 		case recCompact:
 			if full {
+				// Only the last Keep messages survive: of the messages not decoded yet, only
+				// those are.
+				l.flushLast(max(r.Keep, 0))
 				keep := min(max(r.Keep, 0), len(l.history))
 				rest := l.history[len(l.history)-keep:]
 				l.history = append(summaryMessages(texts, r.Summary), rest...)
@@ -361,6 +388,13 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 		return nil, errors.New("transcript has no header")
 	}
 	l.streamed(nil)
+	l.flushMessages()
+	l.pending = nil
+	if !replay {
+		l.arena = nil // only the replay's raw updates keep it
+	}
+	l.settleUsage()
+	l.settleAt()
 	l.history = repairHistory(l.history, l.texts)
 	return l, nil
 }
@@ -369,6 +403,7 @@ func readTranscriptFor(f *os.File, full, replay bool, texts *prompts.Set) (*load
 // (which had the history repaired when it was loaded), and the replay from the first chunk of
 // user message msgID on.
 func (l *loaded) truncate(keep int, msgID string) {
+	l.flushMessages()
 	l.history = repairHistory(l.history, l.texts)
 	if keep >= 0 && keep < len(l.history) {
 		l.history = l.history[:keep:keep]
@@ -376,8 +411,8 @@ func (l *loaded) truncate(keep int, msgID string) {
 	if msgID == "" {
 		return
 	}
-	for i, u := range l.replay {
-		if u.SessionUpdate == protocol.UpdateUserMessageChunk && u.MessageID == msgID {
+	for i, e := range l.replay {
+		if e.kind == protocol.UpdateUserMessageChunk && e.msgID == msgID {
 			l.replay = l.replay[:i:i]
 			return
 		}

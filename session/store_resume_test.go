@@ -68,7 +68,7 @@ func TestResumeReadsWhatLoadReads(t *testing.T) {
 	if !resume.updated.Equal(at(11)) {
 		t.Fatalf("resume's updated = %v, want %v (the last whole record's)", resume.updated, at(11))
 	}
-	load.replay = nil
+	load.replay, load.arena = nil, nil // the replay and the bytes it holds
 	if !reflect.DeepEqual(load, resume) {
 		t.Fatalf("resume read\n%+v\nload read\n%+v", resume, load)
 	}

@@ -8,8 +8,8 @@
 // strings only. The strict walk (ValidValueEnd, valid.go) accepts exactly what json.Valid does, for
 // the connection, which must refuse a frame that is not one valid JSON object.
 //
-// Every dialect's fast decoding path (providers/anthropic, providers/gemini, providers/openai) and
-// jsonrpc's frame reader use this one package.
+// Every dialect's fast decoding path (providers/anthropic, providers/gemini, providers/openai),
+// jsonrpc's frame reader and the session store's replay of update records use this one package.
 package jscan
 
 import (

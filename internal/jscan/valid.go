@@ -1,5 +1,7 @@
 package jscan
 
+import "encoding/binary"
+
 // The strict walk: ValidValueEnd accepts exactly what json.Valid accepts, in one pass and without
 // recursion. The connection (jsonrpc) reads every frame with it, since a frame that is not one
 // valid JSON object must be answered -32700 rather than half-decoded. The dialects' chunks use the
@@ -15,6 +17,15 @@ func ValidStringEnd(b []byte, i int) int {
 		return -1
 	}
 	for i++; i < len(b); i++ {
+		// Eight plain bytes at a time (none a quote, a backslash or a control character): a
+		// stored session update is mostly long strings, which the byte loop checked at about
+		// 90 MB/s.
+		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1
@@ -43,6 +54,23 @@ func ValidStringEnd(b []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plain8 reports whether none of the eight bytes of x is '"', '\\' or below 0x20: each test
+// is the classic "has a byte less than n" or "has a zero byte" trick over the eight lanes.
+// A byte of 0x80 or more (UTF-8) is plain, as it is to the byte loop.
+func plain8(x uint64) bool {
+	lt20 := (x - ones*0x20) &^ x & highs
+	q := x ^ (ones * '"')
+	quote := (q - ones) &^ q & highs
+	bs := x ^ (ones * '\\')
+	back := (bs - ones) &^ bs & highs
+	return lt20|quote|back == 0
 }
 
 // ValidValueEnd returns the index just past the JSON value that starts at b[i], checking it as
