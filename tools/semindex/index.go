@@ -1,20 +1,24 @@
 // Package semindex is the project's semantic index for semantic_search: the text files of one
 // root (the walk of the other tools: .gitignore honoured, .git and symlinks left out) cut into
 // chunks of lines that overlap, each chunk embedded by the configured embedding model, the
-// vectors normalized at insert and searched by brute-force cosine (a dot product) over float32.
-// It is pure Go: no cgo, no vector database. The index is kept on disk under the state directory
-// (one file per root and model) and updated incrementally: a file whose size, modification time,
-// inode and change time are those the index stored is not read at all, and one whose stat
-// changed but whose content hash did not keeps its vectors. It is built in the background and
-// answers searches while partial.
+// vectors normalized at insert and held as int8 with a scale (quant.go). A search ranks every
+// chunk by the Hamming distance of binary codes and re-ranks the nearest few hundred by their
+// int8 vectors against the float query, so a million chunks are searched in milliseconds and
+// held in about dim + dim/8 bytes each. It is pure Go: no cgo, no vector database. The index is
+// kept on disk under the state directory (one file per root and model) and updated
+// incrementally: a file whose size, modification time, inode and change time are those the
+// index stored is not read at all, and one whose stat changed but whose content hash did not
+// keeps its vectors. It is built in the background and answers searches while partial.
 package semindex
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -75,8 +79,13 @@ type Index struct {
 	dirty   bool
 	unsaved bool    // files or their stats changed since the last save
 	flat    *matrix // built from files on the first search after a change
+	cen     centre  // the binary codes' centre, kept from one matrix to the next
 
-	build sync.Mutex // one build at a time
+	build sync.Mutex // one build or update at a time
+
+	saveMu   sync.Mutex    // one save at a time
+	lastSave time.Time     // when the last save ended
+	saveCost time.Duration // how long it took
 }
 
 type fileEntry struct {
@@ -97,9 +106,14 @@ func statOf(info fs.FileInfo) fileStat {
 	return fileStat{size: info.Size(), mtime: info.ModTime().UnixNano(), ino: ino, ctime: ctime}
 }
 
+// chunk is one span of a file and its vector, normalized and held as int8 (q[i]·scale). Its
+// binary code is made by the matrix (under the index's write lock) against the index's centre.
 type chunk struct {
 	start, end int // 1-based lines, inclusive
-	vec        []float32
+	scale      float32
+	q          []int8
+	code       []uint64
+	codeGen    uint32
 }
 
 // Open returns the index of root kept in file (created on first save), loading what is there;
@@ -137,11 +151,6 @@ func (ix *Index) Stats() (files, chunks, pending int) {
 func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 	ix.build.Lock()
 	defer ix.build.Unlock()
-	report := func(p Progress) {
-		if progress != nil {
-			progress(p)
-		}
-	}
 	// racy is the modification time from which a stat is not trusted next time: it is taken
 	// before any file is looked at, so a file changed after it was read has a later one.
 	racy := time.Now().Add(-racyMargin).UnixNano()
@@ -177,108 +186,90 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 	ix.pending = len(paths)
 	ix.mu.Unlock()
 
-	prog := Progress{Total: len(paths)}
-	var batch []pendingChunk
-	var batchFiles []pendingFile
-	sinceSave := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	b := &builder{ix: ix, ctx: ctx, progress: progress, paced: true, prog: Progress{Total: len(paths)}}
+	return b.run(paths, stats)
+}
+
+// Update brings the given files (relative to the root, slashes) up to date without walking the
+// project: a file the index holds that changed is read and embedded again, one that is gone or
+// no longer a regular file of the root is dropped. A path the index does not hold is left to
+// the next Build, whose walk decides whether it is part of the project (.gitignore, links);
+// one that is absolute or climbs out of the root is refused. It is what keeps the index fresh
+// after the agent or the editor writes a file, at the cost of the files written rather than of
+// the project.
+func (ix *Index) Update(ctx context.Context, rels []string) error {
+	for _, rel := range rels {
+		if !filepath.IsLocal(filepath.FromSlash(rel)) {
+			return fmt.Errorf("semindex: %q is not a path inside the root", rel)
 		}
-		texts := make([]string, len(batch))
-		for i, c := range batch {
-			texts[i] = c.text
-		}
-		vecs, err := ix.embed(ctx, texts)
-		if err == nil && len(vecs) != len(texts) {
-			err = fmt.Errorf("the embedding model returned %d vectors for %d texts", len(vecs), len(texts))
-		}
-		if err != nil {
-			return err
-		}
-		for i := range batch {
-			normalize(vecs[i])
-			batch[i].file.entry.chunks[batch[i].idx].vec = vecs[i]
-		}
-		ix.mu.Lock()
-		for _, f := range batchFiles {
-			ix.files[f.rel] = f.entry
-			ix.pending--
-			prog.Done++
-			prog.Embedded++
-		}
-		ix.dirty, ix.unsaved = true, true
-		ix.mu.Unlock()
-		sinceSave += len(batchFiles)
-		batch, batchFiles = batch[:0], batchFiles[:0]
-		if sinceSave >= saveEvery {
-			sinceSave = 0
-			_ = ix.Save()
-		}
-		report(prog)
-		return nil
 	}
+	ix.build.Lock()
+	defer ix.build.Unlock()
+	racy := time.Now().Add(-racyMargin).UnixNano()
+	var paths []string
+	var stats []fileStat
+	for _, rel := range rels {
+		rel = filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel)))
+		ix.mu.RLock()
+		_, known := ix.files[rel]
+		ix.mu.RUnlock()
+		if !known {
+			continue
+		}
+		info, err := os.Lstat(filepath.Join(ix.root, filepath.FromSlash(rel)))
+		if err != nil || !info.Mode().IsRegular() || info.Size() == 0 || info.Size() > MaxFileBytes {
+			ix.mu.Lock()
+			delete(ix.files, rel)
+			ix.dirty, ix.unsaved = true, true
+			ix.mu.Unlock()
+			continue
+		}
+		st := statOf(info)
+		if st.mtime >= racy {
+			st = fileStat{}
+		}
+		paths, stats = append(paths, rel), append(stats, st)
+	}
+	ix.mu.Lock()
+	ix.pending += len(paths)
+	ix.mu.Unlock()
+	b := &builder{ix: ix, ctx: ctx, prog: Progress{Total: len(paths)}}
+	return b.run(paths, stats)
+}
+
+// builder is one Build's or Update's pass over its files.
+type builder struct {
+	ix       *Index
+	ctx      context.Context
+	progress func(Progress)
+	paced    bool // save a partial index now and then (Build); Update saves once at the end
+
+	prog       Progress
+	batch      []pendingChunk
+	batchFiles []*pendingFile
+	sinceSave  int
+}
+
+func (b *builder) report() {
+	if b.progress != nil {
+		b.progress(b.prog)
+	}
+}
+
+func (b *builder) run(paths []string, stats []fileStat) error {
+	ix := b.ix
 	var buildErr error
 	for i, rel := range paths {
-		if err := ctx.Err(); err != nil {
+		if err := b.ctx.Err(); err != nil {
 			buildErr = err
 			break
 		}
-		st := stats[i]
-		ix.mu.RLock()
-		old := ix.files[rel]
-		ix.mu.RUnlock()
-		if old != nil && old.stat != (fileStat{}) && old.stat == st {
-			ix.mu.Lock()
-			ix.pending--
-			ix.mu.Unlock()
-			prog.Done++
-			continue
-		}
-		// Through an os.Root of the root: a file the walk saw that became a link out since is
-		// refused, so its target is never sent to the embedding model nor shown as a hit.
-		data, err := readFile(ix.root, filepath.FromSlash(rel), 0)
-		if err != nil || !isText(data) {
-			ix.mu.Lock()
-			if _, ok := ix.files[rel]; ok {
-				delete(ix.files, rel)
-				ix.dirty, ix.unsaved = true, true
-			}
-			ix.pending--
-			ix.mu.Unlock()
-			prog.Done++
-			continue
-		}
-		sum := sha256.Sum256(data)
-		if old != nil && old.hash == sum {
-			ix.mu.Lock()
-			if old.stat != st {
-				// The same content under a new stat (touched, copied back): keep the vectors,
-				// store the stat so the next build need not read it.
-				ix.files[rel] = &fileEntry{hash: old.hash, stat: st, chunks: old.chunks}
-				ix.unsaved = true
-			}
-			ix.pending--
-			ix.mu.Unlock()
-			prog.Done++
-			continue
-		}
-		spans := Chunks(string(data))
-		pf := pendingFile{rel: rel, entry: &fileEntry{hash: sum, stat: st, chunks: make([]chunk, len(spans))}}
-		for i, sp := range spans {
-			pf.entry.chunks[i] = chunk{start: sp.Start, end: sp.End}
-			batch = append(batch, pendingChunk{file: &pf, idx: i, text: "File: " + rel + "\n" + sp.Text})
-		}
-		batchFiles = append(batchFiles, pf)
-		// The batch's pointers to pf stay valid: each pf is its own variable.
-		if len(batch) >= embedBatch {
-			if buildErr = flush(); buildErr != nil {
-				break
-			}
+		if buildErr = b.visit(rel, stats[i]); buildErr != nil {
+			break
 		}
 	}
 	if buildErr == nil {
-		buildErr = flush()
+		buildErr = b.flush()
 	}
 	ix.mu.Lock()
 	ix.pending = 0
@@ -288,12 +279,135 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 	if unsaved {
 		saveErr = ix.Save()
 	}
-	prog.Finished, prog.Err = true, buildErr
-	report(prog)
+	b.prog.Finished, b.prog.Err = true, buildErr
+	b.report()
 	if buildErr != nil {
 		return buildErr
 	}
 	return saveErr
+}
+
+// visit looks at one file: unchanged by its stat, unchanged by its hash, gone or not text, or
+// to be embedded (queued in the batch, which is embedded when full).
+func (b *builder) visit(rel string, st fileStat) error {
+	ix := b.ix
+	ix.mu.RLock()
+	old := ix.files[rel]
+	ix.mu.RUnlock()
+	done := func() {
+		ix.mu.Lock()
+		ix.pending--
+		ix.mu.Unlock()
+		b.prog.Done++
+	}
+	if old != nil && old.stat != (fileStat{}) && old.stat == st {
+		done()
+		return nil
+	}
+	// Through an os.Root of the root: a file the walk saw that became a link out since is
+	// refused, so its target is never sent to the embedding model nor shown as a hit.
+	data, err := readFile(ix.root, filepath.FromSlash(rel), 0)
+	if err != nil || !isText(data) {
+		ix.mu.Lock()
+		if _, ok := ix.files[rel]; ok {
+			delete(ix.files, rel)
+			ix.dirty, ix.unsaved = true, true
+		}
+		ix.mu.Unlock()
+		done()
+		return nil
+	}
+	sum := sha256.Sum256(data)
+	if old != nil && old.hash == sum {
+		if old.stat != st {
+			// The same content under a new stat (touched, copied back): keep the vectors,
+			// store the stat so the next build need not read it.
+			ix.mu.Lock()
+			ix.files[rel] = &fileEntry{hash: old.hash, stat: st, chunks: old.chunks}
+			ix.unsaved = true
+			ix.mu.Unlock()
+		}
+		done()
+		return nil
+	}
+	spans := Chunks(string(data))
+	pf := &pendingFile{rel: rel, entry: &fileEntry{hash: sum, stat: st, chunks: make([]chunk, len(spans))}}
+	for i, sp := range spans {
+		pf.entry.chunks[i] = chunk{start: sp.Start, end: sp.End}
+		b.batch = append(b.batch, pendingChunk{file: pf, idx: i, text: "File: " + rel + "\n" + sp.Text})
+	}
+	b.batchFiles = append(b.batchFiles, pf)
+	if len(b.batch) >= embedBatch {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush embeds the batch, checks what came back (one finite vector of one dimension for each
+// text) before any of it is stored, and adds the batch's files to the index.
+func (b *builder) flush() error {
+	ix := b.ix
+	if len(b.batch) == 0 && len(b.batchFiles) == 0 {
+		return nil
+	}
+	texts := make([]string, len(b.batch))
+	for i, c := range b.batch {
+		texts[i] = c.text
+	}
+	var vecs [][]float32
+	var err error
+	if len(texts) > 0 {
+		vecs, err = ix.embed(b.ctx, texts)
+	}
+	if err == nil && len(vecs) != len(texts) {
+		err = fmt.Errorf("the embedding model returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	for i := 0; err == nil && i < len(vecs); i++ {
+		if err = checkVector(vecs[i]); err == nil && len(vecs[i]) != len(vecs[0]) {
+			err = fmt.Errorf("the embedding model returned vectors of %d and %d dimensions in one batch", len(vecs[0]), len(vecs[i]))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(vecs) > 0 {
+		dim := len(vecs[0])
+		backing := make([]int8, dim*len(vecs))
+		for i := range b.batch {
+			normalize(vecs[i])
+			q := backing[i*dim : (i+1)*dim : (i+1)*dim]
+			c := &b.batch[i].file.entry.chunks[b.batch[i].idx]
+			c.scale, c.q = quantize(vecs[i], q), q
+		}
+	}
+	ix.mu.Lock()
+	for _, f := range b.batchFiles {
+		ix.files[f.rel] = f.entry
+		ix.pending--
+		b.prog.Done++
+		b.prog.Embedded++
+	}
+	ix.dirty, ix.unsaved = true, true
+	ix.mu.Unlock()
+	b.sinceSave += len(b.batchFiles)
+	b.batch, b.batchFiles = b.batch[:0], b.batchFiles[:0]
+	if b.paced && b.sinceSave >= saveEvery && ix.saveDue() {
+		b.sinceSave = 0
+		_ = ix.Save()
+	}
+	b.report()
+	return nil
+}
+
+// saveDue says whether a partial save may be made now: a save rewrites the whole file, so
+// saving every saveEvery files would make a big build's saves grow with the square of its
+// size. Waiting ten times as long as the last save took since it ended keeps the saves under
+// a tenth of the build's time whatever its size, and an embedding model that takes seconds a
+// batch still gets a save every saveEvery files.
+func (ix *Index) saveDue() bool {
+	ix.saveMu.Lock()
+	defer ix.saveMu.Unlock()
+	return time.Since(ix.lastSave) >= 10*ix.saveCost
 }
 
 type pendingFile struct {
@@ -376,6 +490,9 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]Hit, error)
 		return nil, errors.New("the embedding model returned no vector for the query")
 	}
 	q := vecs[0]
+	if err := checkVector(q); err != nil {
+		return nil, err
+	}
 	normalize(q)
 	m := ix.matrix()
 	if m.n == 0 {
@@ -387,8 +504,8 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]Hit, error)
 	top := m.top(q, k)
 	out := make([]Hit, len(top))
 	for i, t := range top {
-		r := m.refs[t.i]
-		out[i] = Hit{Path: r.path, Start: r.start, End: r.end, Score: t.score}
+		r := m.rows[t.i]
+		out[i] = Hit{Path: r.path, Start: r.c.start, End: r.c.end, Score: t.score}
 	}
 	return out, nil
 }
@@ -405,54 +522,70 @@ func (ix *Index) matrix() *matrix {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.dirty || ix.flat == nil {
-		ix.flat = buildMatrix(ix.files)
+		ix.flat = buildMatrix(ix.files, &ix.cen)
 		ix.dirty = false
 	}
 	return ix.flat
 }
 
-// Save writes the index to its file atomically (a temporary file renamed over it); an index
-// opened without a file keeps nothing.
+// Save writes the index to its file atomically (a temporary file renamed over it), streamed
+// from a snapshot of the files so that neither searches wait for the disk nor the encoding is
+// held in memory whole; an index opened without a file keeps nothing.
 func (ix *Index) Save() error {
 	if ix.file == "" {
 		return nil
 	}
+	ix.saveMu.Lock()
+	defer ix.saveMu.Unlock()
+	t0 := time.Now()
 	ix.mu.Lock()
-	data := encode(ix.files)
+	snap := make([]namedEntry, 0, len(ix.files))
+	for p, f := range ix.files {
+		snap = append(snap, namedEntry{p, f})
+	}
 	ix.unsaved = false
 	ix.mu.Unlock()
-	err := writeAtomic(ix.file, data)
+	sort.Slice(snap, func(i, j int) bool { return snap[i].path < snap[j].path })
+	err := writeAtomic(ix.file, func(w io.Writer) error { return encode(w, snap) })
 	if err != nil {
 		ix.mu.Lock()
 		ix.unsaved = true
 		ix.mu.Unlock()
 	}
+	ix.lastSave, ix.saveCost = time.Now(), time.Since(t0)
 	return err
 }
 
-func writeAtomic(file string, data []byte) error {
+type namedEntry struct {
+	path string
+	f    *fileEntry
+}
+
+func writeAtomic(file string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return err
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", file, time.Now().UnixNano())
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, file); err != nil {
+	bw := bufio.NewWriterSize(f, 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, file)
+	}
+	if err != nil {
 		os.Remove(tmp)
-		return err
 	}
-	return nil
+	return err
 }
 
 // Root is the directory the index covers.
 func (ix *Index) Root() string { return ix.root }
-
-func sortedKeys(m map[string]*fileEntry) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

@@ -1,6 +1,7 @@
 package semindex
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -273,10 +274,18 @@ func TestDecodeRefusesGarbage(t *testing.T) {
 			t.Errorf("decoded %q", b)
 		}
 	}
-	files := map[string]*fileEntry{"a.go": {chunks: []chunk{{1, 3, []float32{0.6, 0.8}}}}}
-	got, err := decode(encode(files))
-	if err != nil || len(got) != 1 || got["a.go"].chunks[0].vec[1] != 0.8 || got["a.go"].chunks[0].end != 3 {
+	files := []namedEntry{{"a.go", &fileEntry{stat: fileStat{size: 9, mtime: -5, ino: 7, ctime: 11}, chunks: []chunk{{start: 1, end: 3, scale: 0.25, q: []int8{-127, 5}}, {start: 4, end: 4}}}}}
+	var b bytes.Buffer
+	if err := encode(&b, files); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decode(b.Bytes())
+	if err != nil || len(got) != 1 {
 		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	f := got["a.go"]
+	if c := f.chunks[0]; c.q[0] != -127 || c.q[1] != 5 || c.scale != 0.25 || c.end != 3 || f.stat != files[0].f.stat || len(f.chunks) != 2 || f.chunks[1].q != nil {
+		t.Fatalf("round trip: %+v", f)
 	}
 }
 

@@ -1,0 +1,203 @@
+package semindex
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 34 item 2: the quantized search finds what the exact float search finds. recall@10
+// against the exact top 10 over the float vectors, on embedding-like rows (realistic_test.go),
+// at a size where the Hamming pass picks the re-ranked rows (40,000 > rerank) and with the
+// scan split among workers. Measured: 0.93 strictly, 1.00 as ann-benchmarks counts (a hit
+// within 1e-3 of the tenth best exact score is right); the Hamming pass loses nothing against
+// re-ranking every row by its int8 vector, so what the strict figure misses (the goal is 0.95)
+// is int8's own rounding between near-ties, which only a float re-rank of the best few (float
+// vectors kept on disk) would recover. The bounds below are the measured figures less their
+// noise, so a change that makes the search worse fails here.
+func TestRecallAgainstExactSearch(t *testing.T) {
+	n := 40_000
+	c := makeCorpus(n, 768, 40, 10)
+	if mc := c.meanCosine(); mc < 0.2 || mc > 0.7 {
+		t.Fatalf("mean cosine of unrelated rows %.2f: not the spread of real embeddings (0.2-0.7)", mc)
+	}
+	got := c.recall(10)
+	within := c.recallWithin(10, 1e-3)
+	defer func(a, b, w int) { rerankMin, rerankPerHit, scanWorkers = a, b, w }(rerankMin, rerankPerHit, scanWorkers)
+	rerankMin = n
+	all := c.recall(10)
+	rerankMin = 500
+	t.Logf("recall@10 over %d rows: %.3f; within 1e-3 of the tenth: %.3f; re-ranking every row by int8: %.3f (mean cosine %.2f)", n, got, within, all, c.meanCosine())
+	if got < 0.90 || within < 0.97 {
+		t.Fatalf("recall@10 = %.3f (within 1e-3: %.3f), want ≥ 0.90 (≥ 0.97)", got, within)
+	}
+	if got < all-0.01 {
+		t.Fatalf("the Hamming pass loses hits: %.3f against %.3f re-ranking every row", got, all)
+	}
+	// The same with one worker: the split changes nothing but the time.
+	scanWorkers = 1
+	if one := c.recall(10); one != got {
+		t.Fatalf("one worker: recall %.3f, several %.3f", one, got)
+	}
+}
+
+// The Hamming pass alone would not do (this is what the re-rank buys): with no re-rank beyond
+// k, recall falls well below the goal, so the test above measures the re-rank and not an easy
+// distribution.
+func TestRecallNeedsTheRerank(t *testing.T) {
+	c := makeCorpus(40_000, 768, 40, 10)
+	defer func(a, b int) { rerankMin, rerankPerHit = a, b }(rerankMin, rerankPerHit)
+	rerankMin, rerankPerHit = 10, 1
+	if got := c.recall(10); got > 0.8 {
+		t.Fatalf("recall@10 with the codes alone = %.3f: the distribution is too easy to test the re-rank", got)
+	}
+}
+
+func TestQuantizeRoundTrip(t *testing.T) {
+	v := []float32{0.5, -0.25, 0.125, 0, -0.5, 0.001}
+	q := make([]int8, len(v))
+	s := quantize(v, q)
+	for i, x := range v {
+		if d := math.Abs(float64(float32(q[i])*s - x)); d > float64(s)/2+1e-7 {
+			t.Errorf("v[%d] = %v came back as %v", i, x, float32(q[i])*s)
+		}
+	}
+	if q[0] != 127 || q[4] != -127 {
+		t.Errorf("the largest magnitude is not ±127: %v", q)
+	}
+	z := make([]int8, 3)
+	if s := quantize([]float32{0, 0, 0}, z); s != 0 || z[0] != 0 {
+		t.Errorf("zero vector: scale %v, %v", s, z)
+	}
+}
+
+// Hostile embedding answers: a NaN, an infinity, an empty vector or vectors of two sizes in one
+// batch end the build with a clear error, store nothing of that batch, and keep what was
+// indexed before (the index on disk is not damaged).
+func TestBadVectorsAreRefused(t *testing.T) {
+	for name, bad := range map[string]func(i int, dim int) []float32{
+		"nan":   func(i, dim int) []float32 { v := make([]float32, dim); v[0] = float32(math.NaN()); return v },
+		"inf":   func(i, dim int) []float32 { v := make([]float32, dim); v[1] = float32(math.Inf(-1)); return v },
+		"empty": func(i, dim int) []float32 { return nil },
+		"sizes": func(i, dim int) []float32 { v := make([]float32, dim+i%2); v[0] = 1; return v },
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, map[string]string{"a.go": "package a\n// alpha apples\n"})
+			file := filepath.Join(t.TempDir(), "index.bin")
+			good := &recorder{vec: bagOfWords(16)}
+			if err := Open(root, file, good.embed).Build(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			write(t, root, map[string]string{"a.go": "package a\n// alpha apples, changed\n", "b.go": "package b\n// bravo\n", "c.go": "package c\n"})
+			embed := func(_ context.Context, texts []string) ([][]float32, error) {
+				out := make([][]float32, len(texts))
+				for i := range texts {
+					out[i] = bad(i, 16)
+				}
+				return out, nil
+			}
+			ix := Open(root, file, embed)
+			err := ix.Build(context.Background(), nil)
+			if err == nil || !strings.Contains(err.Error(), "embedding model") {
+				t.Fatalf("build with %s vectors: %v", name, err)
+			}
+			// a.go keeps its old vectors, b.go and c.go were not added.
+			if n, _, _ := ix.Stats(); n != 1 {
+				t.Fatalf("%d files after the refused batch, want 1", n)
+			}
+			again := Open(root, file, good.embed)
+			hits, err := again.Search(context.Background(), "alpha apples", 1)
+			if err != nil || len(hits) != 1 || hits[0].Path != "a.go" {
+				t.Fatalf("the index on disk after the refusal: %v %v", hits, err)
+			}
+		})
+	}
+}
+
+// A query vector with NaN in it is refused too, not ranked at random.
+func TestBadQueryVectorIsRefused(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a\n// alpha apples\n"})
+	calls := 0
+	embed := func(_ context.Context, texts []string) ([][]float32, error) {
+		calls++
+		out := make([][]float32, len(texts))
+		for i, s := range texts {
+			out[i] = bagOfWords(16)(s)
+			if calls > 1 {
+				out[i][3] = float32(math.NaN())
+			}
+		}
+		return out, nil
+	}
+	ix := Open(root, "", embed)
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Search(context.Background(), "alpha", 3); err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Fatalf("a NaN query: %v", err)
+	}
+}
+
+// Hostile index files: truncated at every byte, counts that promise more than the file holds,
+// a dimension beyond any model's, a NaN scale. Each is refused (the index starts over), none
+// panics or allocates by the count it claims.
+func TestDecodeRefusesHostileFiles(t *testing.T) {
+	files := []namedEntry{{"a.go", &fileEntry{chunks: []chunk{{start: 1, end: 3, scale: 0.01, q: []int8{60, 80}}}}}}
+	var b strings.Builder
+	if err := encode(&b, files); err != nil {
+		t.Fatal(err)
+	}
+	good := []byte(b.String())
+	if _, err := decode(good); err != nil {
+		t.Fatalf("the good file: %v", err)
+	}
+	for i := range len(good) {
+		if _, err := decode(good[:i]); err == nil {
+			t.Errorf("truncated at %d of %d: decoded", i, len(good))
+		}
+	}
+	huge := append(append([]byte{}, magic...), 0xff, 0xff, 0xff, 0xff, 0x0f) // 4 G files in a few bytes
+	if _, err := decode(huge); err == nil {
+		t.Error("a file count beyond the file decoded")
+	}
+	// One file, one chunk of dimension 2^20 (more than maxDim), then nothing.
+	bigDim := append(append([]byte{}, magic...), 1, 1, 'x')
+	bigDim = append(bigDim, make([]byte, 32+4)...)
+	bigDim = append(bigDim, 1, 1, 1, 0x80, 0x80, 0x40) // one chunk, lines 1-1, dimension 2^20
+	bigDim = append(bigDim, make([]byte, 1<<21)...)
+	if _, err := decode(bigDim); err == nil {
+		t.Error("a dimension beyond maxDim decoded")
+	}
+	nan := append([]byte{}, good...)
+	at := len(good) - 2 - 4 // the scale precedes the two int8s
+	copy(nan[at:], []byte{0, 0, 0xc0, 0x7f})
+	if _, err := decode(nan); err == nil {
+		t.Error("a NaN scale decoded")
+	}
+	if _, err := decode(append(append([]byte{}, good...), 0)); err == nil {
+		t.Error("a byte after the last file decoded")
+	}
+	// A file that is garbage on disk: Open starts over and the next build rewrites it.
+	dir := t.TempDir()
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a\n// alpha\n"})
+	file := filepath.Join(dir, "i.bin")
+	if err := os.WriteFile(file, huge, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ix := Open(root, file, (&recorder{vec: bagOfWords(8)}).embed)
+	if n, _, _ := ix.Stats(); n != 0 {
+		t.Fatalf("%d files from a garbage index", n)
+	}
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if files, err := load(file); err != nil || len(files) != 1 {
+		t.Fatalf("rewritten index: %v %v", files, err)
+	}
+}
