@@ -125,7 +125,7 @@ func BenchmarkSearch(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("chunks=%d/dim=%d", n, dim), func(b *testing.B) {
-				c := makeCorpus(n, dim, 20, 10)
+				c := makeCorpus(n, dim, 20, 10, b.TempDir())
 				b.ResetTimer()
 				cpu0 := cpuTime()
 				qi := 0

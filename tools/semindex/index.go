@@ -77,9 +77,10 @@ type Index struct {
 	files   map[string]*fileEntry // by path relative to root
 	pending int
 	dirty   bool
-	unsaved bool    // files or their stats changed since the last save
-	flat    *matrix // built from files on the first search after a change
-	cen     centre  // the binary codes' centre, kept from one matrix to the next
+	unsaved bool     // files or their stats changed since the last save
+	flat    *matrix  // built from files on the first search after a change
+	cen     centre   // the binary codes' centre, kept from one matrix to the next
+	vec     *vecFile // the float16 rows (vecfile.go); nil without a file or before the first
 
 	build sync.Mutex // one build or update at a time
 
@@ -112,6 +113,7 @@ type chunk struct {
 	start, end int // 1-based lines, inclusive
 	scale      float32
 	q          []int8
+	off        int64 // of its float16 row in the vector file; 0 for none
 	code       []uint64
 	codeGen    uint32
 }
@@ -124,8 +126,8 @@ func Open(root, file string, embed Embed) *Index {
 	if file == "" {
 		return ix
 	}
-	if files, err := load(file); err == nil {
-		ix.files = files
+	if files, vec, old, err := load(file); err == nil {
+		ix.files, ix.vec, ix.unsaved = files, vec, old
 	} else {
 		ix.unsaved = true
 	}
@@ -277,7 +279,7 @@ func (b *builder) run(paths []string, stats []fileStat) error {
 	ix.mu.Unlock()
 	var saveErr error
 	if unsaved {
-		saveErr = ix.Save()
+		saveErr = ix.save()
 	}
 	b.prog.Finished, b.prog.Err = true, buildErr
 	b.report()
@@ -379,6 +381,15 @@ func (b *builder) flush() error {
 			c := &b.batch[i].file.entry.chunks[b.batch[i].idx]
 			c.scale, c.q = quantize(vecs[i], q), q
 		}
+		// The float16 rows for the last step of a search. Without them (no file, or the disk
+		// refused the write) the chunks still rank, by int8.
+		if vf := ix.vecFile(); vf != nil {
+			if offs, err := vf.appendRows(vecs); err == nil {
+				for i := range b.batch {
+					b.batch[i].file.entry.chunks[b.batch[i].idx].off = offs[i]
+				}
+			}
+		}
 	}
 	ix.mu.Lock()
 	for _, f := range b.batchFiles {
@@ -393,7 +404,7 @@ func (b *builder) flush() error {
 	b.batch, b.batchFiles = b.batch[:0], b.batchFiles[:0]
 	if b.paced && b.sinceSave >= saveEvery && ix.saveDue() {
 		b.sinceSave = 0
-		_ = ix.Save()
+		_ = ix.save()
 	}
 	b.report()
 	return nil
@@ -523,30 +534,65 @@ func (ix *Index) matrix() *matrix {
 	defer ix.mu.Unlock()
 	if ix.dirty || ix.flat == nil {
 		ix.flat = buildMatrix(ix.files, &ix.cen)
+		ix.flat.vec = ix.vec
 		ix.dirty = false
 	}
 	return ix.flat
 }
 
+// vecFile is the vector file, created at the first rows; nil for an index without a file or
+// when it cannot be created. Called with the build lock held.
+func (ix *Index) vecFile() *vecFile {
+	if ix.vec != nil || ix.file == "" {
+		return ix.vec
+	}
+	if err := os.MkdirAll(filepath.Dir(ix.file), 0o700); err != nil {
+		return nil
+	}
+	vf, err := createVecFile(ix.file + ".vec")
+	if err != nil {
+		return nil
+	}
+	// No chunk has an offset now (load clears them when it finds no vector file), so none
+	// points into the new file by mistake.
+	ix.mu.Lock()
+	ix.vec = vf
+	ix.mu.Unlock()
+	return vf
+}
+
 // Save writes the index to its file atomically (a temporary file renamed over it), streamed
 // from a snapshot of the files so that neither searches wait for the disk nor the encoding is
-// held in memory whole; an index opened without a file keeps nothing.
+// held in memory whole; an index opened without a file keeps nothing. It waits for a build.
 func (ix *Index) Save() error {
+	ix.build.Lock()
+	defer ix.build.Unlock()
+	return ix.save()
+}
+
+// save is Save with the build lock held (a build's own saves): the vector file may be
+// compacted, which no build may append to meanwhile.
+func (ix *Index) save() error {
 	if ix.file == "" {
 		return nil
 	}
 	ix.saveMu.Lock()
 	defer ix.saveMu.Unlock()
 	t0 := time.Now()
+	ix.compactVectors()
 	ix.mu.Lock()
 	snap := make([]namedEntry, 0, len(ix.files))
 	for p, f := range ix.files {
 		snap = append(snap, namedEntry{p, f})
 	}
+	var id [16]byte
+	if ix.vec != nil {
+		id = ix.vec.id
+	}
 	ix.unsaved = false
 	ix.mu.Unlock()
 	sort.Slice(snap, func(i, j int) bool { return snap[i].path < snap[j].path })
-	err := writeAtomic(ix.file, func(w io.Writer) error { return encode(w, snap) })
+	err := writeAtomic(ix.file, func(w io.Writer) error { return encode(w, id, snap) })
 	if err != nil {
 		ix.mu.Lock()
 		ix.unsaved = true
@@ -554,6 +600,74 @@ func (ix *Index) Save() error {
 	}
 	ix.lastSave, ix.saveCost = time.Now(), time.Since(t0)
 	return err
+}
+
+// compactVectors rewrites the vector file with the live rows alone once they are under half of
+// it (files embedded again leave their old rows behind). The new file is renamed over the old
+// before the index naming it is written; a crash between the two leaves an index whose vector
+// file is not its own, which then ranks by int8 (load). Searches under way keep the old file's
+// handle through their matrix.
+func (ix *Index) compactVectors() {
+	if ix.vec == nil {
+		return
+	}
+	ix.mu.RLock()
+	var live int64
+	for _, f := range ix.files {
+		for _, c := range f.chunks {
+			if c.off != 0 {
+				live += int64(2 * len(c.q))
+			}
+		}
+	}
+	if ix.vec.size-vecHeader <= 2*live+(1<<20) {
+		ix.mu.RUnlock()
+		return
+	}
+	// Copies of the entries, made under the lock (a matrix build writes the chunks' codes).
+	moved := make(map[string]*fileEntry, len(ix.files))
+	for p, f := range ix.files {
+		moved[p] = &fileEntry{hash: f.hash, stat: f.stat, chunks: append([]chunk(nil), f.chunks...)}
+	}
+	ix.mu.RUnlock()
+	tmp := ix.file + ".vec.tmp"
+	nv, err := createVecFile(tmp)
+	if err != nil {
+		return
+	}
+	fail := func() { nv.f.Close(); os.Remove(tmp) }
+	var buf []byte
+	for _, nf := range moved {
+		for i := range nf.chunks {
+			c := &nf.chunks[i]
+			if c.off == 0 {
+				continue
+			}
+			buf = grow(buf, 2*len(c.q))
+			if _, err := ix.vec.f.ReadAt(buf, c.off); err != nil {
+				c.off = 0
+				continue
+			}
+			if _, err := nv.f.WriteAt(buf, nv.size); err != nil {
+				fail()
+				return
+			}
+			c.off, nv.size = nv.size, nv.size+int64(len(buf))
+		}
+	}
+	if err := os.Rename(tmp, ix.file+".vec"); err != nil {
+		fail()
+		return
+	}
+	ix.mu.Lock()
+	for p, nf := range moved {
+		if ix.files[p] != nil {
+			ix.files[p] = nf
+		}
+	}
+	ix.vec = nv // the old handle is closed when the last matrix holding it goes
+	ix.dirty, ix.unsaved = true, true
+	ix.mu.Unlock()
 }
 
 type namedEntry struct {

@@ -276,7 +276,7 @@ func TestDecodeRefusesGarbage(t *testing.T) {
 	}
 	files := []namedEntry{{"a.go", &fileEntry{stat: fileStat{size: 9, mtime: -5, ino: 7, ctime: 11}, chunks: []chunk{{start: 1, end: 3, scale: 0.25, q: []int8{-127, 5}}, {start: 4, end: 4}}}}}
 	var b bytes.Buffer
-	if err := encode(&b, files); err != nil {
+	if err := encode(&b, [16]byte{}, files); err != nil {
 		t.Fatal(err)
 	}
 	got, err := decode(b.Bytes())

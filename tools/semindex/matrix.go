@@ -14,6 +14,7 @@ type matrix struct {
 	center        []float32
 	codes         []uint64
 	rows          []row
+	vec           *vecFile // the float16 rows of the last step; nil: int8 scores are final
 }
 
 type row struct {
@@ -105,12 +106,15 @@ type scored struct {
 }
 
 // Re-ranking: the rows nearest the query by Hamming distance, at least rerankMin and
-// rerankPerHit for each hit asked, are ranked again by their int8 vectors. The figures hold
-// recall@10 at or above 0.95 against the exact float search on TestRecallAgainstExactSearch's
-// distribution up to a million rows (docs/benchmarks.md).
+// rerankPerHit for each hit asked, are ranked again by their int8 vectors, and the best of
+// those, at least finalMin and finalPerHit for each hit, by their float16 rows read from the
+// vector file. The figures hold recall@10 at or above 0.95 against the exact float search on
+// TestRecallAgainstExactSearch's distribution (docs/benchmarks.md).
 var (
 	rerankMin    = 500
 	rerankPerHit = 50
+	finalMin     = 50
+	finalPerHit  = 5
 )
 
 // scanWorkers is how many goroutines share the Hamming scan of a large matrix.
@@ -138,6 +142,28 @@ func (m *matrix) top(q []float32, k int) []scored {
 		c := m.rows[i].c
 		out[j] = scored{i, dotInt8(q, c.q) * c.scale}
 	}
+	m.sort(out)
+	if m.vec != nil {
+		final := out[:min(len(out), max(finalMin, finalPerHit*k))]
+		buf := make([]byte, 2*m.dim)
+		v := make([]float32, m.dim)
+		for j := range final {
+			c := m.rows[final[j].i].c
+			// A row that cannot be read keeps its int8 score.
+			if c.off != 0 && m.vec.readRow(c.off, buf, v) == nil {
+				final[j].score = dotF32(q, v)
+			}
+		}
+		m.sort(final)
+	}
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+// sort orders rows best first, ties by path and line so that a search is repeatable.
+func (m *matrix) sort(out []scored) {
 	sort.Slice(out, func(a, b int) bool {
 		if out[a].score != out[b].score {
 			return out[a].score > out[b].score
@@ -148,10 +174,6 @@ func (m *matrix) top(q []float32, k int) []scored {
 		}
 		return ra.c.start < rb.c.start
 	})
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out
 }
 
 // nearestCodes returns the r rows (r < n) whose codes are nearest the code of q: every row's

@@ -11,16 +11,14 @@ import (
 
 // Issue 34 item 2: the quantized search finds what the exact float search finds. recall@10
 // against the exact top 10 over the float vectors, on embedding-like rows (realistic_test.go),
-// at a size where the Hamming pass picks the re-ranked rows (40,000 > rerank) and with the
-// scan split among workers. Measured: 0.93 strictly, 1.00 as ann-benchmarks counts (a hit
-// within 1e-3 of the tenth best exact score is right); the Hamming pass loses nothing against
-// re-ranking every row by its int8 vector, so what the strict figure misses (the goal is 0.95)
-// is int8's own rounding between near-ties, which only a float re-rank of the best few (float
-// vectors kept on disk) would recover. The bounds below are the measured figures less their
-// noise, so a change that makes the search worse fails here.
+// at a size where the Hamming pass picks the re-ranked rows (40,000 > rerank), with the scan
+// split among workers and the float16 rows in a vector file as a build writes them. Measured
+// (2026-12-02): 0.988; 0.997 when every row is re-ranked by int8 (so the Hamming pass costs
+// about 0.01); 0.927 by int8 alone, without the float16 step (int8's rounding cannot order
+// near-ties); 1.000 as ann-benchmarks counts (a hit within 1e-3 of the tenth best exact score).
 func TestRecallAgainstExactSearch(t *testing.T) {
 	n := 40_000
-	c := makeCorpus(n, 768, 40, 10)
+	c := makeCorpus(n, 768, 40, 10, t.TempDir())
 	if mc := c.meanCosine(); mc < 0.2 || mc > 0.7 {
 		t.Fatalf("mean cosine of unrelated rows %.2f: not the spread of real embeddings (0.2-0.7)", mc)
 	}
@@ -31,10 +29,10 @@ func TestRecallAgainstExactSearch(t *testing.T) {
 	all := c.recall(10)
 	rerankMin = 500
 	t.Logf("recall@10 over %d rows: %.3f; within 1e-3 of the tenth: %.3f; re-ranking every row by int8: %.3f (mean cosine %.2f)", n, got, within, all, c.meanCosine())
-	if got < 0.90 || within < 0.97 {
-		t.Fatalf("recall@10 = %.3f (within 1e-3: %.3f), want ≥ 0.90 (≥ 0.97)", got, within)
+	if got < 0.95 || within < 0.99 {
+		t.Fatalf("recall@10 = %.3f (within 1e-3: %.3f), want ≥ 0.95 (≥ 0.99)", got, within)
 	}
-	if got < all-0.01 {
+	if got < all-0.03 {
 		t.Fatalf("the Hamming pass loses hits: %.3f against %.3f re-ranking every row", got, all)
 	}
 	// The same with one worker: the split changes nothing but the time.
@@ -42,13 +40,19 @@ func TestRecallAgainstExactSearch(t *testing.T) {
 	if one := c.recall(10); one != got {
 		t.Fatalf("one worker: recall %.3f, several %.3f", one, got)
 	}
+	// Without the vector file (an index kept in memory, or its .vec lost) int8 scores are
+	// final: still a ranking, a worse one.
+	c.m.vec = nil
+	if int8Only := c.recall(10); int8Only >= got {
+		t.Fatalf("int8 alone %.3f, with the float16 step %.3f: the step does nothing", int8Only, got)
+	}
 }
 
 // The Hamming pass alone would not do (this is what the re-rank buys): with no re-rank beyond
 // k, recall falls well below the goal, so the test above measures the re-rank and not an easy
 // distribution.
 func TestRecallNeedsTheRerank(t *testing.T) {
-	c := makeCorpus(40_000, 768, 40, 10)
+	c := makeCorpus(40_000, 768, 40, 10, "")
 	defer func(a, b int) { rerankMin, rerankPerHit = a, b }(rerankMin, rerankPerHit)
 	rerankMin, rerankPerHit = 10, 1
 	if got := c.recall(10); got > 0.8 {
@@ -149,7 +153,7 @@ func TestBadQueryVectorIsRefused(t *testing.T) {
 func TestDecodeRefusesHostileFiles(t *testing.T) {
 	files := []namedEntry{{"a.go", &fileEntry{chunks: []chunk{{start: 1, end: 3, scale: 0.01, q: []int8{60, 80}}}}}}
 	var b strings.Builder
-	if err := encode(&b, files); err != nil {
+	if err := encode(&b, [16]byte{}, files); err != nil {
 		t.Fatal(err)
 	}
 	good := []byte(b.String())
@@ -161,12 +165,13 @@ func TestDecodeRefusesHostileFiles(t *testing.T) {
 			t.Errorf("truncated at %d of %d: decoded", i, len(good))
 		}
 	}
-	huge := append(append([]byte{}, magic...), 0xff, 0xff, 0xff, 0xff, 0x0f) // 4 G files in a few bytes
+	noVec := make([]byte, 16)                                                                  // the vector file's id
+	huge := append(append(append([]byte{}, magic...), noVec...), 0xff, 0xff, 0xff, 0xff, 0x0f) // 4 G files in a few bytes
 	if _, err := decode(huge); err == nil {
 		t.Error("a file count beyond the file decoded")
 	}
 	// One file, one chunk of dimension 2^20 (more than maxDim), then nothing.
-	bigDim := append(append([]byte{}, magic...), 1, 1, 'x')
+	bigDim := append(append(append([]byte{}, magic...), noVec...), 1, 1, 'x')
 	bigDim = append(bigDim, make([]byte, 32+4)...)
 	bigDim = append(bigDim, 1, 1, 1, 0x80, 0x80, 0x40) // one chunk, lines 1-1, dimension 2^20
 	bigDim = append(bigDim, make([]byte, 1<<21)...)
@@ -174,7 +179,7 @@ func TestDecodeRefusesHostileFiles(t *testing.T) {
 		t.Error("a dimension beyond maxDim decoded")
 	}
 	nan := append([]byte{}, good...)
-	at := len(good) - 2 - 4 // the scale precedes the two int8s
+	at := len(good) - 1 - 2 - 4 // the scale precedes the two int8s and the row's offset
 	copy(nan[at:], []byte{0, 0, 0xc0, 0x7f})
 	if _, err := decode(nan); err == nil {
 		t.Error("a NaN scale decoded")
@@ -197,7 +202,7 @@ func TestDecodeRefusesHostileFiles(t *testing.T) {
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if files, err := load(file); err != nil || len(files) != 1 {
+	if files, _, _, err := load(file); err != nil || len(files) != 1 {
 		t.Fatalf("rewritten index: %v %v", files, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 )
 
@@ -119,7 +120,8 @@ func dotF(a, b []float32) float32 {
 
 // testCorpus is n realistic rows in an index's files (perFile chunks a file, rows numbered in
 // the matrix's order by their line numbers) and, for each query, its exact top k over the float
-// vectors, computed as the rows are made.
+// vectors, computed as the rows are made. With vecDir the rows' float16 are written to a vector
+// file there, as a build writes them.
 type testCorpus struct {
 	m       *matrix
 	queries [][]float32
@@ -129,7 +131,7 @@ type testCorpus struct {
 	gen     *realistic
 }
 
-func makeCorpus(n, dim, nq, k int) *testCorpus {
+func makeCorpus(n, dim, nq, k int, vecDir string) *testCorpus {
 	g := newRealistic(dim, n)
 	c := &testCorpus{files: map[string]*fileEntry{}, gen: g}
 	for q := range nq {
@@ -143,6 +145,28 @@ func makeCorpus(n, dim, nq, k int) *testCorpus {
 		tops[q] = &exactTop{k: k}
 	}
 	const perFile = 100
+	var vf *vecFile
+	if vecDir != "" {
+		var err error
+		if vf, err = createVecFile(filepath.Join(vecDir, "corpus.vec")); err != nil {
+			panic(err)
+		}
+	}
+	var pendingRows [][]float32
+	var pendingChunks []*chunk
+	flushRows := func() {
+		if vf == nil || len(pendingRows) == 0 {
+			return
+		}
+		offs, err := vf.appendRows(pendingRows)
+		if err != nil {
+			panic(err)
+		}
+		for i, c := range pendingChunks {
+			c.off = offs[i]
+		}
+		pendingRows, pendingChunks = pendingRows[:0], pendingChunks[:0]
+	}
 	v := make([]float32, dim)
 	var f *fileEntry
 	var backing []int8
@@ -160,12 +184,21 @@ func makeCorpus(n, dim, nq, k int) *testCorpus {
 		j := i % perFile
 		q8 := backing[j*dim : (j+1)*dim : (j+1)*dim]
 		f.chunks = append(f.chunks, chunk{start: i + 1, end: i + 1, q: q8, scale: quantize(v, q8)})
+		if vf != nil {
+			pendingRows = append(pendingRows, append([]float32(nil), v...))
+			pendingChunks = append(pendingChunks, &f.chunks[len(f.chunks)-1])
+			if len(pendingRows) == perFile {
+				flushRows()
+			}
+		}
 	}
+	flushRows()
 	for _, t := range tops {
 		c.exact = append(c.exact, t.rows())
 		c.tenth = append(c.tenth, t.h[0].score)
 	}
 	c.m = buildMatrix(c.files, &centre{})
+	c.m.vec = vf
 	return c
 }
 

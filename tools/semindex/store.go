@@ -10,16 +10,18 @@ import (
 	"os"
 )
 
-// The file format, little-endian: the magic "agentd-semindex\x03", the number of files, then per
+// The file format, little-endian: the magic "agentd-semindex\x03", the id of the vector file
+// (vecfile.go; 16 bytes, all 0 when there is none), the number of files, then per
 // file its path (uvarint length + bytes), its content hash (32 bytes), its stat (size uvarint,
 // modification time varint ns, inode uvarint, change time varint ns; all 0 when not to be
 // trusted), its number of chunks, and per chunk its first and last line (uvarints), its
-// dimension (uvarint) and, when that is not 0, its scale (float32) and its vector (one int8 a
-// dimension, the normalized vector divided by the scale). Binary codes are not stored: they
-// depend on the whole index's centre and are made again at the first search.
+// dimension (uvarint) and, when that is not 0, its scale (float32), its vector (one int8 a
+// dimension, the normalized vector divided by the scale) and the offset of its float16 row in
+// the vector file (uvarint, 0 for none). Binary codes are not stored: they depend on the whole
+// index's centre and are made again at the first search.
 //
 // Versions 1 (no stat) and 2 (the stat, float32 vectors) are still read, their vectors
-// quantized as they load; the next save writes version 3. A version 1 index's files are read
+// quantized as they load and written to a new vector file; the next save writes version 3. A version 1 index's files are read
 // once more (it has no stat), their vectors kept where the hash matches.
 var (
 	magic   = []byte("agentd-semindex\x03")
@@ -30,12 +32,13 @@ var (
 // maxDim bounds a stored vector's dimension: the largest embedding models give 4,096.
 const maxDim = 1 << 16
 
-func encode(w io.Writer, files []namedEntry) error {
+func encode(w io.Writer, vecID [16]byte, files []namedEntry) error {
 	bw := bufio.NewWriter(w)
 	var tmp [binary.MaxVarintLen64]byte
 	uv := func(v uint64) { bw.Write(tmp[:binary.PutUvarint(tmp[:], v)]) }
 	sv := func(v int64) { bw.Write(tmp[:binary.PutVarint(tmp[:], v)]) }
 	bw.Write(magic)
+	bw.Write(vecID[:])
 	uv(uint64(len(files)))
 	for _, e := range files {
 		f := e.f
@@ -59,6 +62,7 @@ func encode(w io.Writer, files []namedEntry) error {
 			for _, x := range c.q {
 				bw.WriteByte(byte(x))
 			}
+			uv(uint64(c.off))
 		}
 	}
 	return bw.Flush()
@@ -66,21 +70,59 @@ func encode(w io.Writer, files []namedEntry) error {
 
 var errFormat = errors.New("semindex: not an index file")
 
-func load(file string) (map[string]*fileEntry, error) {
+// load reads the index file and opens its vector file (file + ".vec"); the vectors of an
+// index of format 1 or 2 are written to a new one as they load (old says so: the index is to
+// be saved in format 3, which names it). Without the vector file the
+// index is still good: its chunks lose their rows (off 0) and rank by int8.
+func load(file string) (map[string]*fileEntry, *vecFile, bool, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
-	return decodeFrom(bufio.NewReaderSize(f, 256<<10), st.Size())
+	var vec *vecFile
+	keep := func(v []float32) int64 {
+		if vec == nil {
+			if vec, err = createVecFile(file + ".vec"); err != nil {
+				vec = nil
+				return 0
+			}
+		}
+		offs, err := vec.appendRows([][]float32{v})
+		if err != nil {
+			return 0
+		}
+		return offs[0]
+	}
+	files, id, err := decodeFrom(bufio.NewReaderSize(f, 256<<10), st.Size(), keep)
+	if err != nil {
+		if vec != nil {
+			vec.f.Close()
+		}
+		return nil, nil, false, err
+	}
+	old := id == [16]byte{} && vec != nil // format 1 or 2, its vectors moved to a new file
+	if vec == nil && id != ([16]byte{}) {
+		vec, _ = openVecFile(file+".vec", id)
+	}
+	if vec == nil {
+		// No vector file, or not this index's: no row offset is good.
+		for _, fe := range files {
+			for i := range fe.chunks {
+				fe.chunks[i].off = 0
+			}
+		}
+	}
+	return files, vec, old, nil
 }
 
 func decode(data []byte) (map[string]*fileEntry, error) {
-	return decodeFrom(bytes.NewReader(data), int64(len(data)))
+	files, _, err := decodeFrom(bytes.NewReader(data), int64(len(data)), nil)
+	return files, err
 }
 
 // reader reads a stream of size bytes, counting what is left, so that no count read from it
@@ -160,12 +202,15 @@ type byteReader interface {
 	io.ByteReader
 }
 
-func decodeFrom(src byteReader, size int64) (map[string]*fileEntry, error) {
+// decodeFrom reads an index of size bytes from src and the id of its vector file; keep, if not
+// nil, stores a float vector of a format 1 or 2 index and returns its row's offset.
+func decodeFrom(src byteReader, size int64, keep func([]float32) int64) (map[string]*fileEntry, [16]byte, error) {
+	var id [16]byte
 	r := &reader{r: src, full: src, left: size}
 	head := make([]byte, len(magic))
 	r.read(head)
 	if r.err != nil {
-		return nil, errFormat
+		return nil, id, errFormat
 	}
 	version := 0
 	switch {
@@ -176,7 +221,10 @@ func decodeFrom(src byteReader, size int64) (map[string]*fileEntry, error) {
 	case bytes.Equal(head, magicV1):
 		version = 1
 	default:
-		return nil, errFormat
+		return nil, id, errFormat
+	}
+	if version == 3 {
+		r.read(id[:])
 	}
 	n := r.uv(32 + 2) // a file takes at least its hash, its path's length and its chunk count
 	files := make(map[string]*fileEntry, min(n, 1<<16))
@@ -195,7 +243,7 @@ func decodeFrom(src byteReader, size int64) (map[string]*fileEntry, error) {
 		}
 		nc := r.uv(3)
 		if r.err != nil {
-			return nil, r.err
+			return nil, id, r.err
 		}
 		f.chunks = make([]chunk, 0, nc)
 		for range nc {
@@ -203,7 +251,7 @@ func decodeFrom(src byteReader, size int64) (map[string]*fileEntry, error) {
 			c := chunk{start: int(start), end: int(end)}
 			dim := r.uv(1)
 			if r.err != nil || dim > maxDim || start > math.MaxInt32 || end > math.MaxInt32 {
-				return nil, errFormat
+				return nil, id, errFormat
 			}
 			if dim > 0 {
 				if version == 3 {
@@ -215,6 +263,11 @@ func decodeFrom(src byteReader, size int64) (map[string]*fileEntry, error) {
 					c.q = make([]int8, dim)
 					for i, b := range raw {
 						c.q[i] = int8(b)
+					}
+					if off := r.uvarint(); off > math.MaxInt64/2 {
+						r.err = errFormat
+					} else {
+						c.off = int64(off)
 					}
 					if math.IsNaN(float64(c.scale)) || math.IsInf(float64(c.scale), 0) {
 						r.err = errFormat
@@ -234,11 +287,14 @@ func decodeFrom(src byteReader, size int64) (map[string]*fileEntry, error) {
 					} else {
 						c.q = make([]int8, dim)
 						c.scale = quantize(v, c.q)
+						if keep != nil {
+							c.off = keep(v)
+						}
 					}
 				}
 			}
 			if r.err != nil {
-				return nil, r.err
+				return nil, id, r.err
 			}
 			f.chunks = append(f.chunks, c)
 		}
@@ -248,9 +304,9 @@ func decodeFrom(src byteReader, size int64) (map[string]*fileEntry, error) {
 		r.err = errFormat // bytes after the last file: not a file this code wrote
 	}
 	if r.err != nil {
-		return nil, r.err
+		return nil, id, r.err
 	}
-	return files, nil
+	return files, id, nil
 }
 
 // grow returns b resized to n bytes, reallocated only when too small.
