@@ -198,7 +198,9 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 // the next Build, whose walk decides whether it is part of the project (.gitignore, links);
 // one that is absolute or climbs out of the root is refused. It is what keeps the index fresh
 // after the agent or the editor writes a file, at the cost of the files written rather than of
-// the project.
+// the project. The index file (which a save rewrites whole: about a second at 100k files) is
+// saved only when a save is due by saveDue's rule, else by the next Build or Save; until then
+// a restart reads and embeds those files again, since the stats on disk are their old ones.
 func (ix *Index) Update(ctx context.Context, rels []string) error {
 	for _, rel := range rels {
 		if !filepath.IsLocal(filepath.FromSlash(rel)) {
@@ -235,7 +237,7 @@ func (ix *Index) Update(ctx context.Context, rels []string) error {
 	ix.mu.Lock()
 	ix.pending += len(paths)
 	ix.mu.Unlock()
-	b := &builder{ix: ix, ctx: ctx, prog: Progress{Total: len(paths)}}
+	b := &builder{ix: ix, ctx: ctx, update: true, prog: Progress{Total: len(paths)}}
 	return b.run(paths, stats)
 }
 
@@ -244,7 +246,8 @@ type builder struct {
 	ix       *Index
 	ctx      context.Context
 	progress func(Progress)
-	paced    bool // save a partial index now and then (Build); Update saves once at the end
+	paced    bool // save a partial index now and then (Build)
+	update   bool // Update: save at the end only when a save is due (saveDue)
 
 	prog       Progress
 	batch      []pendingChunk
@@ -278,7 +281,7 @@ func (b *builder) run(paths []string, stats []fileStat) error {
 	unsaved := ix.unsaved
 	ix.mu.Unlock()
 	var saveErr error
-	if unsaved {
+	if unsaved && (!b.update || ix.saveDue()) {
 		saveErr = ix.save()
 	}
 	b.prog.Finished, b.prog.Err = true, buildErr

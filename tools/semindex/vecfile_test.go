@@ -120,12 +120,18 @@ func TestVectorFileIsCompacted(t *testing.T) {
 func TestUpdateOneFile(t *testing.T) {
 	root, file, rec := threeFiles(t)
 	write(t, root, map[string]string{".gitignore": "secret.go\n"})
+	age(t, root, time.Now().Add(-time.Hour), ".gitignore")
 	ix := Open(root, file, rec.embed)
 	build(t, ix)
 	reads := countReads(t)
 	write(t, root, map[string]string{"ui.ts": "export function renderCheckbox() { /* draws a checkbox toggle */ }\n", "secret.go": "package s // checkbox toggle\n"})
+	age(t, root, time.Now().Add(-30*time.Minute), "ui.ts")
 	os.Remove(filepath.Join(root, "auth.go"))
 	rec.calls = nil
+	// As at 100k files, a save is not due yet: the last one took long and was just now.
+	ix.saveMu.Lock()
+	ix.lastSave, ix.saveCost = time.Now(), time.Hour
+	ix.saveMu.Unlock()
 	if err := ix.Update(context.Background(), []string{"ui.ts", "auth.go", "secret.go", "db.go"}); err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +145,22 @@ func TestUpdateOneFile(t *testing.T) {
 	if n, _, _ := ix.Stats(); n != 3 { // .gitignore, db.go, ui.ts
 		t.Fatalf("%d files after the update", n)
 	}
-	// Saved: a new Index over the file sees it.
-	searchOK(t, Open(root, file, rec.embed), "checkbox toggle", "ui.ts")
+	// Not saved: a new Index over the file reads the changed file again and finds it; after a
+	// Save it reads nothing.
+	reads()
+	again := Open(root, file, rec.embed)
+	build(t, again)
+	searchOK(t, again, "checkbox toggle", "ui.ts")
+	if r := reads(); r["ui.ts"] != 1 {
+		t.Fatalf("reads %v, want ui.ts again", r)
+	}
+	if err := ix.Save(); err != nil {
+		t.Fatal(err)
+	}
+	build(t, Open(root, file, rec.embed))
+	if r := reads(); len(r) != 0 {
+		t.Fatalf("after the save: reads %v", r)
+	}
 	for _, bad := range []string{"../outside.go", "/etc/passwd", "a/../../b"} {
 		if err := ix.Update(context.Background(), []string{"db.go", bad}); err == nil || !strings.Contains(err.Error(), "not a path inside") {
 			t.Errorf("Update(%q): %v", bad, err)
