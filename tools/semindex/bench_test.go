@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // reportCPU adds cpu-ms/op, the process CPU per operation since start.
@@ -138,7 +139,24 @@ func BenchmarkSearch(b *testing.B) {
 				reportCPU(b, cpu0)
 				b.StopTimer()
 				b.ReportMetric(c.recall(10), "recall@10")
-				b.ReportMetric(float64(dim+4+2*codeWords(dim)*8), "bytes/chunk")
+				// Memory: the code twice (the chunk's and the matrix's copy), the chunk and
+				// the matrix row; on disk 2 bytes a dimension.
+				b.ReportMetric(float64(2*codeWords(dim)*8+int(unsafe.Sizeof(chunk{}))+int(unsafe.Sizeof(row{}))), "mem-bytes/chunk")
+				b.ReportMetric(float64(2*dim), "disk-bytes/chunk")
+				// Recall and CPU per query at other sizes of the re-ranked set.
+				if os.Getenv("AGENTD_SEMINDEX_RERANK") != "" {
+					defer func(r int) { rerankMin = r }(rerankMin)
+					for _, r := range []int{250, 1000, 2000, 4000} {
+						rerankMin = r
+						c0 := cpuTime()
+						for i := range 20 {
+							c.m.top(c.queries[i%len(c.queries)], 10)
+						}
+						b.ReportMetric(float64(cpuTime()-c0)/float64(time.Millisecond)/20, fmt.Sprintf("cpu-ms-R%d", r))
+						b.ReportMetric(c.recall(10), fmt.Sprintf("recall@10-R%d", r))
+					}
+					rerankMin = 500
+				}
 				// The anchor: the exact float scan over the same rows, as many queries.
 				g := newRealistic(dim, n)
 				rows := make([]float32, n*dim)

@@ -1,14 +1,16 @@
 // Package semindex is the project's semantic index for semantic_search: the text files of one
 // root (the walk of the other tools: .gitignore honoured, .git and symlinks left out) cut into
 // chunks of lines that overlap, each chunk embedded by the configured embedding model, the
-// vectors normalized at insert and held as int8 with a scale (quant.go). A search ranks every
-// chunk by the Hamming distance of binary codes and re-ranks the nearest few hundred by their
-// int8 vectors against the float query, so a million chunks are searched in milliseconds and
-// held in about dim + dim/8 bytes each. It is pure Go: no cgo, no vector database. The index is
-// kept on disk under the state directory (one file per root and model) and updated
-// incrementally: a file whose size, modification time, inode and change time are those the
-// index stored is not read at all, and one whose stat changed but whose content hash did not
-// keeps its vectors. It is built in the background and answers searches while partial.
+// vectors normalized at insert and written as float16 to a vector file beside the index
+// (vecfile.go); memory holds only a binary code of each (one bit a dimension, quant.go). A
+// search ranks every chunk by the Hamming distance of the codes and re-ranks the nearest few
+// hundred by their float16 rows, read back, against the float query: a million chunks of 768
+// dimensions are searched in milliseconds and held in about 300 bytes each. It is pure Go: no
+// cgo, no vector database. The index is kept on disk under the state directory (one file per
+// root and model) and updated incrementally: a file whose size, modification time, inode and
+// change time are those the index stored is not read at all, and one whose stat changed but
+// whose content hash did not keeps its vectors. It is built in the background and answers
+// searches while partial.
 package semindex
 
 import (
@@ -79,8 +81,10 @@ type Index struct {
 	dirty   bool
 	unsaved bool     // files or their stats changed since the last save
 	flat    *matrix  // built from files on the first search after a change
-	cen     centre   // the binary codes' centre, kept from one matrix to the next
-	vec     *vecFile // the float16 rows (vecfile.go); nil without a file or before the first
+	dim     int      // of every vector; 0 before the first
+	cen     centre   // the binary codes' centre
+	rows    int      // chunks with a vector
+	vec     *vecFile // the float16 rows (vecfile.go); created with the first
 
 	build sync.Mutex // one build or update at a time
 
@@ -107,15 +111,12 @@ func statOf(info fs.FileInfo) fileStat {
 	return fileStat{size: info.Size(), mtime: info.ModTime().UnixNano(), ino: ino, ctime: ctime}
 }
 
-// chunk is one span of a file and its vector, normalized and held as int8 (q[i]·scale). Its
-// binary code is made by the matrix (under the index's write lock) against the index's centre.
+// chunk is one span of a file, where its vector's float16 row is in the vector file, and its
+// binary code against the index's centre (nil: no vector; written under the index's lock).
 type chunk struct {
 	start, end int // 1-based lines, inclusive
-	scale      float32
-	q          []int8
-	off        int64 // of its float16 row in the vector file; 0 for none
+	off        int64
 	code       []uint64
-	codeGen    uint32
 }
 
 // Open returns the index of root kept in file (created on first save), loading what is there;
@@ -126,8 +127,11 @@ func Open(root, file string, embed Embed) *Index {
 	if file == "" {
 		return ix
 	}
-	if files, vec, old, err := load(file); err == nil {
-		ix.files, ix.vec, ix.unsaved = files, vec, old
+	if st, err := load(file); err == nil {
+		ix.files, ix.vec, ix.dim, ix.cen, ix.unsaved = st.files, st.vec, st.dim, st.cen, st.old
+		for _, f := range ix.files {
+			ix.rows += len(f.chunks)
+		}
 	} else {
 		ix.unsaved = true
 	}
@@ -179,8 +183,9 @@ func (ix *Index) Build(ctx context.Context, progress func(Progress)) error {
 		seen[p] = true
 	}
 	ix.mu.Lock()
-	for p := range ix.files {
+	for p, f := range ix.files {
 		if !seen[p] {
+			ix.rows -= len(f.chunks)
 			delete(ix.files, p)
 			ix.dirty, ix.unsaved = true, true
 		}
@@ -223,7 +228,10 @@ func (ix *Index) Update(ctx context.Context, rels []string) error {
 		info, err := os.Lstat(filepath.Join(ix.root, filepath.FromSlash(rel)))
 		if err != nil || !info.Mode().IsRegular() || info.Size() == 0 || info.Size() > MaxFileBytes {
 			ix.mu.Lock()
-			delete(ix.files, rel)
+			if f := ix.files[rel]; f != nil {
+				ix.rows -= len(f.chunks)
+				delete(ix.files, rel)
+			}
 			ix.dirty, ix.unsaved = true, true
 			ix.mu.Unlock()
 			continue
@@ -314,7 +322,8 @@ func (b *builder) visit(rel string, st fileStat) error {
 	data, err := readFile(ix.root, filepath.FromSlash(rel), 0)
 	if err != nil || !isText(data) {
 		ix.mu.Lock()
-		if _, ok := ix.files[rel]; ok {
+		if f, ok := ix.files[rel]; ok {
+			ix.rows -= len(f.chunks)
 			delete(ix.files, rel)
 			ix.dirty, ix.unsaved = true, true
 		}
@@ -376,33 +385,28 @@ func (b *builder) flush() error {
 		return err
 	}
 	if len(vecs) > 0 {
-		dim := len(vecs[0])
-		backing := make([]int8, dim*len(vecs))
-		for i := range b.batch {
-			normalize(vecs[i])
-			q := backing[i*dim : (i+1)*dim : (i+1)*dim]
-			c := &b.batch[i].file.entry.chunks[b.batch[i].idx]
-			c.scale, c.q = quantize(vecs[i], q), q
-		}
-		// The float16 rows for the last step of a search. Without them (no file, or the disk
-		// refused the write) the chunks still rank, by int8.
-		if vf := ix.vecFile(); vf != nil {
-			if offs, err := vf.appendRows(vecs); err == nil {
-				for i := range b.batch {
-					b.batch[i].file.entry.chunks[b.batch[i].idx].off = offs[i]
-				}
-			}
+		if err := ix.store(b, vecs); err != nil {
+			return err
 		}
 	}
 	ix.mu.Lock()
 	for _, f := range b.batchFiles {
+		if old := ix.files[f.rel]; old != nil {
+			ix.rows -= len(old.chunks)
+		}
 		ix.files[f.rel] = f.entry
+		ix.rows += len(f.entry.chunks)
 		ix.pending--
 		b.prog.Done++
 		b.prog.Embedded++
 	}
 	ix.dirty, ix.unsaved = true, true
 	ix.mu.Unlock()
+	if ix.rows > 2*ix.cen.rows {
+		if err := ix.recentre(); err != nil {
+			return err
+		}
+	}
 	b.sinceSave += len(b.batchFiles)
 	b.batch, b.batchFiles = b.batch[:0], b.batchFiles[:0]
 	if b.paced && b.sinceSave >= saveEvery && ix.saveDue() {
@@ -422,6 +426,97 @@ func (ix *Index) saveDue() bool {
 	ix.saveMu.Lock()
 	defer ix.saveMu.Unlock()
 	return time.Since(ix.lastSave) >= 10*ix.saveCost
+}
+
+// store writes the batch's vectors (checked, of one dimension) to the vector file and codes
+// them. A model whose vectors changed size (the index is per model, so a provider that changed
+// what the model returns) makes every vector held useless: the index starts over with the new
+// size rather than refuse every build from then on.
+func (ix *Index) store(b *builder, vecs [][]float32) error {
+	dim := len(vecs[0])
+	if ix.dim != dim {
+		ix.mu.Lock()
+		clear(ix.files)
+		ix.dim, ix.cen, ix.rows, ix.dirty, ix.unsaved = dim, centre{}, 0, true, true
+		ix.mu.Unlock()
+		if ix.vec != nil {
+			ix.vec.f.Close()
+			ix.vec = nil
+		}
+	}
+	if ix.vec == nil {
+		if ix.file != "" {
+			if err := os.MkdirAll(filepath.Dir(ix.file), 0o700); err != nil {
+				return fmt.Errorf("the semantic index's directory: %w", err)
+			}
+		}
+		vf, err := createVecFile(ix.file)
+		if err != nil {
+			return fmt.Errorf("the semantic index's vector file: %w", err)
+		}
+		ix.vec = vf
+	}
+	for _, v := range vecs {
+		normalize(v)
+		ix.cen.add(v)
+	}
+	if ix.cen.v == nil {
+		ix.cen.v = ix.cen.mean()
+	}
+	offs, err := ix.vec.appendRows(vecs)
+	if err != nil {
+		return fmt.Errorf("the semantic index's vector file: %w", err)
+	}
+	words := codeWords(dim)
+	codes := make([]uint64, words*len(vecs))
+	for i := range b.batch {
+		c := &b.batch[i].file.entry.chunks[b.batch[i].idx]
+		c.off, c.code = offs[i], codes[i*words:(i+1)*words:(i+1)*words]
+		codeOf(vecs[i], ix.cen.v, c.code)
+	}
+	return nil
+}
+
+// recentre sets the centre to the running mean and codes every chunk again against it, reading
+// the rows back in file order; called with the build lock held, when the rows have doubled
+// since the centre was set. A row that cannot be read loses its code (it is not searched).
+func (ix *Index) recentre() error {
+	ix.mu.RLock()
+	var all []*chunk
+	for _, f := range ix.files {
+		for i := range f.chunks {
+			if f.chunks[i].code != nil {
+				all = append(all, &f.chunks[i])
+			}
+		}
+	}
+	rows := ix.rows
+	ix.mu.RUnlock()
+	cen := ix.cen.mean()
+	sort.Slice(all, func(a, b int) bool { return all[a].off < all[b].off })
+	words := codeWords(ix.dim)
+	codes := make([]uint64, words*len(all))
+	buf := make([]byte, 2*ix.dim)
+	v := make([]float32, ix.dim)
+	ok := make([]bool, len(all))
+	for i, c := range all {
+		if ix.vec.readRow(c.off, buf, v) == nil {
+			codeOf(v, cen, codes[i*words:(i+1)*words])
+			ok[i] = true
+		}
+	}
+	ix.mu.Lock()
+	for i, c := range all {
+		if ok[i] {
+			c.code = codes[i*words : (i+1)*words : (i+1)*words]
+		} else {
+			c.code = nil
+		}
+	}
+	ix.cen.v, ix.cen.rows = cen, rows
+	ix.dirty, ix.unsaved = true, true
+	ix.mu.Unlock()
+	return nil
 }
 
 type pendingFile struct {
@@ -536,32 +631,10 @@ func (ix *Index) matrix() *matrix {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.dirty || ix.flat == nil {
-		ix.flat = buildMatrix(ix.files, &ix.cen)
-		ix.flat.vec = ix.vec
+		ix.flat = buildMatrix(ix.files, ix.dim, ix.cen.v, ix.vec)
 		ix.dirty = false
 	}
 	return ix.flat
-}
-
-// vecFile is the vector file, created at the first rows; nil for an index without a file or
-// when it cannot be created. Called with the build lock held.
-func (ix *Index) vecFile() *vecFile {
-	if ix.vec != nil || ix.file == "" {
-		return ix.vec
-	}
-	if err := os.MkdirAll(filepath.Dir(ix.file), 0o700); err != nil {
-		return nil
-	}
-	vf, err := createVecFile(ix.file + ".vec")
-	if err != nil {
-		return nil
-	}
-	// No chunk has an offset now (load clears them when it finds no vector file), so none
-	// points into the new file by mistake.
-	ix.mu.Lock()
-	ix.vec = vf
-	ix.mu.Unlock()
-	return vf
 }
 
 // Save writes the index to its file atomically (a temporary file renamed over it), streamed
@@ -588,67 +661,67 @@ func (ix *Index) save() error {
 	for p, f := range ix.files {
 		snap = append(snap, namedEntry{p, f})
 	}
-	var id [16]byte
+	h := header{dim: ix.dim, cen: ix.cen}
+	h.cen.sum = append([]float64(nil), ix.cen.sum...)
 	if ix.vec != nil {
-		id = ix.vec.id
+		h.vecID = ix.vec.id
 	}
+	vec := ix.vec
 	ix.unsaved = false
 	ix.mu.Unlock()
 	sort.Slice(snap, func(i, j int) bool { return snap[i].path < snap[j].path })
-	err := writeAtomic(ix.file, func(w io.Writer) error { return encode(w, id, snap) })
+	err := writeAtomic(ix.file, func(w io.Writer) error { return encode(w, h, snap) })
 	if err != nil {
 		ix.mu.Lock()
 		ix.unsaved = true
 		ix.mu.Unlock()
+	} else {
+		// The index on disk names vec now: older vector files are garbage.
+		removeOtherVecFiles(ix.file, vec)
 	}
 	ix.lastSave, ix.saveCost = time.Now(), time.Since(t0)
 	return err
 }
 
-// compactVectors rewrites the vector file with the live rows alone once they are under half of
-// it (files embedded again leave their old rows behind). The new file is renamed over the old
-// before the index naming it is written; a crash between the two leaves an index whose vector
-// file is not its own, which then ranks by int8 (load). Searches under way keep the old file's
-// handle through their matrix.
+// compactVectors copies the live rows into a new vector file once they are under half of the
+// old one (files embedded again leave their old rows behind). The old file stays until the
+// index naming the new one is written (save); searches under way keep reading the old one
+// through their matrix.
 func (ix *Index) compactVectors() {
 	if ix.vec == nil {
 		return
 	}
 	ix.mu.RLock()
-	var live int64
-	for _, f := range ix.files {
-		for _, c := range f.chunks {
-			if c.off != 0 {
-				live += int64(2 * len(c.q))
-			}
-		}
-	}
+	live := int64(ix.rows) * int64(2*ix.dim)
 	if ix.vec.size-vecHeader <= 2*live+(1<<20) {
 		ix.mu.RUnlock()
 		return
 	}
-	// Copies of the entries, made under the lock (a matrix build writes the chunks' codes).
+	// Copies of the entries, made under the lock (recentre writes the chunks' codes).
 	moved := make(map[string]*fileEntry, len(ix.files))
 	for p, f := range ix.files {
 		moved[p] = &fileEntry{hash: f.hash, stat: f.stat, chunks: append([]chunk(nil), f.chunks...)}
 	}
 	ix.mu.RUnlock()
-	tmp := ix.file + ".vec.tmp"
-	nv, err := createVecFile(tmp)
+	nv, err := createVecFile(ix.file)
 	if err != nil {
 		return
 	}
-	fail := func() { nv.f.Close(); os.Remove(tmp) }
-	var buf []byte
+	fail := func() {
+		nv.f.Close()
+		if nv.path != "" {
+			os.Remove(nv.path)
+		}
+	}
+	buf := make([]byte, 2*ix.dim)
 	for _, nf := range moved {
 		for i := range nf.chunks {
 			c := &nf.chunks[i]
-			if c.off == 0 {
+			if c.code == nil {
 				continue
 			}
-			buf = grow(buf, 2*len(c.q))
 			if _, err := ix.vec.f.ReadAt(buf, c.off); err != nil {
-				c.off = 0
+				c.code = nil // unreadable: no longer searched
 				continue
 			}
 			if _, err := nv.f.WriteAt(buf, nv.size); err != nil {
@@ -658,17 +731,13 @@ func (ix *Index) compactVectors() {
 			c.off, nv.size = nv.size, nv.size+int64(len(buf))
 		}
 	}
-	if err := os.Rename(tmp, ix.file+".vec"); err != nil {
-		fail()
-		return
-	}
 	ix.mu.Lock()
 	for p, nf := range moved {
 		if ix.files[p] != nil {
 			ix.files[p] = nf
 		}
 	}
-	ix.vec = nv // the old handle is closed when the last matrix holding it goes
+	ix.vec = nv
 	ix.dirty, ix.unsaved = true, true
 	ix.mu.Unlock()
 }

@@ -55,15 +55,16 @@ func encodeLegacy(files []legacyFile, withStat bool) []byte {
 	return b.Bytes()
 }
 
-// asLegacy is the index's files with their vectors back in float32 (dequantized).
-func asLegacy(files map[string]*fileEntry) []legacyFile {
+// asLegacy is the index's files with their vectors back in float32 (read from its vector file).
+func asLegacy(ix *Index) []legacyFile {
 	var out []legacyFile
-	for p, f := range files {
+	buf := make([]byte, 2*ix.dim)
+	for p, f := range ix.files {
 		lf := legacyFile{path: p, hash: f.hash, stat: f.stat}
 		for _, c := range f.chunks {
-			v := make([]float32, len(c.q))
-			for i, x := range c.q {
-				v[i] = float32(x) * c.scale
+			v := make([]float32, ix.dim)
+			if err := ix.vec.readRow(c.off, buf, v); err != nil {
+				panic(err)
 			}
 			normalize(v)
 			lf.chunks = append(lf.chunks, legacyChunk{c.start, c.end, v})

@@ -7,14 +7,13 @@ import (
 )
 
 // matrix is what a search scans: every chunk's binary code in one contiguous []uint64 (row i at
-// i*words), read front to back, and for each row its chunk (the int8 vector the best rows are
-// re-ranked with) and file.
+// i*words), read front to back, and for each row its chunk (where its float16 row is) and file.
 type matrix struct {
 	n, dim, words int
 	center        []float32
 	codes         []uint64
 	rows          []row
-	vec           *vecFile // the float16 rows of the last step; nil: int8 scores are final
+	vec           *vecFile
 }
 
 type row struct {
@@ -22,80 +21,60 @@ type row struct {
 	c    *chunk
 }
 
-// centre is the index's centre for binary codes and the generation of the codes made against
-// it. It is computed again only when the number of rows has doubled or halved since, so a
-// matrix rebuilt after one file changed codes only that file's chunks (the rest keep theirs)
-// and the cost of recentring stays linear in the index's growth.
+// centre is the index's centre for binary codes: the mean of every vector embedded into the
+// index (sum/n, kept as a running sum, so a removed file's vectors stay in it: a centre need
+// only be near the middle). The codes are made against the centre of the moment and all made
+// again when the number of rows has doubled since (recentre), so the cost stays linear in
+// the index's growth.
 type centre struct {
 	v    []float32
-	rows int
-	gen  uint32
+	sum  []float64
+	n    int // vectors in sum
+	rows int // rows when v was set
 }
 
-// buildMatrix gathers the rows of the most common dimension (a chunk of another one is from an
-// older model and is not searched), recentring if needed and coding the chunks that have no
-// code of the current generation.
-func buildMatrix(files map[string]*fileEntry, cen *centre) *matrix {
-	byDim := map[int]int{}
+// add adds a normalized vector to the running sum.
+func (c *centre) add(v []float32) {
+	if len(c.sum) != len(v) {
+		c.sum, c.n = make([]float64, len(v)), 0
+	}
+	for i, x := range v {
+		c.sum[i] += float64(x)
+	}
+	c.n++
+}
+
+// mean is the running mean.
+func (c *centre) mean() []float32 {
+	m := make([]float32, len(c.sum))
+	for i, s := range c.sum {
+		m[i] = float32(s / float64(max(1, c.n)))
+	}
+	return m
+}
+
+// buildMatrix gathers the rows that have a code of the index's dimension.
+func buildMatrix(files map[string]*fileEntry, dim int, center []float32, vec *vecFile) *matrix {
+	m := &matrix{dim: dim, words: codeWords(dim), center: center, vec: vec}
+	if dim == 0 || len(center) != dim {
+		return &matrix{}
+	}
 	for _, f := range files {
 		for i := range f.chunks {
-			if d := len(f.chunks[i].q); d > 0 {
-				byDim[d]++
+			if len(f.chunks[i].code) == m.words {
+				m.n++
 			}
 		}
 	}
-	m := &matrix{}
-	for d, n := range byDim {
-		if n > m.n || n == m.n && d > m.dim {
-			m.dim, m.n = d, n
-		}
-	}
-	if m.n == 0 {
-		m.n, m.dim = 0, 0
-		return m
-	}
-	m.words = codeWords(m.dim)
 	m.rows = make([]row, 0, m.n)
+	m.codes = make([]uint64, 0, m.n*m.words)
 	for p, f := range files {
 		for i := range f.chunks {
-			if len(f.chunks[i].q) == m.dim {
-				m.rows = append(m.rows, row{path: p, c: &f.chunks[i]})
+			if c := &f.chunks[i]; len(c.code) == m.words {
+				m.rows = append(m.rows, row{path: p, c: c})
+				m.codes = append(m.codes, c.code...)
 			}
 		}
-	}
-	if len(cen.v) != m.dim || m.n > 2*cen.rows || 2*m.n < cen.rows {
-		sum := make([]float64, m.dim)
-		for _, r := range m.rows {
-			s := float64(r.c.scale)
-			for j, x := range r.c.q {
-				sum[j] += float64(x) * s
-			}
-		}
-		cen.v = make([]float32, m.dim)
-		for j := range sum {
-			cen.v[j] = float32(sum[j] / float64(m.n))
-		}
-		cen.rows = m.n
-		cen.gen++
-	}
-	m.center = cen.v
-	// One backing array for the codes made now, so that coding a million chunks is not a
-	// million allocations.
-	var missing int
-	for _, r := range m.rows {
-		if r.c.codeGen != cen.gen || len(r.c.code) != m.words {
-			missing++
-		}
-	}
-	fresh := make([]uint64, missing*m.words)
-	m.codes = make([]uint64, m.n*m.words)
-	for i, r := range m.rows {
-		if r.c.codeGen != cen.gen || len(r.c.code) != m.words {
-			r.c.code, fresh = fresh[:m.words:m.words], fresh[m.words:]
-			codeOfInt8(r.c.q, r.c.scale, cen.v, r.c.code)
-			r.c.codeGen = cen.gen
-		}
-		copy(m.codes[i*m.words:], r.c.code)
 	}
 	return m
 }
@@ -106,23 +85,21 @@ type scored struct {
 }
 
 // Re-ranking: the rows nearest the query by Hamming distance, at least rerankMin and
-// rerankPerHit for each hit asked, are ranked again by their int8 vectors, and the best of
-// those, at least finalMin and finalPerHit for each hit, by their float16 rows read from the
-// vector file. The figures hold recall@10 at or above 0.95 against the exact float search on
+// rerankPerHit for each hit asked, are read back and ranked by their float16 rows. The figures
+// hold recall@10 at or above 0.95 against the exact float search on
 // TestRecallAgainstExactSearch's distribution (docs/benchmarks.md).
 var (
 	rerankMin    = 500
 	rerankPerHit = 50
-	finalMin     = 50
-	finalPerHit  = 5
 )
 
 // scanWorkers is how many goroutines share the Hamming scan of a large matrix.
 var scanWorkers = runtime.GOMAXPROCS(0)
 
 // top returns the k rows best for q (unit length), best first: every row's code against the
-// query's, then the nearest rerank rows by their int8 vectors. An index no larger than the
-// re-ranked set is ranked by its int8 vectors alone.
+// query's, then the nearest by their float16 rows. An index no larger than the re-ranked set is
+// ranked by its float16 rows alone. A row that cannot be read (the vector file cut short) is
+// left out.
 func (m *matrix) top(q []float32, k int) []scored {
 	if k <= 0 || m.n == 0 {
 		return nil
@@ -137,33 +114,16 @@ func (m *matrix) top(q []float32, k int) []scored {
 	} else {
 		cand = m.nearestCodes(q, r)
 	}
-	out := make([]scored, len(cand))
-	for j, i := range cand {
-		c := m.rows[i].c
-		out[j] = scored{i, dotInt8(q, c.q) * c.scale}
-	}
-	m.sort(out)
-	if m.vec != nil {
-		final := out[:min(len(out), max(finalMin, finalPerHit*k))]
-		buf := make([]byte, 2*m.dim)
-		v := make([]float32, m.dim)
-		for j := range final {
-			c := m.rows[final[j].i].c
-			// A row that cannot be read keeps its int8 score.
-			if c.off != 0 && m.vec.readRow(c.off, buf, v) == nil {
-				final[j].score = dotF32(q, v)
-			}
+	// Read in file order: rows embedded together sit together.
+	sort.Slice(cand, func(a, b int) bool { return m.rows[cand[a]].c.off < m.rows[cand[b]].c.off })
+	out := make([]scored, 0, len(cand))
+	buf := make([]byte, 2*m.dim)
+	v := make([]float32, m.dim)
+	for _, i := range cand {
+		if m.vec.readRow(m.rows[i].c.off, buf, v) == nil {
+			out = append(out, scored{i, dotF32(q, v)})
 		}
-		m.sort(final)
 	}
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out
-}
-
-// sort orders rows best first, ties by path and line so that a search is repeatable.
-func (m *matrix) sort(out []scored) {
 	sort.Slice(out, func(a, b int) bool {
 		if out[a].score != out[b].score {
 			return out[a].score > out[b].score
@@ -174,6 +134,10 @@ func (m *matrix) sort(out []scored) {
 		}
 		return ra.c.start < rb.c.start
 	})
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
 }
 
 // nearestCodes returns the r rows (r < n) whose codes are nearest the code of q: every row's
@@ -181,7 +145,7 @@ func (m *matrix) sort(out []scored) {
 // distance at which the count reaches r, and of the rows at that distance the first ones.
 func (m *matrix) nearestCodes(q []float32, r int) []int {
 	qc := make([]uint64, m.words)
-	codeOfFloat(q, m.center, qc)
+	codeOf(q, m.center, qc)
 	dist := make([]uint16, m.n)
 	workers := 1
 	if m.n >= 32768 {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"sort"
 )
 
 // realistic generates embedding-like vectors deterministically by row number, so a million of
@@ -118,10 +117,10 @@ func dotF(a, b []float32) float32 {
 	return s
 }
 
-// testCorpus is n realistic rows in an index's files (perFile chunks a file, rows numbered in
-// the matrix's order by their line numbers) and, for each query, its exact top k over the float
-// vectors, computed as the rows are made. With vecDir the rows' float16 are written to a vector
-// file there, as a build writes them.
+// testCorpus is n realistic rows in an index's files (perFile chunks a file, rows numbered by
+// their line numbers), their float16 rows in a vector file (in vecDir, or in memory for ""),
+// coded against their mean as a build codes them, and, for each query, its exact top k over
+// the float vectors, computed as the rows are made.
 type testCorpus struct {
 	m       *matrix
 	queries [][]float32
@@ -144,61 +143,64 @@ func makeCorpus(n, dim, nq, k int, vecDir string) *testCorpus {
 	for q := range tops {
 		tops[q] = &exactTop{k: k}
 	}
-	const perFile = 100
-	var vf *vecFile
+	index := ""
 	if vecDir != "" {
-		var err error
-		if vf, err = createVecFile(filepath.Join(vecDir, "corpus.vec")); err != nil {
-			panic(err)
-		}
+		index = filepath.Join(vecDir, "corpus.bin")
 	}
-	var pendingRows [][]float32
-	var pendingChunks []*chunk
-	flushRows := func() {
-		if vf == nil || len(pendingRows) == 0 {
-			return
-		}
-		offs, err := vf.appendRows(pendingRows)
-		if err != nil {
-			panic(err)
-		}
-		for i, c := range pendingChunks {
-			c.off = offs[i]
-		}
-		pendingRows, pendingChunks = pendingRows[:0], pendingChunks[:0]
+	vf, err := createVecFile(index)
+	if err != nil {
+		panic(err)
 	}
+	// First pass: the rows, their offsets, the centre.
+	const perFile = 100
+	var cen centre
 	v := make([]float32, dim)
 	var f *fileEntry
-	var backing []int8
+	batch := make([][]float32, 0, perFile)
 	for i := range n {
 		if i%perFile == 0 {
 			f = &fileEntry{chunks: make([]chunk, 0, perFile)}
 			c.files[fmt.Sprintf("f%07d.go", i/perFile)] = f
-			backing = make([]int8, perFile*dim)
 		}
 		g.vector(uint64(i), v)
 		normalize(v)
 		for q, qv := range c.queries {
 			tops[q].add(i, dotF(qv, v))
 		}
-		j := i % perFile
-		q8 := backing[j*dim : (j+1)*dim : (j+1)*dim]
-		f.chunks = append(f.chunks, chunk{start: i + 1, end: i + 1, q: q8, scale: quantize(v, q8)})
-		if vf != nil {
-			pendingRows = append(pendingRows, append([]float32(nil), v...))
-			pendingChunks = append(pendingChunks, &f.chunks[len(f.chunks)-1])
-			if len(pendingRows) == perFile {
-				flushRows()
+		cen.add(v)
+		f.chunks = append(f.chunks, chunk{start: i + 1, end: i + 1})
+		batch = append(batch, append([]float32(nil), v...))
+		if len(batch) == perFile || i == n-1 {
+			offs, err := vf.appendRows(batch)
+			if err != nil {
+				panic(err)
 			}
+			for j := range batch {
+				f.chunks[len(f.chunks)-len(batch)+j].off = offs[j]
+			}
+			batch = batch[:0]
 		}
 	}
-	flushRows()
+	// Second pass, as recentre does: every row read back and coded against the mean.
+	cen.v, cen.rows = cen.mean(), n
+	words := codeWords(dim)
+	buf := make([]byte, 2*dim)
+	for _, f := range c.files {
+		codes := make([]uint64, words*len(f.chunks))
+		for j := range f.chunks {
+			ch := &f.chunks[j]
+			if err := vf.readRow(ch.off, buf, v); err != nil {
+				panic(err)
+			}
+			ch.code = codes[j*words : (j+1)*words : (j+1)*words]
+			codeOf(v, cen.v, ch.code)
+		}
+	}
 	for _, t := range tops {
 		c.exact = append(c.exact, t.rows())
 		c.tenth = append(c.tenth, t.h[0].score)
 	}
-	c.m = buildMatrix(c.files, &centre{})
-	c.m.vec = vf
+	c.m = buildMatrix(c.files, dim, cen.v, vf)
 	return c
 }
 
@@ -236,19 +238,16 @@ func (c *testCorpus) recallWithin(k int, eps float32) float64 {
 	return sum / float64(len(c.queries))
 }
 
-// meanCosine is the mean cosine of pairs of rows far apart in order: the distribution's spread.
+// meanCosine is the mean cosine of 1,000 pairs of unrelated rows: the distribution's spread.
 func (c *testCorpus) meanCosine() float64 {
-	rows := append([]row(nil), c.m.rows...)
-	sort.Slice(rows, func(a, b int) bool { return rows[a].c.start < rows[b].c.start })
+	a, b := make([]float32, c.m.dim), make([]float32, c.m.dim)
 	var sum float64
-	pairs := min(1000, len(rows)/2)
-	for i := range pairs {
-		a, b := rows[i].c, rows[len(rows)-1-i].c
-		var d float32
-		for j := range a.q {
-			d += float32(a.q[j]) * float32(b.q[j])
-		}
-		sum += float64(d * a.scale * b.scale)
+	for i := range 1000 {
+		c.gen.vector(uint64(i), a)
+		c.gen.vector(uint64(1<<30+i), b)
+		normalize(a)
+		normalize(b)
+		sum += float64(dotF(a, b))
 	}
-	return sum / float64(pairs)
+	return sum / 1000
 }

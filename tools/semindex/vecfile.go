@@ -4,34 +4,50 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 
 	"github.com/x448/float16"
 )
 
-// The vector file (the index file's name + ".vec") keeps every chunk's normalized vector as
-// float16, appended as chunks are embedded, for the last step of a search: the best few of the
-// int8 re-rank are scored again from it, which int8's rounding cannot tell apart between
-// near-ties (float16 holds a unit vector's components to about 1e-5; int8 to about 5e-4). It is
-// read a row at a time (a pread each), never held in memory. Its header is a magic and a random
-// id that the index file names: a vector file that is not the one the index was saved with
-// (a crash between the two writes, a copy) is not read, and the index ranks by int8 alone until
-// its chunks are embedded again. Rows of files embedded again are dead; a save rewrites the
-// file with the live rows only once they are under half of it.
-var vecMagic = []byte("agentd-semvec\x00\x00\x01")
+// The vector file keeps every chunk's normalized vector as float16 (2 bytes a dimension; a unit
+// vector's components to about 1e-5), appended as chunks are embedded and read a row at a time
+// (a pread each) by a search's re-rank; it is never held in memory, which holds only the binary
+// codes. Its name is the index file's with ".vec-" and the first 12 hex digits of a random id
+// the index file records, and its header is a magic and that whole id: the index reads only the
+// vector file it was saved with. Rows of files embedded again are dead; a save rewrites the
+// live rows into a new file (a new id, so a new name) once they are under half of it, writes
+// the index naming it, and only then removes the old one, so a crash at any point leaves an
+// index and its own vector file. An index without a file keeps its rows in memory (memRows).
+var vecMagic = []byte("agentd-semvec\x00\x00\x02")
 
 const vecHeader = 32 // magic and id
 
+type rowFile interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+}
+
 type vecFile struct {
-	f    *os.File
+	f    rowFile
+	path string // "" in memory
 	id   [16]byte
 	size int64 // where the next row goes
 }
 
-// openVecFile opens the vector file at path if its id is id.
-func openVecFile(path string, id [16]byte) (*vecFile, error) {
+func vecPath(index string, id [16]byte) string {
+	return index + ".vec-" + hex.EncodeToString(id[:6])
+}
+
+// openVecFile opens the vector file of the index file index saved with id.
+func openVecFile(index string, id [16]byte) (*vecFile, error) {
+	path := vecPath(index, id)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
@@ -45,25 +61,44 @@ func openVecFile(path string, id [16]byte) (*vecFile, error) {
 		f.Close()
 		return nil, errors.New("semindex: the vector file is not the index's")
 	}
-	return &vecFile{f: f, id: id, size: st.Size()}, nil
+	return &vecFile{f: f, path: path, id: id, size: st.Size()}, nil
 }
 
-// createVecFile writes a new, empty vector file at path (over any there) with a new id.
-func createVecFile(path string) (*vecFile, error) {
+// createVecFile writes a new, empty vector file for the index file index, with a new id; index
+// "" makes one in memory.
+func createVecFile(index string) (*vecFile, error) {
 	v := &vecFile{size: vecHeader}
 	if _, err := rand.Read(v.id[:]); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	head := append(append([]byte{}, vecMagic...), v.id[:]...)
+	if index == "" {
+		v.f = &memRows{b: head}
+		return v, nil
+	}
+	v.path = vecPath(index, v.id)
+	f, err := os.OpenFile(v.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.Write(append(append([]byte{}, vecMagic...), v.id[:]...)); err != nil {
+	if _, err := f.Write(head); err != nil {
 		f.Close()
+		os.Remove(v.path)
 		return nil, err
 	}
 	v.f = f
 	return v, nil
+}
+
+// removeOtherVecFiles removes the vector files of index other than keep's (left by a
+// compaction or a crash).
+func removeOtherVecFiles(index string, keep *vecFile) {
+	matches, _ := filepath.Glob(index + ".vec-*")
+	for _, m := range matches {
+		if (keep == nil || m != keep.path) && !strings.ContainsAny(m[len(index):], "/\\") {
+			os.Remove(m)
+		}
+	}
 }
 
 // appendRows writes the rows (of one dimension) at the end in one write and returns each one's
@@ -105,3 +140,29 @@ func (v *vecFile) readRow(off int64, buf []byte, out []float32) error {
 	}
 	return nil
 }
+
+// memRows is a vector file in memory, for an index without a file.
+type memRows struct {
+	mu sync.RWMutex
+	b  []byte
+}
+
+func (m *memRows) ReadAt(p []byte, off int64) (int, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if off < 0 || off+int64(len(p)) > int64(len(m.b)) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, m.b[off:]), nil
+}
+
+func (m *memRows) WriteAt(p []byte, off int64) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if end := off + int64(len(p)); end > int64(len(m.b)) {
+		m.b = append(m.b, make([]byte, end-int64(len(m.b)))...)
+	}
+	return copy(m.b[off:], p), nil
+}
+
+func (m *memRows) Close() error { return nil }
