@@ -145,8 +145,9 @@ func BenchmarkSearch(b *testing.B) {
 				b.ReportMetric(float64(2*dim), "disk-bytes/chunk")
 				// Recall and CPU per query at other sizes of the re-ranked set.
 				if os.Getenv("AGENTD_SEMINDEX_RERANK") != "" {
-					defer func(r int) { rerankMin = r }(rerankMin)
-					for _, r := range []int{250, 1000, 2000, 4000} {
+					defer func(r, p int) { rerankMin, rerankPer = r, p }(rerankMin, rerankPer)
+					rerankPer = 1 << 30
+					for _, r := range []int{500, 1000, 2000, 4000} {
 						rerankMin = r
 						c0 := cpuTime()
 						for i := range 20 {
@@ -155,7 +156,7 @@ func BenchmarkSearch(b *testing.B) {
 						b.ReportMetric(float64(cpuTime()-c0)/float64(time.Millisecond)/20, fmt.Sprintf("cpu-ms-R%d", r))
 						b.ReportMetric(c.recall(10), fmt.Sprintf("recall@10-R%d", r))
 					}
-					rerankMin = 500
+					rerankMin, rerankPer = 500, 250
 				}
 				// The anchor: the exact float scan over the same rows, as many queries.
 				g := newRealistic(dim, n)

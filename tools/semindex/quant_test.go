@@ -48,8 +48,8 @@ func TestRecallAgainstExactSearch(t *testing.T) {
 // distribution.
 func TestRecallNeedsTheRerank(t *testing.T) {
 	c := makeCorpus(40_000, 768, 40, 10, "")
-	defer func(a, b int) { rerankMin, rerankPerHit = a, b }(rerankMin, rerankPerHit)
-	rerankMin, rerankPerHit = 10, 1
+	defer func(a, b, c int) { rerankMin, rerankPerHit, rerankPer = a, b, c }(rerankMin, rerankPerHit, rerankPer)
+	rerankMin, rerankPerHit, rerankPer = 10, 1, 1<<30
 	if got := c.recall(10); got > 0.8 {
 		t.Fatalf("recall@10 with the codes alone = %.3f: the distribution is too easy to test the re-rank", got)
 	}
