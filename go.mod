@@ -21,6 +21,8 @@ require (
 	golang.org/x/tools v0.52.0
 )
 
+require github.com/x448/float16 v0.8.4
+
 require (
 	github.com/danieljoos/wincred v1.2.3 // indirect
 	github.com/godbus/dbus/v5 v5.2.2 // indirect

@@ -18,6 +18,8 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$what" = all ] || [ "$what" = tools ]; then
 	go test -c -o "$out/tools.test" ./tools
 	(cd "$out" && ./tools.test -test.run '^$' -test.bench 'Scale' -test.benchtime 3x -test.benchmem)
+	# The semantic index: one build of the whole project (seconds), then one file changed.
+	(cd "$out" && ./tools.test -test.run '^$' -test.bench 'SemindexAt100k' -test.benchtime 1x)
 	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 if [ "$what" = all ] || [ "$what" = session ]; then

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,7 +250,8 @@ var totalMatchesRE = regexp.MustCompile(`(\d[\d,]*) match`)
 // BenchmarkScaleSearchVsRipgrep runs search_text (the tool, through the registry) and ripgrep on
 // the same directory and query, alternating inside each iteration so both see the same load, at
 // 10k, 50k and 100k files and on $(go env GOROOT)/src. Reported: each one's wall per call, the
-// ratio, and ns per file for the linearity check.
+// ratio, ns per file for the linearity check, and the process's peak RSS over the calls
+// (ripgrep runs as a child, so it is search_text's).
 func BenchmarkScaleSearchVsRipgrep(b *testing.B) {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
@@ -274,6 +276,9 @@ func BenchmarkScaleSearchVsRipgrep(b *testing.B) {
 		rgCount(b, rg, true, "zzzzzz", pt.dir)
 		for _, q := range benchQueries {
 			b.Run(pt.name+"/"+q.name, func(b *testing.B) {
+				runtime.GC()
+				debug.FreeOSMemory()
+				peak := peakRSS()
 				var ours, theirs time.Duration
 				var out string
 				var rgLines int
@@ -298,6 +303,8 @@ func BenchmarkScaleSearchVsRipgrep(b *testing.B) {
 				if pt.files > 0 {
 					b.ReportMetric(float64(ours.Nanoseconds())/n/float64(pt.files), "ns/file")
 				}
+				// Over the calls of both (ripgrep is a child, not counted): search_text's.
+				b.ReportMetric(float64(peak())/(1<<20), "peak-MiB")
 			})
 		}
 	}
@@ -381,7 +388,8 @@ func BenchmarkScaleFindSymbol(b *testing.B) {
 }
 
 // BenchmarkScaleListOverview times list_dir (the top of the project, default depth) and
-// project_overview on the 100k-file project; the goal is 500 ms each.
+// project_overview on the 100k-file project, with the process's peak RSS over the calls; the
+// goal is 500 ms each.
 func BenchmarkScaleListOverview(b *testing.B) {
 	p := getScale(b)
 	env := scaleEnv(b, p.root)
@@ -398,11 +406,15 @@ func BenchmarkScaleListOverview(b *testing.B) {
 			tool = "list_dir"
 		}
 		b.Run(tc.name, func(b *testing.B) {
+			runtime.GC()
+			debug.FreeOSMemory()
+			peak := peakRSS()
 			var out string
 			for b.Loop() {
 				out = runTool(b, env, tool, tc.args).Output
 			}
 			b.ReportMetric(float64(len(out)), "out-bytes")
+			b.ReportMetric(float64(peak())/(1<<20), "peak-MiB")
 		})
 	}
 }

@@ -3,12 +3,13 @@ package semindex
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // reportCPU adds cpu-ms/op, the process CPU per operation since start.
@@ -100,37 +101,103 @@ func BenchmarkIndexRebuildUnchanged(b *testing.B) {
 	b.ReportMetric(files/(b.Elapsed().Seconds()/float64(b.N)), "files/s")
 }
 
-func randomMatrix(n, dim int) *matrix {
-	r := rand.New(rand.NewPCG(1, 2))
-	m := &matrix{n: n, dim: dim, data: make([]float32, n*dim), refs: make([]ref, n)}
-	for i := range n {
-		row := m.data[i*dim : (i+1)*dim]
-		for j := range row {
-			row[j] = float32(r.NormFloat64())
+// benchChunks is the sizes BenchmarkSearch runs at; AGENTD_SEMINDEX_CHUNKS adds one (1000000
+// for the million, about 1.2 GB of memory and a minute to generate).
+func benchChunks() []int {
+	sizes := []int{10_000, 100_000}
+	if s := os.Getenv("AGENTD_SEMINDEX_CHUNKS"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			sizes = append(sizes, n)
 		}
-		normalize(row)
-		m.refs[i] = ref{path: "f.go", start: i, end: i + 60}
 	}
-	return m
+	return sizes
 }
 
-// BenchmarkSearch is one query's scan (top 10 by cosine) over 10k and 100k chunks of 768 and
-// 1536 dimensions; the query's own embedding (one request to the model) is not included.
+// BenchmarkSearch is one query (top 10) over 10k and 100k chunks of embedding-like vectors
+// (realistic_test.go) at 384, 768 and 1536 dimensions: the Hamming pass and the int8 re-rank,
+// with the exact float scan of the same rows (the float32 vectors the index held before, and
+// what it would cost now) measured beside it as the anchor. Reported: CPU and wall per query of
+// each, the index's bytes per chunk in memory, and recall@10 against the exact search. The
+// query's own embedding (one request to the model) is not included.
 func BenchmarkSearch(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range benchChunks() {
 		for _, dim := range []int{384, benchDim, 1536} {
+			if n > 100_000 && dim != benchDim {
+				continue
+			}
 			b.Run(fmt.Sprintf("chunks=%d/dim=%d", n, dim), func(b *testing.B) {
-				m := randomMatrix(n, dim)
-				q := append([]float32(nil), m.data[:dim]...)
+				c := makeCorpus(n, dim, 20, 10, b.TempDir())
 				b.ResetTimer()
 				cpu0 := cpuTime()
+				qi := 0
 				for range b.N {
-					if top := m.top(q, 10); top[0].i != 0 {
-						b.Fatal("the query's own row is not first")
+					if top := c.m.top(c.queries[qi%len(c.queries)], 10); len(top) != 10 {
+						b.Fatal("fewer than 10 hits")
 					}
+					qi++
 				}
 				reportCPU(b, cpu0)
+				b.StopTimer()
+				b.ReportMetric(c.recall(10), "recall@10")
+				// Memory: the code twice (the chunk's and the matrix's copy), the chunk and
+				// the matrix row; on disk 2 bytes a dimension.
+				b.ReportMetric(float64(2*codeWords(dim)*8+int(unsafe.Sizeof(chunk{}))+int(unsafe.Sizeof(row{}))), "mem-bytes/chunk")
+				b.ReportMetric(float64(2*dim), "disk-bytes/chunk")
+				// Recall and CPU per query at other sizes of the re-ranked set.
+				if os.Getenv("AGENTD_SEMINDEX_RERANK") != "" {
+					defer func(r, p int) { rerankMin, rerankPer = r, p }(rerankMin, rerankPer)
+					rerankPer = 1 << 30
+					for _, r := range []int{500, 1000, 2000, 4000} {
+						rerankMin = r
+						c0 := cpuTime()
+						for i := range 20 {
+							c.m.top(c.queries[i%len(c.queries)], 10)
+						}
+						b.ReportMetric(float64(cpuTime()-c0)/float64(time.Millisecond)/20, fmt.Sprintf("cpu-ms-R%d", r))
+						b.ReportMetric(c.recall(10), fmt.Sprintf("recall@10-R%d", r))
+					}
+					rerankMin, rerankPer = 500, 250
+				}
+				// The anchor: the exact float scan over the same rows, as many queries.
+				g := newRealistic(dim, n)
+				rows := make([]float32, n*dim)
+				for i := range n {
+					v := rows[i*dim : (i+1)*dim]
+					g.vector(uint64(i), v)
+					normalize(v)
+				}
+				t0, c0 := time.Now(), cpuTime()
+				for i := range b.N {
+					e := &exactTop{k: 10}
+					q := c.queries[i%len(c.queries)]
+					for r := range n {
+						e.add(r, dot(q, rows[r*dim:(r+1)*dim]))
+					}
+				}
+				b.ReportMetric(float64(time.Since(t0))/float64(time.Millisecond)/float64(b.N), "exact-ms/op")
+				b.ReportMetric(float64(cpuTime()-c0)/float64(time.Millisecond)/float64(b.N), "exact-cpu-ms/op")
 			})
 		}
 	}
+}
+
+// dot is the float inner product unrolled by eight, as the index's float scan was.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+		s4 += a[i+4] * b[i+4]
+		s5 += a[i+5] * b[i+5]
+		s6 += a[i+6] * b[i+6]
+		s7 += a[i+7] * b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }

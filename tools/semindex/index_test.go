@@ -1,6 +1,7 @@
 package semindex
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -269,14 +270,27 @@ func letters(i int) string { return string(rune('a'+i/26)) + string(rune('a'+i%2
 
 func TestDecodeRefusesGarbage(t *testing.T) {
 	for _, b := range [][]byte{nil, []byte("nope"), append(append([]byte{}, magic...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)} {
-		if _, err := decode(b); err == nil {
+		if _, _, err := decode(b); err == nil {
 			t.Errorf("decoded %q", b)
 		}
 	}
-	files := map[string]*fileEntry{"a.go": {chunks: []chunk{{1, 3, []float32{0.6, 0.8}}}}}
-	got, err := decode(encode(files))
-	if err != nil || len(got) != 1 || got["a.go"].chunks[0].vec[1] != 0.8 || got["a.go"].chunks[0].end != 3 {
+	h := header{vecID: [16]byte{1, 2, 3}, dim: 70, cen: centre{v: make([]float32, 70), sum: make([]float64, 70), n: 5, rows: 4}}
+	h.cen.v[69], h.cen.sum[0] = 0.5, -2
+	files := []namedEntry{{"a.go", &fileEntry{stat: fileStat{size: 9, mtime: -5, ino: 7, ctime: 11}, chunks: []chunk{{start: 1, end: 3, off: 99, code: []uint64{1 << 63, 5}}, {start: 4, end: 4}}}}}
+	var b bytes.Buffer
+	if err := encode(&b, h, files); err != nil {
+		t.Fatal(err)
+	}
+	gh, got, err := decode(b.Bytes())
+	if err != nil || len(got) != 1 {
 		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	f := got["a.go"]
+	if c := f.chunks[0]; c.code[0] != 1<<63 || c.code[1] != 5 || c.off != 99 || c.end != 3 || f.stat != files[0].f.stat || len(f.chunks) != 2 || f.chunks[1].code != nil {
+		t.Fatalf("round trip: %+v", f)
+	}
+	if gh.vecID != h.vecID || gh.dim != 70 || gh.cen.n != 5 || gh.cen.rows != 4 || gh.cen.v[69] != 0.5 || gh.cen.sum[0] != -2 {
+		t.Fatalf("header round trip: %+v", gh)
 	}
 }
 

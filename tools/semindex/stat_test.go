@@ -1,6 +1,7 @@
 package semindex
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -131,21 +132,15 @@ func TestVersionOneIndexIsReadAndKept(t *testing.T) {
 	rec := &recorder{vec: bagOfWords(32)}
 	ix := Open(root, file, rec.embed)
 	build(t, ix)
-	// The same files in format 1: no stat field.
 	ix.mu.RLock()
-	v1 := []byte(string(magicV1))
-	for _, f := range ix.files {
-		f.stat = fileStat{}
-	}
-	v1 = append(v1, encode(ix.files)[len(magic):]...)
+	v1 := encodeLegacy(asLegacy(ix), false)
 	ix.mu.RUnlock()
-	v1 = stripStats(t, v1)
 	if err := os.WriteFile(file, v1, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	files, err := load(file)
-	if err != nil || len(files) != 1 || len(files["a.go"].chunks) == 0 {
-		t.Fatalf("version 1 not read: %v, %v", files, err)
+	l, err := load(file)
+	if err != nil || len(l.files) != 1 || len(l.files["a.go"].chunks) == 0 || l.files["a.go"].chunks[0].code == nil {
+		t.Fatalf("version 1 not read: %v, %v", l, err)
 	}
 	reads := countReads(t)
 	rec.calls = nil
@@ -159,14 +154,63 @@ func TestVersionOneIndexIsReadAndKept(t *testing.T) {
 	}
 }
 
-// stripStats removes the zero stat (four zero varints after each file's hash) of a one-file
-// encoding, making it format 1.
-func stripStats(t *testing.T, b []byte) []byte {
-	t.Helper()
-	// magic, count 1, path length 4, "a.go", hash 32 bytes, then 4 zero bytes.
-	at := len(magicV1) + 1 + 1 + 4 + 32
-	if string(b[at:at+4]) != "\x00\x00\x00\x00" {
-		t.Fatalf("unexpected encoding at %d: %x", at, b[at:at+4])
+// An index of format 2 (float32 vectors) is read without reading or embedding any file: its
+// vectors are quantized as it loads, they rank as the floats did, and the next save writes
+// format 3, a quarter of the size.
+func TestVersionTwoIndexIsQuantizedAndKept(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"auth.go": "package auth\n// Login checks the password and issues a session token.\n",
+		"db.go":   "package db\n// Migrate applies the schema migrations to the database tables.\n",
+		"ui.ts":   "export function renderButton() { /* draws a button widget */ }\n",
+	})
+	age(t, root, time.Now().Add(-time.Hour), "auth.go", "db.go", "ui.ts")
+	file := filepath.Join(t.TempDir(), "index.bin")
+	rec := &recorder{vec: bagOfWords(256)}
+	// The float vectors exactly as format 2 held them: the model's, normalized.
+	var legacy []legacyFile
+	ix := Open(root, "", rec.embed)
+	build(t, ix)
+	ix.mu.RLock()
+	for p, f := range ix.files {
+		text, _ := os.ReadFile(filepath.Join(root, p))
+		lf := legacyFile{path: p, hash: f.hash, stat: f.stat}
+		for _, sp := range Chunks(string(text)) {
+			v := rec.vec("File: " + p + "\n" + sp.Text)
+			normalize(v)
+			lf.chunks = append(lf.chunks, legacyChunk{sp.Start, sp.End, v})
+		}
+		legacy = append(legacy, lf)
 	}
-	return append(b[:at:at], b[at+4:]...)
+	ix.mu.RUnlock()
+	v2 := encodeLegacy(legacy, true)
+	if err := os.WriteFile(file, v2, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reads := countReads(t)
+	rec.calls = nil
+	ix = Open(root, file, rec.embed)
+	for q, want := range map[string]string{"password login session": "auth.go", "database schema": "db.go", "button widget": "ui.ts"} {
+		hits, err := ix.Search(context.Background(), q, 3)
+		if err != nil || hits[0].Path != want {
+			t.Fatalf("%q in the format 2 index: %+v %v", q, hits, err)
+		}
+	}
+	rec.calls = nil
+	build(t, ix)
+	if r := reads(); len(r) != 0 || len(rec.calls) != 0 {
+		t.Fatalf("a format 2 index with good stats: reads %v, %d embedding calls", r, len(rec.calls))
+	}
+	// The build saved it once in format 3, which names the vector file its floats went to.
+	data, _ := os.ReadFile(file)
+	if vecs, _ := filepath.Glob(file + ".vec-*"); !bytes.HasPrefix(data, magic) || len(vecs) != 1 {
+		t.Fatalf("saved %q…, vector files %v", data[:len(magic)], vecs)
+	}
+	hits, err := Open(root, file, rec.embed).Search(context.Background(), "database schema", 1)
+	if err != nil || hits[0].Path != "db.go" {
+		t.Fatalf("the saved index: %+v %v", hits, err)
+	}
+	if r := reads(); len(r) != 0 {
+		t.Fatalf("reads %v", r)
+	}
 }
