@@ -916,11 +916,22 @@ try {
     try {
       const card = chat().locator('.permission').last();
       await card.locator('button', { hasText: 'Allow once' }).waitFor({ timeout: 60000 });
-      // The card was brought into view; its buttons do not take the focus (issue 33 item 1).
-      await waitFor('card in view', () => card.evaluate((el) => {
-        const c = el.getBoundingClientRect(); const v = el.closest('.messages').getBoundingClientRect();
-        return c.top >= v.top - 1 && c.top < v.bottom;
-      }), 5000);
+      // The card was brought into view; its buttons do not take the focus (issue 33 item 1). Its
+      // answers lie wholly in the transcript's visible box; a card taller than that box (the side
+      // bar's chat shares its height with the MCP view) fills it, its top above, its answers at
+      // the bottom; a shorter one shows whole.
+      let where = {};
+      try {
+        await waitFor('card in view', async () => {
+          where = await card.evaluate((el) => {
+            const box = (x) => { const b = x.getBoundingClientRect(); return { top: Math.round(b.top), bottom: Math.round(b.bottom) }; };
+            return { card: box(el), answers: box(el.querySelector('.perm-buttons')), view: box(el.closest('.messages')) };
+          });
+          const { card: c, answers: a, view: v } = where;
+          const inside = (x) => x.top >= v.top - 1 && x.bottom <= v.bottom + 1;
+          return inside(a) && (c.bottom - c.top <= v.bottom - v.top ? inside(c) : c.top < v.top);
+        }, 5000);
+      } catch (e) { throw new Error(`${e.message}: ${JSON.stringify(where)}`); }
       if (await chat().locator('.permission button:focus').count()) throw new Error('a button of the card took the focus');
       // The mini diff wraps the long line instead of clipping it.
       const clipped = await chat().locator('.permission .minidiff').last().evaluate((d) => [d, ...d.querySelectorAll('div')].filter((x) => x.scrollWidth > x.clientWidth + 1).length);
