@@ -13,6 +13,7 @@ import { ChatListEntry, historyRows } from '../src/pure/chatlist';
 import { esc, Op, StreamMarkdown } from '../src/pure/markdown';
 import { droppedUris } from '../src/pure/drop';
 import { programText, ProgramState, sandboxText, SandboxInfo } from '../src/pure/sandbox';
+import { Follow } from '../src/pure/follow';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -63,6 +64,32 @@ app.innerHTML = `
 const $ = <T extends HTMLElement>(sel: string) => app.querySelector(sel) as T;
 const messages = $('.messages');
 const input = $<HTMLTextAreaElement>('.input');
+
+// ---------- the transcript keeps its end in sight until the user scrolls up (src/pure/follow.ts);
+// a size the browser corrects after a frame (content-visibility's estimate for an item not laid
+// out yet, a thought folding) is followed too: the ResizeObserver runs after layout, before paint.
+const follow = new Follow();
+const box = () => ({ top: messages.scrollTop, height: messages.scrollHeight, client: messages.clientHeight });
+messages.addEventListener('scroll', () => follow.scrolled(box()), { passive: true });
+function keepEnd() {
+  const t = follow.target(box());
+  if (t === undefined) return;
+  messages.scrollTop = t;
+  follow.scrolledTo(messages.scrollTop);
+}
+const resized = new ResizeObserver(keepEnd);
+resized.observe(messages);
+/** Puts an item's element in the transcript (in place of `old`), its size watched. */
+function place(el: HTMLElement, old?: HTMLElement) {
+  if (old) { resized.unobserve(old); old.replaceWith(el); } else messages.appendChild(el);
+  resized.observe(el);
+}
+/** Empties the transcript. */
+function clearMessages() {
+  for (const r of rendered.values()) resized.unobserve(r.el);
+  messages.innerHTML = '';
+  rendered.clear();
+}
 
 // While a turn runs, Send steers it (the message joins the running turn at its next step) and
 // Queue sends it as the next prompt instead.
@@ -499,7 +526,7 @@ function renderLive(it: Extract<Item, { kind: 'agent' | 'thought' }>, i: number)
     const wrap = document.createElement('div');
     wrap.className = 'item';
     wrap.innerHTML = itemHtml(it, i);
-    if (r) r.el.replaceWith(wrap); else messages.appendChild(wrap);
+    place(wrap, r?.el);
     r = { el: wrap, key: '', live: new LiveMarkdown(it.id, wrap.querySelector('.md') as HTMLElement) };
     rendered.set(i, r);
   }
@@ -530,8 +557,7 @@ function renderLive(it: Extract<Item, { kind: 'agent' | 'thought' }>, i: number)
 
 function renderItems() {
   // The transcript only grows, except on reset.
-  for (const [i, r] of rendered) if (i >= state.items.length) { r.el.remove(); rendered.delete(i); }
-  const atBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
+  for (const [i, r] of rendered) if (i >= state.items.length) { resized.unobserve(r.el); r.el.remove(); rendered.delete(i); }
   state.items.forEach((it, i) => {
     if (it.kind === 'agent' || it.kind === 'thought') { renderLive(it, i); return; }
     const key = itemKey(it);
@@ -544,23 +570,22 @@ function renderItems() {
     if (r) {
       // Keep the scroll position of a live program output that the user is reading.
       const oldPre = r.el.querySelector('.tool-out.live pre') as HTMLElement | null;
-      r.el.replaceWith(el);
+      place(el, r.el);
       const newPre = el.querySelector('.tool-out.live pre') as HTMLElement | null;
       if (newPre && (!oldPre || oldPre.scrollHeight - oldPre.scrollTop - oldPre.clientHeight < 20)) newPre.scrollTop = newPre.scrollHeight;
-    } else messages.appendChild(el);
+    } else place(el);
     rendered.set(i, { el, key });
     announceIfDone(it, i, el);
   });
   if (!state.items.length) {
-    messages.innerHTML = '';
-    rendered.clear();
+    clearMessages();
     const e = document.createElement('div');
     e.className = 'empty';
     e.innerHTML = `<p>${esc(l10n.t('Ask agentd to read, explain or change code in this workspace.'))}</p><p class="hint">${esc(l10n.t('Edits land in your editor buffers, unsaved; review them, undo with Ctrl+Z, or save.'))}</p>`;
     messages.appendChild(e);
     rendered.set(-1, { el: e, key: 'empty' });
   } else if (rendered.has(-1)) { rendered.get(-1)!.el.remove(); rendered.delete(-1); }
-  if (atBottom) messages.scrollTop = messages.scrollHeight;
+  keepEnd();
   showPendingPermission();
 }
 
@@ -618,6 +643,7 @@ function showPendingPermission() {
     const answers = (card.querySelector('.perm-buttons') as HTMLElement | null) ?? card;
     card.scrollIntoView({ block: 'nearest' });
     answers.scrollIntoView({ block: 'nearest' });
+    follow.showed(box());
     // Measured after layout: the answers must lie wholly inside the transcript's visible box (a
     // transcript squeezed to a sliver by a tall prompt box shows the card's edge, not its buttons).
     requestAnimationFrame(() => {
@@ -803,8 +829,8 @@ window.addEventListener('message', (e) => {
     }
     if (typeof m.chatId === 'string') chatId = m.chatId;
     state = m.state;
-    messages.innerHTML = '';
-    rendered.clear();
+    clearMessages();
+    follow.reset();
     revealed.clear();
     state.items.forEach((it, i) => { if (it.kind === 'agent') revealed.set(i, it.text.length); });
     markAllAnnounced();
@@ -816,7 +842,7 @@ window.addEventListener('message', (e) => {
     renderChatList();
   } else if (m.type === 'event') {
     const ev = m.event as Event;
-    if (ev.type === 'reset') { messages.innerHTML = ''; rendered.clear(); revealed.clear(); $('.history').hidden = true; }
+    if (ev.type === 'reset') { clearMessages(); follow.reset(); revealed.clear(); $('.history').hidden = true; }
     state = reduce(state, ev);
     // A queued prompt that a Stop did not send, or the prompt of a turn a restore took back, comes
     // back into the input (to edit and send again), unless the input holds text.

@@ -1797,7 +1797,18 @@ try {
     await chat().locator('.msg.user', { hasText: 'Start the alpha job' }).first().waitFor({ timeout: 10000 });
     await chatSays('ALPHA-END', 120000);
     await waitFor('chat A ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 15000);
-    const text = await chat().locator('.messages').innerText();
+    // The chat shown again follows its end as it streams (it stayed at its top when the first
+    // frame's estimate of the reply's height was short of the real one).
+    let end = {};
+    try {
+      await waitFor('the end of chat A in sight', async () => {
+        end = await chat().locator('.messages').evaluate((el) => ({ top: el.scrollTop, height: el.scrollHeight, client: el.clientHeight }));
+        return end.height - end.top - end.client <= 8;
+      }, 5000);
+    } catch (e) { throw new Error(`${e.message}: ${JSON.stringify(end)}`); }
+    // The DOM's text, not innerText: blocks never scrolled past are not laid out (content-visibility),
+    // and innerText leaves out what is not laid out.
+    const text = await chat().locator('.messages').textContent();
     const missing = Array.from({ length: 60 }, (_, i) => `Alpha line ${String(i + 1).padStart(2, '0')}.`).filter((l) => !text.includes(l));
     if (missing.length) throw new Error(`chat A's transcript lacks ${missing.length} lines, e.g. ${missing[0]}`);
     if (text.includes('BETA-DONE')) throw new Error("chat B's reply showed in chat A");
