@@ -504,11 +504,14 @@ class LiveMarkdown {
           this.tail.insertAdjacentHTML('beforebegin', o.html);
           const code = this.tail.previousElementSibling?.querySelector('code');
           this.codeTail = document.createElement('span');
+          this.codeTail.className = 'code-tail';
           this.codeTailHtml = '';
           code?.appendChild(this.codeTail);
           break;
         }
-        case 'code': this.codeTail?.insertAdjacentHTML('beforebegin', o.html); break;
+        // Each part (whole lines) is a box of its own: appending lays out the new lines, not the
+        // whole block again as one paragraph.
+        case 'code': this.codeTail?.insertAdjacentHTML('beforebegin', `<span class="code-part">${o.html}</span>`); break;
         case 'codeTail': if (this.codeTail && this.codeTailHtml !== o.html) { this.codeTail.innerHTML = o.html; this.codeTailHtml = o.html; } break;
         case 'codeClose': this.codeTail?.remove(); this.codeTail = undefined; break;
         case 'tail': if (this.tailHtml !== o.html) { this.tail.innerHTML = o.html; this.tailHtml = o.html; } break;

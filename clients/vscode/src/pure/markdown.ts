@@ -3,7 +3,9 @@
 // target, images as their alt text, and fenced code highlighted by highlight.js. StreamMarkdown
 // renders a growing text incrementally: the blocks before the last one are finished and rendered
 // once; only the last, still open, block is rendered again as it grows; a fenced code block grows
-// by appending its new lines, highlighted, without highlighting what came before again. Its
+// by appending its new lines, highlighted, without highlighting what came before again: each
+// appended part is whole lines, each with its line end, so that the DOM can give every part a
+// box of its own (a 2,000-line block is then not one paragraph laid out again per frame). Its
 // output is a list of operations for the DOM (the webview's LiveMarkdown applies them), so that
 // the unit tests can check it against a whole render without a browser.
 import * as l10n from '@vscode/l10n';
@@ -105,7 +107,7 @@ interface OpenCode {
   lang: string;
   /** Where the code's text starts in the source. */
   start: number;
-  /** Where the code's text not yet appended as final starts (at a line start, or at the '\n' ending the line before). */
+  /** Where the code's text not yet appended as final starts: at a line start. */
   committed: number;
   /** The first line not yet checked for the closing fence. */
   scan: number;
@@ -206,10 +208,12 @@ export class StreamMarkdown {
       this.code = undefined;
       return closeAt >= 0 && this.done < src.length;
     }
-    // Still open: the complete lines up to the last one's end (its '\n' stays for the next part,
-    // so that a block's text never ends in a line end, as marked's does not).
+    // Still open: the complete lines with their line ends, but for the last complete one, which
+    // stays open with the partial rest: marked's code text has no line end after its last line,
+    // so the block's closing appends that last line without its '\n'.
     const lastNl = src.lastIndexOf('\n');
-    const completeEnd = lastNl >= c.start ? lastNl : c.committed;
+    const prevNl = lastNl > c.committed ? src.lastIndexOf('\n', lastNl - 1) : -1;
+    const completeEnd = prevNl >= c.committed ? prevNl + 1 : c.committed;
     if (completeEnd > c.committed) {
       const part = src.slice(c.committed, completeEnd);
       const r = this.highlightPart(part, c.lang);

@@ -1765,6 +1765,16 @@ try {
     const codeShown = await codeEl.textContent();
     if (!codeShown.includes('x2000 := compute(2000, "step 2000")') || codeShown.split('\n').filter((l) => /^\tx\d+ :=/.test(l)).length !== 2000) throw new Error('the code block does not hold the 2,000 lines streamed');
     if (!(await codeEl.locator('.hljs-keyword').count())) throw new Error('the code block is not highlighted');
+    // Streamed in parts (whole lines, a box each), it lays out as the same code put in whole: no
+    // line broken in two, none added.
+    const heights = await codeEl.evaluate((el) => {
+      const pre = el.parentElement; const copy = pre.cloneNode(false); const c = document.createElement('code');
+      c.className = el.className; c.textContent = el.textContent; copy.appendChild(c); pre.after(copy);
+      const h = { parts: el.querySelectorAll('.code-part').length, streamed: pre.getBoundingClientRect().height, whole: copy.getBoundingClientRect().height };
+      copy.remove();
+      return h;
+    });
+    if (!(heights.parts > 1) || Math.abs(heights.streamed - heights.whole) > 1) throw new Error(`the streamed code block does not lay out as the code whole: ${JSON.stringify(heights)}`);
     if ((await chat().locator('.msg.agent').first().locator('h2').count()) !== 50) throw new Error('the prose reply does not show its 50 headings');
     for (const r of results) if (!(r.lagMs <= LAG_MS)) throw new Error(`the ${r.name} reply showed ${r.lagMs} ms after its last chunk arrived (limit ${LAG_MS} ms)`);
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();

@@ -95,6 +95,40 @@ test('a code block grows by appending its lines: the code is highlighted about o
   assert.ok(d.appended < codeHtml * 1.1, `appended ${d.appended} characters of ${codeHtml}`);
 });
 
+test('a code block is appended in whole lines, each with its line end, the open rest from a line start', () => {
+  // The webview gives each appended part a box of its own: a part that began or ended mid-line
+  // would show a line broken in two.
+  const lines = ['Intro.', '', '```go', 'package main', '', 'func main() {'];
+  for (let i = 0; i < 120; i++) lines.push(i % 9 ? `\tx${i} := f(${i}) // step ${i}` : '');
+  lines.push('}', '```', 'After.');
+  const text = lines.join('\n');
+  for (const size of [1, 3, 17, 64]) {
+    const s = new StreamMarkdown();
+    const d = new Doc();
+    let parts = 0;
+    for (let i = size; ; i = Math.min(text.length, i + size)) {
+      const ops = s.update(text.slice(0, i), i === text.length);
+      for (const o of ops) {
+        if (o.op === 'code' && d.code && !/\n$/.test(o.html)) {
+          // Only the block's last line, appended as it closes, has no line end.
+          assert.ok(ops.some((x) => x.op === 'codeClose'), `pieces of ${size}: a part ends mid-line: ${JSON.stringify(o.html.slice(-40))}`);
+        }
+        if (o.op === 'code') parts++;
+        if (o.op === 'codeTail' && o.html) {
+          const src = text.slice(0, i);
+          const shown = o.html.replace(/<[^>]+>/g, '').replace(/&quot;/g, '"');
+          assert.ok(src.endsWith(shown), `pieces of ${size}: the open rest is not the text's end`);
+          assert.equal(src[src.length - shown.length - 1], '\n', `pieces of ${size}: the open rest starts mid-line: ${JSON.stringify(shown.slice(0, 30))}`);
+        }
+      }
+      d.apply(ops);
+      if (i === text.length) break;
+    }
+    assert.equal(d.html(), renderMarkdown(text), `pieces of ${size}`);
+    assert.ok(parts > 1 || size === 64, `pieces of ${size}: appended in ${parts} parts`);
+  }
+});
+
 test('a comment open across lines is appended only once it closes, and shows meanwhile', () => {
   const s = new StreamMarkdown();
   const d = new Doc();
