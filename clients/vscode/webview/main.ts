@@ -10,7 +10,7 @@ import {
 import { diffRows } from '../src/pure/hunks';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
 import { ChatListEntry, historyRows } from '../src/pure/chatlist';
-import { esc, Op, StreamMarkdown } from '../src/pure/markdown';
+import { esc, Op, revealTo, StreamMarkdown } from '../src/pure/markdown';
 import { droppedUris } from '../src/pure/drop';
 import { programText, ProgramState, sandboxText, SandboxInfo } from '../src/pure/sandbox';
 import { Follow } from '../src/pure/follow';
@@ -791,9 +791,8 @@ function tick() {
     if (it.kind !== 'agent') return;
     const n = revealed.get(i) ?? 0;
     if (n < it.text.length) {
-      // A finished reply is shown whole at once; a streaming one catches up within a few frames.
-      const step = it.streaming ? Math.max(4, Math.ceil((it.text.length - n) / 4)) : it.text.length - n;
-      revealed.set(i, Math.min(it.text.length, n + step));
+      // A finished reply is shown whole at once; a streaming one catches up within three frames.
+      revealed.set(i, revealTo(n, it.text.length, it.streaming));
       more = true;
     }
   });

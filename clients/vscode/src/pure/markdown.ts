@@ -85,15 +85,33 @@ function renderTokens(tokens: Token[], raw: string): string {
   try { return md.parser(tokens); } catch { return `<p>${esc(raw)}</p>`; }
 }
 
+/** Characters a streaming reply's next frame shows at most when more waits (see revealTo). */
+export const REVEAL_ALL = 64;
+
+/**
+ * How much of a reply the next frame shows, `shown` of its `length` characters shown so far: a
+ * finished reply all of it; a streaming one half of what waits, and all of it once REVEAL_ALL
+ * characters or fewer wait. A chunk is then on screen within three frames (about 50 ms) of its
+ * arrival, and a burst still unrolls over a few frames instead of landing whole. (A quarter per
+ * frame, down to 4 characters, took 17 frames for a 160-character chunk: the last chunk's text
+ * was on screen a quarter of a second after it came, unless the turn's end came first.)
+ */
+export function revealTo(shown: number, length: number, streaming: boolean): number {
+  const rest = length - shown;
+  if (rest <= 0) return Math.max(0, length);
+  if (!streaming || rest <= REVEAL_ALL) return length;
+  return shown + Math.max(REVEAL_ALL, Math.ceil(rest / 2));
+}
+
 /** What the DOM does with a step of a streamed reply, in order. */
 export type Op =
   /** Append a finished block's HTML after the finished blocks (before the open one). */
   | { op: 'block'; html: string }
   /** A fenced code block starts: append its frame (an empty `code` element) after the finished blocks. */
   | { op: 'codeOpen'; html: string }
-  /** Append HTML to the open code block's `code`: it is final. */
+  /** Append HTML to the open code block's `code`: it is final, whole lines each ending in '\n'. */
   | { op: 'code'; html: string }
-  /** The open code block's last lines as they stand: they replace the ones shown before. */
+  /** The open code block's last lines as they stand (from a line's start): they replace the ones shown before. */
   | { op: 'codeTail'; html: string }
   /** The open code block is finished: it is one of the finished blocks now. */
   | { op: 'codeClose' }

@@ -3,7 +3,7 @@
 // and grow a code block by appending, not by highlighting it all again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Op, renderMarkdown, StreamMarkdown } from '../../src/pure/markdown';
+import { Op, renderMarkdown, revealTo, StreamMarkdown } from '../../src/pure/markdown';
 
 /** A DOM stand-in: the HTML the operations build (finished blocks, open code block, tail). */
 class Doc {
@@ -156,4 +156,28 @@ test('the model\'s HTML stays text at every point of the stream, inside code or 
   }
   assert.match(d.html(), /&lt;img src=x onerror=/);
   assert.match(d.html(), /&lt;script&gt;alert\(2\)/);
+});
+
+/** Frames until a streaming reply shows all `length` characters, from `shown`. */
+function framesToShow(shown: number, length: number): number {
+  let frames = 0;
+  for (let n = shown; n < length; frames++) {
+    const next = revealTo(n, length, true);
+    assert.ok(next > n && next <= length, `revealTo(${n}, ${length}) = ${next}`);
+    n = next;
+  }
+  return frames;
+}
+
+test('a streamed chunk is on screen within three frames of arriving; a burst unrolls', () => {
+  // The fake model's chunks (160 characters) and smaller ones: the reply's end, once it came,
+  // is on screen about 50 ms later whatever follows it (the turn's end may come much later).
+  for (const chunk of [1, 4, 40, 64, 65, 160, 200]) assert.ok(framesToShow(1000, 1000 + chunk) <= 3, `${chunk} characters: ${framesToShow(1000, 1000 + chunk)} frames`);
+  // A burst of 8,000 characters is not shown whole in one frame, and not over more than a few.
+  assert.ok(revealTo(0, 8000, true) < 8000);
+  assert.ok(framesToShow(0, 8000) <= 9, `${framesToShow(0, 8000)} frames`);
+  // A finished reply shows whole at once; nothing shows beyond the text.
+  assert.equal(revealTo(10, 5000, false), 5000);
+  assert.equal(revealTo(5000, 5000, true), 5000);
+  assert.equal(revealTo(6000, 5000, true), 5000);
 });
