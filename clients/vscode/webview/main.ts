@@ -470,12 +470,17 @@ function itemKey(it: Item): string {
 // whole on every frame. StreamMarkdown (src/pure/markdown.ts) says what changed; only the open
 // last block is rendered again, and not more often than its rendering cost allows, so that a long
 // open block (a paragraph of a thousand lines) takes at most about a quarter of the time.
+/** Blocks (or a code block's parts) per group that the browser lays out or skips as one. */
+const GROUP = 32;
 class LiveMarkdown {
   private readonly stream = new StreamMarkdown();
   private readonly tail = document.createElement('div');
   private codeTail: HTMLElement | undefined;
   private tailHtml = '';
   private codeTailHtml = '';
+  /** The group the next finished blocks go into, and the open code block's group of parts. */
+  private group: HTMLElement | undefined;
+  private codeGroup: HTMLElement | undefined;
   /** Characters of the text rendered; the text was final. */
   shown = 0;
   finished = false;
@@ -496,24 +501,54 @@ class LiveMarkdown {
     this.next = t1 + Math.min(1000, 3 * (t1 - t0));
     return true;
   }
+  /**
+   * Puts finished blocks' HTML (marked's, the model's HTML escaped) after the finished ones, in
+   * groups of GROUP blocks: the browser skips a group out of sight (content-visibility), and
+   * tracking that for each of 2,000 blocks cost more per frame than it saved. Returns the last
+   * element put.
+   */
+  private put(html: string): Element | undefined {
+    const t = document.createElement('template');
+    t.innerHTML = html;
+    let last: Element | undefined;
+    for (const node of Array.from(t.content.childNodes)) {
+      if (!this.group || this.group.childElementCount >= GROUP) {
+        this.group = document.createElement('div');
+        this.group.className = 'md-group';
+        this.root.insertBefore(this.group, this.tail);
+      }
+      this.group.appendChild(node);
+      if (node instanceof Element) last = node;
+    }
+    return last;
+  }
   private apply(ops: Op[]) {
     for (const o of ops) {
       switch (o.op) {
-        case 'block': this.tail.insertAdjacentHTML('beforebegin', o.html); break;
+        case 'block': this.put(o.html); break;
         case 'codeOpen': {
-          this.tail.insertAdjacentHTML('beforebegin', o.html);
-          const code = this.tail.previousElementSibling?.querySelector('code');
+          const code = this.put(o.html)?.querySelector('code');
+          this.codeGroup = undefined;
           this.codeTail = document.createElement('span');
           this.codeTail.className = 'code-tail';
           this.codeTailHtml = '';
           code?.appendChild(this.codeTail);
           break;
         }
-        // Each part (whole lines) is a box of its own: appending lays out the new lines, not the
-        // whole block again as one paragraph.
-        case 'code': this.codeTail?.insertAdjacentHTML('beforebegin', `<span class="code-part">${o.html}</span>`); break;
+        // Each part (whole lines) is a box of its own, in groups of GROUP parts: appending lays out
+        // the new lines, not the whole block again as one paragraph.
+        case 'code': {
+          if (!this.codeTail) break;
+          if (!this.codeGroup || this.codeGroup.childElementCount >= GROUP) {
+            this.codeGroup = document.createElement('span');
+            this.codeGroup.className = 'code-group';
+            this.codeTail.before(this.codeGroup);
+          }
+          this.codeGroup.insertAdjacentHTML('beforeend', `<span class="code-part">${o.html}</span>`);
+          break;
+        }
         case 'codeTail': if (this.codeTail && this.codeTailHtml !== o.html) { this.codeTail.innerHTML = o.html; this.codeTailHtml = o.html; } break;
-        case 'codeClose': this.codeTail?.remove(); this.codeTail = undefined; break;
+        case 'codeClose': this.codeTail?.remove(); this.codeTail = undefined; this.codeGroup = undefined; break;
         case 'tail': if (this.tailHtml !== o.html) { this.tail.innerHTML = o.html; this.tailHtml = o.html; } break;
       }
     }
