@@ -70,7 +70,8 @@ const input = $<HTMLTextAreaElement>('.input');
 // out yet, a thought folding) is followed too: the ResizeObserver runs after layout, before paint.
 const follow = new Follow();
 const box = () => ({ top: messages.scrollTop, height: messages.scrollHeight, client: messages.clientHeight });
-messages.addEventListener('scroll', () => follow.scrolled(box()), { passive: true });
+// The webview's own scroll is told by its position alone: no layout is read for it.
+messages.addEventListener('scroll', () => { if (!follow.own(messages.scrollTop)) follow.scrolled(box()); }, { passive: true });
 function keepEnd() {
   const t = follow.target(box());
   if (t === undefined) return;
@@ -710,6 +711,11 @@ function setHtml(el: Element, html: string) {
   el.innerHTML = html;
 }
 
+/** Sets an element's text only when it differs: a text set again is a new text node, laid out again. */
+function setText(el: Element, text: string) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
 function renderChrome() {
   const ready = state.daemon.status === 'ready';
   // modes
@@ -756,21 +762,22 @@ function renderChrome() {
   if (state.usage) {
     meter.hidden = false;
     const pct = state.usage.size ? Math.min(100, (100 * state.usage.used) / state.usage.size) : 0;
-    ($('.meter-fill') as HTMLElement).style.width = `${pct}%`;
+    const fill = $('.meter-fill');
+    if (fill.style.width !== `${pct}%`) fill.style.width = `${pct}%`;
     meter.classList.toggle('high', pct > 80);
-    $('.meter-text').textContent = l10n.t('Context {0}', usageText(state.usage));
+    setText($('.meter-text'), l10n.t('Context {0}', usageText(state.usage)));
     const cost = costText(state.usage.cost);
     const c = $('.meter-cost');
     c.hidden = !cost;
-    c.textContent = cost;
+    setText(c, cost);
     c.title = cost ? l10n.t('The session\'s cost so far') : '';
   } else meter.hidden = true;
   // send / stop
   $('.stop').hidden = !state.running;
-  $('.send').textContent = state.running ? l10n.t('Steer') : l10n.t('Send');
+  setText($('.send'), state.running ? l10n.t('Steer') : l10n.t('Send'));
   $('.send').title = state.running ? l10n.t('Add this to the running turn at its next step') : l10n.t('Send the prompt');
   $('.queue').hidden = !state.running;
-  $('.state-text').textContent = state.running ? l10n.t('Working…') : state.title ?? '';
+  setText($('.state-text'), state.running ? l10n.t('Working…') : state.title ?? '');
   document.body.dataset.running = String(state.running);
   document.body.dataset.daemon = state.daemon.status;
 }

@@ -19,12 +19,20 @@ export class Follow {
   following = true;
   /** The last position seen, and the one the webview scrolled to itself (its scroll event is not the user's). */
   private last = 0;
-  private own: number | undefined;
+  private mine: number | undefined;
+
+  /** A scroll event's position is where the webview scrolled to itself (it is then taken as seen). */
+  own(top: number): boolean {
+    if (this.mine === undefined || Math.abs(top - this.mine) > 1) return false;
+    this.mine = undefined;
+    this.last = top;
+    return true;
+  }
 
   /** A scroll event: the user's, unless it lands where the webview scrolled to. */
   scrolled(b: Box) {
     const top = b.top;
-    if (this.own !== undefined && Math.abs(top - this.own) <= 1) { this.own = undefined; this.last = top; return; }
+    if (this.own(top)) return;
     const atEnd = b.height - top - b.client <= END_SLACK;
     // Up and away from the end: the user reads. Back at the end: follow again. A move down that
     // stops short (the browser keeping a block in place as one above it grows) changes nothing.
@@ -34,7 +42,7 @@ export class Follow {
   }
 
   /** The webview scrolled to `top` itself (after clamping: read back from the box). */
-  scrolledTo(top: number) { this.own = top; this.last = top; }
+  scrolledTo(top: number) { this.mine = top; this.last = top; }
 
   /**
    * The webview scrolled something into view (a permission card) and the box stands at `b`:
@@ -53,5 +61,5 @@ export class Follow {
   }
 
   /** Another chat shown, or the transcript reset: follow its end again. */
-  reset() { this.following = true; this.own = undefined; this.last = 0; }
+  reset() { this.following = true; this.mine = undefined; this.last = 0; }
 }

@@ -25,6 +25,14 @@ test('the webview\'s own scroll is not the user\'s, even when the content grew b
   assert.equal(f.target({ top: 500, height: 2000, client: 200 }), 1800);
 });
 
+test('the webview\'s own scroll is told by its position alone, once', () => {
+  const f = new Follow();
+  f.scrolledTo(300);
+  assert.equal(f.own(120), false);
+  assert.equal(f.own(300), true);
+  assert.equal(f.own(300), false, 'a second event at the same place is the user\'s');
+});
+
 test('the user scrolling up stops the following; back at the end it follows again', () => {
   const f = new Follow();
   f.scrolledTo(800);
