@@ -854,6 +854,18 @@ function keepSession() {
   vscode.setState({ sessionId: state.sessionId, title: state.title });
 }
 
+/** One of the chat's events from the host. */
+function applyEvent(ev: Event) {
+  if (ev.type === 'reset') { clearMessages(); follow.reset(); revealed.clear(); $('.history').hidden = true; }
+  state = reduce(state, ev);
+  // A queued prompt that a Stop did not send, or the prompt of a turn a restore took back, comes
+  // back into the input (to edit and send again), unless the input holds text.
+  if ((ev.type === 'turnEnded' || ev.type === 'dropTurn') && state.restored && !input.value.trim()) {
+    input.value = state.restored;
+    input.focus();
+  }
+}
+
 window.addEventListener('message', (e) => {
   const m = e.data;
   if (!m || typeof m !== 'object') return;
@@ -884,16 +896,9 @@ window.addEventListener('message', (e) => {
   } else if (m.type === 'chats') {
     chats = Array.isArray(m.chats) ? m.chats : [];
     renderChatList();
-  } else if (m.type === 'event') {
-    const ev = m.event as Event;
-    if (ev.type === 'reset') { clearMessages(); follow.reset(); revealed.clear(); $('.history').hidden = true; }
-    state = reduce(state, ev);
-    // A queued prompt that a Stop did not send, or the prompt of a turn a restore took back, comes
-    // back into the input (to edit and send again), unless the input holds text.
-    if ((ev.type === 'turnEnded' || ev.type === 'dropTurn') && state.restored && !input.value.trim()) {
-      input.value = state.restored;
-      input.focus();
-    }
+  } else if (m.type === 'events' && Array.isArray(m.events)) {
+    // The host sends the chat's events in batches (one message per turn of its event loop).
+    for (const ev of m.events as Event[]) applyEvent(ev);
     schedule();
   } else if (m.type === 'sessions') {
     sessions = m.sessions ?? [];

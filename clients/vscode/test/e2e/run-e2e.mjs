@@ -1705,9 +1705,13 @@ try {
           w.__benchHooked = true;
           window.addEventListener('message', (e) => {
             const m = e.data;
-            if (m?.type !== 'event' || m.event?.type !== 'update' || m.event.update?.sessionUpdate !== 'agent_message_chunk') return;
+            // The host batches the chat's events (one message per turn of its event loop); one
+            // message per event before that.
+            const evs = m?.type === 'events' && Array.isArray(m.events) ? m.events : m?.type === 'event' ? [m.event] : [];
+            const n = evs.filter((ev) => ev?.type === 'update' && ev.update?.sessionUpdate === 'agent_message_chunk').length;
+            if (!n) return;
             const x = w.__bench; const t = performance.now();
-            x.chunks++; if (!x.first) x.first = t; x.last = t;
+            x.chunks += n; x.messages = (x.messages || 0) + 1; if (!x.first) x.first = t; x.last = t;
           }, true);
           new PerformanceObserver((l) => { for (const e of l.getEntries()) w.__bench.busy += e.duration; }).observe({ entryTypes: ['longtask'] });
         }
@@ -1753,7 +1757,7 @@ try {
         throw new Error(`${e.message}: ${JSON.stringify(p)}`);
       }
       const b = await frame.evaluate(() => /** @type {any} */ (window).__bench);
-      const r = { name, chunks: b.chunks, arrivalMs: Math.round(b.last - b.first), shownMs: Math.round(b.shown - b.first), lagMs: Math.round(b.shown - b.last), longTaskMs: Math.round(b.busy), typing };
+      const r = { name, chunks: b.chunks, messages: b.messages, arrivalMs: Math.round(b.last - b.first), shownMs: Math.round(b.shown - b.first), lagMs: Math.round(b.shown - b.last), longTaskMs: Math.round(b.busy), typing };
       log(`render ${name}: ${JSON.stringify(r)}`);
       results.push(r);
       await waitFor('turn ended', async () => (await chat().locator('body').getAttribute('data-running')) === 'false', 30000);
