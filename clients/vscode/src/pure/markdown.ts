@@ -93,8 +93,8 @@ export const REVEAL_ALL = 64;
  * finished reply all of it; a streaming one half of what waits, and all of it once REVEAL_ALL
  * characters or fewer wait. A chunk is then on screen within three frames (about 50 ms) of its
  * arrival, and a burst still unrolls over a few frames instead of landing whole. (A quarter per
- * frame, down to 4 characters, took 17 frames for a 160-character chunk: the last chunk's text
- * was on screen a quarter of a second after it came, unless the turn's end came first.)
+ * frame, down to 4 characters, took 12 frames for a 160-character chunk: the last chunk's text
+ * was on screen a fifth of a second after it came, unless the turn's end came first.)
  */
 export function revealTo(shown: number, length: number, streaming: boolean): number {
   const rest = length - shown;
