@@ -76,7 +76,7 @@ class Surface implements vscode.Disposable {
   private bind() {
     this.sub?.dispose();
     this.sub = this.chat.onEvent((event) => {
-      this.post({ type: 'event', event });
+      this.queueEvent(event);
       // A turn's Changes list arrives with its end: say at once which of its files are under review.
       if ((event as any)?.type === 'turnEnded') this.sendReview();
     });
@@ -155,9 +155,31 @@ class Surface implements vscode.Disposable {
     if (this.panel) this.panel.title = chatTitle(this.chat.state) || vscode.l10n.t('agentd: New Chat');
   }
 
-  /** A message to the webview, dropped when it is not there. */
+  /** A message to the webview, dropped when it is not there; the events queued before it go first. */
   post(m: unknown) {
+    this.flushEvents();
     if (this.ready) void this.webview.postMessage(m);
+  }
+
+  /**
+   * The chat's events go to the webview in batches, one message per turn of the event loop: a
+   * reply streams as hundreds of chunks, and each message costs the workbench a copy and a relay
+   * into the webview's frame on the page's one thread, which fell behind by a hundred chunks at
+   * a stream's end (issue 33 item 3).
+   */
+  private pendingEvents: unknown[] = [];
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  private queueEvent(event: unknown) {
+    if (!this.ready) return;
+    this.pendingEvents.push(event);
+    this.flushTimer ??= setTimeout(() => this.flushEvents(), 0);
+  }
+  private flushEvents() {
+    if (this.flushTimer) { clearTimeout(this.flushTimer); this.flushTimer = undefined; }
+    if (!this.pendingEvents.length) return;
+    const events = this.pendingEvents;
+    this.pendingEvents = [];
+    if (this.ready) void this.webview.postMessage({ type: 'events', events });
   }
 
   /**
@@ -180,6 +202,8 @@ class Surface implements vscode.Disposable {
       case 'ready':
         this.ready = true;
         this.listSent = '';
+        // A reloaded webview: the snapshot holds what the events still queued would say.
+        this.pendingEvents = [];
         await this.webview.postMessage({ type: 'snapshot', state: this.chat.state, chatId: this.chat.id });
         this.sendReview();
         this.sendList();
@@ -305,6 +329,7 @@ class Surface implements vscode.Disposable {
 
   dispose() {
     this.sub?.dispose();
+    if (this.flushTimer) clearTimeout(this.flushTimer);
     this.context.dispose();
     this.disposables.forEach((d) => d.dispose());
   }

@@ -10,9 +10,10 @@ import {
 import { diffRows } from '../src/pure/hunks';
 import { addChip, applyMention, blocksOf, Chip, mentionAt } from '../src/pure/mentions';
 import { ChatListEntry, historyRows } from '../src/pure/chatlist';
-import { esc, Op, StreamMarkdown } from '../src/pure/markdown';
+import { esc, Op, revealTo, StreamMarkdown } from '../src/pure/markdown';
 import { droppedUris } from '../src/pure/drop';
 import { programText, ProgramState, sandboxText, SandboxInfo } from '../src/pure/sandbox';
+import { Follow } from '../src/pure/follow';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -63,6 +64,33 @@ app.innerHTML = `
 const $ = <T extends HTMLElement>(sel: string) => app.querySelector(sel) as T;
 const messages = $('.messages');
 const input = $<HTMLTextAreaElement>('.input');
+
+// ---------- the transcript keeps its end in sight until the user scrolls up (src/pure/follow.ts);
+// a size the browser corrects after a frame (content-visibility's estimate for an item not laid
+// out yet, a thought folding) is followed too: the ResizeObserver runs after layout, before paint.
+const follow = new Follow();
+const box = () => ({ top: messages.scrollTop, height: messages.scrollHeight, client: messages.clientHeight });
+// The webview's own scroll is told by its position alone: no layout is read for it.
+messages.addEventListener('scroll', () => { if (!follow.own(messages.scrollTop)) follow.scrolled(box()); }, { passive: true });
+function keepEnd() {
+  const t = follow.target(box());
+  if (t === undefined) return;
+  messages.scrollTop = t;
+  follow.scrolledTo(messages.scrollTop);
+}
+const resized = new ResizeObserver(keepEnd);
+resized.observe(messages);
+/** Puts an item's element in the transcript (in place of `old`), its size watched. */
+function place(el: HTMLElement, old?: HTMLElement) {
+  if (old) { resized.unobserve(old); old.replaceWith(el); } else messages.appendChild(el);
+  resized.observe(el);
+}
+/** Empties the transcript. */
+function clearMessages() {
+  for (const r of rendered.values()) resized.unobserve(r.el);
+  messages.innerHTML = '';
+  rendered.clear();
+}
 
 // While a turn runs, Send steers it (the message joins the running turn at its next step) and
 // Queue sends it as the next prompt instead.
@@ -443,12 +471,17 @@ function itemKey(it: Item): string {
 // whole on every frame. StreamMarkdown (src/pure/markdown.ts) says what changed; only the open
 // last block is rendered again, and not more often than its rendering cost allows, so that a long
 // open block (a paragraph of a thousand lines) takes at most about a quarter of the time.
+/** Blocks (or a code block's parts) per group that the browser lays out or skips as one. */
+const GROUP = 32;
 class LiveMarkdown {
   private readonly stream = new StreamMarkdown();
   private readonly tail = document.createElement('div');
   private codeTail: HTMLElement | undefined;
   private tailHtml = '';
   private codeTailHtml = '';
+  /** The group the next finished blocks go into, and the open code block's group of parts. */
+  private group: HTMLElement | undefined;
+  private codeGroup: HTMLElement | undefined;
   /** Characters of the text rendered; the text was final. */
   shown = 0;
   finished = false;
@@ -469,21 +502,54 @@ class LiveMarkdown {
     this.next = t1 + Math.min(1000, 3 * (t1 - t0));
     return true;
   }
+  /**
+   * Puts finished blocks' HTML (marked's, the model's HTML escaped) after the finished ones, in
+   * groups of GROUP blocks: the browser skips a group out of sight (content-visibility), and
+   * tracking that for each of 2,000 blocks cost more per frame than it saved. Returns the last
+   * element put.
+   */
+  private put(html: string): Element | undefined {
+    const t = document.createElement('template');
+    t.innerHTML = html;
+    let last: Element | undefined;
+    for (const node of Array.from(t.content.childNodes)) {
+      if (!this.group || this.group.childElementCount >= GROUP) {
+        this.group = document.createElement('div');
+        this.group.className = 'md-group';
+        this.root.insertBefore(this.group, this.tail);
+      }
+      this.group.appendChild(node);
+      if (node instanceof Element) last = node;
+    }
+    return last;
+  }
   private apply(ops: Op[]) {
     for (const o of ops) {
       switch (o.op) {
-        case 'block': this.tail.insertAdjacentHTML('beforebegin', o.html); break;
+        case 'block': this.put(o.html); break;
         case 'codeOpen': {
-          this.tail.insertAdjacentHTML('beforebegin', o.html);
-          const code = this.tail.previousElementSibling?.querySelector('code');
+          const code = this.put(o.html)?.querySelector('code');
+          this.codeGroup = undefined;
           this.codeTail = document.createElement('span');
+          this.codeTail.className = 'code-tail';
           this.codeTailHtml = '';
           code?.appendChild(this.codeTail);
           break;
         }
-        case 'code': this.codeTail?.insertAdjacentHTML('beforebegin', o.html); break;
+        // Each part (whole lines) is a box of its own, in groups of GROUP parts: appending lays out
+        // the new lines, not the whole block again as one paragraph.
+        case 'code': {
+          if (!this.codeTail) break;
+          if (!this.codeGroup || this.codeGroup.childElementCount >= GROUP) {
+            this.codeGroup = document.createElement('span');
+            this.codeGroup.className = 'code-group';
+            this.codeTail.before(this.codeGroup);
+          }
+          this.codeGroup.insertAdjacentHTML('beforeend', `<span class="code-part">${o.html}</span>`);
+          break;
+        }
         case 'codeTail': if (this.codeTail && this.codeTailHtml !== o.html) { this.codeTail.innerHTML = o.html; this.codeTailHtml = o.html; } break;
-        case 'codeClose': this.codeTail?.remove(); this.codeTail = undefined; break;
+        case 'codeClose': this.codeTail?.remove(); this.codeTail = undefined; this.codeGroup = undefined; break;
         case 'tail': if (this.tailHtml !== o.html) { this.tail.innerHTML = o.html; this.tailHtml = o.html; } break;
       }
     }
@@ -499,7 +565,7 @@ function renderLive(it: Extract<Item, { kind: 'agent' | 'thought' }>, i: number)
     const wrap = document.createElement('div');
     wrap.className = 'item';
     wrap.innerHTML = itemHtml(it, i);
-    if (r) r.el.replaceWith(wrap); else messages.appendChild(wrap);
+    place(wrap, r?.el);
     r = { el: wrap, key: '', live: new LiveMarkdown(it.id, wrap.querySelector('.md') as HTMLElement) };
     rendered.set(i, r);
   }
@@ -530,8 +596,7 @@ function renderLive(it: Extract<Item, { kind: 'agent' | 'thought' }>, i: number)
 
 function renderItems() {
   // The transcript only grows, except on reset.
-  for (const [i, r] of rendered) if (i >= state.items.length) { r.el.remove(); rendered.delete(i); }
-  const atBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
+  for (const [i, r] of rendered) if (i >= state.items.length) { resized.unobserve(r.el); r.el.remove(); rendered.delete(i); }
   state.items.forEach((it, i) => {
     if (it.kind === 'agent' || it.kind === 'thought') { renderLive(it, i); return; }
     const key = itemKey(it);
@@ -544,23 +609,22 @@ function renderItems() {
     if (r) {
       // Keep the scroll position of a live program output that the user is reading.
       const oldPre = r.el.querySelector('.tool-out.live pre') as HTMLElement | null;
-      r.el.replaceWith(el);
+      place(el, r.el);
       const newPre = el.querySelector('.tool-out.live pre') as HTMLElement | null;
       if (newPre && (!oldPre || oldPre.scrollHeight - oldPre.scrollTop - oldPre.clientHeight < 20)) newPre.scrollTop = newPre.scrollHeight;
-    } else messages.appendChild(el);
+    } else place(el);
     rendered.set(i, { el, key });
     announceIfDone(it, i, el);
   });
   if (!state.items.length) {
-    messages.innerHTML = '';
-    rendered.clear();
+    clearMessages();
     const e = document.createElement('div');
     e.className = 'empty';
     e.innerHTML = `<p>${esc(l10n.t('Ask agentd to read, explain or change code in this workspace.'))}</p><p class="hint">${esc(l10n.t('Edits land in your editor buffers, unsaved; review them, undo with Ctrl+Z, or save.'))}</p>`;
     messages.appendChild(e);
     rendered.set(-1, { el: e, key: 'empty' });
   } else if (rendered.has(-1)) { rendered.get(-1)!.el.remove(); rendered.delete(-1); }
-  if (atBottom) messages.scrollTop = messages.scrollHeight;
+  keepEnd();
   showPendingPermission();
 }
 
@@ -618,6 +682,7 @@ function showPendingPermission() {
     const answers = (card.querySelector('.perm-buttons') as HTMLElement | null) ?? card;
     card.scrollIntoView({ block: 'nearest' });
     answers.scrollIntoView({ block: 'nearest' });
+    follow.showed(box());
     // Measured after layout: the answers must lie wholly inside the transcript's visible box (a
     // transcript squeezed to a sliver by a tall prompt box shows the card's edge, not its buttons).
     requestAnimationFrame(() => {
@@ -644,6 +709,11 @@ function setHtml(el: Element, html: string) {
   if (lastHtml.get(el) === html) return;
   lastHtml.set(el, html);
   el.innerHTML = html;
+}
+
+/** Sets an element's text only when it differs: a text set again is a new text node, laid out again. */
+function setText(el: Element, text: string) {
+  if (el.textContent !== text) el.textContent = text;
 }
 
 function renderChrome() {
@@ -692,21 +762,22 @@ function renderChrome() {
   if (state.usage) {
     meter.hidden = false;
     const pct = state.usage.size ? Math.min(100, (100 * state.usage.used) / state.usage.size) : 0;
-    ($('.meter-fill') as HTMLElement).style.width = `${pct}%`;
+    const fill = $('.meter-fill');
+    if (fill.style.width !== `${pct}%`) fill.style.width = `${pct}%`;
     meter.classList.toggle('high', pct > 80);
-    $('.meter-text').textContent = l10n.t('Context {0}', usageText(state.usage));
+    setText($('.meter-text'), l10n.t('Context {0}', usageText(state.usage)));
     const cost = costText(state.usage.cost);
     const c = $('.meter-cost');
     c.hidden = !cost;
-    c.textContent = cost;
+    setText(c, cost);
     c.title = cost ? l10n.t('The session\'s cost so far') : '';
   } else meter.hidden = true;
   // send / stop
   $('.stop').hidden = !state.running;
-  $('.send').textContent = state.running ? l10n.t('Steer') : l10n.t('Send');
+  setText($('.send'), state.running ? l10n.t('Steer') : l10n.t('Send'));
   $('.send').title = state.running ? l10n.t('Add this to the running turn at its next step') : l10n.t('Send the prompt');
   $('.queue').hidden = !state.running;
-  $('.state-text').textContent = state.running ? l10n.t('Working…') : state.title ?? '';
+  setText($('.state-text'), state.running ? l10n.t('Working…') : state.title ?? '');
   document.body.dataset.running = String(state.running);
   document.body.dataset.daemon = state.daemon.status;
 }
@@ -762,9 +833,8 @@ function tick() {
     if (it.kind !== 'agent') return;
     const n = revealed.get(i) ?? 0;
     if (n < it.text.length) {
-      // A finished reply is shown whole at once; a streaming one catches up within a few frames.
-      const step = it.streaming ? Math.max(4, Math.ceil((it.text.length - n) / 4)) : it.text.length - n;
-      revealed.set(i, Math.min(it.text.length, n + step));
+      // A finished reply is shown whole at once; a streaming one catches up within three frames.
+      revealed.set(i, revealTo(n, it.text.length, it.streaming));
       more = true;
     }
   });
@@ -782,6 +852,18 @@ function keepSession() {
   if (key === keptSession) return;
   keptSession = key;
   vscode.setState({ sessionId: state.sessionId, title: state.title });
+}
+
+/** One of the chat's events from the host. */
+function applyEvent(ev: Event) {
+  if (ev.type === 'reset') { clearMessages(); follow.reset(); revealed.clear(); $('.history').hidden = true; }
+  state = reduce(state, ev);
+  // A queued prompt that a Stop did not send, or the prompt of a turn a restore took back, comes
+  // back into the input (to edit and send again), unless the input holds text.
+  if ((ev.type === 'turnEnded' || ev.type === 'dropTurn') && state.restored && !input.value.trim()) {
+    input.value = state.restored;
+    input.focus();
+  }
 }
 
 window.addEventListener('message', (e) => {
@@ -803,8 +885,8 @@ window.addEventListener('message', (e) => {
     }
     if (typeof m.chatId === 'string') chatId = m.chatId;
     state = m.state;
-    messages.innerHTML = '';
-    rendered.clear();
+    clearMessages();
+    follow.reset();
     revealed.clear();
     state.items.forEach((it, i) => { if (it.kind === 'agent') revealed.set(i, it.text.length); });
     markAllAnnounced();
@@ -814,16 +896,9 @@ window.addEventListener('message', (e) => {
   } else if (m.type === 'chats') {
     chats = Array.isArray(m.chats) ? m.chats : [];
     renderChatList();
-  } else if (m.type === 'event') {
-    const ev = m.event as Event;
-    if (ev.type === 'reset') { messages.innerHTML = ''; rendered.clear(); revealed.clear(); $('.history').hidden = true; }
-    state = reduce(state, ev);
-    // A queued prompt that a Stop did not send, or the prompt of a turn a restore took back, comes
-    // back into the input (to edit and send again), unless the input holds text.
-    if ((ev.type === 'turnEnded' || ev.type === 'dropTurn') && state.restored && !input.value.trim()) {
-      input.value = state.restored;
-      input.focus();
-    }
+  } else if (m.type === 'events' && Array.isArray(m.events)) {
+    // The host sends the chat's events in batches (one message per turn of its event loop).
+    for (const ev of m.events as Event[]) applyEvent(ev);
     schedule();
   } else if (m.type === 'sessions') {
     sessions = m.sessions ?? [];

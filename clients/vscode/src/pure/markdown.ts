@@ -3,7 +3,9 @@
 // target, images as their alt text, and fenced code highlighted by highlight.js. StreamMarkdown
 // renders a growing text incrementally: the blocks before the last one are finished and rendered
 // once; only the last, still open, block is rendered again as it grows; a fenced code block grows
-// by appending its new lines, highlighted, without highlighting what came before again. Its
+// by appending its new lines, highlighted, without highlighting what came before again: each
+// appended part is whole lines, each with its line end, so that the DOM can give every part a
+// box of its own (a 2,000-line block is then not one paragraph laid out again per frame). Its
 // output is a list of operations for the DOM (the webview's LiveMarkdown applies them), so that
 // the unit tests can check it against a whole render without a browser.
 import * as l10n from '@vscode/l10n';
@@ -83,15 +85,33 @@ function renderTokens(tokens: Token[], raw: string): string {
   try { return md.parser(tokens); } catch { return `<p>${esc(raw)}</p>`; }
 }
 
+/** Characters a streaming reply's next frame shows at most when more waits (see revealTo). */
+export const REVEAL_ALL = 64;
+
+/**
+ * How much of a reply the next frame shows, `shown` of its `length` characters shown so far: a
+ * finished reply all of it; a streaming one half of what waits, and all of it once REVEAL_ALL
+ * characters or fewer wait. A chunk is then on screen within three frames (about 50 ms) of its
+ * arrival, and a burst still unrolls over a few frames instead of landing whole. (A quarter per
+ * frame, down to 4 characters, took 12 frames for a 160-character chunk: the last chunk's text
+ * was on screen a fifth of a second after it came, unless the turn's end came first.)
+ */
+export function revealTo(shown: number, length: number, streaming: boolean): number {
+  const rest = length - shown;
+  if (rest <= 0) return Math.max(0, length);
+  if (!streaming || rest <= REVEAL_ALL) return length;
+  return shown + Math.max(REVEAL_ALL, Math.ceil(rest / 2));
+}
+
 /** What the DOM does with a step of a streamed reply, in order. */
 export type Op =
   /** Append a finished block's HTML after the finished blocks (before the open one). */
   | { op: 'block'; html: string }
   /** A fenced code block starts: append its frame (an empty `code` element) after the finished blocks. */
   | { op: 'codeOpen'; html: string }
-  /** Append HTML to the open code block's `code`: it is final. */
+  /** Append HTML to the open code block's `code`: it is final, whole lines each ending in '\n'. */
   | { op: 'code'; html: string }
-  /** The open code block's last lines as they stand: they replace the ones shown before. */
+  /** The open code block's last lines as they stand (from a line's start): they replace the ones shown before. */
   | { op: 'codeTail'; html: string }
   /** The open code block is finished: it is one of the finished blocks now. */
   | { op: 'codeClose' }
@@ -105,7 +125,7 @@ interface OpenCode {
   lang: string;
   /** Where the code's text starts in the source. */
   start: number;
-  /** Where the code's text not yet appended as final starts (at a line start, or at the '\n' ending the line before). */
+  /** Where the code's text not yet appended as final starts: at a line start. */
   committed: number;
   /** The first line not yet checked for the closing fence. */
   scan: number;
@@ -206,10 +226,12 @@ export class StreamMarkdown {
       this.code = undefined;
       return closeAt >= 0 && this.done < src.length;
     }
-    // Still open: the complete lines up to the last one's end (its '\n' stays for the next part,
-    // so that a block's text never ends in a line end, as marked's does not).
+    // Still open: the complete lines with their line ends, but for the last complete one, which
+    // stays open with the partial rest: marked's code text has no line end after its last line,
+    // so the block's closing appends that last line without its '\n'.
     const lastNl = src.lastIndexOf('\n');
-    const completeEnd = lastNl >= c.start ? lastNl : c.committed;
+    const prevNl = lastNl > c.committed ? src.lastIndexOf('\n', lastNl - 1) : -1;
+    const completeEnd = prevNl >= c.committed ? prevNl + 1 : c.committed;
     if (completeEnd > c.committed) {
       const part = src.slice(c.committed, completeEnd);
       const r = this.highlightPart(part, c.lang);

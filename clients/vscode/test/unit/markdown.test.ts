@@ -3,7 +3,7 @@
 // and grow a code block by appending, not by highlighting it all again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Op, renderMarkdown, StreamMarkdown } from '../../src/pure/markdown';
+import { Op, renderMarkdown, revealTo, StreamMarkdown } from '../../src/pure/markdown';
 
 /** A DOM stand-in: the HTML the operations build (finished blocks, open code block, tail). */
 class Doc {
@@ -95,6 +95,40 @@ test('a code block grows by appending its lines: the code is highlighted about o
   assert.ok(d.appended < codeHtml * 1.1, `appended ${d.appended} characters of ${codeHtml}`);
 });
 
+test('a code block is appended in whole lines, each with its line end, the open rest from a line start', () => {
+  // The webview gives each appended part a box of its own: a part that began or ended mid-line
+  // would show a line broken in two.
+  const lines = ['Intro.', '', '```go', 'package main', '', 'func main() {'];
+  for (let i = 0; i < 120; i++) lines.push(i % 9 ? `\tx${i} := f(${i}) // step ${i}` : '');
+  lines.push('}', '```', 'After.');
+  const text = lines.join('\n');
+  for (const size of [1, 3, 17, 64]) {
+    const s = new StreamMarkdown();
+    const d = new Doc();
+    let parts = 0;
+    for (let i = size; ; i = Math.min(text.length, i + size)) {
+      const ops = s.update(text.slice(0, i), i === text.length);
+      for (const o of ops) {
+        if (o.op === 'code' && d.code && !/\n$/.test(o.html)) {
+          // Only the block's last line, appended as it closes, has no line end.
+          assert.ok(ops.some((x) => x.op === 'codeClose'), `pieces of ${size}: a part ends mid-line: ${JSON.stringify(o.html.slice(-40))}`);
+        }
+        if (o.op === 'code') parts++;
+        if (o.op === 'codeTail' && o.html) {
+          const src = text.slice(0, i);
+          const shown = o.html.replace(/<[^>]+>/g, '').replace(/&quot;/g, '"');
+          assert.ok(src.endsWith(shown), `pieces of ${size}: the open rest is not the text's end`);
+          assert.equal(src[src.length - shown.length - 1], '\n', `pieces of ${size}: the open rest starts mid-line: ${JSON.stringify(shown.slice(0, 30))}`);
+        }
+      }
+      d.apply(ops);
+      if (i === text.length) break;
+    }
+    assert.equal(d.html(), renderMarkdown(text), `pieces of ${size}`);
+    assert.ok(parts > 1 || size === 64, `pieces of ${size}: appended in ${parts} parts`);
+  }
+});
+
 test('a comment open across lines is appended only once it closes, and shows meanwhile', () => {
   const s = new StreamMarkdown();
   const d = new Doc();
@@ -122,4 +156,28 @@ test('the model\'s HTML stays text at every point of the stream, inside code or 
   }
   assert.match(d.html(), /&lt;img src=x onerror=/);
   assert.match(d.html(), /&lt;script&gt;alert\(2\)/);
+});
+
+/** Frames until a streaming reply shows all `length` characters, from `shown`. */
+function framesToShow(shown: number, length: number): number {
+  let frames = 0;
+  for (let n = shown; n < length; frames++) {
+    const next = revealTo(n, length, true);
+    assert.ok(next > n && next <= length, `revealTo(${n}, ${length}) = ${next}`);
+    n = next;
+  }
+  return frames;
+}
+
+test('a streamed chunk is on screen within three frames of arriving; a burst unrolls', () => {
+  // The fake model's chunks (160 characters) and smaller ones: the reply's end, once it came,
+  // is on screen about 50 ms later whatever follows it (the turn's end may come much later).
+  for (const chunk of [1, 4, 40, 64, 65, 160, 200]) assert.ok(framesToShow(1000, 1000 + chunk) <= 3, `${chunk} characters: ${framesToShow(1000, 1000 + chunk)} frames`);
+  // A burst of 8,000 characters is not shown whole in one frame, and not over more than a few.
+  assert.ok(revealTo(0, 8000, true) < 8000);
+  assert.ok(framesToShow(0, 8000) <= 9, `${framesToShow(0, 8000)} frames`);
+  // A finished reply shows whole at once; nothing shows beyond the text.
+  assert.equal(revealTo(10, 5000, false), 5000);
+  assert.equal(revealTo(5000, 5000, true), 5000);
+  assert.equal(revealTo(6000, 5000, true), 5000);
 });
