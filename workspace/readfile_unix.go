@@ -13,11 +13,13 @@ import (
 // file with the network poller (four fcntl and an epoll_ctl for a regular file, which the poller
 // refuses) and os.ReadFile reads once more to see the end, so a read here costs open, fstat,
 // read, close. A regular file larger than limit is not read: big reports it. A directory is
-// reported as one (isDir), not as an error.
+// reported as one (isDir), not as an error. The open does not block: a FIFO or a terminal
+// named as the path, or swapped in for a file, reads as empty or fails instead of hanging the
+// caller (O_NONBLOCK changes nothing for a regular file or a directory).
 func ReadInto(buf []byte, path string, limit int64) (data []byte, big, isDir bool, err error) {
 	var fd int
 	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 		if err != syscall.EINTR {
 			break
 		}
