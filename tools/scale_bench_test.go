@@ -5,7 +5,7 @@ package tools
 // anchor in the same run. bench/scale.sh runs them and prints the figures docs/benchmarks.md
 // records. The project is generated once per test binary under a temporary directory (seeded, so
 // every run searches the same bytes) and removed by TestMain as the binary exits; AGENTD_SCALE_FILES caps
-// its size (default 100000) so a quick run can use fewer.
+// its size (default 100000) so a quick run can use fewer; AGENTD_SCALE_DIR keeps it for reuse.
 
 import (
 	"bufio"
@@ -136,15 +136,41 @@ func scaleDirFor(root string, i, total int) string {
 func getScale(b *testing.B) *scaleProject {
 	b.Helper()
 	scaleOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentd-scale-")
-		if err != nil {
+		total := scaleFiles()
+		// AGENTD_SCALE_DIR keeps the project in a directory of the caller's, generated once and
+		// reused by later binaries (kept, not removed), so two builds compared in one run search
+		// the same bytes from the same page cache.
+		keep := os.Getenv("AGENTD_SCALE_DIR")
+		if keep != "" {
+			dir, _ := filepath.EvalSymlinks(keep)
+			marker := filepath.Join(dir, "done-"+strconv.Itoa(total))
+			if _, err := os.Stat(marker); err == nil {
+				scale.root, scale.files, scale.big = filepath.Join(dir, "proj"), total, filepath.Join(dir, "big.txt")
+				return
+			}
+			defer func() {
+				if scale.err == nil {
+					scale.err = os.WriteFile(marker, nil, 0o644)
+				}
+			}()
+		}
+		dir := keep
+		if dir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "agentd-scale-"); err != nil {
+				scale.err = err
+				return
+			}
+			scaleDir = dir
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
 			scale.err = err
 			return
 		}
 		dir, _ = filepath.EvalSymlinks(dir)
-		scaleDir = dir
+		if scaleDir != "" {
+			scaleDir = dir
+		}
 		root := filepath.Join(dir, "proj")
-		total := scaleFiles()
 		r := rand.New(rand.NewPCG(34, 2026))
 		t0 := time.Now()
 		for i := 0; i < total; i++ {
