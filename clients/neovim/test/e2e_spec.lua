@@ -1031,4 +1031,57 @@ cases.add("a sandboxed program says so, an escape asks with its reason, a backgr
   end, "the stop to reach the chat", 20000, h.report)
 end)
 
+-- A project skill is the repository's text: its description may hold markup,
+-- terminal escapes and a very long text. The / menu shows it escaped and
+-- clipped, still completes, and /NAME sends it: the model loads the skill.
+cases.add("a project skill is in the / menu as plain clipped text, and /NAME uses it", function()
+  local dir = project()
+  local long = string.rep("very long text ", 60)
+  vim.fn.mkdir(dir .. "/.agents/skills/notes", "p")
+  h.write(dir .. "/.agents/skills/notes/SKILL.md", '---\nname: notes\ndescription: "<img src=x onerror=alert(1)> Hide\\e[8m this \\u202e' .. long .. '"\n---\nGroup the commits by package.\n')
+  local fm = h.fakemodel({ turns = {
+    { text = "Hello." },
+    { toolCalls = { { id = "call_skill", name = "skill", arguments = { name = "notes" } } } },
+    { text = "Notes written." },
+  }, title = "Skill chat" })
+  h.setup_agentd(fm.url, dir)
+  -- The session, and with it the commands, exists once a first prompt made it.
+  vim.cmd("AgentdPrompt hi")
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Hello.", 1, true)
+  end, "the first turn", 30000, h.report)
+  require("agentd").open_chat()
+  local chat = require("agentd.chat")
+  local item = h.wait_for(function()
+    for _, i in ipairs(chat.complete_items("/no")) do
+      if i.word == "/notes " then
+        return i
+      end
+    end
+  end, "the skill in the / menu", 30000, h.report)
+  h.contains(item.menu, "<img src=x onerror=alert(1)> Hide\\x1b[8m this \\u202every long", "the description as plain text, escapes visible")
+  h.eq(nil, item.menu:find("[%z\1-\31\127]"), "no control character in the menu: " .. vim.inspect(item.menu))
+  h.eq(nil, item.menu:find("\226\128\174", 1, true), "no bidi override in the menu")
+  h.truthy(vim.fn.strchars(item.menu) <= 80 and item.menu:sub(-3) == "…", "the description clipped: " .. vim.inspect(item.menu))
+  h.eq("/notes what to use it for", item.abbr, "the skill's name and hint")
+  -- The menu stays usable: typed in the input window it completes to /notes.
+  vim.api.nvim_set_current_win(chat.ui.iwin)
+  vim.api.nvim_buf_set_lines(chat.ui.input, 0, -1, false, { "" })
+  vim.api.nvim_feedkeys("i/not\14\25for v1.2\27", "xt", false)
+  h.eq({ "/notes for v1.2" }, vim.api.nvim_buf_get_lines(chat.ui.input, 0, -1, false), "the menu completed the skill")
+  chat.submit()
+  h.wait_for(function()
+    return idle() and h.transcript_text():find("Notes written.", 1, true)
+  end, "the turn to end", 30000, h.report)
+  local reqs = vim.tbl_filter(function(r)
+    return vim.json.encode(r.messages):find("Use the skill notes", 1, true) ~= nil
+  end, fm.requests())
+  h.truthy(#reqs >= 2, "the skill's turn reached the model")
+  local user = vim.json.encode(reqs[1].messages)
+  h.contains(user, "Use the skill notes", "/notes was sent as the skill's prompt")
+  h.contains(user, "for v1.2", "with its arguments")
+  h.contains(h.transcript_text(), "[done] Load skill notes", "the skill tool shown as a tool call")
+  h.contains(tool_results(reqs[#reqs]), "Group the commits by package.", "the model got the skill's body")
+end)
+
 return cases

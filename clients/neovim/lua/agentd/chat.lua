@@ -483,6 +483,15 @@ function M.quote_argv(argv)
   return table.concat(out, " ")
 end
 
+--- s cut to at most n characters (not bytes: a multibyte character is never
+--- split), with "…" where it was cut.
+function M.clip(s, n)
+  if vim.fn.strchars(s) <= n then
+    return s
+  end
+  return vim.fn.strcharpart(s, 0, n - 1) .. "…"
+end
+
 local function short(s, n)
   s = M.visible(s)
   if #s > n then
@@ -962,7 +971,9 @@ function M.complete_items(base)
       local word = "/" .. c.name
       if word:sub(1, #base) == base then
         local hint = type(c.input) == "table" and type(c.input.hint) == "string" and (" " .. c.input.hint) or ""
-        items[#items + 1] = { word = word .. " ", abbr = word .. hint, menu = M.visible(c.description or ""), kind = "cmd" }
+        -- A skill's or a server's description is the repository's text: escaped,
+        -- and clipped so that a long one cannot push the menu off the screen.
+        items[#items + 1] = { word = word .. " ", abbr = M.clip(M.visible(word .. hint), 60), menu = M.clip(M.visible(c.description or ""), 80), kind = "cmd" }
       end
     end
   elseif base:sub(1, 1) == "#" then
