@@ -186,22 +186,40 @@ cases.add("workspace_symbols asks the other language servers", function()
   local sym = { name = "Frobnicate", kind = 12, location = { uri = "file:///w/x.go", range = {
     start = { line = 3, character = 5 }, ["end"] = { line = 3, character = 15 } } } }
   local asked = {}
-  local function fake(id, name, provider)
+  -- A client as Neovim 0.11+ makes it: an object whose methods take self.
+  local Client = {}
+  Client.__index = Client
+  function Client:request_sync(method, params)
+    assert(getmetatable(self) == Client, "request_sync called without self")
+    table.insert(asked, { name = self.name, method = method, query = params.query })
+    return { result = { sym } }
+  end
+  local function object(id, name, provider)
+    return setmetatable({ id = id, name = name, server_capabilities = { workspaceSymbolProvider = provider } }, Client)
+  end
+  -- One as 0.7-0.10 make it: closures over the client.
+  local function closures(id, name, provider)
     local c = { id = id, name = name, server_capabilities = { workspaceSymbolProvider = provider } }
     c.request_sync = function(method, params)
+      assert(type(method) == "string", "request_sync called with self")
       table.insert(asked, { name = name, method = method, query = params.query })
       return { result = { sym } }
     end
     return c
   end
-  local clients = { fake(7, "gopls", true), fake(8, "agentd", true), fake(9, "plain", false) }
-  vim.lsp.get_active_clients = function()
+  local clients = { object(7, "gopls", true), object(8, "agentd", true), object(9, "plain", false), closures(10, "clangd", true) }
+  local function list()
     return clients
   end
-  vim.lsp.get_clients = nil
+  if vim.lsp.get_clients then
+    vim.lsp.get_clients = list
+  else
+    vim.lsp.get_active_clients = list
+  end
   local res = call("agent/x/workspace_symbols", { sessionId = "s", query = "Frob" })
-  h.eq({ sym }, res.symbols, "symbols from gopls")
-  h.eq({ { name = "gopls", method = "workspace/symbol", query = "Frob" } }, asked, "only servers with the capability, not agentd")
+  h.eq({ sym, sym }, res.symbols, "symbols from gopls and clangd")
+  h.eq({ { name = "gopls", method = "workspace/symbol", query = "Frob" }, { name = "clangd", method = "workspace/symbol", query = "Frob" } },
+    asked, "only servers with the capability, not agentd, in either client style")
 end)
 
 cases.add("permission asks through vim.ui.select with the diff viewable first", function()

@@ -41,6 +41,14 @@ end
 function M.run()
   local spec, name, result = vim.env.AGENTD_TEST_SPEC, vim.env.AGENTD_TEST_CASE, vim.env.AGENTD_TEST_RESULT
   local h = require("helpers")
+  -- A deprecated Neovim API used on the way fails the case: on 0.12 it is a
+  -- warning in the user's messages (or an entry in :checkhealth vim.deprecated).
+  local deprecated = {}
+  local deprecate = vim.deprecate
+  vim.deprecate = function(what, alternative, ...)
+    table.insert(deprecated, tostring(what) .. " (use " .. tostring(alternative) .. ")\n" .. debug.traceback("", 2))
+    return deprecate(what, alternative, ...)
+  end
   local ok, err = xpcall(function()
     local cases = load(spec)
     local fn = cases.fns[name]
@@ -48,6 +56,9 @@ function M.run()
       error("no such case: " .. tostring(name))
     end
     fn()
+    if #deprecated > 0 then
+      error("deprecated Neovim API used: " .. table.concat(deprecated, "\n"), 0)
+    end
   end, debug.traceback)
   local cleanup_ok, cleanup_err = pcall(h.cleanup)
   local f = io.open(result, "w")

@@ -65,6 +65,22 @@ function M.wait_for(cond, what, timeout_ms, describe)
   return last
 end
 
+--- The pid of the running agentd: the one child process of this Neovim by
+--- that name (Neovim 0.12's LSP client no longer exposes client.rpc.pid).
+function M.daemon_pid()
+  local found = {}
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    local p = vim.api.nvim_get_proc(pid)
+    if p and p.name == "agentd" then
+      table.insert(found, pid)
+    end
+  end
+  if #found ~= 1 then
+    error("want one agentd child process, found " .. vim.inspect(found), 2)
+  end
+  return found[1]
+end
+
 function M.errors()
   local out = {}
   for _, n in ipairs(M.notes) do

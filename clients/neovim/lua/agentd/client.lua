@@ -4,6 +4,7 @@
 -- module starts the daemon, waits for `initialize`, and reports a missing,
 -- crashing or garbled daemon with one clear message while the editor keeps
 -- working.
+local compat = require("agentd.compat")
 local config = require("agentd.config")
 
 local M = {}
@@ -24,24 +25,15 @@ end
 
 --- Version-independent request on a client (0.11 made them methods).
 function M.raw_request(client, method, params, cb, bufnr)
-  if vim.fn.has("nvim-0.11") == 1 then
-    return client:request(method, params, cb, bufnr)
-  end
-  return client.request(method, params, cb, bufnr)
+  return compat.call(client, "request", method, params, cb, bufnr)
 end
 
 function M.raw_notify(client, method, params)
-  if vim.fn.has("nvim-0.11") == 1 then
-    return client:notify(method, params)
-  end
-  return client.notify(method, params)
+  return compat.call(client, "notify", method, params)
 end
 
 local function stop_client(client, force)
-  if vim.fn.has("nvim-0.11") == 1 then
-    return client:stop(force)
-  end
-  return client.stop(force)
+  return compat.call(client, "stop", force)
 end
 
 function M.get()
@@ -194,7 +186,7 @@ function M.start(handlers, on_exit, cb)
             vim.inspect(err):sub(1, 200)))
         elseif not st.reported_garbage then
           st.reported_garbage = true
-          notify(string.format("agentd: bad message from the daemon (%s); see %s", tostring(what), vim.lsp.get_log_path()))
+          notify(string.format("agentd: bad message from the daemon (%s); see %s", tostring(what), compat.log_path()))
         end
       end)
     end,
@@ -210,10 +202,10 @@ function M.start(handlers, on_exit, cb)
           finish_waiters("agentd stopped")
         elseif was_starting then
           fail(string.format("agentd: `%s` exited (%s) before it initialized; see %s",
-            shown_cmd, how_it_ended(code, signal), vim.lsp.get_log_path()))
+            shown_cmd, how_it_ended(code, signal), compat.log_path()))
         elseif was_ready then
           notify("agentd: the daemon exited unexpectedly (" .. how_it_ended(code, signal) .. "); the next prompt restarts it and continues this conversation; log: "
-            .. vim.lsp.get_log_path())
+            .. compat.log_path())
         end
         if on_exit then
           on_exit(code, signal)
@@ -267,7 +259,7 @@ function M.start(handlers, on_exit, cb)
   end
   st.client_id = id
   local timeout = (opts.init_timeout or 15) * 1000
-  timer = (vim.uv or vim.loop).new_timer()
+  timer = compat.uv.new_timer()
   timer:start(timeout, 0, vim.schedule_wrap(function()
     if not st.starting then
       stop_timer()

@@ -3,6 +3,7 @@
 -- other language servers, and `workspace/applyEdit` through Neovim's own LSP
 -- utilities. Every handler is total: bad input or a buffer that vanished
 -- gives a JSON-RPC error or a disk read, never a Lua error.
+local compat = require("agentd.compat")
 local buffers = require("agentd.buffers")
 local config = require("agentd.config")
 local methods = require("agentd.methods")
@@ -65,13 +66,7 @@ local function to_lsp(b, d)
       return col
     end
     col = math.min(col or 0, #line)
-    local ok, idx = pcall(function()
-      if vim.fn.has("nvim-0.11") == 1 then
-        return vim.str_utfindex(line, "utf-16", col, false)
-      end
-      local _, u16 = vim.str_utfindex(line, col)
-      return u16
-    end)
+    local ok, idx = pcall(compat.utf_col, line, col, "utf-16")
     return ok and idx or col
   end
   local end_row = d.end_lnum or d.lnum
@@ -135,7 +130,7 @@ function M.save_buffers(params)
   for _, p in ipairs(params.paths) do
     local b = buffers.find(p)
     if not b then
-      if (vim.uv or vim.loop).fs_stat(p) then
+      if compat.uv.fs_stat(p) then
         saved[#saved + 1] = p -- nothing unsaved: the disk is current
       else
         failed[#failed + 1] = { path = p, reason = "no buffer and no file" }
@@ -215,16 +210,11 @@ end
 function M.workspace_symbols(params, self_id)
   local query = type(params) == "table" and type(params.query) == "string" and params.query or ""
   local symbols = {}
-  local list = vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
+  local list = compat.clients()
   for _, c in ipairs(list) do
     local caps = c.server_capabilities or {}
     if c.id ~= self_id and c.name ~= "agentd" and caps.workspaceSymbolProvider then
-      local ok, resp = pcall(function()
-        if vim.fn.has("nvim-0.11") == 1 then
-          return c:request_sync(methods.lsp_workspace_symbol, { query = query }, 2000, 0)
-        end
-        return c.request_sync(methods.lsp_workspace_symbol, { query = query }, 2000, 0)
-      end)
+      local ok, resp = pcall(compat.call, c, "request_sync", methods.lsp_workspace_symbol, { query = query }, 2000, 0)
       if ok and resp and resp.result and type(resp.result) == "table" then
         for _, s in ipairs(resp.result) do
           symbols[#symbols + 1] = s
@@ -319,7 +309,7 @@ function M.apply_edit(params, client)
     return rpc_error(INVALID_PARAMS, "applyEdit: edit is required")
   end
   -- JSON null arrives as nil from Neovim's decoder, but vim.NIL from other
-  -- callers; Neovim 0.7's version check cannot compare vim.NIL.
+  -- callers.
   for _, change in ipairs(params.edit.documentChanges or {}) do
     if type(change) == "table" and type(change.textDocument) == "table" and change.textDocument.version == vim.NIL then
       change.textDocument.version = nil
@@ -328,6 +318,14 @@ function M.apply_edit(params, client)
   local stale = M.stale_reason(params.edit)
   if stale then
     return { applied = false, failureReason = stale }
+  end
+  -- The versions are checked (strictly) above; Neovim's own, looser check
+  -- cannot take a missing one: 0.7 compares vim.NIL with a number, 0.12
+  -- compares nil. Version 0 is the one both skip.
+  for _, change in ipairs(params.edit.documentChanges or {}) do
+    if type(change) == "table" and change.kind == nil and type(change.textDocument) == "table" then
+      change.textDocument = { uri = change.textDocument.uri, version = 0 }
+    end
   end
   local enc = (client and client.offset_encoding) or "utf-16"
   local ok, err = pcall(vim.lsp.util.apply_workspace_edit, params.edit, enc)

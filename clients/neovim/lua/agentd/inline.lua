@@ -11,6 +11,7 @@
 -- Neovim 0.12+ has vim.lsp.inline_completion, which renders LSP 3.18 inline
 -- completions itself; there this module leaves the buffer to it (see
 -- M.native()) and only attaches agentd to the buffer.
+local compat = require("agentd.compat")
 local config = require("agentd.config")
 local client = require("agentd.client")
 local methods = require("agentd.methods")
@@ -68,13 +69,7 @@ local function cancel_pending()
   local p = pending
   pending = nil
   M.stats.cancelled = M.stats.cancelled + 1
-  pcall(function()
-    if vim.fn.has("nvim-0.11") == 1 then
-      p.client:cancel_request(p.id)
-    else
-      p.client.cancel_request(p.id)
-    end
-  end)
+  pcall(compat.call, p.client, "cancel_request", p.id)
 end
 
 --- Removes the suggestion from the screen.
@@ -130,9 +125,9 @@ local function position(c, buf, win)
   local character = col
   local enc = c.offset_encoding or "utf-16"
   if enc ~= "utf-8" then
-    local ok, u32, u16 = pcall(vim.str_utfindex, line, math.min(col, #line))
+    local ok, c_enc = pcall(compat.utf_col, line, col, enc)
     if ok then
-      character = enc == "utf-32" and u32 or u16
+      character = c_enc
     end
   end
   return row, col, { line = row, character = character }
@@ -205,7 +200,7 @@ local function on_change()
   if not M.client() then
     return
   end
-  timer = timer or vim.loop.new_timer()
+  timer = timer or compat.uv.new_timer()
   local delay = opts().debounce_ms or 75
   timer:start(delay, 0, vim.schedule_wrap(function()
     local ok, e = pcall(M.request)

@@ -35,7 +35,7 @@ M.arm_ms = 600
 
 --- The clock the timing rules read, in milliseconds (tests replace it).
 function M.now()
-  return vim.loop.hrtime() / 1e6
+  return require("agentd.compat").uv.hrtime() / 1e6
 end
 
 --- Whether select is Neovim's own vim.ui.select, told by where it is
