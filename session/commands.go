@@ -15,7 +15,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/agentd-dev/agentd/internal/clip"
 	"github.com/agentd-dev/agentd/mcp"
 	"github.com/agentd-dev/agentd/prompts"
 	"github.com/agentd-dev/agentd/protocol"
@@ -353,7 +352,7 @@ func (s *Session) availableCommands() []protocol.AvailableCommand {
 	}
 	for _, sk := range s.skills() {
 		if skillCommand(sk.Name, files) {
-			add(sk.Name, clip.String(strings.Join(strings.Fields(sk.Description), " "), maxCommandDescription, "…")+" (skill)", "what to use it for")
+			add(sk.Name, mcp.Clean(sk.Description, maxCommandDescription)+" (skill)", "what to use it for") // a project file's text, gated as a command file's
 		}
 	}
 	return append(out, s.mcpCommands()...)

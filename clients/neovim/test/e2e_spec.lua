@@ -1057,7 +1057,9 @@ cases.add("a project skill is in the / menu as plain clipped text, and /NAME use
       end
     end
   end, "the skill in the / menu", 30000, h.report)
-  h.contains(item.menu, "<img src=x onerror=alert(1)> Hide\\x1b[8m this \\u202every long", "the description as plain text, escapes visible")
+  -- agentd drops the escape and the bidi override (the gate every project and server string
+  -- passes); the client's own escaping of what is left is render_spec's.
+  h.contains(item.menu, "<img src=x onerror=alert(1)> Hide this very long", "the description as plain text, escapes gone")
   h.eq(nil, item.menu:find("[%z\1-\31\127]"), "no control character in the menu: " .. vim.inspect(item.menu))
   h.eq(nil, item.menu:find("\226\128\174", 1, true), "no bidi override in the menu")
   h.truthy(vim.fn.strchars(item.menu) <= 80 and item.menu:sub(-3) == "…", "the description clipped: " .. vim.inspect(item.menu))

@@ -26,6 +26,8 @@ func TestSkillsListedLoadedAndRefused(t *testing.T) {
 	e := start(t, fakeeditor.Full(), openaiSettings(url, nil))
 	e.writeFile(".agents/skills/release-notes/SKILL.md", "---\nname: release-notes\ndescription: Write the release notes from the git log.\n---\n# Release notes\nRun scripts/log.sh and group the commits by package.\n")
 	e.writeFile(".agents/skills/release-notes/scripts/log.sh", "git log --oneline\n")
+	// A description with an escape sequence and a bidi override reaches the menu without them.
+	e.writeFile(".agents/skills/hidden/SKILL.md", "---\nname: hidden\ndescription: \"Tidy \\e[8mquietly\\e[0m \\u202ethe code\"\n---\nbody\n")
 	bad := e.writeFile(".claude/skills/broken/SKILL.md", "---\nname: broken\ndescripton: typo in the key\n---\nbody\n")
 	outside := filepath.Join(t.TempDir(), "SKILL.md")
 	if err := os.WriteFile(outside, []byte("---\nname: evil\ndescription: SECRET-OUTSIDE\n---\nSECRET-BODY\n"), 0o644); err != nil {
@@ -54,6 +56,9 @@ func TestSkillsListedLoadedAndRefused(t *testing.T) {
 	}
 	if got := strings.Join(names, "|"); !strings.Contains(got, "|release-notes=Write the release notes from the git log. (skill)") || strings.Contains(got, "evil") || strings.Contains(got, "broken") {
 		t.Fatalf("available commands: %s", got)
+	}
+	if got := strings.Join(names, "|"); !strings.Contains(got, "|hidden=Tidy quietly the code (skill)") || strings.ContainsAny(got, "\x1b\u202e") {
+		t.Fatalf("available commands: %q, want the hidden skill's description without its escape and bidi override", got)
 	}
 	if res := e.prompt(sid, "/release-notes for v1.2"); res.StopReason != "end_turn" {
 		t.Fatalf("stop %q", res.StopReason)
