@@ -106,6 +106,13 @@ export async function mcpSignInTest(h) {
           { text: 'Signed in and called.', chunkDelayMs: 5 },
         ],
       });
+      // Configure Provider, run just before, saved another provider in the user settings: the
+      // chat goes back to the fake model first.
+      const onDisk = (() => { try { return JSON.parse(fs.readFileSync(h.settingsPath, 'utf8')); } catch { return {}; } })();
+      if (onDisk['agentd.settings']?.provider !== userSettings['agentd.settings'].provider) {
+        log('the user settings name another provider: back to the fake model');
+        await setUserSettings(userSettings, (s) => s['agentd.settings']?.provider === userSettings['agentd.settings'].provider);
+      }
       // A session takes its servers from the settings when it starts, and New Chat keeps a blank
       // chat (its session made before the change): the chat shown now gets a turn first, so the
       // New Chat after the change starts a session that has the docs server.

@@ -2307,7 +2307,7 @@ try {
     const asked = fakeRequests().map((r) => JSON.stringify(r.messages ?? [])).find((m) => m.includes('Still there?'));
     if (asked?.includes('Quokka noted.')) throw new Error('the prompt went on in the lost session\'s history');
     // The chat says the old one could not be loaded.
-    await chat().locator('.notice.error', { hasText: 'load the chat' }).first().waitFor({ timeout: 5000 });
+    await chat().locator('.notice.error', { hasText: 'no longer has it' }).first().waitFor({ timeout: 5000 });
   });
 
   await test('a missing agentd gives one clear message and a working editor', async () => {
